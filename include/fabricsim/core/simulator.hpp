@@ -1,0 +1,71 @@
+// The sequential event loop of one partition.  A sequential run is
+// run_until(SimTime::max()); a parallel run calls run_until(window_end) once
+// per synchronization window chosen by the par layer.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "fabricsim/core/event.hpp"
+#include "fabricsim/core/event_queue.hpp"
+#include "fabricsim/core/time.hpp"
+
+namespace fabricsim::core {
+
+class Simulator {
+ public:
+  /// `entity_count` is the number of entities of the whole (global) model;
+  /// entity ids are dense in [0, entity_count).
+  explicit Simulator(std::size_t entity_count = 0);
+
+  /// Binds a member function as an event handler at compile time.
+  template <class C, void (C::*Method)(const Event&)>
+  static HandlerFn handler() {
+    return [](void* self, const Event& ev) { (static_cast<C*>(self)->*Method)(ev); };
+  }
+
+  SimTime now() const { return now_; }
+
+  /// Schedules an event at absolute time `at` (>= now()).  `source` is the
+  /// entity on whose behalf it is scheduled; its sequence counter advances.
+  void schedule(SimTime at, std::uint32_t priority, EntityId source, EntityId dest, HandlerFn fn,
+                void* target, std::uint32_t arg32 = 0, std::uint64_t arg0 = 0, std::uint64_t arg1 = 0);
+
+  /// Inserts an event whose key was already assigned (for example, one that
+  /// arrived from another rank).
+  void insert(const Event& ev) { queue_.push(ev); }
+
+  /// Allocates the next sequence number of `source` (used when an event is
+  /// built by hand, e.g. sent across ranks).
+  std::uint64_t next_sequence(EntityId source) { return seq_[source]++; }
+
+  /// Processes, in key order, every event with time < end.  Returns the
+  /// number of events processed.  now() is left at the time of the last
+  /// event processed.
+  std::uint64_t run_until(SimTime end);
+
+  /// Processes events until none are left.
+  std::uint64_t run() { return run_until(SimTime::max()); }
+
+  /// Processes events with time < end, but returns early after `max_events`.
+  std::uint64_t run_until(SimTime end, std::uint64_t max_events);
+
+  bool empty() const { return queue_.empty(); }
+  SimTime next_event_time() const { return queue_.empty() ? SimTime::max() : queue_.top_key().time; }
+  std::uint64_t events_processed() const { return processed_; }
+  std::size_t pending() const { return queue_.size(); }
+  const EventQueue& queue() const { return queue_; }
+  std::size_t entity_count() const { return seq_.size(); }
+  /// Requests that run_until return after the current event.
+  void stop() { stop_ = true; }
+
+ private:
+  EventQueue queue_;
+  std::vector<std::uint64_t> seq_;
+  SimTime now_;
+  std::uint64_t processed_ = 0;
+  bool stop_ = false;
+};
+
+}  // namespace fabricsim::core

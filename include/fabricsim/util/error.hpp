@@ -1,0 +1,33 @@
+// Errors a user can cause (bad configuration, unwritable output path, ...).
+// They carry a one-line message and the process exit code; the app prints
+// "error: <message>" once and exits with that code.  Bugs in fabricsim use
+// FABRICSIM_ASSERT instead.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace fabricsim::util {
+
+/// Exit code for invalid configuration or command line.
+inline constexpr int kExitConfigError = 2;
+/// Exit code for run-time failures (I/O, resources).
+inline constexpr int kExitRuntimeError = 1;
+
+class UserError : public std::runtime_error {
+ public:
+  explicit UserError(const std::string& message, int exit_code = kExitRuntimeError)
+      : std::runtime_error(message), exit_code_(exit_code) {}
+  int exit_code() const { return exit_code_; }
+
+ private:
+  int exit_code_;
+};
+
+/// A configuration error: exit code 2.
+class ConfigError : public UserError {
+ public:
+  explicit ConfigError(const std::string& message) : UserError(message, kExitConfigError) {}
+};
+
+}  // namespace fabricsim::util

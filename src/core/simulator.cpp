@@ -1,0 +1,42 @@
+#include "fabricsim/core/simulator.hpp"
+
+#include "fabricsim/util/assert.hpp"
+
+namespace fabricsim::core {
+
+Simulator::Simulator(std::size_t entity_count) : queue_(1024), seq_(entity_count, 0) {}
+
+void Simulator::schedule(SimTime at, std::uint32_t priority, EntityId source, EntityId dest,
+                         HandlerFn fn, void* target, std::uint32_t arg32, std::uint64_t arg0,
+                         std::uint64_t arg1) {
+  FABRICSIM_ASSERT(at >= now_, "event scheduled in the past");
+  FABRICSIM_ASSERT(source < seq_.size(), "source entity out of range");
+  Event ev;
+  ev.key = EventKey{at, priority, source, seq_[source]++};
+  ev.handler = fn;
+  ev.target = target;
+  ev.dest = dest;
+  ev.arg32 = arg32;
+  ev.arg0 = arg0;
+  ev.arg1 = arg1;
+  queue_.push(ev);
+}
+
+std::uint64_t Simulator::run_until(SimTime end) { return run_until(end, UINT64_MAX); }
+
+std::uint64_t Simulator::run_until(SimTime end, std::uint64_t max_events) {
+  std::uint64_t n = 0;
+  stop_ = false;
+  Event ev;
+  while (!queue_.empty() && queue_.top_key().time < end && n < max_events) {
+    queue_.pop(ev);
+    now_ = ev.key.time;
+    ev.handler(ev.target, ev);
+    ++n;
+    if (stop_) break;
+  }
+  processed_ += n;
+  return n;
+}
+
+}  // namespace fabricsim::core
