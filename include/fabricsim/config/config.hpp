@@ -1,0 +1,101 @@
+// Run configuration: every parameter of fabricsim is declared exactly once
+// (parameters.cpp) with its name, unit, default, documentation and
+// validation.  A Config holds the resolved value of every declared parameter
+// after the TOML file and the --set overrides were applied; nothing else can
+// be in it, so unknown keys, wrong types and out-of-range values are caught
+// before anything runs.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace fabricsim::config {
+
+enum class ParamType { Int, Float, Bool, String, Enum, IntList, FloatList, StringList };
+
+using Value = std::variant<std::int64_t, double, bool, std::string, std::vector<std::int64_t>,
+                           std::vector<double>, std::vector<std::string>>;
+
+struct ParamDecl {
+  std::string section;
+  std::string key;
+  ParamType type = ParamType::Int;
+  std::string unit;  ///< "ns", "bytes", "Gb/s", ... or "" for dimensionless
+  Value default_value;
+  std::string doc;
+  std::optional<double> min;  ///< inclusive lower bound (numbers, list elements)
+  std::optional<double> max;  ///< inclusive upper bound
+  bool min_exclusive = false; ///< lower bound is exclusive
+  std::vector<std::string> choices;  ///< for Enum
+
+  std::string name() const { return section + "." + key; }
+};
+
+/// The declaration table: the single place where parameters are declared.
+const std::vector<ParamDecl>& parameters();
+/// The configuration sections, in output order.
+const std::vector<std::string>& sections();
+/// Declaration of `section.key`, or nullptr.
+const ParamDecl* find_parameter(std::string_view name);
+
+/// Renders a value as TOML text.
+std::string to_toml_value(const Value& v);
+/// A readable type name ("integer", "number", "boolean", "string", "one of ...").
+std::string type_name(const ParamDecl& d);
+
+class Config {
+ public:
+  /// A configuration holding every default.
+  Config();
+
+  std::int64_t get_int(std::string_view name) const;
+  double get_float(std::string_view name) const;
+  bool get_bool(std::string_view name) const;
+  const std::string& get_string(std::string_view name) const;  ///< String and Enum
+  const std::vector<std::int64_t>& get_int_list(std::string_view name) const;
+  const std::vector<double>& get_float_list(std::string_view name) const;
+  const std::vector<std::string>& get_string_list(std::string_view name) const;
+  const Value& get(std::string_view name) const;
+
+  /// Whether the user gave the value (file or --set) rather than the default.
+  bool is_set(std::string_view name) const;
+  void set(const std::string& name, Value v, std::string origin);
+
+  /// The resolved configuration as TOML text (every parameter, with units as
+  /// comments); loading it back gives the same configuration.
+  std::string to_toml() const;
+  /// Where the configuration came from: a file path or "(built-in default scenario)".
+  const std::string& source() const { return source_; }
+  void set_source(std::string s) { source_ = std::move(s); }
+  /// Directory that relative paths in the configuration are resolved against.
+  const std::string& base_dir() const { return base_dir_; }
+  void set_base_dir(std::string d) { base_dir_ = std::move(d); }
+
+ private:
+  struct Entry {
+    Value value;
+    std::string origin;  // "" for default, else "FILE:LINE:COL" or "--set"
+  };
+  const Entry& entry(std::string_view name) const;
+  std::map<std::string, Entry, std::less<>> values_;
+  std::string source_ = "(built-in default scenario)";
+  std::string base_dir_ = ".";
+};
+
+/// Loads a configuration: defaults, then the TOML file (if any), then each
+/// "section.key=value" override in order.  Throws util::ConfigError whose
+/// message is "FILE:LINE:COL: section.key: what is wrong".
+Config load(const std::optional<std::string>& path, const std::vector<std::string>& overrides);
+/// Same, from TOML text; `source_name` is used in error messages.
+Config load_text(std::string_view toml_text, std::string_view source_name,
+                 const std::vector<std::string>& overrides = {});
+
+/// Markdown reference of every parameter (docs/params.md is this text).
+std::string params_markdown();
+
+}  // namespace fabricsim::config

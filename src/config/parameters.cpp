@@ -1,0 +1,207 @@
+// The declaration of every fabricsim parameter.  This table is the single
+// source of truth: loading, validation, `fabricsim params`, docs/params.md
+// and the resolved configuration written to /meta/config all come from it.
+#include <algorithm>
+
+#include "fabricsim/config/config.hpp"
+
+namespace fabricsim::config {
+namespace {
+
+using I = std::int64_t;
+
+ParamDecl int_param(std::string section, std::string key, std::string unit, I def, std::string doc,
+                    std::optional<double> min = std::nullopt, std::optional<double> max = std::nullopt) {
+  ParamDecl d;
+  d.section = std::move(section);
+  d.key = std::move(key);
+  d.type = ParamType::Int;
+  d.unit = std::move(unit);
+  d.default_value = def;
+  d.doc = std::move(doc);
+  d.min = min;
+  d.max = max;
+  return d;
+}
+
+ParamDecl float_param(std::string section, std::string key, std::string unit, double def, std::string doc,
+                      std::optional<double> min = std::nullopt, std::optional<double> max = std::nullopt,
+                      bool min_exclusive = false) {
+  ParamDecl d;
+  d.section = std::move(section);
+  d.key = std::move(key);
+  d.type = ParamType::Float;
+  d.unit = std::move(unit);
+  d.default_value = def;
+  d.doc = std::move(doc);
+  d.min = min;
+  d.max = max;
+  d.min_exclusive = min_exclusive;
+  return d;
+}
+
+ParamDecl bool_param(std::string section, std::string key, bool def, std::string doc) {
+  ParamDecl d;
+  d.section = std::move(section);
+  d.key = std::move(key);
+  d.type = ParamType::Bool;
+  d.default_value = def;
+  d.doc = std::move(doc);
+  return d;
+}
+
+ParamDecl string_param(std::string section, std::string key, std::string def, std::string doc) {
+  ParamDecl d;
+  d.section = std::move(section);
+  d.key = std::move(key);
+  d.type = ParamType::String;
+  d.default_value = std::move(def);
+  d.doc = std::move(doc);
+  return d;
+}
+
+ParamDecl enum_param(std::string section, std::string key, std::string def, std::vector<std::string> choices,
+                     std::string doc) {
+  ParamDecl d;
+  d.section = std::move(section);
+  d.key = std::move(key);
+  d.type = ParamType::Enum;
+  d.default_value = std::move(def);
+  d.choices = std::move(choices);
+  d.doc = std::move(doc);
+  return d;
+}
+
+std::vector<ParamDecl> declare() {
+  constexpr double kMaxPorts = 65535;
+  std::vector<ParamDecl> p;
+  // ---------------------------------------------------------------- topology
+  p.push_back(enum_param("topology", "kind", "fat_tree", {"fat_tree", "leaf_spine"},
+                         "Topology family. `fat_tree`: 2- or 3-level folded Clos of `radix`-port switches. "
+                         "`leaf_spine`: 2-tier Clos of GPU servers with one NIC per GPU."));
+  p.push_back(int_param("topology", "endpoints", "", 64,
+                        "fat_tree: number of endpoints (NICs). Any count up to the capacity of the tree; "
+                        "the last leaf may be partly filled.",
+                        2, 16777216));
+  p.push_back(int_param("topology", "radix", "ports", 16, "Ports per switch.", 2, kMaxPorts));
+  p.push_back(int_param("topology", "down_ports", "ports", 0,
+                        "fat_tree: endpoint ports per leaf (level-1) switch; the other `radix - down_ports` go up. "
+                        "0 means radix/2 (nonblocking). Fewer up than down ports tapers the tree.",
+                        0, kMaxPorts));
+  p.push_back(int_param("topology", "levels", "", 0,
+                        "fat_tree: switch levels (2 or 3); 0 picks the smallest that fits `endpoints`.", 0, 3));
+  p.push_back(int_param("topology", "leaves", "", 4, "leaf_spine: number of leaf (ToR) switches.", 1, 1 << 20));
+  p.push_back(int_param("topology", "spines", "", 2, "leaf_spine: number of spine switches.", 1, 1 << 20));
+  p.push_back(int_param("topology", "links_per_pair", "", 1,
+                        "leaf_spine: parallel links between every leaf and every spine.", 1, kMaxPorts));
+  p.push_back(int_param("topology", "servers_per_leaf", "", 2,
+                        "leaf_spine: servers whose NICs one leaf's worth of down ports serves.", 1, 1 << 20));
+  p.push_back(int_param("topology", "gpus_per_server", "", 4,
+                        "leaf_spine: GPUs (and NICs) per server; GPUs of a server share an intra-server switch.", 1,
+                        1024));
+  p.push_back(bool_param("topology", "rail_optimized", false,
+                         "leaf_spine: wire GPU i of every server to rail leaf i instead of all GPUs of a server to "
+                         "one leaf."));
+  // ----------------------------------------------------------------- network
+  p.push_back(float_param("network", "link_gbps", "Gb/s", 400, "Bandwidth of every link unless overridden per class.",
+                          0, 1e6, true));
+  p.push_back(float_param("network", "link_latency_ns", "ns", 20,
+                          "Propagation latency of every link unless overridden per class.", 0, 1e9));
+  p.push_back(float_param("network", "host_link_gbps", "Gb/s", 0,
+                          "Bandwidth of endpoint-to-switch links; 0 means `link_gbps`.", 0, 1e6));
+  p.push_back(float_param("network", "host_link_latency_ns", "ns", -1,
+                          "Latency of endpoint-to-switch links; negative means `link_latency_ns`.", -1, 1e9));
+  p.push_back(float_param("network", "switch_link_gbps", "Gb/s", 0,
+                          "Bandwidth of switch-to-switch links; 0 means `link_gbps`.", 0, 1e6));
+  p.push_back(float_param("network", "switch_link_latency_ns", "ns", -1,
+                          "Latency of switch-to-switch links; negative means `link_latency_ns`.", -1, 1e9));
+  p.push_back(float_param("network", "intra_server_gbps", "Gb/s", 3600,
+                          "leaf_spine: bandwidth of GPU-to-intra-server-switch links (NVLink-like).", 0, 1e7, true));
+  p.push_back(float_param("network", "intra_server_latency_ns", "ns", 10,
+                          "leaf_spine: latency of GPU-to-intra-server-switch links.", 0, 1e9));
+  p.push_back(int_param("network", "packet_bytes", "bytes", 4096,
+                        "Maximum packet size on the wire, header included (MTU).", 64, 1 << 24));
+  p.push_back(int_param("network", "header_bytes", "bytes", 64,
+                        "Header bytes of every packet; payload per packet is packet_bytes - header_bytes.", 0,
+                        1 << 20));
+  p.push_back(int_param("network", "buffer_bytes", "bytes", 262144,
+                        "Input buffer per switch port and virtual channel (credits of the upstream sender). "
+                        "Must hold at least one packet.",
+                        64, 1ll << 40));
+  p.push_back(int_param("network", "vcs", "", 1, "Virtual channels per port.", 1, 16));
+  p.push_back(float_param("network", "switch_latency_ns", "ns", 100,
+                          "Traversal latency of a switch, from the head of a packet arriving to it being able to "
+                          "leave (routing and crossbar pipeline).",
+                          0, 1e9));
+  p.push_back(float_param("network", "crossbar_speedup", "", 1.0,
+                          "Crossbar bandwidth relative to the port bandwidth (1 = the crossbar moves a packet "
+                          "from an input in the time the output needs to send it).",
+                          1.0, 64.0));
+  // ----------------------------------------------------------------- routing
+  p.push_back(enum_param("routing", "algorithm", "ecmp", {"ecmp", "spray", "adaptive", "dmodk"},
+                         "`ecmp`: per-flow hash of the 5-tuple over the minimal ports. `spray`: per-packet random "
+                         "minimal port. `adaptive`: least-loaded minimal output (queued bytes, then credits; ties "
+                         "to the lowest port). `dmodk`: destination-mod-k deterministic."));
+  p.push_back(enum_param("routing", "ecmp_hash", "mix64", {"mix64", "crc32"},
+                         "Hash function of `ecmp` over (src, dst, source port, destination port, protocol)."));
+  p.push_back(int_param("routing", "ecmp_seed", "", 0, "Seed mixed into the `ecmp` hash.", 0, 4294967295.0));
+  // ---------------------------------------------------------------- workload
+  p.push_back(enum_param("workload", "kind", "traffic", {"traffic"},
+                         "`traffic`: synthetic traffic patterns (see `pattern`)."));
+  p.push_back(enum_param("workload", "pattern", "permutation",
+                         {"permutation", "uniform", "alltoall", "incast", "bisection"},
+                         "`permutation`: a seeded random permutation, no endpoint sends to itself. `uniform`: each "
+                         "message to a random other endpoint. `alltoall`: shift schedule, in round i endpoint j "
+                         "sends to (j+i) mod p. `incast`: `incast_sources` endpoints send to endpoint "
+                         "`incast_target`. `bisection`: each endpoint in the lower half pairs with one in the "
+                         "upper half (random matching) and both send."));
+  p.push_back(int_param("workload", "message_bytes", "bytes", 262144, "Payload bytes per message.", 1, 1ll << 50));
+  p.push_back(int_param("workload", "messages", "", 1,
+                        "Messages per source (for `alltoall`: rounds of the shift schedule, 0 = p-1).", 0, 1 << 30));
+  p.push_back(float_param("workload", "start_ns", "ns", 0, "Time the first message is posted.", 0, 1e15));
+  p.push_back(float_param("workload", "load", "", 1.0,
+                          "Offered load as a fraction of the injection rate: messages of one source are posted "
+                          "with gaps so that the source offers this share of its link.",
+                          0, 1, true));
+  p.push_back(int_param("workload", "incast_sources", "", 0, "`incast`: number of senders (0 = every other endpoint).",
+                        0, 1 << 30));
+  p.push_back(int_param("workload", "incast_target", "", 0, "`incast`: the receiving endpoint.", 0, 1 << 30));
+  // ------------------------------------------------------------------ engine
+  p.push_back(int_param("engine", "seed", "", 1,
+                        "Seed of every random stream (traffic, routing). Streams are keyed by (seed, entity), so "
+                        "results do not depend on the rank count.",
+                        0, 9007199254740992.0));
+  p.push_back(float_param("engine", "end_ns", "ns", 0,
+                          "Stop the simulation at this time; 0 runs until the workload is done.", 0, 1e15));
+  // ------------------------------------------------------------------ output
+  p.push_back(string_param("output", "file", "fabricsim.h5",
+                           "Path of the HDF5 result file (`--output` overrides). Written under a temporary name and "
+                           "renamed when the run succeeds."));
+  p.push_back(float_param("output", "interval_ns", "ns", 1000,
+                          "Sampling interval of the per-link time series; 0 disables them.", 0, 1e15));
+  p.push_back(bool_param("output", "flows", true, "Write one `/flows` row per message."));
+  p.push_back(enum_param("output", "progress", "auto", {"auto", "always", "never"},
+                         "Live progress line on rank 0: `auto` shows it on a terminal once a run takes longer than "
+                         "about two seconds."));
+  return p;
+}
+
+}  // namespace
+
+const std::vector<ParamDecl>& parameters() {
+  static const std::vector<ParamDecl> table = declare();
+  return table;
+}
+
+const std::vector<std::string>& sections() {
+  static const std::vector<std::string> s = {"topology", "network", "routing", "workload", "engine", "output"};
+  return s;
+}
+
+const ParamDecl* find_parameter(std::string_view name) {
+  const auto& ps = parameters();
+  auto it = std::find_if(ps.begin(), ps.end(), [&](const ParamDecl& d) { return d.name() == name; });
+  return it == ps.end() ? nullptr : &*it;
+}
+
+}  // namespace fabricsim::config
