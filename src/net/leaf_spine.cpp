@@ -1,0 +1,119 @@
+// Leaf-spine builder; the wiring rules are documented on LeafSpineParams.
+#include <cstdint>
+#include <string>
+
+#include "fabricsim/net/topology.hpp"
+#include "fabricsim/util/error.hpp"
+#include "net/topology_detail.hpp"
+
+namespace fabricsim::net {
+
+namespace {
+
+using util::ConfigError;
+
+std::string num(std::uint64_t v) { return std::to_string(v); }
+
+void require_positive(std::uint64_t value, const char* key) {
+  if (value == 0) throw ConfigError(std::string(key) + ": must be at least 1");
+}
+
+}  // namespace
+
+Topology build_leaf_spine(const LeafSpineParams& params) {
+  detail::validate_link_params(params.host, "topology.host_link");
+  detail::validate_link_params(params.fabric, "topology.fabric_link");
+  detail::validate_link_params(params.intra_server, "topology.intra_server_link");
+  require_positive(params.leaves, "topology.leaves");
+  require_positive(params.spines, "topology.spines");
+  require_positive(params.links_per_pair, "topology.links_per_pair");
+  require_positive(params.servers_per_leaf, "topology.servers_per_leaf");
+  require_positive(params.gpus_per_server, "topology.gpus_per_server");
+  require_positive(params.radix, "topology.radix");
+
+  const std::uint64_t leaves = params.leaves;
+  const std::uint64_t spines = params.spines;
+  const std::uint64_t lpp = params.links_per_pair;
+  const std::uint64_t spl = params.servers_per_leaf;
+  const std::uint64_t gps = params.gpus_per_server;
+  const std::uint64_t k = params.radix;
+  if (k > kMaxRadix) {
+    throw ConfigError("topology.radix: " + num(k) + " exceeds the supported " + num(kMaxRadix));
+  }
+  const std::uint64_t down = spl * gps;
+  const std::uint64_t up = spines * lpp;
+  if (down + up > k) {
+    throw ConfigError("topology.radix: a leaf needs servers_per_leaf*gpus_per_server + "
+                      "spines*links_per_pair = " + num(down) + " + " + num(up) + " = " +
+                      num(down + up) + " ports, more than topology.radix " + num(k));
+  }
+  if (leaves * lpp > k) {
+    throw ConfigError("topology.radix: a spine needs leaves*links_per_pair = " + num(leaves * lpp) +
+                      " ports, more than topology.radix " + num(k));
+  }
+  const bool rail = params.rail_optimized && gps > 1;
+  if (rail && leaves % gps != 0) {
+    throw ConfigError("topology.leaves: " + num(leaves) +
+                      " is not a multiple of topology.gpus_per_server " + num(gps) +
+                      " (needed by rail_optimized)");
+  }
+  const std::uint64_t servers = leaves * spl;
+  const std::uint64_t gpus = servers * gps;
+  const std::uint64_t nvswitches = gps > 1 ? servers : 0;
+  const std::uint64_t cables = gpus + leaves * spines * lpp + (gps > 1 ? gpus : 0);
+  const std::uint64_t total_nodes = gpus + leaves + spines + nvswitches;
+  if (total_nodes >= kNoNode || 2 * cables >= kNoLink) {
+    throw ConfigError("topology.leaves: " + num(leaves) + " leaves give too large a topology");
+  }
+
+  Topology topo;
+  topo.kind = "leaf_spine";
+  topo.reserve(total_nodes, 2 * cables);
+  const std::uint32_t gpu_radix = gps > 1 ? 2 : 1;
+  for (std::uint64_t e = 0; e < gpus; ++e) {
+    topo.add_node(NodeKind::Endpoint, 0, gpu_radix, "ep" + num(e), false);
+  }
+  const auto radix = static_cast<std::uint32_t>(k);
+  const auto first_leaf = static_cast<NodeId>(gpus);
+  for (std::uint64_t i = 0; i < leaves; ++i) {
+    topo.add_node(NodeKind::Switch, 1, radix, "leaf" + num(i), true);
+  }
+  const NodeId first_spine = first_leaf + static_cast<NodeId>(leaves);
+  for (std::uint64_t i = 0; i < spines; ++i) {
+    topo.add_node(NodeKind::Switch, 2, radix, "spine" + num(i), true);
+  }
+  const NodeId first_nvsw = first_spine + static_cast<NodeId>(spines);
+  for (std::uint64_t s = 0; s < nvswitches; ++s) {
+    topo.add_node(NodeKind::Switch, 1, static_cast<std::uint32_t>(gps), "nvsw" + num(s), true);
+  }
+
+  // NICs, in endpoint order: GPU g of server s is endpoint s*gps + g.
+  for (std::uint64_t e = 0; e < gpus; ++e) {
+    const std::uint64_t s = e / gps;
+    const std::uint64_t g = e % gps;
+    const std::uint64_t leaf = rail ? (s / (gps * spl)) * gps + g : s / spl;
+    topo.connect(static_cast<NodeId>(e), first_leaf + static_cast<NodeId>(leaf), LinkClass::Host,
+                 params.host);
+  }
+  for (std::uint64_t i = 0; i < leaves; ++i) {
+    for (std::uint64_t j = 0; j < spines; ++j) {
+      for (std::uint64_t c = 0; c < lpp; ++c) {
+        topo.connect(first_leaf + static_cast<NodeId>(i), first_spine + static_cast<NodeId>(j),
+                     LinkClass::Fabric, params.fabric);
+      }
+    }
+  }
+  for (std::uint64_t e = 0; e < gpus && gps > 1; ++e) {
+    topo.connect(static_cast<NodeId>(e), first_nvsw + static_cast<NodeId>(e / gps),
+                 LinkClass::IntraServer, params.intra_server);
+  }
+
+  std::string text = "leaf-spine, " + num(leaves) + " leaves x " + num(spines) + " spines (" +
+                     num(lpp) + (lpp == 1 ? " link" : " links") + " per pair), radix " + num(k) +
+                     ", " + num(gpus) + " endpoints (" + num(servers) + " servers x " + num(gps) +
+                     " GPUs" + (rail ? ", rail-optimized)" : ")");
+  topo.set_description(std::move(text));
+  return topo;
+}
+
+}  // namespace fabricsim::net

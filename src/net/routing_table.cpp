@@ -1,0 +1,196 @@
+#include <algorithm>
+#include <unordered_map>
+#include <vector>
+
+#include "fabricsim/net/topology.hpp"
+#include "fabricsim/util/assert.hpp"
+#include "net/topology_detail.hpp"
+
+namespace fabricsim::net {
+
+namespace {
+
+struct PortListHash {
+  std::size_t operator()(const std::vector<PortIndex>& ports) const {
+    std::uint64_t h = 0xcbf29ce484222325ull;
+    for (PortIndex p : ports) {
+      h ^= p;
+      h *= 0x100000001b3ull;
+    }
+    return static_cast<std::size_t>(h ^ (h >> 29));
+  }
+};
+
+struct SourceKeyHash {
+  std::size_t operator()(const std::vector<std::uint64_t>& key) const {
+    std::uint64_t h = 0xcbf29ce484222325ull;
+    for (std::uint64_t v : key) h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    return static_cast<std::size_t>(h);
+  }
+};
+
+/// Deduplicating pool of port lists.
+class ListPool {
+ public:
+  ListPool(std::vector<PortIndex>& pool, std::vector<std::uint32_t>& offsets)
+      : pool_(pool), offsets_(offsets) {}
+
+  std::uint32_t intern(const std::vector<PortIndex>& ports) {
+    auto it = index_.find(ports);
+    if (it != index_.end()) return it->second;
+    const auto id = static_cast<std::uint32_t>(offsets_.size() - 1);
+    FABRICSIM_ASSERT(id < std::numeric_limits<std::uint32_t>::max() - 2, "too many port lists");
+    pool_.insert(pool_.end(), ports.begin(), ports.end());
+    offsets_.push_back(static_cast<std::uint32_t>(pool_.size()));
+    index_.emplace(ports, id);
+    return id;
+  }
+
+ private:
+  std::vector<PortIndex>& pool_;
+  std::vector<std::uint32_t>& offsets_;
+  std::unordered_map<std::vector<PortIndex>, std::uint32_t, PortListHash> index_;
+};
+
+}  // namespace
+
+RoutingTable::RoutingTable(const Topology& topo) {
+  const auto& nodes = topo.nodes();
+  const auto& links = topo.links();
+  const std::size_t endpoints = topo.endpoint_count();
+  endpoint_node_.resize(endpoints);
+  for (EndpointId e = 0; e < endpoints; ++e) endpoint_node_[e] = topo.endpoint_node(e);
+
+  // Rows: one per forwarding node; non-forwarding nodes share a row when
+  // their out-links (neighbour and tie weight, port by port) are identical.
+  row_of_node_.assign(nodes.size(), 0);
+  std::vector<NodeId> row_node;  // representative node of each row
+  for (NodeId n = 0; n < nodes.size(); ++n) {
+    if (nodes[n].forwards) {
+      row_of_node_[n] = static_cast<std::uint32_t>(row_node.size());
+      row_node.push_back(n);
+    }
+  }
+  {
+    std::unordered_map<std::vector<std::uint64_t>, std::uint32_t, SourceKeyHash> classes;
+    std::vector<std::uint64_t> key;
+    for (NodeId n = 0; n < nodes.size(); ++n) {
+      if (nodes[n].forwards) continue;
+      key.clear();
+      for (LinkId l : nodes[n].out) {
+        key.push_back((std::uint64_t{links[l].dst} << 32) | detail::tie_weight(links[l].cls));
+      }
+      auto [it, inserted] =
+          classes.try_emplace(key, static_cast<std::uint32_t>(row_node.size()));
+      if (inserted) row_node.push_back(n);
+      row_of_node_[n] = it->second;
+    }
+  }
+  const std::size_t rows = row_node.size();
+
+  const detail::ReverseGraph graph = detail::make_reverse_graph(topo);
+  const detail::DestinationGroups groups = detail::group_destinations(topo);
+  group_count_ = groups.size();
+  group_of_ = groups.group_of;
+
+  ListPool lists(pool_, list_offsets_);
+  table_.assign(rows * group_count_, kNoList);
+  hops_.assign(rows * group_count_, kNoHops);
+
+  detail::GroupBfs bfs(graph);
+  std::vector<PortIndex> ports;
+  for (std::uint32_t g = 0; g < group_count_; ++g) {
+    bfs.run(groups, g);
+    for (std::size_t r = 0; r < rows; ++r) {
+      const NodeId x = row_node[r];
+      const std::uint32_t d = bfs.dist[x];
+      const std::size_t slot = r * group_count_ + g;
+      if (d == detail::kInf) continue;
+      FABRICSIM_ASSERT(d < kNoHops, "path longer than 65534 links");
+      hops_[slot] = static_cast<std::uint16_t>(d);
+      if (d == 1) {
+        table_[slot] = kFinalHop;
+        continue;
+      }
+      ports.clear();
+      const Node& node = nodes[x];
+      for (std::size_t p = 0; p < node.out.size(); ++p) {
+        const Link& l = links[node.out[p]];
+        const NodeId y = l.dst;
+        if (nodes[y].forwards && bfs.dist[y] == d - 1 &&
+            bfs.sec[y] + detail::tie_weight(l.cls) == bfs.sec[x]) {
+          ports.push_back(static_cast<PortIndex>(p));
+        }
+      }
+      FABRICSIM_ASSERT(!ports.empty(), "BFS distance without a next hop");
+      table_[slot] = lists.intern(ports);
+    }
+  }
+
+  // Last hop: for each endpoint, every neighbour's ports straight to it
+  // (lightest tie weight only, ascending port).
+  struct Direct {
+    NodeId node;
+    std::uint32_t weight;
+    PortIndex port;
+  };
+  std::vector<Direct> direct;
+  for (EndpointId e = 0; e < endpoints; ++e) {
+    direct.clear();
+    for (LinkId l : nodes[endpoint_node_[e]].in) {
+      const Link& link = links[l];
+      direct.push_back({link.src, detail::tie_weight(link.cls), link.src_port});
+    }
+    std::sort(direct.begin(), direct.end(), [](const Direct& a, const Direct& b) {
+      if (a.node != b.node) return a.node < b.node;
+      if (a.weight != b.weight) return a.weight < b.weight;
+      return a.port < b.port;
+    });
+    for (std::size_t i = 0; i < direct.size();) {
+      std::size_t j = i;
+      ports.clear();
+      while (j < direct.size() && direct[j].node == direct[i].node) {
+        if (direct[j].weight == direct[i].weight) ports.push_back(direct[j].port);
+        ++j;
+      }
+      final_node_.push_back(direct[i].node);
+      final_list_.push_back(lists.intern(ports));
+      i = j;
+    }
+    final_offsets_.push_back(static_cast<std::uint32_t>(final_node_.size()));
+  }
+}
+
+std::uint32_t RoutingTable::final_list(NodeId at, EndpointId dst) const {
+  for (std::uint32_t i = final_offsets_[dst]; i < final_offsets_[dst + 1]; ++i) {
+    if (final_node_[i] == at) return final_list_[i];
+  }
+  FABRICSIM_ASSERT(false, "last-hop entry missing");
+  return kNoList;
+}
+
+std::span<const PortIndex> RoutingTable::candidates(NodeId at, EndpointId dst) const {
+  if (endpoint_node_[dst] == at) return {};
+  std::uint32_t id = table_[row_of_node_[at] * group_count_ + group_of_[dst]];
+  if (id == kFinalHop) id = final_list(at, dst);
+  if (id == kNoList) return {};
+  return list(id);
+}
+
+std::uint32_t RoutingTable::hops(NodeId at, EndpointId dst) const {
+  if (endpoint_node_[dst] == at) return 0;
+  const std::uint16_t h = hops_[row_of_node_[at] * group_count_ + group_of_[dst]];
+  return h == kNoHops ? kUnreachable : h;
+}
+
+std::size_t RoutingTable::memory_bytes() const {
+  return sizeof(*this) + endpoint_node_.capacity() * sizeof(NodeId) +
+         group_of_.capacity() * sizeof(std::uint32_t) +
+         row_of_node_.capacity() * sizeof(std::uint32_t) +
+         table_.capacity() * sizeof(std::uint32_t) + hops_.capacity() * sizeof(std::uint16_t) +
+         pool_.capacity() * sizeof(PortIndex) + list_offsets_.capacity() * sizeof(std::uint32_t) +
+         final_offsets_.capacity() * sizeof(std::uint32_t) +
+         final_node_.capacity() * sizeof(NodeId) + final_list_.capacity() * sizeof(std::uint32_t);
+}
+
+}  // namespace fabricsim::net

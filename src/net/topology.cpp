@@ -1,0 +1,254 @@
+#include "fabricsim/net/topology.hpp"
+
+#include <algorithm>
+#include <string>
+#include <unordered_map>
+#include <utility>
+
+#include "fabricsim/util/assert.hpp"
+#include "fabricsim/util/error.hpp"
+#include "net/topology_detail.hpp"
+
+namespace fabricsim::net {
+
+const char* to_string(LinkClass cls) {
+  switch (cls) {
+    case LinkClass::Host: return "host";
+    case LinkClass::Fabric: return "fabric";
+    case LinkClass::IntraServer: return "intra_server";
+    case LinkClass::Board: return "board";
+    case LinkClass::Global: return "global";
+  }
+  return "unknown";
+}
+
+const char* to_string(NodeKind kind) {
+  switch (kind) {
+    case NodeKind::Endpoint: return "endpoint";
+    case NodeKind::Switch: return "switch";
+  }
+  return "unknown";
+}
+
+NodeId Topology::add_node(NodeKind node_kind, std::uint8_t level, std::uint32_t radix, std::string name,
+                          bool forwards) {
+  if (radix > kMaxRadix) {
+    throw util::ConfigError("topology: node " + name + " has radix " + std::to_string(radix) +
+                            ", more than the supported " + std::to_string(kMaxRadix));
+  }
+  FABRICSIM_ASSERT(nodes_.size() < kNoNode, "too many nodes");
+  const auto id = static_cast<NodeId>(nodes_.size());
+  Node n;
+  n.kind = node_kind;
+  n.level = level;
+  n.forwards = forwards;
+  n.radix = radix;
+  n.name = std::move(name);
+  if (node_kind == NodeKind::Endpoint) {
+    n.endpoint = static_cast<EndpointId>(endpoint_nodes_.size());
+    endpoint_nodes_.push_back(id);
+  }
+  n.out.reserve(radix);
+  n.in.reserve(radix);
+  nodes_.push_back(std::move(n));
+  return id;
+}
+
+void Topology::reserve(std::size_t nodes, std::size_t directed_links) {
+  nodes_.reserve(nodes);
+  links_.reserve(directed_links);
+}
+
+std::pair<LinkId, LinkId> Topology::connect(NodeId a, NodeId b, LinkClass cls,
+                                            const LinkParams& params) {
+  FABRICSIM_ASSERT(a < nodes_.size() && b < nodes_.size(), "connect: node id out of range");
+  FABRICSIM_ASSERT(a != b, "connect: a node cannot be cabled to itself");
+  FABRICSIM_ASSERT(links_.size() + 2 < kNoLink, "too many links");
+  for (NodeId n : {a, b}) {
+    if (nodes_[n].out.size() >= nodes_[n].radix) {
+      throw util::ConfigError("topology: node " + nodes_[n].name + " has no free port (radix " +
+                              std::to_string(nodes_[n].radix) + ")");
+    }
+  }
+  const auto ab = static_cast<LinkId>(links_.size());
+  const LinkId ba = ab + 1;
+  const auto pa = static_cast<PortIndex>(nodes_[a].out.size());
+  const auto pb = static_cast<PortIndex>(nodes_[b].out.size());
+  links_.push_back(Link{a, b, pa, pb, cls, params.bandwidth_gbps, params.latency, ba});
+  links_.push_back(Link{b, a, pb, pa, cls, params.bandwidth_gbps, params.latency, ab});
+  nodes_[a].out.push_back(ab);
+  nodes_[a].in.push_back(ba);
+  nodes_[b].out.push_back(ba);
+  nodes_[b].in.push_back(ab);
+  return {ab, ba};
+}
+
+std::size_t Topology::switch_count() const {
+  return static_cast<std::size_t>(std::count_if(
+      nodes_.begin(), nodes_.end(), [](const Node& n) { return n.kind == NodeKind::Switch; }));
+}
+
+std::size_t Topology::switch_count(std::uint8_t level) const {
+  return static_cast<std::size_t>(std::count_if(nodes_.begin(), nodes_.end(), [&](const Node& n) {
+    return n.kind == NodeKind::Switch && n.level == level;
+  }));
+}
+
+std::size_t Topology::count_links(LinkClass cls) const {
+  return static_cast<std::size_t>(
+      std::count_if(links_.begin(), links_.end(), [&](const Link& l) { return l.cls == cls; }));
+}
+
+int Topology::diameter() const {
+  if (endpoint_count() < 2) return 0;
+  const detail::ReverseGraph graph = detail::make_reverse_graph(*this);
+  const detail::DestinationGroups groups = detail::group_destinations(*this);
+  detail::GroupBfs bfs(graph);
+  std::uint32_t worst = 0;
+  for (std::uint32_t g = 0; g < groups.size(); ++g) {
+    bfs.run(groups, g);
+    const bool alone = groups.members[g] == 1;
+    for (EndpointId e = 0; e < endpoint_count(); ++e) {
+      // A group of one: its own endpoint is not a pair.  In larger groups
+      // dist is the distance to the other members, a genuine pair.
+      if (alone && groups.group_of[e] == g) continue;
+      const std::uint32_t d = bfs.dist[endpoint_nodes_[e]];
+      if (d == detail::kInf) return -1;
+      worst = std::max(worst, d);
+    }
+  }
+  return static_cast<int>(worst);
+}
+
+std::string Topology::describe() const {
+  if (!description_.empty()) return description_;
+  return kind + ", " + std::to_string(nodes_.size()) + " nodes, " +
+         std::to_string(endpoint_count()) + " endpoints";
+}
+
+namespace detail {
+
+void validate_link_params(const LinkParams& p, const char* key) {
+  if (!(p.bandwidth_gbps > 0.0)) {
+    throw util::ConfigError(std::string(key) + ".bandwidth_gbps: must be > 0, got " +
+                      std::to_string(p.bandwidth_gbps));
+  }
+  if (p.latency < core::SimTime::zero()) {
+    throw util::ConfigError(std::string(key) + ".latency_ns: must be >= 0, got " +
+                      std::to_string(p.latency.ns()));
+  }
+}
+
+ReverseGraph make_reverse_graph(const Topology& topo) {
+  ReverseGraph g;
+  const auto& nodes = topo.nodes();
+  g.offsets.resize(nodes.size() + 1);
+  g.forwards.resize(nodes.size());
+  std::uint32_t total = 0;
+  for (std::size_t y = 0; y < nodes.size(); ++y) {
+    g.offsets[y] = total;
+    total += static_cast<std::uint32_t>(nodes[y].in.size());
+    g.forwards[y] = nodes[y].forwards ? 1 : 0;
+  }
+  g.offsets[nodes.size()] = total;
+  g.pred.reserve(total);
+  g.weight.reserve(total);
+  for (const Node& n : nodes) {
+    for (LinkId l : n.in) {
+      const Link& link = topo.link(l);
+      g.pred.push_back(link.src);
+      g.weight.push_back(tie_weight(link.cls));
+    }
+  }
+  return g;
+}
+
+namespace {
+struct KeyHash {
+  std::size_t operator()(const std::vector<std::uint64_t>& key) const {
+    std::uint64_t h = 0xcbf29ce484222325ull;
+    for (std::uint64_t v : key) {
+      h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    }
+    return static_cast<std::size_t>(h);
+  }
+};
+}  // namespace
+
+DestinationGroups group_destinations(const Topology& topo) {
+  DestinationGroups groups;
+  groups.group_of.resize(topo.endpoint_count());
+  groups.seed_offsets.push_back(0);
+  std::unordered_map<std::vector<std::uint64_t>, std::uint32_t, KeyHash> index;
+  std::vector<std::uint64_t> key;
+  for (EndpointId e = 0; e < topo.endpoint_count(); ++e) {
+    const Node& node = topo.node(topo.endpoint_node(e));
+    key.clear();
+    for (LinkId l : node.in) {
+      const Link& link = topo.link(l);
+      key.push_back((std::uint64_t{link.src} << 32) | tie_weight(link.cls));
+    }
+    // Sorted by (node, weight): keep the first (lightest) entry per node.
+    std::sort(key.begin(), key.end());
+    key.erase(std::unique(key.begin(), key.end(),
+                          [](std::uint64_t a, std::uint64_t b) { return (a >> 32) == (b >> 32); }),
+              key.end());
+    auto [it, inserted] = index.try_emplace(key, static_cast<std::uint32_t>(groups.members.size()));
+    if (inserted) {
+      groups.members.push_back(0);
+      for (std::uint64_t k : key) {
+        groups.seed_node.push_back(static_cast<NodeId>(k >> 32));
+        groups.seed_weight.push_back(static_cast<std::uint32_t>(k & 0xffffffffu));
+      }
+      groups.seed_offsets.push_back(static_cast<std::uint32_t>(groups.seed_node.size()));
+    }
+    groups.group_of[e] = it->second;
+    ++groups.members[it->second];
+  }
+  return groups;
+}
+
+GroupBfs::GroupBfs(const ReverseGraph& graph) : graph_(graph) {
+  const std::size_t n = graph.forwards.size();
+  dist.assign(n, kInf);
+  sec.assign(n, kInf);
+  current_.reserve(n);
+  next_.reserve(n);
+}
+
+void GroupBfs::run(const DestinationGroups& groups, std::uint32_t group) {
+  std::fill(dist.begin(), dist.end(), kInf);
+  std::fill(sec.begin(), sec.end(), kInf);
+  current_.clear();
+  for (std::uint32_t i = groups.seed_offsets[group]; i < groups.seed_offsets[group + 1]; ++i) {
+    const NodeId s = groups.seed_node[i];
+    dist[s] = 1;
+    sec[s] = groups.seed_weight[i];
+    current_.push_back(s);
+  }
+  std::uint32_t level = 1;
+  while (!current_.empty()) {
+    next_.clear();
+    const std::uint32_t nd = level + 1;
+    for (NodeId y : current_) {
+      if (!graph_.forwards[y]) continue;  // may be a source, never an intermediate
+      const std::uint32_t sy = sec[y];
+      for (std::uint32_t i = graph_.offsets[y]; i < graph_.offsets[y + 1]; ++i) {
+        const NodeId x = graph_.pred[i];
+        const std::uint32_t sx = sy + graph_.weight[i];
+        if (dist[x] == kInf) {
+          dist[x] = nd;
+          sec[x] = sx;
+          next_.push_back(x);
+        } else if (dist[x] == nd && sx < sec[x]) {
+          sec[x] = sx;
+        }
+      }
+    }
+    current_.swap(next_);
+    level = nd;
+  }
+}
+
+}  // namespace detail
+}  // namespace fabricsim::net
