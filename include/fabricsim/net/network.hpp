@@ -1,0 +1,141 @@
+// The packet-level network model: NICs, links and switches built over a
+// Topology, driven by a core::Simulator.
+//
+// * NIC: a message is cut into packets of at most `packet_bytes` on the wire
+//   (`header_bytes` of them header); packets are injected at link rate,
+//   several messages in flight per NIC are served round-robin, one packet at a
+//   time; the receiving NIC counts payload bytes and reports a message done
+//   when the tail of its last packet has arrived.
+// * Link: bandwidth and propagation latency; serialization time is
+//   bytes * 8 / bandwidth, rounded up to the picosecond.
+// * Switch: input-buffered, one FIFO per (input port, virtual channel) of
+//   `buffer_bytes`; credit-based lossless flow control (a packet is sent only
+//   when the downstream buffer has room for all of it; the room is returned as
+//   a credit over the reverse link, with its latency, when the packet's tail
+//   has left); virtual cut-through: a packet may leave `switch_latency` after
+//   its head arrived, before its tail has; round-robin output arbitration; a
+//   crossbar that moves `crossbar_speedup` times the port rate per input.
+//   Nothing is ever dropped.
+//
+// Everything here is deterministic: events carry the (time, priority, source
+// entity, sequence) key of core, random choices draw from per-node streams.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fabricsim/core/simulator.hpp"
+#include "fabricsim/net/topology.hpp"
+
+namespace fabricsim::net {
+
+enum class RoutingAlgorithm : std::uint8_t { Ecmp, Spray, Adaptive, DmodK };
+enum class EcmpHash : std::uint8_t { Mix64, Crc32 };
+
+RoutingAlgorithm parse_routing_algorithm(const std::string& name);
+EcmpHash parse_ecmp_hash(const std::string& name);
+
+struct NetworkParams {
+  std::uint32_t packet_bytes = 4096;
+  std::uint32_t header_bytes = 64;
+  std::uint64_t buffer_bytes = 262144;
+  std::uint32_t vcs = 1;
+  core::SimTime switch_latency = core::SimTime::from_ns(100);
+  double crossbar_speedup = 1.0;
+  RoutingAlgorithm routing = RoutingAlgorithm::Ecmp;
+  EcmpHash ecmp_hash = EcmpHash::Mix64;
+  std::uint32_t ecmp_seed = 0;
+  std::uint64_t seed = 1;
+  /// Sampling interval of the per-link time series; zero disables them.
+  core::SimTime interval = core::SimTime::zero();
+};
+
+using MessageId = std::uint32_t;
+
+/// Receives message completions (the workload).
+class MessageListener {
+ public:
+  virtual ~MessageListener() = default;
+  /// Called at the simulated time the tail of the message's last packet
+  /// arrived at its destination NIC.
+  virtual void on_message_delivered(MessageId id) = 0;
+};
+
+struct Message {
+  EndpointId src = 0;
+  EndpointId dst = 0;
+  std::uint64_t bytes = 0;       ///< payload
+  std::uint32_t tag = 0;
+  std::uint16_t flow_port = 0;   ///< source port of the 5-tuple (ECMP entropy)
+  std::uint8_t vc = 0;
+  core::SimTime post_time;       ///< when the workload posted it
+  core::SimTime end_time = core::SimTime::max();  ///< tail of the last packet arrived
+  std::uint64_t sent_payload = 0;
+  std::uint64_t received_payload = 0;
+  std::uint32_t packets = 0;
+};
+
+/// Per directed link counters (structure of arrays, indexed by link id).
+struct LinkStats {
+  std::vector<std::uint64_t> tx_bytes;
+  std::vector<std::uint64_t> tx_packets;
+  std::vector<std::int64_t> busy_ps;
+  std::vector<std::uint64_t> max_queue_bytes;
+  std::vector<std::int64_t> stall_ps;
+  /// Time series, per link: bytes whose transmission started in interval k,
+  /// and the largest queue seen in interval k.
+  std::vector<std::vector<std::uint64_t>> series_tx_bytes;
+  std::vector<std::vector<std::uint64_t>> series_queue_bytes;
+};
+
+struct NetworkTotals {
+  std::uint64_t packets_injected = 0;
+  std::uint64_t packets_delivered = 0;
+  std::uint64_t bytes_injected = 0;    ///< payload
+  std::uint64_t bytes_delivered = 0;   ///< payload
+  std::uint64_t packet_hops = 0;       ///< packets sent over any link
+  std::uint64_t messages_delivered = 0;
+  std::uint64_t packets_dropped = 0;   ///< always 0: the model is lossless
+  std::uint64_t max_buffer_overshoot = 0;  ///< must stay 0 (checked invariant)
+};
+
+class NetworkImpl;
+
+class Network {
+ public:
+  Network(const Topology& topo, const NetworkParams& params, core::Simulator& sim);
+  ~Network();
+  Network(const Network&) = delete;
+  Network& operator=(const Network&) = delete;
+
+  /// Posts a message from endpoint `src` to endpoint `dst` at time `at`
+  /// (>= now).  Returns its id; ids are dense and assigned in call order.
+  MessageId send(EndpointId src, EndpointId dst, std::uint64_t payload_bytes, core::SimTime at,
+                 std::uint32_t tag = 0);
+  /// Overrides the ECMP source port of a message before it starts (steers its path).
+  void set_flow_port(MessageId id, std::uint16_t port);
+  void set_listener(MessageListener* listener);
+
+  const Topology& topology() const;
+  const NetworkParams& params() const;
+  const std::vector<Message>& messages() const;
+  const LinkStats& link_stats() const;
+  const NetworkTotals& totals() const;
+  /// Packets currently inside the network (injected, not yet delivered).
+  std::uint64_t packets_in_flight() const;
+  /// Largest occupancy ever seen in any switch input buffer, in bytes.
+  std::uint64_t max_buffer_occupancy() const;
+  /// Smallest credit count ever seen on any output (must never be < 0).
+  std::int64_t min_credits_seen() const;
+  /// Payload bytes per packet.
+  std::uint32_t payload_per_packet() const;
+  /// Closes the time series at `end` (the final simulated time).
+  void finish(core::SimTime end);
+
+ private:
+  std::unique_ptr<NetworkImpl> impl_;
+};
+
+}  // namespace fabricsim::net

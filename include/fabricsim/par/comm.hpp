@@ -1,0 +1,44 @@
+// Thin wrapper over an MPI communicator.  Library code receives the
+// communicator as a parameter and never names MPI_COMM_WORLD.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fabricsim::par {
+
+class Comm {
+ public:
+  explicit Comm(MPI_Comm comm);
+  MPI_Comm raw() const { return comm_; }
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  bool is_root() const { return rank_ == 0; }
+
+  void barrier() const;
+  std::int64_t allreduce_min(std::int64_t v) const;
+  std::int64_t allreduce_max(std::int64_t v) const;
+  std::uint64_t allreduce_sum(std::uint64_t v) const;
+  double allreduce_max(double v) const;
+  double allreduce_sum(double v) const;
+  std::vector<double> allgather(double v) const;
+  std::vector<std::uint64_t> allgather(std::uint64_t v) const;
+  /// Broadcasts a string from `root` to every rank.
+  std::string broadcast(const std::string& s, int root = 0) const;
+
+  /// Collective error agreement: every rank passes whether it failed and its
+  /// message; if any rank failed, every rank returns the message of the
+  /// lowest failing rank (so it can be printed once, by rank 0, and every
+  /// rank can exit non-zero).  Returns an empty string when all succeeded.
+  std::string agree_on_error(const std::string& local_error) const;
+
+ private:
+  MPI_Comm comm_;
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+}  // namespace fabricsim::par

@@ -1,0 +1,97 @@
+// One parallel HDF5 file per run, written collectively through MPI-IO.
+//
+// The file is created under a temporary name next to the requested path and
+// renamed by commit() only when every rank has written successfully; if the
+// run fails, abandon() (or the destructor) removes it, so a failed run never
+// leaves a file that looks complete.
+//
+// Datasets are written by rows: each rank passes the global row ids it owns
+// and their values; rows are laid out in global id order, so a file does not
+// depend on how many ranks wrote it.  Every call is collective: all ranks of
+// the communicator must make the same calls in the same order.
+#pragma once
+
+#include <hdf5.h>
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fabricsim::stats {
+
+class H5Writer {
+ public:
+  /// Collective.  Creates the temporary file; throws util::UserError naming
+  /// the path if it cannot be created.
+  H5Writer(const std::string& final_path, MPI_Comm comm);
+  ~H5Writer();
+  H5Writer(const H5Writer&) = delete;
+  H5Writer& operator=(const H5Writer&) = delete;
+
+  const std::string& path() const { return final_path_; }
+  const std::string& temp_path() const { return temp_path_; }
+
+  /// Creates a group (and its parents); a no-op if it exists.
+  void group(const std::string& path);
+
+  // Attributes on a group (created if needed).  Every rank passes the same value.
+  void attr(const std::string& group, const std::string& name, const std::string& value);
+  void attr(const std::string& group, const std::string& name, std::int64_t value);
+  void attr(const std::string& group, const std::string& name, std::uint64_t value);
+  void attr(const std::string& group, const std::string& name, double value);
+  void attr(const std::string& group, const std::string& name, const std::vector<double>& values);
+  void attr(const std::string& group, const std::string& name, const std::vector<std::uint64_t>& values);
+  void attr_on_dataset(const std::string& dataset, const std::string& name, double value);
+  void attr_on_dataset(const std::string& dataset, const std::string& name, const std::string& value);
+
+  /// 1-D dataset of `total_rows`; this rank writes rows `rows[i]` = `values[i]`.
+  template <class T>
+  void write_rows(const std::string& dataset, std::uint64_t total_rows, const std::vector<std::uint64_t>& rows,
+                  const std::vector<T>& values);
+  /// Fixed-length string column (width = longest string over all ranks).
+  void write_string_rows(const std::string& dataset, std::uint64_t total_rows, const std::vector<std::uint64_t>& rows,
+                         const std::vector<std::string>& values);
+  /// 2-D dataset [total_rows x columns], chunked and deflate-compressed; this
+  /// rank writes whole rows (`values` holds rows.size() x columns, row-major).
+  void write_matrix_rows(const std::string& dataset, std::uint64_t total_rows, std::uint64_t columns,
+                         const std::vector<std::uint64_t>& rows, const std::vector<std::uint64_t>& values);
+
+  /// Collective: closes the file and renames it to the final path.
+  void commit();
+  /// Closes and removes the temporary file (safe to call on any path).
+  void abandon();
+
+ private:
+  hid_t open_group(const std::string& path);
+  void write_rows_raw(const std::string& dataset, hid_t mem_type, hid_t file_type, std::uint64_t total_rows,
+                      const std::vector<std::uint64_t>& rows, const void* data, std::uint64_t columns,
+                      bool compress);
+
+  MPI_Comm comm_;
+  int rank_ = 0;
+  std::string final_path_;
+  std::string temp_path_;
+  hid_t file_ = -1;
+};
+
+// Explicit instantiations live in h5_writer.cpp.
+extern template void H5Writer::write_rows<std::uint8_t>(const std::string&, std::uint64_t,
+                                                        const std::vector<std::uint64_t>&,
+                                                        const std::vector<std::uint8_t>&);
+extern template void H5Writer::write_rows<std::uint16_t>(const std::string&, std::uint64_t,
+                                                         const std::vector<std::uint64_t>&,
+                                                         const std::vector<std::uint16_t>&);
+extern template void H5Writer::write_rows<std::int32_t>(const std::string&, std::uint64_t,
+                                                        const std::vector<std::uint64_t>&,
+                                                        const std::vector<std::int32_t>&);
+extern template void H5Writer::write_rows<std::uint32_t>(const std::string&, std::uint64_t,
+                                                         const std::vector<std::uint64_t>&,
+                                                         const std::vector<std::uint32_t>&);
+extern template void H5Writer::write_rows<std::uint64_t>(const std::string&, std::uint64_t,
+                                                         const std::vector<std::uint64_t>&,
+                                                         const std::vector<std::uint64_t>&);
+extern template void H5Writer::write_rows<double>(const std::string&, std::uint64_t,
+                                                  const std::vector<std::uint64_t>&, const std::vector<double>&);
+
+}  // namespace fabricsim::stats

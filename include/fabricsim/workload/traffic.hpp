@@ -1,0 +1,63 @@
+// Synthetic traffic patterns.  All messages are generated up front from
+// per-purpose random streams keyed by the seed, so the traffic of a run does
+// not depend on anything but its configuration.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fabricsim/core/time.hpp"
+#include "fabricsim/net/network.hpp"
+
+namespace fabricsim::workload {
+
+enum class Pattern : std::uint8_t { Permutation, Uniform, Alltoall, Incast, Bisection };
+Pattern parse_pattern(const std::string& name);
+
+struct TrafficParams {
+  Pattern pattern = Pattern::Permutation;
+  std::uint64_t message_bytes = 262144;
+  std::uint32_t messages = 1;  ///< per source (alltoall: rounds, 0 = p-1)
+  core::SimTime start;
+  double load = 1.0;
+  std::uint32_t incast_sources = 0;  ///< 0 = every other endpoint
+  std::uint32_t incast_target = 0;
+  std::uint64_t seed = 1;
+};
+
+struct PlannedMessage {
+  net::EndpointId src;
+  net::EndpointId dst;
+  std::uint64_t bytes;
+  core::SimTime post;
+};
+
+/// The messages a pattern generates for `endpoints` endpoints, in the order
+/// they will be posted (sorted by source, then post time).  `message_time` is
+/// the time one message takes at the injection rate; with load L the k-th
+/// message of a source is posted at start + k * message_time / L.
+std::vector<PlannedMessage> plan_traffic(const TrafficParams& params, std::uint32_t endpoints,
+                                         core::SimTime message_time);
+
+/// A seeded random permutation without fixed points (a derangement).
+std::vector<std::uint32_t> random_derangement(std::uint32_t n, std::uint64_t seed);
+
+/// Posts the planned messages on a network and tracks their completion.
+class TrafficWorkload : public net::MessageListener {
+ public:
+  TrafficWorkload(net::Network& network, const TrafficParams& params);
+  void on_message_delivered(net::MessageId id) override;
+  std::uint64_t messages_total() const { return total_; }
+  std::uint64_t messages_done() const { return done_; }
+  bool done() const { return done_ == total_; }
+  /// Time one message takes at the injection rate of endpoint 0.
+  core::SimTime message_time() const { return message_time_; }
+
+ private:
+  std::uint64_t total_ = 0;
+  std::uint64_t done_ = 0;
+  core::SimTime message_time_;
+};
+
+}  // namespace fabricsim::workload

@@ -1,0 +1,146 @@
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "fabricsim/config/config.hpp"
+#include "fabricsim/par/partition.hpp"
+#include "fabricsim/util/error.hpp"
+#include "scenario.hpp"
+
+namespace fabricsim::app {
+namespace {
+
+par::Graph node_graph(const net::Topology& topo) {
+  par::Graph g;
+  const std::size_t n = topo.node_count();
+  g.xadj.assign(n + 1, 0);
+  for (const auto& l : topo.links()) ++g.xadj[l.src + 1];
+  for (std::size_t i = 0; i < n; ++i) g.xadj[i + 1] += g.xadj[i];
+  g.adjncy.resize(topo.link_count());
+  g.latency.resize(topo.link_count());
+  std::vector<std::int64_t> fill(g.xadj.begin(), g.xadj.end() - 1);
+  for (const auto& l : topo.links()) {
+    auto pos = static_cast<std::size_t>(fill[l.src]++);
+    g.adjncy[pos] = l.dst;
+    g.latency[pos] = l.latency;
+  }
+  g.vwgt.assign(n, 1);
+  return g;
+}
+
+std::string json_escape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '"' || c == '\\') o += '\\';
+    if (c == '\n') {
+      o += "\\n";
+      continue;
+    }
+    o += c;
+  }
+  return o;
+}
+
+int info_impl(const InfoOptions& opts) {
+  config::Config cfg = config::load(opts.config, opts.overrides);
+  const auto t0 = std::chrono::steady_clock::now();
+  net::Topology topo = build_topology(cfg);
+  const double build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const int diameter = topo.diameter();
+
+  struct PartRow {
+    std::string name;
+    par::PartitionQuality q;
+  };
+  std::vector<PartRow> parts;
+  if (opts.ranks > 0) {
+    const par::Graph g = node_graph(topo);
+    for (auto how : {par::Partitioner::Metis, par::Partitioner::Block, par::Partitioner::RoundRobin}) {
+      const auto p0 = std::chrono::steady_clock::now();
+      const auto part = par::partition(g, opts.ranks, how, static_cast<std::uint64_t>(cfg.get_int("engine.seed")));
+      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - p0).count();
+      PartRow row{par::to_string(how), par::evaluate(g, part, opts.ranks)};
+      row.q.seconds = secs;
+      parts.push_back(row);
+    }
+  }
+
+  if (opts.json) {
+    std::string out = "{";
+    out += fmt::format("\"config\": \"{}\", \"topology\": \"{}\", \"description\": \"{}\", ", json_escape(cfg.source()),
+                       topo.kind, json_escape(topo.describe()));
+    out += fmt::format("\"nodes\": {}, \"endpoints\": {}, \"switches\": {}, \"directed_links\": {}, \"cables\": {}, ",
+                       topo.node_count(), topo.endpoint_count(), topo.switch_count(), topo.link_count(),
+                       topo.link_count() / 2);
+    out += "\"links_by_class\": {";
+    bool first = true;
+    for (int c = 0; c < net::kLinkClassCount; ++c) {
+      auto cls = static_cast<net::LinkClass>(c);
+      if (!first) out += ", ";
+      first = false;
+      out += fmt::format("\"{}\": {}", net::to_string(cls), topo.count_links(cls));
+    }
+    out += fmt::format("}}, \"diameter\": {}, \"build_seconds\": {:.6f}", diameter, build_s);
+    if (!parts.empty()) {
+      out += fmt::format(", \"ranks\": {}, \"partitions\": {{", opts.ranks);
+      for (std::size_t i = 0; i < parts.size(); ++i) {
+        const auto& q = parts[i].q;
+        out += fmt::format("{}\"{}\": {{\"edge_cut\": {}, \"lookahead_ns\": {}, \"imbalance\": {:.4f}, \"seconds\": {:.6f}}}",
+                           i ? ", " : "", parts[i].name, q.edge_cut,
+                           q.lookahead == core::SimTime::max() ? std::string("null") : fmt::format("{}", q.lookahead.ns()),
+                           q.imbalance, q.seconds);
+      }
+      out += "}";
+    }
+    out += "}\n";
+    std::fputs(out.c_str(), stdout);
+    return 0;
+  }
+
+  fmt::print("{}\n", topo.describe());
+  fmt::print("  config           {}\n", cfg.source());
+  fmt::print("  nodes            {} ({} endpoints, {} switches)\n", topo.node_count(), topo.endpoint_count(),
+             topo.switch_count());
+  fmt::print("  links            {} directed ({} cables)\n", topo.link_count(), topo.link_count() / 2);
+  for (int c = 0; c < net::kLinkClassCount; ++c) {
+    auto cls = static_cast<net::LinkClass>(c);
+    if (topo.count_links(cls) > 0)
+      fmt::print("    {:<14} {} directed\n", net::to_string(cls), topo.count_links(cls));
+  }
+  fmt::print("  diameter         {} cables\n", diameter);
+  fmt::print("  build time       {:.3f} s\n", build_s);
+  if (!parts.empty()) {
+    fmt::print("  partition for {} ranks:\n", opts.ranks);
+    fmt::print("    {:<12} {:>10} {:>14} {:>10} {:>10}\n", "partitioner", "edge cut", "lookahead", "imbalance", "time");
+    for (const auto& r : parts) {
+      fmt::print("    {:<12} {:>10} {:>14} {:>10.3f} {:>9.3f}s\n", r.name, r.q.edge_cut,
+                 r.q.lookahead == core::SimTime::max() ? std::string("(none cut)") : fmt::format("{} ns", r.q.lookahead.ns()),
+                 r.q.imbalance, r.q.seconds);
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+int info_command(const InfoOptions& opts) {
+  try {
+    return info_impl(opts);
+  } catch (const util::UserError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return e.exit_code();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: unexpected failure: %s\n", e.what());
+    return 1;
+  }
+}
+
+int params_command() {
+  std::fputs(config::params_markdown().c_str(), stdout);
+  return 0;
+}
+
+}  // namespace fabricsim::app

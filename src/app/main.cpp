@@ -1,0 +1,59 @@
+// fabricsim: command-line entry point.  Thin: parses the command line and
+// hands over to the subcommands.
+#include <mpi.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "commands.hpp"
+#include "fabricsim/version_info.hpp"
+
+int main(int argc, char** argv) {
+  using namespace fabricsim;
+  CLI::App cli{"fabricsim: parallel packet-level simulator of ML and HPC networks"};
+  cli.require_subcommand(0, 1);
+  cli.set_version_flag("--version",
+                       std::string("fabricsim ") + build_info::version + " (git " + build_info::git_sha + ")");
+
+  app::RunOptions run_opts;
+  auto* run = cli.add_subcommand("run", "Run a simulation (the built-in default scenario without CONFIG)");
+  run->add_option("config", run_opts.config, "TOML configuration file")->check(CLI::ExistingFile);
+  run->add_option("--set", run_opts.overrides, "Override a parameter: SECTION.KEY=VALUE (repeatable)")
+      ->type_name("SECTION.KEY=VALUE");
+  run->add_option("-o,--output", run_opts.output, "HDF5 result file (default: output.file)");
+
+  app::InfoOptions info_opts;
+  auto* info = cli.add_subcommand("info", "Describe what a configuration would build, without simulating");
+  info->add_option("config", info_opts.config, "TOML configuration file")->check(CLI::ExistingFile);
+  info->add_option("--set", info_opts.overrides, "Override a parameter: SECTION.KEY=VALUE (repeatable)")
+      ->type_name("SECTION.KEY=VALUE");
+  info->add_option("--ranks", info_opts.ranks, "Also report partition quality for N ranks")->check(CLI::Range(1, 1 << 20));
+  info->add_flag("--json", info_opts.json, "Print one JSON object");
+
+  cli.add_subcommand("params", "Print every parameter with unit, default and documentation (Markdown)");
+
+  try {
+    cli.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // CLI11 prints help/version itself and returns 0 for them.
+    int rc = cli.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+
+  if (cli.got_subcommand("params")) return app::params_command();
+  if (cli.got_subcommand("info")) return app::info_command(info_opts);
+  if (cli.got_subcommand("run") || cli.get_subcommands().empty()) {
+    if (cli.get_subcommands().empty()) {
+      std::cout << cli.help();
+      return 0;
+    }
+    int provided = 0;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+    int rc = app::run_command(run_opts);
+    MPI_Finalize();
+    return rc;
+  }
+  return 0;
+}

@@ -1,0 +1,205 @@
+#include <omp.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "fabricsim/config/config.hpp"
+#include "fabricsim/core/simulator.hpp"
+#include "fabricsim/par/comm.hpp"
+#include "fabricsim/stats/h5_writer.hpp"
+#include "fabricsim/stats/run_output.hpp"
+#include "fabricsim/util/error.hpp"
+#include "fabricsim/version_info.hpp"
+#include "scenario.hpp"
+
+namespace fabricsim::app {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+std::string human_time_ns(double ns) {
+  if (ns < 1e3) return fmt::format("{:.1f} ns", ns);
+  if (ns < 1e6) return fmt::format("{:.3f} us", ns / 1e3);
+  if (ns < 1e9) return fmt::format("{:.3f} ms", ns / 1e6);
+  return fmt::format("{:.3f} s", ns / 1e9);
+}
+
+std::string human_bytes(double b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (b >= 1024 && u < 4) {
+    b /= 1024;
+    ++u;
+  }
+  return fmt::format("{:.1f} {}", b, units[u]);
+}
+
+std::string human_rate(double r) {
+  if (r >= 1e6) return fmt::format("{:.2f} M", r / 1e6);
+  if (r >= 1e3) return fmt::format("{:.1f} k", r / 1e3);
+  return fmt::format("{:.0f} ", r);
+}
+
+/// One live progress line on a terminal, redrawn in place.
+class Progress {
+ public:
+  Progress(bool enabled, bool always) : enabled_(enabled), always_(always), t0_(Clock::now()) {}
+  void update(double sim_ns, std::uint64_t events, double fraction_done) {
+    if (!enabled_) return;
+    const double el = seconds_since(t0_);
+    if (!always_ && el < 2.0) return;
+    if (el - last_ < 0.25) return;
+    last_ = el;
+    std::string eta = "?";
+    if (fraction_done > 0.001) eta = fmt::format("{:.0f} s", el * (1.0 - fraction_done) / fraction_done);
+    std::fprintf(stderr, "\r[fabricsim] sim %s | %s events/s | %.1f%% done | ~%s left    ", human_time_ns(sim_ns).c_str(),
+                 human_rate(static_cast<double>(events) / el).c_str(), 100.0 * fraction_done, eta.c_str());
+    std::fflush(stderr);
+    shown_ = true;
+  }
+  void clear() {
+    if (shown_) std::fprintf(stderr, "\r%*s\r", 100, "");
+  }
+
+ private:
+  bool enabled_;
+  bool always_;
+  Clock::time_point t0_;
+  double last_ = 0;
+  bool shown_ = false;
+};
+
+int run_impl(const RunOptions& opts, const par::Comm& comm) {
+  const auto t_start = Clock::now();
+  config::Config cfg = config::load(opts.config, opts.overrides);
+  const std::string out_path = opts.output ? *opts.output : cfg.get_string("output.file");
+
+  // Open the output first: an unwritable path fails before any work.
+  stats::H5Writer writer(out_path, comm.raw());
+
+  // Build.  Until the partitioned engine lands (issue 4), every rank builds
+  // and simulates the whole model ("replicated" mode) and rank 0 writes.
+  const auto t_build = Clock::now();
+  net::Topology topo = build_topology(cfg);
+  const net::NetworkParams np = network_params(cfg);
+  core::Simulator sim(topo.node_count());
+  net::Network network(topo, np, sim);
+  workload::TrafficWorkload traffic(network, traffic_params(cfg));
+  const double build_s = seconds_since(t_build);
+
+  // Run.
+  const std::string& progress_mode = cfg.get_string("output.progress");
+  const bool tty = ::isatty(STDERR_FILENO) != 0;
+  Progress progress(comm.is_root() && progress_mode != "never" && (tty || progress_mode == "always"),
+                    progress_mode == "always");
+  const double end_ns = cfg.get_float("engine.end_ns");
+  const core::SimTime end = end_ns > 0 ? core::SimTime::from_ns_f(end_ns) : core::SimTime::max();
+  std::uint64_t total_bytes = 0;
+  for (const auto& m : network.messages()) total_bytes += m.bytes;
+  const auto t_run = Clock::now();
+  while (!sim.empty() && sim.next_event_time() < end) {
+    sim.run_until(end, 1u << 16);
+    progress.update(sim.now().ns(), sim.events_processed(),
+                    total_bytes ? static_cast<double>(network.totals().bytes_delivered) / static_cast<double>(total_bytes)
+                                : 1.0);
+  }
+  const double run_s = seconds_since(t_run);
+  progress.clear();
+  const core::SimTime sim_end = sim.now();
+  network.finish(sim_end);
+
+  const auto& totals = network.totals();
+  if (end == core::SimTime::max()) {
+    // Lossless model: everything injected must have arrived.
+    if (totals.packets_delivered != totals.packets_injected || network.packets_in_flight() != 0 || !traffic.done())
+      throw util::UserError(fmt::format("internal check failed: {} packets injected, {} delivered, {} of {} messages done",
+                                        totals.packets_injected, totals.packets_delivered, traffic.messages_done(),
+                                        traffic.messages_total()));
+  }
+
+  // Write.
+  const auto t_write = Clock::now();
+  stats::RunMeta meta;
+  meta.version = build_info::version;
+  meta.git_sha = build_info::git_sha;
+  meta.config_toml = cfg.to_toml();
+  meta.ranks = comm.size();
+  meta.threads = omp_get_max_threads();
+  meta.seed = static_cast<std::uint64_t>(cfg.get_int("engine.seed"));
+  stats::write_meta(writer, meta);
+  stats::RunSummary summary;
+  summary.sim_time_ns = sim_end.ns();
+  summary.events = sim.events_processed();
+  summary.wall_seconds = seconds_since(t_start);
+  summary.events_per_second = run_s > 0 ? static_cast<double>(summary.events) / run_s : 0.0;
+  stats::write_summary(writer, summary);
+  stats::write_network(writer, network, comm.is_root(), cfg.get_bool("output.flows"), sim_end.ns(),
+                       cfg.get_float("output.interval_ns"));
+  stats::EngineTelemetry eng;
+  eng.mode = comm.size() == 1 ? "sequential" : "replicated";
+  eng.build_seconds = build_s;
+  eng.run_seconds = run_s;
+  eng.events_per_rank = comm.allgather(sim.events_processed());
+  eng.run_seconds_per_rank = comm.allgather(run_s);
+  eng.peak_memory_bytes_per_rank = comm.allgather(stats::peak_memory_bytes());
+  eng.write_seconds = seconds_since(t_write);
+  stats::write_engine(writer, eng);
+  writer.commit();
+
+  if (comm.is_root()) {
+    const double inj = topo.links()[topo.node(topo.endpoint_node(0)).out.front()].bandwidth_gbps;
+    core::SimTime first_post = core::SimTime::max();
+    for (const auto& m : network.messages()) first_post = std::min(first_post, m.post_time);
+    const double span_ns = first_post == core::SimTime::max() ? 0.0 : (sim_end - first_post).ns();
+    const double share = span_ns > 0 ? static_cast<double>(totals.bytes_delivered) * 8.0 / span_ns /
+                                           (inj * static_cast<double>(topo.endpoint_count()))
+                                     : 0.0;
+    std::uint64_t peak = 0;
+    for (auto v : eng.peak_memory_bytes_per_rank) peak = std::max(peak, v);
+    fmt::print("fabricsim {} (git {}): {}\n", build_info::version, build_info::git_sha, topo.describe());
+    fmt::print("  config      {}\n", cfg.source());
+    fmt::print("  simulated   {} in {:.3f} s run phase ({:.3f} s build), {} ranks [{}]\n", human_time_ns(sim_end.ns()),
+               run_s, build_s, comm.size(), eng.mode);
+    fmt::print("  events      {} ({}events/s)\n", summary.events, human_rate(summary.events_per_second));
+    fmt::print("  delivered   {} of {} messages, {} payload, {} packets over {} packet-hops\n",
+               totals.messages_delivered, network.messages().size(), human_bytes(static_cast<double>(totals.bytes_delivered)),
+               totals.packets_delivered, totals.packet_hops);
+    fmt::print("  throughput  {:.1f}% of injection bandwidth ({} endpoints x {} Gb/s)\n", 100.0 * share,
+               topo.endpoint_count(), inj);
+    fmt::print("  memory      {} peak per rank\n", human_bytes(static_cast<double>(peak)));
+    fmt::print("  output      {}\n", out_path);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int run_command(const RunOptions& opts) {
+  par::Comm comm(MPI_COMM_WORLD);
+  std::string error;
+  int code = 0;
+  try {
+    return run_impl(opts, comm);
+  } catch (const util::UserError& e) {
+    error = e.what();
+    code = e.exit_code();
+  } catch (const std::exception& e) {
+    error = std::string("unexpected failure: ") + e.what();
+    code = 1;
+  }
+  // Every rank that gets here failed the same way or will learn of it from
+  // the collective checks; print once.
+  if (comm.is_root()) std::fprintf(stderr, "error: %s\n", error.c_str());
+  return code;
+}
+
+}  // namespace fabricsim::app

@@ -1,0 +1,94 @@
+#include "scenario.hpp"
+
+#include <string>
+
+#include "fabricsim/util/error.hpp"
+
+namespace fabricsim::app {
+
+using core::SimTime;
+
+namespace {
+std::uint32_t u32(const config::Config& cfg, const char* name) {
+  return static_cast<std::uint32_t>(cfg.get_int(name));
+}
+
+net::LinkParams link_class(const config::Config& cfg, const char* gbps_key, const char* lat_key) {
+  net::LinkParams p;
+  double gbps = cfg.get_float(gbps_key);
+  double lat = cfg.get_float(lat_key);
+  p.bandwidth_gbps = gbps > 0 ? gbps : cfg.get_float("network.link_gbps");
+  p.latency = SimTime::from_ns_f(lat >= 0 ? lat : cfg.get_float("network.link_latency_ns"));
+  return p;
+}
+}  // namespace
+
+net::Topology build_topology(const config::Config& cfg) {
+  const std::string& kind = cfg.get_string("topology.kind");
+  const net::LinkParams host = link_class(cfg, "network.host_link_gbps", "network.host_link_latency_ns");
+  const net::LinkParams fabric = link_class(cfg, "network.switch_link_gbps", "network.switch_link_latency_ns");
+  if (kind == "fat_tree") {
+    net::FatTreeParams p;
+    p.endpoints = u32(cfg, "topology.endpoints");
+    p.radix = u32(cfg, "topology.radix");
+    p.down_ports = u32(cfg, "topology.down_ports");
+    p.levels = u32(cfg, "topology.levels");
+    if (p.levels == 1) throw util::ConfigError("topology.levels: a fat tree has 2 or 3 levels (0 = automatic)");
+    p.host = host;
+    p.fabric = fabric;
+    return net::build_fat_tree(p);
+  }
+  if (kind == "leaf_spine") {
+    net::LeafSpineParams p;
+    p.leaves = u32(cfg, "topology.leaves");
+    p.spines = u32(cfg, "topology.spines");
+    p.links_per_pair = u32(cfg, "topology.links_per_pair");
+    p.servers_per_leaf = u32(cfg, "topology.servers_per_leaf");
+    p.gpus_per_server = u32(cfg, "topology.gpus_per_server");
+    p.radix = u32(cfg, "topology.radix");
+    p.rail_optimized = cfg.get_bool("topology.rail_optimized");
+    p.host = host;
+    p.fabric = fabric;
+    p.intra_server.bandwidth_gbps = cfg.get_float("network.intra_server_gbps");
+    p.intra_server.latency = SimTime::from_ns_f(cfg.get_float("network.intra_server_latency_ns"));
+    return net::build_leaf_spine(p);
+  }
+  throw util::ConfigError("topology.kind: unsupported kind '" + kind + "'");
+}
+
+net::NetworkParams network_params(const config::Config& cfg) {
+  net::NetworkParams p;
+  p.packet_bytes = u32(cfg, "network.packet_bytes");
+  p.header_bytes = u32(cfg, "network.header_bytes");
+  p.buffer_bytes = static_cast<std::uint64_t>(cfg.get_int("network.buffer_bytes"));
+  p.vcs = u32(cfg, "network.vcs");
+  p.switch_latency = SimTime::from_ns_f(cfg.get_float("network.switch_latency_ns"));
+  p.crossbar_speedup = cfg.get_float("network.crossbar_speedup");
+  p.routing = net::parse_routing_algorithm(cfg.get_string("routing.algorithm"));
+  p.ecmp_hash = net::parse_ecmp_hash(cfg.get_string("routing.ecmp_hash"));
+  p.ecmp_seed = u32(cfg, "routing.ecmp_seed");
+  p.seed = static_cast<std::uint64_t>(cfg.get_int("engine.seed"));
+  p.interval = SimTime::from_ns_f(cfg.get_float("output.interval_ns"));
+  if (p.header_bytes >= p.packet_bytes)
+    throw util::ConfigError("network.header_bytes: " + std::to_string(p.header_bytes) +
+                            " leaves no payload in network.packet_bytes " + std::to_string(p.packet_bytes));
+  if (p.buffer_bytes < p.packet_bytes)
+    throw util::ConfigError("network.buffer_bytes: " + std::to_string(p.buffer_bytes) +
+                            " cannot hold one packet of network.packet_bytes " + std::to_string(p.packet_bytes));
+  return p;
+}
+
+workload::TrafficParams traffic_params(const config::Config& cfg) {
+  workload::TrafficParams p;
+  p.pattern = workload::parse_pattern(cfg.get_string("workload.pattern"));
+  p.message_bytes = static_cast<std::uint64_t>(cfg.get_int("workload.message_bytes"));
+  p.messages = u32(cfg, "workload.messages");
+  p.start = SimTime::from_ns_f(cfg.get_float("workload.start_ns"));
+  p.load = cfg.get_float("workload.load");
+  p.incast_sources = u32(cfg, "workload.incast_sources");
+  p.incast_target = u32(cfg, "workload.incast_target");
+  p.seed = static_cast<std::uint64_t>(cfg.get_int("engine.seed"));
+  return p;
+}
+
+}  // namespace fabricsim::app

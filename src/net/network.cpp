@@ -1,0 +1,583 @@
+#include "fabricsim/net/network.hpp"
+
+#include <algorithm>
+#include <array>
+
+#include "fabricsim/core/link.hpp"
+#include "fabricsim/util/assert.hpp"
+#include "fabricsim/util/error.hpp"
+#include "fabricsim/util/random.hpp"
+
+namespace fabricsim::net {
+
+using core::SimTime;
+
+RoutingAlgorithm parse_routing_algorithm(const std::string& name) {
+  if (name == "ecmp") return RoutingAlgorithm::Ecmp;
+  if (name == "spray") return RoutingAlgorithm::Spray;
+  if (name == "adaptive") return RoutingAlgorithm::Adaptive;
+  if (name == "dmodk") return RoutingAlgorithm::DmodK;
+  throw util::ConfigError("routing.algorithm: unknown algorithm '" + name + "'");
+}
+
+EcmpHash parse_ecmp_hash(const std::string& name) {
+  if (name == "mix64") return EcmpHash::Mix64;
+  if (name == "crc32") return EcmpHash::Crc32;
+  throw util::ConfigError("routing.ecmp_hash: unknown hash '" + name + "'");
+}
+
+namespace {
+
+constexpr std::uint32_t kNoPacket = 0xFFFFFFFFu;
+constexpr std::uint32_t kCreditFlag = 0x80000000u;
+constexpr std::uint16_t kRoceDstPort = 4791;
+constexpr std::uint8_t kUdp = 17;
+
+// Event priorities among events at the same time: credits first (so that a
+// packet arriving at the same instant sees them), then output wake-ups, packet
+// arrivals, message posts and completions.
+constexpr std::uint32_t kPrioCredit = 0;
+constexpr std::uint32_t kPrioWake = 1;
+constexpr std::uint32_t kPrioPacket = 2;
+constexpr std::uint32_t kPrioPost = 3;
+constexpr std::uint32_t kPrioDelivered = 4;
+
+struct Packet {
+  MessageId msg;
+  EndpointId dst;
+  std::uint32_t bytes;    // on the wire
+  std::uint32_t payload;
+  std::uint32_t next;     // FIFO link
+  LinkId out;             // output chosen at the current switch
+  LinkId in;              // link it arrived over at the current switch
+  std::uint8_t vc;
+  SimTime tail;           // tail arrival at the current switch, plus its traversal latency
+};
+
+std::uint32_t crc32_bytes(const std::uint8_t* p, std::size_t n, std::uint32_t crc) {
+  crc = ~crc;
+  for (std::size_t i = 0; i < n; ++i) {
+    crc ^= p[i];
+    for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+  }
+  return ~crc;
+}
+
+}  // namespace
+
+class NetworkImpl {
+ public:
+  NetworkImpl(const Topology& topo, const NetworkParams& params, core::Simulator& sim);
+
+  MessageId send(EndpointId src, EndpointId dst, std::uint64_t bytes, SimTime at, std::uint32_t tag);
+
+  void on_link_event(const core::Event& ev);
+  void on_wake(const core::Event& ev);
+  void on_post(const core::Event& ev);
+  void on_delivered(const core::Event& ev);
+
+  const Topology& topo_;
+  NetworkParams params_;
+  core::Simulator& sim_;
+  RoutingTable routes_;
+  std::vector<core::Link> links_;
+  MessageListener* listener_ = nullptr;
+  std::vector<Message> messages_;
+  LinkStats stats_;
+  NetworkTotals totals_;
+  std::uint32_t payload_per_packet_;
+
+  // Packets, by index, with a free list.
+  std::vector<Packet> packets_;
+  std::vector<std::uint32_t> free_packets_;
+
+  // Per directed link (= output port of its source node).
+  std::vector<SimTime> busy_until_;
+  std::vector<std::int64_t> credits_;        // [link * vcs + vc]: room in the downstream buffer
+  std::vector<std::uint64_t> queued_bytes_;  // routed to this output, not yet sent
+  std::vector<SimTime> stall_since_;         // SimTime::max() when not stalled
+  std::vector<SimTime> wake_at_;             // pending wake-up of the output, or max()
+  std::vector<SimTime> arrive_delay_;        // switch traversal latency at the link's far end (0 at NICs)
+  std::vector<std::uint32_t> rr_;
+  std::vector<std::vector<std::uint32_t>> requesters_;  // switch outputs: non-empty VOQs that feed it
+  std::vector<std::vector<MessageId>> nic_active_;      // endpoint outputs: messages with data left
+
+  // Switch input buffers: the space of each (input link, vc) is accounted as
+  // one buffer (that is what the upstream credits), but packets wait in
+  // virtual output queues, one per (input port, output port, vc), so a packet
+  // for a busy output never blocks one behind it for an idle output.
+  std::vector<std::uint64_t> voq_base_;  // per node: first VOQ id
+  std::vector<std::uint32_t> voq_head_;
+  std::vector<std::uint32_t> voq_tail_;
+  std::vector<std::uint64_t> buffer_bytes_;  // [in link * vcs + vc]
+  std::vector<SimTime> xbar_free_;  // per input link
+
+  std::vector<util::RandomStream> node_rng_;
+  std::vector<std::uint32_t> dmodk_divisor_;  // per level
+  std::uint64_t max_occupancy_ = 0;
+  std::int64_t min_credits_ = 0;
+  std::uint64_t in_flight_ = 0;
+
+  core::HandlerFn link_handler_;
+  core::HandlerFn wake_handler_;
+  core::HandlerFn post_handler_;
+  core::HandlerFn delivered_handler_;
+
+ private:
+  SimTime ser(std::uint32_t bytes, LinkId l) const {
+    return core::serialization_time(bytes, topo_.links()[l].bandwidth_gbps);
+  }
+  std::uint32_t alloc_packet();
+  void free_packet(std::uint32_t p) { free_packets_.push_back(p); }
+  LinkId choose_output(NodeId at, const Packet& pkt, const Message& msg);
+  std::uint64_t ecmp_hash(NodeId at, const Message& msg) const;
+  void note_queue(LinkId o);
+  void arbitrate(LinkId o);
+  void arbitrate_switch(LinkId o);
+  void arbitrate_nic(LinkId o);
+  void schedule_wake(LinkId o, SimTime at);
+  void start_transmission(LinkId o, std::uint32_t p, SimTime start);
+  void return_credit(LinkId in, std::uint8_t vc, std::uint32_t bytes, SimTime depart);
+  void on_packet(LinkId in, std::uint32_t p);
+  void on_credit(LinkId out, std::uint8_t vc, std::uint64_t bytes);
+};
+
+NetworkImpl::NetworkImpl(const Topology& topo, const NetworkParams& params, core::Simulator& sim)
+    : topo_(topo), params_(params), sim_(sim), routes_(topo) {
+  if (params_.header_bytes >= params_.packet_bytes)
+    throw util::ConfigError("network.header_bytes: must be smaller than network.packet_bytes");
+  if (params_.buffer_bytes < params_.packet_bytes)
+    throw util::ConfigError("network.buffer_bytes: must hold at least one packet (network.packet_bytes)");
+  payload_per_packet_ = params_.packet_bytes - params_.header_bytes;
+
+  link_handler_ = core::Simulator::handler<NetworkImpl, &NetworkImpl::on_link_event>();
+  wake_handler_ = core::Simulator::handler<NetworkImpl, &NetworkImpl::on_wake>();
+  post_handler_ = core::Simulator::handler<NetworkImpl, &NetworkImpl::on_post>();
+  delivered_handler_ = core::Simulator::handler<NetworkImpl, &NetworkImpl::on_delivered>();
+
+  const std::size_t nl = topo_.link_count();
+  const std::size_t vcs = params_.vcs;
+  links_.reserve(nl);
+  for (LinkId l = 0; l < nl; ++l) {
+    const Link& tl = topo_.links()[l];
+    links_.emplace_back(l, core::Port{tl.src, tl.src_port}, core::Port{tl.dst, tl.dst_port}, tl.latency);
+    links_.back().bind_receiver(link_handler_, this);
+  }
+  busy_until_.assign(nl, SimTime::zero());
+  credits_.assign(nl * vcs, static_cast<std::int64_t>(params_.buffer_bytes));
+  min_credits_ = static_cast<std::int64_t>(params_.buffer_bytes);
+  queued_bytes_.assign(nl, 0);
+  stall_since_.assign(nl, SimTime::max());
+  wake_at_.assign(nl, SimTime::max());
+  arrive_delay_.assign(nl, SimTime::zero());
+  for (LinkId l = 0; l < nl; ++l)
+    if (topo_.nodes()[topo_.links()[l].dst].kind == NodeKind::Switch) arrive_delay_[l] = params_.switch_latency;
+  rr_.assign(nl, 0);
+  requesters_.resize(nl);
+  nic_active_.resize(nl);
+  voq_base_.assign(topo_.node_count() + 1, 0);
+  for (NodeId n = 0; n < topo_.node_count(); ++n) {
+    const Node& node = topo_.nodes()[n];
+    const std::uint64_t ports = node.kind == NodeKind::Switch ? node.out.size() : 0;
+    voq_base_[n + 1] = voq_base_[n] + ports * ports * vcs;
+  }
+  voq_head_.assign(voq_base_.back(), kNoPacket);
+  voq_tail_.assign(voq_base_.back(), kNoPacket);
+  buffer_bytes_.assign(nl * vcs, 0);
+  xbar_free_.assign(nl, SimTime::zero());
+
+  stats_.tx_bytes.assign(nl, 0);
+  stats_.tx_packets.assign(nl, 0);
+  stats_.busy_ps.assign(nl, 0);
+  stats_.max_queue_bytes.assign(nl, 0);
+  stats_.stall_ps.assign(nl, 0);
+  if (params_.interval > SimTime::zero()) {
+    stats_.series_tx_bytes.resize(nl);
+    stats_.series_queue_bytes.resize(nl);
+  }
+
+  node_rng_.reserve(topo_.node_count());
+  for (NodeId n = 0; n < topo_.node_count(); ++n) node_rng_.emplace_back(params_.seed, 0x5350'0000'0000ull + n);
+
+  // D-mod-k: at a switch of level l the up-port index is (dst / prod of the
+  // up-port counts of the levels below) mod k.
+  std::uint8_t max_level = 0;
+  for (const auto& n : topo_.nodes()) max_level = std::max(max_level, n.level);
+  std::vector<std::uint32_t> up_ports(max_level + 2u, 1);
+  for (const auto& n : topo_.nodes()) {
+    if (n.kind != NodeKind::Switch) continue;
+    std::uint32_t up = 0;
+    for (LinkId l : n.out)
+      if (topo_.nodes()[topo_.links()[l].dst].level > n.level) ++up;
+    up_ports[n.level] = std::max(up_ports[n.level], std::max(up, 1u));
+  }
+  dmodk_divisor_.assign(max_level + 2u, 1);
+  for (std::size_t lv = 2; lv < dmodk_divisor_.size(); ++lv)
+    dmodk_divisor_[lv] = dmodk_divisor_[lv - 1] * up_ports[lv - 1];
+}
+
+std::uint32_t NetworkImpl::alloc_packet() {
+  if (!free_packets_.empty()) {
+    std::uint32_t p = free_packets_.back();
+    free_packets_.pop_back();
+    return p;
+  }
+  packets_.emplace_back();
+  return static_cast<std::uint32_t>(packets_.size() - 1);
+}
+
+MessageId NetworkImpl::send(EndpointId src, EndpointId dst, std::uint64_t bytes, SimTime at, std::uint32_t tag) {
+  FABRICSIM_ASSERT(src < topo_.endpoint_count() && dst < topo_.endpoint_count(), "endpoint out of range");
+  FABRICSIM_ASSERT(src != dst, "message to itself");
+  FABRICSIM_ASSERT(bytes > 0, "empty message");
+  const auto id = static_cast<MessageId>(messages_.size());
+  Message m;
+  m.src = src;
+  m.dst = dst;
+  m.bytes = bytes;
+  m.tag = tag;
+  m.vc = static_cast<std::uint8_t>(tag % params_.vcs);
+  // Ephemeral source port: a deterministic function of the message, so the
+  // ECMP path of a flow does not depend on anything but (seed, message).
+  m.flow_port = static_cast<std::uint16_t>(49152u + util::hash2(params_.seed, id) % 16384u);
+  m.post_time = at;
+  m.packets = static_cast<std::uint32_t>((bytes + payload_per_packet_ - 1) / payload_per_packet_);
+  messages_.push_back(m);
+  const NodeId node = topo_.endpoint_node(src);
+  sim_.schedule(at, kPrioPost, node, node, post_handler_, this, id);
+  return id;
+}
+
+std::uint64_t NetworkImpl::ecmp_hash(NodeId at, const Message& msg) const {
+  // Each switch mixes its own id into the seed, as real switches do, so that
+  // consecutive hops do not make correlated choices (hash polarization).
+  const std::uint64_t seed = util::hash2(params_.ecmp_seed, at);
+  if (params_.ecmp_hash == EcmpHash::Crc32) {
+    std::array<std::uint8_t, 13> t{};
+    auto put32 = [&](std::size_t o, std::uint32_t v) {
+      for (int i = 0; i < 4; ++i) t[o + i] = static_cast<std::uint8_t>(v >> (8 * i));
+    };
+    put32(0, msg.src);
+    put32(4, msg.dst);
+    t[8] = static_cast<std::uint8_t>(msg.flow_port);
+    t[9] = static_cast<std::uint8_t>(msg.flow_port >> 8);
+    t[10] = static_cast<std::uint8_t>(kRoceDstPort);
+    t[11] = static_cast<std::uint8_t>(kRoceDstPort >> 8);
+    t[12] = kUdp;
+    return crc32_bytes(t.data(), t.size(), static_cast<std::uint32_t>(seed));
+  }
+  std::uint64_t h = util::hash2(seed, (static_cast<std::uint64_t>(msg.src) << 32) | msg.dst);
+  h = util::hash2(h, (static_cast<std::uint64_t>(msg.flow_port) << 24) | (std::uint64_t{kRoceDstPort} << 8) | kUdp);
+  return h;
+}
+
+LinkId NetworkImpl::choose_output(NodeId at, const Packet& pkt, const Message& msg) {
+  const auto cands = routes_.candidates(at, pkt.dst);
+  FABRICSIM_ASSERT(!cands.empty(), "no route");
+  const Node& node = topo_.nodes()[at];
+  std::size_t k = cands.size();
+  std::size_t pick = 0;
+  if (k > 1) {
+    switch (params_.routing) {
+      case RoutingAlgorithm::Ecmp: pick = ecmp_hash(at, msg) % k; break;
+      case RoutingAlgorithm::Spray: pick = node_rng_[at].below(k); break;
+      case RoutingAlgorithm::DmodK: pick = (pkt.dst / dmodk_divisor_[node.level]) % k; break;
+      case RoutingAlgorithm::Adaptive: {
+        // Least loaded: bytes queued for the output plus bytes sent but not
+        // yet credited back by the next hop; ties go to the lowest port.
+        std::int64_t best = INT64_MAX;
+        for (std::size_t i = 0; i < k; ++i) {
+          LinkId o = node.out[cands[i]];
+          std::int64_t load = static_cast<std::int64_t>(queued_bytes_[o]) +
+                              (static_cast<std::int64_t>(params_.buffer_bytes) - credits_[o * params_.vcs + pkt.vc]);
+          if (sim_.now() < busy_until_[o]) load += 1;  // prefer an idle port among equals
+          if (load < best) {
+            best = load;
+            pick = i;
+          }
+        }
+        break;
+      }
+    }
+  }
+  return node.out[cands[pick]];
+}
+
+void NetworkImpl::note_queue(LinkId o) {
+  const std::uint64_t q = queued_bytes_[o];
+  if (q > stats_.max_queue_bytes[o]) stats_.max_queue_bytes[o] = q;
+  if (params_.interval > SimTime::zero()) {
+    auto k = static_cast<std::size_t>(sim_.now().ps() / params_.interval.ps());
+    auto& s = stats_.series_queue_bytes[o];
+    if (s.size() <= k) s.resize(k + 1, 0);
+    if (q > s[k]) s[k] = q;
+  }
+}
+
+void NetworkImpl::on_link_event(const core::Event& ev) {
+  if (ev.arg32 & kCreditFlag) {
+    on_credit(ev.arg32 & ~kCreditFlag, static_cast<std::uint8_t>(ev.arg1), ev.arg0);
+  } else {
+    on_packet(ev.arg32, static_cast<std::uint32_t>(ev.arg0));
+  }
+}
+
+void NetworkImpl::on_packet(LinkId in, std::uint32_t p) {
+  const Link& link = topo_.links()[in];
+  const NodeId at = link.dst;
+  Packet& pkt = packets_[p];
+  const SimTime now = sim_.now();
+  const SimTime tail = now + ser(pkt.bytes, in);
+  if (topo_.nodes()[at].endpoint == pkt.dst) {
+    // Delivered: the NIC consumes the packet as its tail arrives and returns
+    // the buffer space at once.
+    Message& m = messages_[pkt.msg];
+    m.received_payload += pkt.payload;
+    ++totals_.packets_delivered;
+    totals_.bytes_delivered += pkt.payload;
+    --in_flight_;
+    return_credit(in, pkt.vc, pkt.bytes, tail);
+    if (m.received_payload == m.bytes) {
+      m.end_time = tail;
+      ++totals_.messages_delivered;
+      sim_.schedule(tail, kPrioDelivered, at, at, delivered_handler_, this, pkt.msg);
+    }
+    free_packet(p);
+    return;
+  }
+  FABRICSIM_DEBUG_ASSERT(topo_.nodes()[at].kind == NodeKind::Switch, "endpoint got a packet for someone else");
+  const std::size_t b = static_cast<std::size_t>(in) * params_.vcs + pkt.vc;
+  buffer_bytes_[b] += pkt.bytes;
+  if (buffer_bytes_[b] > max_occupancy_) max_occupancy_ = buffer_bytes_[b];
+  if (buffer_bytes_[b] > params_.buffer_bytes)
+    totals_.max_buffer_overshoot = std::max(totals_.max_buffer_overshoot, buffer_bytes_[b] - params_.buffer_bytes);
+  pkt.tail = tail;
+  pkt.next = kNoPacket;
+  pkt.in = in;
+  pkt.out = choose_output(at, pkt, messages_[pkt.msg]);
+  queued_bytes_[pkt.out] += pkt.bytes;
+  note_queue(pkt.out);
+  const std::size_t ports = topo_.nodes()[at].out.size();
+  const auto q = static_cast<std::uint32_t>(
+      voq_base_[at] + ((link.dst_port * ports + topo_.links()[pkt.out].src_port) * params_.vcs + pkt.vc));
+  if (voq_head_[q] == kNoPacket) {
+    voq_head_[q] = p;
+    voq_tail_[q] = p;
+    requesters_[pkt.out].push_back(q);
+    arbitrate(pkt.out);
+  } else {
+    packets_[voq_tail_[q]].next = p;
+    voq_tail_[q] = p;
+  }
+}
+
+void NetworkImpl::on_credit(LinkId out, std::uint8_t vc, std::uint64_t bytes) {
+  credits_[static_cast<std::size_t>(out) * params_.vcs + vc] += static_cast<std::int64_t>(bytes);
+  FABRICSIM_DEBUG_ASSERT(credits_[static_cast<std::size_t>(out) * params_.vcs + vc] <=
+                             static_cast<std::int64_t>(params_.buffer_bytes),
+                         "credits above buffer size");
+  if (wake_at_[out] == SimTime::max() && busy_until_[out] <= sim_.now()) arbitrate(out);
+}
+
+void NetworkImpl::on_wake(const core::Event& ev) {
+  const LinkId o = ev.arg32;
+  if (wake_at_[o] != sim_.now()) return;  // superseded by an earlier wake-up
+  wake_at_[o] = SimTime::max();
+  arbitrate(o);
+}
+
+void NetworkImpl::schedule_wake(LinkId o, SimTime at) {
+  if (wake_at_[o] <= at) return;
+  wake_at_[o] = at;
+  const NodeId n = topo_.links()[o].src;
+  sim_.schedule(at, kPrioWake, n, n, wake_handler_, this, o);
+}
+
+void NetworkImpl::arbitrate(LinkId o) {
+  if (busy_until_[o] > sim_.now()) {
+    if (!requesters_[o].empty() || !nic_active_[o].empty()) schedule_wake(o, busy_until_[o]);
+    return;
+  }
+  if (topo_.nodes()[topo_.links()[o].src].kind == NodeKind::Endpoint) {
+    arbitrate_nic(o);
+  } else {
+    arbitrate_switch(o);
+  }
+}
+
+void NetworkImpl::start_transmission(LinkId o, std::uint32_t p, SimTime start) {
+  Packet& pkt = packets_[p];
+  const SimTime s = ser(pkt.bytes, o);
+  busy_until_[o] = start + s;
+  std::int64_t& c = credits_[static_cast<std::size_t>(o) * params_.vcs + pkt.vc];
+  c -= pkt.bytes;
+  if (c < min_credits_) min_credits_ = c;
+  stats_.tx_bytes[o] += pkt.bytes;
+  stats_.tx_packets[o] += 1;
+  stats_.busy_ps[o] += s.ps();
+  ++totals_.packet_hops;
+  if (stall_since_[o] != SimTime::max()) {
+    stats_.stall_ps[o] += (sim_.now() - stall_since_[o]).ps();
+    stall_since_[o] = SimTime::max();
+  }
+  if (params_.interval > SimTime::zero()) {
+    auto k = static_cast<std::size_t>(start.ps() / params_.interval.ps());
+    auto& series = stats_.series_tx_bytes[o];
+    if (series.size() <= k) series.resize(k + 1, 0);
+    series[k] += pkt.bytes;
+  }
+  const NodeId src = topo_.links()[o].src;
+  // The arrival event fires once the head has crossed the link and the next
+  // switch's traversal pipeline: the packet can then compete for an output.
+  links_[o].send(sim_, start + arrive_delay_[o], kPrioPacket, src, o, p, 0);
+}
+
+void NetworkImpl::return_credit(LinkId in, std::uint8_t vc, std::uint32_t bytes, SimTime depart) {
+  // The credit for link `in` travels back over its reverse link.
+  const Link& l = topo_.links()[in];
+  links_[l.reverse].send(sim_, depart, kPrioCredit, l.dst, in | kCreditFlag, bytes, vc);
+}
+
+void NetworkImpl::arbitrate_switch(LinkId o) {
+  auto& req = requesters_[o];
+  if (req.empty()) return;
+  const SimTime now = sim_.now();
+  const std::size_t n = req.size();
+  const std::size_t start_idx = rr_[o] % n;
+  SimTime retry = SimTime::max();
+  for (std::size_t t = 0; t < n; ++t) {
+    const std::size_t idx = (start_idx + t) % n;
+    const std::uint32_t q = req[idx];
+    const std::uint32_t p = voq_head_[q];
+    Packet& pkt = packets_[p];
+    if (credits_[static_cast<std::size_t>(o) * params_.vcs + pkt.vc] < static_cast<std::int64_t>(pkt.bytes)) continue;
+    const LinkId in = pkt.in;
+    if (xbar_free_[in] > now) {  // the input is still moving a packet through the crossbar
+      retry = std::min(retry, xbar_free_[in]);
+      continue;
+    }
+    // Granted: pop the VOQ; it keeps its place in the round-robin order
+    // while it has packets.
+    voq_head_[q] = pkt.next;
+    if (pkt.next == kNoPacket) {
+      voq_tail_[q] = kNoPacket;
+      req.erase(req.begin() + static_cast<std::ptrdiff_t>(idx));
+      rr_[o] = static_cast<std::uint32_t>(idx);  // the next requester now sits at idx
+    } else {
+      rr_[o] = static_cast<std::uint32_t>(idx + 1);
+    }
+    const SimTime s_out = ser(pkt.bytes, o);
+    // Virtual cut-through: the packet may leave before its tail has arrived,
+    // but cannot finish leaving before it has (matters for a faster output).
+    const SimTime start = std::max(now, pkt.tail - s_out);
+    const double xbar_gbps = topo_.links()[in].bandwidth_gbps * params_.crossbar_speedup;
+    xbar_free_[in] = start + core::serialization_time(pkt.bytes, xbar_gbps);
+    queued_bytes_[o] -= pkt.bytes;
+    const std::uint8_t vc = pkt.vc;
+    const std::uint32_t bytes = pkt.bytes;
+    buffer_bytes_[static_cast<std::size_t>(in) * params_.vcs + vc] -= bytes;
+    start_transmission(o, p, start);
+    // The buffer space is free once the tail has left: return the credit then.
+    return_credit(in, vc, bytes, start + s_out);
+    if (!req.empty()) schedule_wake(o, busy_until_[o]);
+    return;
+  }
+  if (retry != SimTime::max()) {
+    schedule_wake(o, retry);
+  } else if (stall_since_[o] == SimTime::max()) {
+    stall_since_[o] = now;  // every waiting packet lacks credits
+  }
+}
+
+void NetworkImpl::arbitrate_nic(LinkId o) {
+  auto& act = nic_active_[o];
+  if (act.empty()) return;
+  const std::size_t n = act.size();
+  const std::size_t start_idx = rr_[o] % n;
+  for (std::size_t t = 0; t < n; ++t) {
+    const std::size_t idx = (start_idx + t) % n;
+    const MessageId id = act[idx];
+    Message& m = messages_[id];
+    const std::uint64_t left = m.bytes - m.sent_payload;
+    const auto payload = static_cast<std::uint32_t>(std::min<std::uint64_t>(left, payload_per_packet_));
+    const std::uint32_t bytes = payload + params_.header_bytes;
+    if (credits_[static_cast<std::size_t>(o) * params_.vcs + m.vc] < static_cast<std::int64_t>(bytes)) continue;
+    const std::uint32_t p = alloc_packet();
+    Packet& pkt = packets_[p];
+    pkt.msg = id;
+    pkt.dst = m.dst;
+    pkt.bytes = bytes;
+    pkt.payload = payload;
+    pkt.next = kNoPacket;
+    pkt.vc = m.vc;
+    m.sent_payload += payload;
+    ++totals_.packets_injected;
+    totals_.bytes_injected += payload;
+    ++in_flight_;
+    if (m.sent_payload == m.bytes) {
+      act.erase(act.begin() + static_cast<std::ptrdiff_t>(idx));
+      rr_[o] = static_cast<std::uint32_t>(idx);
+    } else {
+      rr_[o] = static_cast<std::uint32_t>(idx + 1);
+    }
+    start_transmission(o, p, sim_.now());
+    if (!act.empty()) schedule_wake(o, busy_until_[o]);
+    return;
+  }
+  if (stall_since_[o] == SimTime::max()) stall_since_[o] = sim_.now();
+}
+
+void NetworkImpl::on_post(const core::Event& ev) {
+  const MessageId id = ev.arg32;
+  Message& m = messages_[id];
+  const NodeId node = topo_.endpoint_node(m.src);
+  Packet probe{};
+  probe.dst = m.dst;
+  probe.vc = m.vc;
+  const LinkId o = choose_output(node, probe, m);
+  nic_active_[o].push_back(id);
+  arbitrate(o);
+}
+
+void NetworkImpl::on_delivered(const core::Event& ev) {
+  if (listener_) listener_->on_message_delivered(ev.arg32);
+}
+
+// ------------------------------------------------------------------ Network
+
+Network::Network(const Topology& topo, const NetworkParams& params, core::Simulator& sim)
+    : impl_(std::make_unique<NetworkImpl>(topo, params, sim)) {}
+Network::~Network() = default;
+
+MessageId Network::send(EndpointId src, EndpointId dst, std::uint64_t payload_bytes, SimTime at, std::uint32_t tag) {
+  return impl_->send(src, dst, payload_bytes, at, tag);
+}
+void Network::set_flow_port(MessageId id, std::uint16_t port) { impl_->messages_[id].flow_port = port; }
+void Network::set_listener(MessageListener* listener) { impl_->listener_ = listener; }
+const Topology& Network::topology() const { return impl_->topo_; }
+const NetworkParams& Network::params() const { return impl_->params_; }
+const std::vector<Message>& Network::messages() const { return impl_->messages_; }
+const LinkStats& Network::link_stats() const { return impl_->stats_; }
+const NetworkTotals& Network::totals() const { return impl_->totals_; }
+std::uint64_t Network::packets_in_flight() const { return impl_->in_flight_; }
+std::uint64_t Network::max_buffer_occupancy() const { return impl_->max_occupancy_; }
+std::int64_t Network::min_credits_seen() const { return impl_->min_credits_; }
+std::uint32_t Network::payload_per_packet() const { return impl_->payload_per_packet_; }
+
+void Network::finish(SimTime end) {
+  auto& st = impl_->stats_;
+  const auto& p = impl_->params_;
+  for (LinkId o = 0; o < impl_->stall_since_.size(); ++o) {
+    if (impl_->stall_since_[o] != SimTime::max()) {
+      st.stall_ps[o] += (end - impl_->stall_since_[o]).ps();
+      impl_->stall_since_[o] = end;
+    }
+  }
+  if (p.interval > SimTime::zero()) {
+    const auto k = static_cast<std::size_t>((end.ps() + p.interval.ps() - 1) / p.interval.ps());
+    for (auto& s : st.series_tx_bytes) s.resize(std::max<std::size_t>(k, 1), 0);
+    for (auto& s : st.series_queue_bytes) s.resize(std::max<std::size_t>(k, 1), 0);
+  }
+}
+
+}  // namespace fabricsim::net

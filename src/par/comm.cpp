@@ -1,0 +1,65 @@
+#include "fabricsim/par/comm.hpp"
+
+namespace fabricsim::par {
+
+Comm::Comm(MPI_Comm comm) : comm_(comm) {
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &size_);
+}
+
+void Comm::barrier() const { MPI_Barrier(comm_); }
+
+std::int64_t Comm::allreduce_min(std::int64_t v) const {
+  std::int64_t out = 0;
+  MPI_Allreduce(&v, &out, 1, MPI_INT64_T, MPI_MIN, comm_);
+  return out;
+}
+std::int64_t Comm::allreduce_max(std::int64_t v) const {
+  std::int64_t out = 0;
+  MPI_Allreduce(&v, &out, 1, MPI_INT64_T, MPI_MAX, comm_);
+  return out;
+}
+std::uint64_t Comm::allreduce_sum(std::uint64_t v) const {
+  std::uint64_t out = 0;
+  MPI_Allreduce(&v, &out, 1, MPI_UINT64_T, MPI_SUM, comm_);
+  return out;
+}
+double Comm::allreduce_max(double v) const {
+  double out = 0;
+  MPI_Allreduce(&v, &out, 1, MPI_DOUBLE, MPI_MAX, comm_);
+  return out;
+}
+double Comm::allreduce_sum(double v) const {
+  double out = 0;
+  MPI_Allreduce(&v, &out, 1, MPI_DOUBLE, MPI_SUM, comm_);
+  return out;
+}
+std::vector<double> Comm::allgather(double v) const {
+  std::vector<double> out(static_cast<std::size_t>(size_));
+  MPI_Allgather(&v, 1, MPI_DOUBLE, out.data(), 1, MPI_DOUBLE, comm_);
+  return out;
+}
+std::vector<std::uint64_t> Comm::allgather(std::uint64_t v) const {
+  std::vector<std::uint64_t> out(static_cast<std::size_t>(size_));
+  MPI_Allgather(&v, 1, MPI_UINT64_T, out.data(), 1, MPI_UINT64_T, comm_);
+  return out;
+}
+
+std::string Comm::broadcast(const std::string& s, int root) const {
+  std::uint64_t n = s.size();
+  MPI_Bcast(&n, 1, MPI_UINT64_T, root, comm_);
+  std::string out = rank_ == root ? s : std::string(n, '\0');
+  if (n > 0) MPI_Bcast(out.data(), static_cast<int>(n), MPI_CHAR, root, comm_);
+  return out;
+}
+
+std::string Comm::agree_on_error(const std::string& local_error) const {
+  int mine = local_error.empty() ? size_ : rank_;
+  int first = size_;
+  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm_);
+  if (first == size_) return {};
+  std::string msg = broadcast(local_error, first);
+  return msg.empty() ? std::string("unknown error") : msg;
+}
+
+}  // namespace fabricsim::par

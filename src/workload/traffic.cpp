@@ -1,0 +1,125 @@
+#include "fabricsim/workload/traffic.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include "fabricsim/util/error.hpp"
+#include "fabricsim/util/random.hpp"
+
+namespace fabricsim::workload {
+
+using core::SimTime;
+
+namespace {
+// Stream ids of the traffic generator (entity-independent streams).
+constexpr std::uint64_t kStreamPermutation = 0x7065'726d'0000'0000ull;
+constexpr std::uint64_t kStreamUniform = 0x756e'6966'0000'0000ull;
+constexpr std::uint64_t kStreamBisection = 0x6269'7365'0000'0000ull;
+}  // namespace
+
+Pattern parse_pattern(const std::string& name) {
+  if (name == "permutation") return Pattern::Permutation;
+  if (name == "uniform") return Pattern::Uniform;
+  if (name == "alltoall") return Pattern::Alltoall;
+  if (name == "incast") return Pattern::Incast;
+  if (name == "bisection") return Pattern::Bisection;
+  throw util::ConfigError("workload.pattern: unknown pattern '" + name + "'");
+}
+
+std::vector<std::uint32_t> random_derangement(std::uint32_t n, std::uint64_t seed) {
+  std::vector<std::uint32_t> perm(n);
+  std::iota(perm.begin(), perm.end(), 0u);
+  if (n < 2) return perm;
+  util::RandomStream rng(seed, kStreamPermutation);
+  for (std::uint32_t i = n - 1; i > 0; --i) std::swap(perm[i], perm[rng.below(i + 1)]);
+  // Remove fixed points by swapping each with its successor (cyclically);
+  // a swap never creates a new fixed point.
+  for (std::uint32_t i = 0; i < n; ++i)
+    if (perm[i] == i) std::swap(perm[i], perm[(i + 1) % n]);
+  return perm;
+}
+
+std::vector<PlannedMessage> plan_traffic(const TrafficParams& p, std::uint32_t n, SimTime message_time) {
+  std::vector<PlannedMessage> out;
+  const auto gap = SimTime::from_ps(static_cast<std::int64_t>(static_cast<double>(message_time.ps()) / p.load));
+  auto post = [&](std::uint32_t k) { return p.start + gap * static_cast<std::int64_t>(k); };
+  switch (p.pattern) {
+    case Pattern::Permutation: {
+      const auto perm = random_derangement(n, p.seed);
+      for (std::uint32_t s = 0; s < n; ++s)
+        for (std::uint32_t k = 0; k < p.messages; ++k) out.push_back({s, perm[s], p.message_bytes, post(k)});
+      break;
+    }
+    case Pattern::Uniform: {
+      for (std::uint32_t s = 0; s < n; ++s) {
+        util::RandomStream rng(p.seed, kStreamUniform + s);
+        for (std::uint32_t k = 0; k < p.messages; ++k) {
+          auto d = static_cast<std::uint32_t>(rng.below(n - 1));
+          if (d >= s) ++d;
+          out.push_back({s, d, p.message_bytes, post(k)});
+        }
+      }
+      break;
+    }
+    case Pattern::Alltoall: {
+      const std::uint32_t rounds = p.messages == 0 ? n - 1 : std::min(p.messages, n - 1);
+      for (std::uint32_t s = 0; s < n; ++s)
+        for (std::uint32_t i = 1; i <= rounds; ++i) out.push_back({s, (s + i) % n, p.message_bytes, post(i - 1)});
+      break;
+    }
+    case Pattern::Incast: {
+      if (p.incast_target >= n)
+        throw util::ConfigError("workload.incast_target: " + std::to_string(p.incast_target) +
+                                " is not an endpoint (there are " + std::to_string(n) + ")");
+      const std::uint32_t senders = p.incast_sources == 0 ? n - 1 : p.incast_sources;
+      if (senders > n - 1)
+        throw util::ConfigError("workload.incast_sources: " + std::to_string(senders) + " exceeds the " +
+                                std::to_string(n - 1) + " other endpoints");
+      std::uint32_t added = 0;
+      for (std::uint32_t s = 0; s < n && added < senders; ++s) {
+        if (s == p.incast_target) continue;
+        ++added;
+        for (std::uint32_t k = 0; k < p.messages; ++k) out.push_back({s, p.incast_target, p.message_bytes, post(k)});
+      }
+      break;
+    }
+    case Pattern::Bisection: {
+      const std::uint32_t half = n / 2;
+      std::vector<std::uint32_t> upper(half);
+      std::iota(upper.begin(), upper.end(), n - half);
+      util::RandomStream rng(p.seed, kStreamBisection);
+      for (std::uint32_t i = half; i-- > 1;) std::swap(upper[i], upper[rng.below(i + 1)]);
+      std::vector<std::uint32_t> partner(n, n);
+      for (std::uint32_t i = 0; i < half; ++i) {
+        partner[i] = upper[i];
+        partner[upper[i]] = i;
+      }
+      for (std::uint32_t s = 0; s < n; ++s) {
+        if (partner[s] == n) continue;  // odd n: the middle endpoint stays idle
+        for (std::uint32_t k = 0; k < p.messages; ++k) out.push_back({s, partner[s], p.message_bytes, post(k)});
+      }
+      break;
+    }
+  }
+  return out;
+}
+
+TrafficWorkload::TrafficWorkload(net::Network& network, const TrafficParams& params) {
+  const auto& topo = network.topology();
+  const auto n = static_cast<std::uint32_t>(topo.endpoint_count());
+  const auto& np = network.params();
+  const std::uint32_t ppp = network.payload_per_packet();
+  const std::uint64_t full = params.message_bytes / ppp;
+  const std::uint64_t rest = params.message_bytes % ppp;
+  const std::uint64_t wire = full * np.packet_bytes + (rest ? rest + np.header_bytes : 0);
+  const auto& first = topo.links()[topo.node(topo.endpoint_node(0)).out.front()];
+  message_time_ = core::serialization_time(wire, first.bandwidth_gbps);
+  const auto plan = plan_traffic(params, n, message_time_);
+  for (const auto& m : plan) network.send(m.src, m.dst, m.bytes, m.post);
+  total_ = plan.size();
+  network.set_listener(this);
+}
+
+void TrafficWorkload::on_message_delivered(net::MessageId) { ++done_; }
+
+}  // namespace fabricsim::workload

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Bad configurations must give one line "error: FILE:LINE:COL: KEY: ...",
+# exit code 2 and leave no output file (also under mpiexec with 2 ranks).
+set -u
+exe=$1
+mpiexec=$2
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+cd "$dir"
+fail=0
+
+check() {  # name, expected-regex, file, [launcher...]
+  local name=$1 regex=$2 file=$3
+  shift 3
+  local out rc
+  out=$("$@" "$exe" run "$file" --output "$dir/out.h5" 2>&1 >/dev/null)
+  rc=$?
+  if [ "$rc" -ne 2 ]; then echo "FAIL $name: exit code $rc, expected 2"; fail=1; fi
+  if [ "$(printf '%s\n' "$out" | wc -l)" -ne 1 ]; then echo "FAIL $name: expected one line, got:"; echo "$out"; fail=1; fi
+  if ! printf '%s\n' "$out" | grep -Eq "$regex"; then echo "FAIL $name: '$out' does not match '$regex'"; fail=1; fi
+  if ls "$dir"/*.h5 "$dir"/.*.h5* >/dev/null 2>&1; then echo "FAIL $name: an output file was left behind"; fail=1; fi
+  echo "ok   $name: $out"
+}
+
+printf '[network]\nlink_gbps = 100\nbogus_key = 1\n' > unknown.toml
+printf '[network]\nvcs = "two"\n' > type.toml
+printf '[network\nvcs = 2\n' > syntax.toml
+printf '[workload]\nload = 1.5\n' > range.toml
+
+check unknown-key '^error: unknown\.toml:3:1: network\.bogus_key: unknown key' unknown.toml
+check wrong-type '^error: type\.toml:2:7: network\.vcs: expected an integer, got a string$' type.toml
+check syntax '^error: syntax\.toml:1:[0-9]+: syntax error: ' syntax.toml
+check out-of-range '^error: range\.toml:2:8: workload\.load: value 1\.5 out of range' range.toml
+check unknown-key-2-ranks '^error: unknown\.toml:3:1: network\.bogus_key: unknown key' unknown.toml "$mpiexec" -n 2
+
+# A bad --set override.
+out=$("$exe" run --set network.vcs=abc --output "$dir/out.h5" 2>&1 >/dev/null); rc=$?
+[ "$rc" -eq 2 ] && printf '%s\n' "$out" | grep -q '^error: --set network.vcs=abc: network.vcs: ' || { echo "FAIL --set: $rc $out"; fail=1; }
+
+# An unwritable output path: exit non-zero, one line naming the path, nothing left.
+out=$("$exe" run --output /nonexistent-dir/x.h5 2>&1 >/dev/null); rc=$?
+{ [ "$rc" -ne 0 ] && [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] && printf '%s\n' "$out" | grep -q '^error: /nonexistent-dir/x.h5: cannot create'; } || { echo "FAIL unwritable: $rc $out"; fail=1; }
+exit $fail

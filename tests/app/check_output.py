@@ -1,0 +1,78 @@
+#!/usr/bin/python3
+"""Checks a fabricsim output file against conservation laws and its own config.
+
+usage: check_output.py RUN.h5 EXPECTED_RANKS
+"""
+import sys
+import tomllib
+
+import h5py
+import numpy as np
+
+
+def fail(msg):
+    print("FAIL:", msg)
+    sys.exit(1)
+
+
+def main():
+    path, ranks = sys.argv[1], int(sys.argv[2])
+    with h5py.File(path, "r") as f:
+        meta = f["meta"].attrs
+        summ = f["summary"].attrs
+        if int(meta["ranks"]) != ranks:
+            fail(f"/meta ranks {meta['ranks']} != {ranks}")
+        cfg = tomllib.loads(meta["config"].decode() if isinstance(meta["config"], bytes) else meta["config"])
+        for section in ("topology", "network", "routing", "workload", "engine", "output"):
+            if section not in cfg:
+                fail(f"resolved config lacks [{section}]")
+        links = f["links"]
+        tx_packets = links["tx_packets"][:]
+        tx_bytes = links["tx_bytes"][:]
+        flows = f["flows"]
+        payload = int(flows["bytes"][:].sum())
+        # Conservation: every message delivered, every byte and packet arrived.
+        if int(summ["bytes_delivered"]) != payload:
+            fail(f"bytes_delivered {summ['bytes_delivered']} != sum of flow bytes {payload}")
+        if int(summ["packets_delivered"]) != int(summ["packets_injected"]):
+            fail("packets injected != delivered")
+        if int(summ["packets_dropped"]) != 0:
+            fail("packets dropped in a lossless network")
+        if int(summ["packet_hops"]) != int(tx_packets.sum()):
+            fail(f"packet_hops {summ['packet_hops']} != sum of tx_packets {tx_packets.sum()}")
+        if np.any(flows["end_ns"][:] < flows["start_ns"][:]):
+            fail("a flow ends before it starts")
+        # Every packet leaves its source NIC over a host link exactly once.
+        cls = links["class"][:]
+        src = links["src"][:]
+        kinds = f["nodes"]["kind"][:]
+        from_endpoint = kinds[src] == 0
+        if int(tx_packets[from_endpoint].sum()) != int(summ["packets_injected"]):
+            fail("packets leaving endpoints != packets injected")
+        # Bytes on the wire: payload plus one header per packet, per injection.
+        header = cfg["network"]["header_bytes"]
+        wire = payload + header * int(summ["packets_injected"])
+        if int(tx_bytes[from_endpoint].sum()) != wire:
+            fail(f"wire bytes leaving endpoints {tx_bytes[from_endpoint].sum()} != {wire}")
+        # Utilization is busy time over simulated time, never above 1.
+        util = links["utilization"][:]
+        if np.any(util > 1.0 + 1e-9) or np.any(util < 0):
+            fail("utilization outside [0, 1]")
+        busy = links["busy_ns"][:]
+        bw = links["bandwidth_gbps"][:]
+        # busy time = serialization of the bytes sent (each packet rounded up to 1 ps)
+        expect_busy = tx_bytes * 8.0 / bw
+        if np.any(np.abs(busy - expect_busy) > tx_packets * 1e-3 + 1e-6):
+            fail("busy_ns does not match tx_bytes / bandwidth")
+        ts = links["timeseries"]["tx_bytes"]
+        if ts.shape[0] != len(tx_bytes) or not np.array_equal(ts[:].sum(axis=1), tx_bytes):
+            fail("time series tx_bytes do not add up to tx_bytes")
+        if "interval_ns" not in ts.attrs:
+            fail("time series lack interval_ns")
+        if np.any(cls > 4):
+            fail("bad link class")
+    print(f"check_output: {path} OK ({len(tx_bytes)} links, {payload} payload bytes, {ranks} ranks)")
+
+
+if __name__ == "__main__":
+    main()

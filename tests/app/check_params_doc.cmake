@@ -1,0 +1,8 @@
+execute_process(COMMAND ${EXE} params OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "fabricsim params failed (${rc})")
+endif()
+file(READ ${DOC} doc)
+if(NOT out STREQUAL doc)
+  message(FATAL_ERROR "docs/params.md is stale: regenerate it with `build/src/fabricsim params > docs/params.md`")
+endif()
