@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "fabricsim/util/assert.hpp"
+
 namespace fabricsim::core {
 
 void EventQueue::reserve(std::size_t n) {
@@ -26,7 +28,8 @@ void EventQueue::push(const Event& ev) {
     slot = static_cast<std::uint32_t>(pool_.size());
     pool_.push_back(ev);
   }
-  heap_.push_back(Entry{ev.key, slot});
+  FABRICSIM_DEBUG_ASSERT(ev.key.priority < 256 && ev.key.source < kMaxEntities, "key field out of range");
+  heap_.push_back(pack(ev.key, slot));
   sift_up(heap_.size() - 1);
 }
 
@@ -42,7 +45,7 @@ void EventQueue::pop(Event& out) {
 void EventQueue::sift_up(std::size_t i) {
   Entry e = heap_[i];
   while (i > 0) {
-    std::size_t parent = (i - 1) / 2;
+    std::size_t parent = (i - 1) / kArity;
     if (!less(e, heap_[parent])) break;
     heap_[i] = heap_[parent];
     i = parent;
@@ -54,12 +57,15 @@ void EventQueue::sift_down(std::size_t i) {
   const std::size_t n = heap_.size();
   Entry e = heap_[i];
   for (;;) {
-    std::size_t child = 2 * i + 1;
-    if (child >= n) break;
-    if (child + 1 < n && less(heap_[child + 1], heap_[child])) ++child;
-    if (!less(heap_[child], e)) break;
-    heap_[i] = heap_[child];
-    i = child;
+    const std::size_t first = kArity * i + 1;
+    if (first >= n) break;
+    std::size_t best = first;
+    const std::size_t last = first + kArity < n ? first + kArity : n;
+    for (std::size_t c = first + 1; c < last; ++c)
+      if (less(heap_[c], heap_[best])) best = c;
+    if (!less(heap_[best], e)) break;
+    heap_[i] = heap_[best];
+    i = best;
   }
   heap_[i] = e;
 }

@@ -4,13 +4,16 @@
 
 namespace fabricsim::core {
 
-Simulator::Simulator(std::size_t entity_count) : queue_(1024), seq_(entity_count, 0) {}
+Simulator::Simulator(std::size_t entity_count) : queue_(1024), seq_(entity_count, 0) {
+  FABRICSIM_ASSERT(entity_count <= EventQueue::kMaxEntities, "more entities than the event key can hold");
+}
 
 void Simulator::schedule(SimTime at, std::uint32_t priority, EntityId source, EntityId dest,
                          HandlerFn fn, void* target, std::uint32_t arg32, std::uint64_t arg0,
                          std::uint64_t arg1) {
   FABRICSIM_ASSERT(at >= now_, "event scheduled in the past");
-  FABRICSIM_ASSERT(source < seq_.size(), "source entity out of range");
+  FABRICSIM_DEBUG_ASSERT(source < seq_.size(), "source entity out of range");
+  FABRICSIM_DEBUG_ASSERT(priority <= EventQueue::kMaxPriority, "priority out of range");
   Event ev;
   ev.key = EventKey{at, priority, source, seq_[source]++};
   ev.handler = fn;
@@ -28,7 +31,7 @@ std::uint64_t Simulator::run_until(SimTime end, std::uint64_t max_events) {
   std::uint64_t n = 0;
   stop_ = false;
   Event ev;
-  while (!queue_.empty() && queue_.top_key().time < end && n < max_events) {
+  while (!queue_.empty() && queue_.top_time() < end && n < max_events) {
     queue_.pop(ev);
     now_ = ev.key.time;
     ev.handler(ev.target, ev);

@@ -52,7 +52,7 @@ class Simulator {
   std::uint64_t run_until(SimTime end, std::uint64_t max_events);
 
   bool empty() const { return queue_.empty(); }
-  SimTime next_event_time() const { return queue_.empty() ? SimTime::max() : queue_.top_key().time; }
+  SimTime next_event_time() const { return queue_.empty() ? SimTime::max() : queue_.top_time(); }
   std::uint64_t events_processed() const { return processed_; }
   std::size_t pending() const { return queue_.size(); }
   const EventQueue& queue() const { return queue_; }
