@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <memory>
 
@@ -181,10 +182,40 @@ int run_impl(const RunOptions& opts, const par::Comm& comm) {
   return 0;
 }
 
+/// A process started by another MPI's launcher (Open MPI's mpiexec is often
+/// the default `mpiexec` on shared machines) comes up as a lone MPICH
+/// singleton: N copies would each run the whole job and race for the output.
+std::string wrong_launcher(const par::Comm& comm) {
+  const char* vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "SLURM_NTASKS"};
+  if (comm.size() != 1) return {};
+  for (const char* v : vars) {
+    const char* val = std::getenv(v);
+    if (val == nullptr) continue;
+    if (std::string(v) == "SLURM_NTASKS") {
+      // srun with MPICH's PMI works; only a plain multi-task step without it is wrong.
+      if (std::atoi(val) > 1 && std::getenv("PMI_RANK") == nullptr && std::getenv("PMI_FD") == nullptr &&
+          std::getenv("PMI_SIZE") == nullptr)
+        return "started as one of several tasks, but MPI sees a single rank: launch with MPICH's mpiexec "
+               "(mpiexec.mpich) or srun --mpi=pmi2";
+      continue;
+    }
+    if (std::string(v) == "OMPI_COMM_WORLD_SIZE" && std::atoi(val) <= 1) continue;
+    return "started by Open MPI's launcher, but fabricsim is built with MPICH: use mpiexec.mpich";
+  }
+  return {};
+}
+
 }  // namespace
 
 int run_command(const RunOptions& opts) {
   par::Comm comm(MPI_COMM_WORLD);
+  if (const std::string w = wrong_launcher(comm); !w.empty()) {
+    // Each singleton thinks it is rank 0; let the launcher's rank 0 speak.
+    const char* r = std::getenv("OMPI_COMM_WORLD_RANK");
+    if (r == nullptr) r = std::getenv("SLURM_PROCID");
+    if (r == nullptr || std::string(r) == "0") std::fprintf(stderr, "error: %s\n", w.c_str());
+    return 2;
+  }
   std::string error;
   int code = 0;
   try {

@@ -138,7 +138,7 @@ std::vector<ParamDecl> declare() {
                           "from an input in the time the output needs to send it).",
                           1.0, 64.0));
   // ----------------------------------------------------------------- routing
-  p.push_back(enum_param("routing", "algorithm", "ecmp", {"ecmp", "spray", "adaptive", "dmodk"},
+  p.push_back(enum_param("routing", "algorithm", "adaptive", {"ecmp", "spray", "adaptive", "dmodk"},
                          "`ecmp`: per-flow hash of the 5-tuple over the minimal ports. `spray`: per-packet random "
                          "minimal port. `adaptive`: least-loaded minimal output (queued bytes, then credits; ties "
                          "to the lowest port). `dmodk`: destination-mod-k deterministic."));
@@ -155,7 +155,7 @@ std::vector<ParamDecl> declare() {
                          "sends to (j+i) mod p. `incast`: `incast_sources` endpoints send to endpoint "
                          "`incast_target`. `bisection`: each endpoint in the lower half pairs with one in the "
                          "upper half (random matching) and both send."));
-  p.push_back(int_param("workload", "message_bytes", "bytes", 262144, "Payload bytes per message.", 1, 1ll << 50));
+  p.push_back(int_param("workload", "message_bytes", "bytes", 1048576, "Payload bytes per message.", 1, 1ll << 50));
   p.push_back(int_param("workload", "messages", "", 1,
                         "Messages per source (for `alltoall`: rounds of the shift schedule, 0 = p-1).", 0, 1 << 30));
   p.push_back(float_param("workload", "start_ns", "ns", 0, "Time the first message is posted.", 0, 1e15));
