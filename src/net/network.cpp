@@ -51,6 +51,7 @@ struct Packet {
   LinkId out;             // output chosen at the current switch
   LinkId in;              // link it arrived over at the current switch
   std::uint8_t vc;
+  bool first;             // first packet of its message
   SimTime tail;           // tail arrival at the current switch, plus its traversal latency
 };
 
@@ -191,6 +192,7 @@ NetworkImpl::NetworkImpl(const Topology& topo, const NetworkParams& params, core
   stats_.busy_ps.assign(nl, 0);
   stats_.max_queue_bytes.assign(nl, 0);
   stats_.stall_ps.assign(nl, 0);
+  stats_.flows.assign(nl, 0);
   if (params_.interval > SimTime::zero()) {
     stats_.series_tx_bytes.resize(nl);
     stats_.series_queue_bytes.resize(nl);
@@ -415,6 +417,7 @@ void NetworkImpl::start_transmission(LinkId o, std::uint32_t p, SimTime start) {
   stats_.tx_bytes[o] += pkt.bytes;
   stats_.tx_packets[o] += 1;
   stats_.busy_ps[o] += s.ps();
+  if (pkt.first) ++stats_.flows[o];
   ++totals_.packet_hops;
   if (stall_since_[o] != SimTime::max()) {
     stats_.stall_ps[o] += (sim_.now() - stall_since_[o]).ps();
@@ -510,6 +513,7 @@ void NetworkImpl::arbitrate_nic(LinkId o) {
     pkt.payload = payload;
     pkt.next = kNoPacket;
     pkt.vc = m.vc;
+    pkt.first = m.sent_payload == 0;
     m.sent_payload += payload;
     ++totals_.packets_injected;
     totals_.bytes_injected += payload;

@@ -84,6 +84,7 @@ void write_network(H5Writer& out, const net::Network& network, bool mine, bool w
                  column<std::uint64_t>(nl, mine, [&](std::size_t i) { return st.max_queue_bytes[i]; }));
   out.write_rows("/links/stall_ns", nl, rows,
                  column<double>(nl, mine, [&](std::size_t i) { return static_cast<double>(st.stall_ps[i]) / 1000.0; }));
+  out.write_rows("/links/flows", nl, rows, column<std::uint32_t>(nl, mine, [&](std::size_t i) { return st.flows[i]; }));
   std::string names;
   for (int c = 0; c < net::kLinkClassCount; ++c) {
     if (c) names += ",";

@@ -3,6 +3,7 @@
 // beyond any network run, and keep all arithmetic exact and deterministic.
 #pragma once
 
+#include <compare>
 #include <cstdint>
 #include <limits>
 

@@ -84,6 +84,9 @@ struct LinkStats {
   std::vector<std::int64_t> busy_ps;
   std::vector<std::uint64_t> max_queue_bytes;
   std::vector<std::int64_t> stall_ps;
+  /// Messages whose first packet crossed the link (for ecmp: the flows
+  /// hashed onto it).
+  std::vector<std::uint32_t> flows;
   /// Time series, per link: bytes whose transmission started in interval k,
   /// and the largest queue seen in interval k.
   std::vector<std::vector<std::uint64_t>> series_tx_bytes;
