@@ -25,6 +25,20 @@ void Simulator::schedule(SimTime at, std::uint32_t priority, EntityId source, En
   queue_.push(ev);
 }
 
+void Simulator::schedule_keyed(SimTime at, std::uint32_t priority, EntityId source, std::uint64_t tag, HandlerFn fn,
+                               void* target, std::uint32_t arg32, std::uint64_t arg0, std::uint64_t arg1) {
+  FABRICSIM_ASSERT(at >= now_, "event scheduled in the past");
+  Event ev;
+  ev.key = EventKey{at, priority, source, tag};
+  ev.handler = fn;
+  ev.target = target;
+  ev.dest = source;
+  ev.arg32 = arg32;
+  ev.arg0 = arg0;
+  ev.arg1 = arg1;
+  queue_.push(ev);
+}
+
 std::uint64_t Simulator::run_until(SimTime end) { return run_until(end, UINT64_MAX); }
 
 std::uint64_t Simulator::run_until(SimTime end, std::uint64_t max_events) {

@@ -55,6 +55,13 @@ struct Packet {
   SimTime tail;           // tail arrival at the current switch, plus its traversal latency
 };
 
+// A credit on its way back to the sender: usable from `time` on.
+struct PendingCredit {
+  SimTime time;
+  std::uint32_t bytes;
+  std::uint32_t next;
+};
+
 std::uint32_t crc32_bytes(const std::uint8_t* p, std::size_t n, std::uint32_t crc) {
   crc = ~crc;
   for (std::size_t i = 0; i < n; ++i) {
@@ -95,6 +102,18 @@ class NetworkImpl {
   // Per directed link (= output port of its source node).
   std::vector<SimTime> busy_until_;
   std::vector<std::int64_t> credits_;        // [link * vcs + vc]: room in the downstream buffer
+  // Credits are returned lazily: the receiver of a packet knows when the
+  // credit will reach the sender, and appends it to the sender's pending
+  // list (sorted by time) instead of scheduling an event.  The sender
+  // absorbs due credits when it looks at them; an output that waits for
+  // credits gets one wake-up at the time the next credit arrives.  Over a
+  // link between ranks the same insertion happens when the credit record
+  // arrives, so both paths give the same event order.
+  std::vector<std::uint32_t> credit_head_;   // [link * vcs + vc]
+  std::vector<std::uint32_t> credit_tail_;
+  std::vector<PendingCredit> credit_pool_;
+  std::vector<std::uint32_t> free_credits_;
+  std::vector<std::uint8_t> credit_waiting_;  // per link: blocked on credits with none pending
   std::vector<std::uint64_t> queued_bytes_;  // routed to this output, not yet sent
   std::vector<SimTime> stall_since_;         // SimTime::max() when not stalled
   std::vector<SimTime> wake_at_;             // pending wake-up of the output, or max()
@@ -139,6 +158,12 @@ class NetworkImpl {
   void schedule_wake(LinkId o, SimTime at);
   void start_transmission(LinkId o, std::uint32_t p, SimTime start);
   void return_credit(LinkId in, std::uint8_t vc, std::uint32_t bytes, SimTime depart);
+  void add_pending_credit(LinkId out, std::uint8_t vc, std::uint32_t bytes, SimTime at);
+  std::int64_t available_credits(LinkId out, std::uint8_t vc);
+  SimTime next_credit_time(LinkId out) const;
+  /// Marks the output as blocked on credits; returns when the next pending
+  /// credit arrives (max() if none is on its way yet).
+  SimTime wait_for_credits(LinkId o);
   void on_packet(LinkId in, std::uint32_t p);
   void on_credit(LinkId out, std::uint8_t vc, std::uint64_t bytes);
 };
@@ -167,6 +192,9 @@ NetworkImpl::NetworkImpl(const Topology& topo, const NetworkParams& params, core
   busy_until_.assign(nl, SimTime::zero());
   credits_.assign(nl * vcs, static_cast<std::int64_t>(params_.buffer_bytes));
   min_credits_ = static_cast<std::int64_t>(params_.buffer_bytes);
+  credit_head_.assign(nl * vcs, kNoPacket);
+  credit_tail_.assign(nl * vcs, kNoPacket);
+  credit_waiting_.assign(nl, 0);
   queued_bytes_.assign(nl, 0);
   stall_since_.assign(nl, SimTime::max());
   wake_at_.assign(nl, SimTime::max());
@@ -291,7 +319,7 @@ LinkId NetworkImpl::choose_output(NodeId at, const Packet& pkt, const Message& m
         for (std::size_t i = 0; i < k; ++i) {
           LinkId o = node.out[cands[i]];
           std::int64_t load = static_cast<std::int64_t>(queued_bytes_[o]) +
-                              (static_cast<std::int64_t>(params_.buffer_bytes) - credits_[o * params_.vcs + pkt.vc]);
+                              (static_cast<std::int64_t>(params_.buffer_bytes) - available_credits(o, pkt.vc));
           if (sim_.now() < busy_until_[o]) load += 1;  // prefer an idle port among equals
           if (load < best) {
             best = load;
@@ -374,11 +402,64 @@ void NetworkImpl::on_packet(LinkId in, std::uint32_t p) {
 }
 
 void NetworkImpl::on_credit(LinkId out, std::uint8_t vc, std::uint64_t bytes) {
-  credits_[static_cast<std::size_t>(out) * params_.vcs + vc] += static_cast<std::int64_t>(bytes);
-  FABRICSIM_DEBUG_ASSERT(credits_[static_cast<std::size_t>(out) * params_.vcs + vc] <=
-                             static_cast<std::int64_t>(params_.buffer_bytes),
-                         "credits above buffer size");
-  if (wake_at_[out] == SimTime::max() && busy_until_[out] <= sim_.now()) arbitrate(out);
+  // A credit that crossed ranks as an event (not used while every link is
+  // local): treated exactly like a lazily returned one.
+  add_pending_credit(out, vc, static_cast<std::uint32_t>(bytes), sim_.now());
+}
+
+void NetworkImpl::add_pending_credit(LinkId out, std::uint8_t vc, std::uint32_t bytes, SimTime at) {
+  std::uint32_t c;
+  if (!free_credits_.empty()) {
+    c = free_credits_.back();
+    free_credits_.pop_back();
+  } else {
+    c = static_cast<std::uint32_t>(credit_pool_.size());
+    credit_pool_.emplace_back();
+  }
+  credit_pool_[c] = PendingCredit{at, bytes, kNoPacket};
+  const std::size_t k = static_cast<std::size_t>(out) * params_.vcs + vc;
+  if (credit_head_[k] == kNoPacket) {
+    credit_head_[k] = credit_tail_[k] = c;
+  } else if (credit_pool_[credit_tail_[k]].time <= at) {
+    credit_pool_[credit_tail_[k]].next = c;
+    credit_tail_[k] = c;
+  } else {
+    // Rare: a credit due earlier than the last one (different output
+    // rates downstream).  Insert in time order, after equal times.
+    std::uint32_t* link = &credit_head_[k];
+    while (*link != kNoPacket && credit_pool_[*link].time <= at) link = &credit_pool_[*link].next;
+    credit_pool_[c].next = *link;
+    *link = c;
+  }
+  if (credit_waiting_[out]) {
+    credit_waiting_[out] = 0;
+    schedule_wake(out, at);
+  }
+}
+
+std::int64_t NetworkImpl::available_credits(LinkId out, std::uint8_t vc) {
+  const std::size_t k = static_cast<std::size_t>(out) * params_.vcs + vc;
+  std::int64_t& credits = credits_[k];
+  std::uint32_t c = credit_head_[k];
+  const SimTime now = sim_.now();
+  while (c != kNoPacket && credit_pool_[c].time <= now) {
+    credits += credit_pool_[c].bytes;
+    free_credits_.push_back(c);
+    c = credit_pool_[c].next;
+  }
+  credit_head_[k] = c;
+  if (c == kNoPacket) credit_tail_[k] = kNoPacket;
+  FABRICSIM_DEBUG_ASSERT(credits <= static_cast<std::int64_t>(params_.buffer_bytes), "credits above buffer size");
+  return credits;
+}
+
+SimTime NetworkImpl::next_credit_time(LinkId out) const {
+  SimTime t = SimTime::max();
+  for (std::size_t v = 0; v < params_.vcs; ++v) {
+    const std::uint32_t c = credit_head_[static_cast<std::size_t>(out) * params_.vcs + v];
+    if (c != kNoPacket) t = std::min(t, credit_pool_[c].time);
+  }
+  return t;
 }
 
 void NetworkImpl::on_wake(const core::Event& ev) {
@@ -391,8 +472,10 @@ void NetworkImpl::on_wake(const core::Event& ev) {
 void NetworkImpl::schedule_wake(LinkId o, SimTime at) {
   if (wake_at_[o] <= at) return;
   wake_at_[o] = at;
+  // Keyed by (node, link), not by the node's event counter: the wake-up of
+  // an output at a given time is the same event whoever asked for it.
   const NodeId n = topo_.links()[o].src;
-  sim_.schedule(at, kPrioWake, n, n, wake_handler_, this, o);
+  sim_.schedule_keyed(at, kPrioWake, n, o, wake_handler_, this, o);
 }
 
 void NetworkImpl::arbitrate(LinkId o) {
@@ -438,7 +521,12 @@ void NetworkImpl::start_transmission(LinkId o, std::uint32_t p, SimTime start) {
 void NetworkImpl::return_credit(LinkId in, std::uint8_t vc, std::uint32_t bytes, SimTime depart) {
   // The credit for link `in` travels back over its reverse link.
   const Link& l = topo_.links()[in];
-  links_[l.reverse].send(sim_, depart, kPrioCredit, l.dst, in | kCreditFlag, bytes, vc);
+  const core::Link& back = links_[l.reverse];
+  if (back.is_remote()) {
+    back.send(sim_, depart, kPrioCredit, l.dst, in | kCreditFlag, bytes, vc);
+  } else {
+    add_pending_credit(in, vc, bytes, depart + back.latency());
+  }
 }
 
 void NetworkImpl::arbitrate_switch(LinkId o) {
@@ -448,12 +536,16 @@ void NetworkImpl::arbitrate_switch(LinkId o) {
   const std::size_t n = req.size();
   const std::size_t start_idx = rr_[o] % n;
   SimTime retry = SimTime::max();
+  bool credit_blocked = false;
   for (std::size_t t = 0; t < n; ++t) {
     const std::size_t idx = (start_idx + t) % n;
     const std::uint32_t q = req[idx];
     const std::uint32_t p = voq_head_[q];
     Packet& pkt = packets_[p];
-    if (credits_[static_cast<std::size_t>(o) * params_.vcs + pkt.vc] < static_cast<std::int64_t>(pkt.bytes)) continue;
+    if (available_credits(o, pkt.vc) < static_cast<std::int64_t>(pkt.bytes)) {
+      credit_blocked = true;
+      continue;
+    }
     const LinkId in = pkt.in;
     if (xbar_free_[in] > now) {  // the input is still moving a packet through the crossbar
       retry = std::min(retry, xbar_free_[in]);
@@ -485,11 +577,15 @@ void NetworkImpl::arbitrate_switch(LinkId o) {
     if (!req.empty()) schedule_wake(o, busy_until_[o]);
     return;
   }
-  if (retry != SimTime::max()) {
-    schedule_wake(o, retry);
-  } else if (stall_since_[o] == SimTime::max()) {
-    stall_since_[o] = now;  // every waiting packet lacks credits
-  }
+  if (credit_blocked) retry = std::min(retry, wait_for_credits(o));
+  if (retry != SimTime::max()) schedule_wake(o, retry);
+}
+
+SimTime NetworkImpl::wait_for_credits(LinkId o) {
+  if (stall_since_[o] == SimTime::max()) stall_since_[o] = sim_.now();
+  const SimTime t = next_credit_time(o);
+  if (t == SimTime::max()) credit_waiting_[o] = 1;  // the next credit returned wakes it
+  return t;
 }
 
 void NetworkImpl::arbitrate_nic(LinkId o) {
@@ -497,6 +593,7 @@ void NetworkImpl::arbitrate_nic(LinkId o) {
   if (act.empty()) return;
   const std::size_t n = act.size();
   const std::size_t start_idx = rr_[o] % n;
+  bool credit_blocked = false;
   for (std::size_t t = 0; t < n; ++t) {
     const std::size_t idx = (start_idx + t) % n;
     const MessageId id = act[idx];
@@ -504,7 +601,10 @@ void NetworkImpl::arbitrate_nic(LinkId o) {
     const std::uint64_t left = m.bytes - m.sent_payload;
     const auto payload = static_cast<std::uint32_t>(std::min<std::uint64_t>(left, payload_per_packet_));
     const std::uint32_t bytes = payload + params_.header_bytes;
-    if (credits_[static_cast<std::size_t>(o) * params_.vcs + m.vc] < static_cast<std::int64_t>(bytes)) continue;
+    if (available_credits(o, m.vc) < static_cast<std::int64_t>(bytes)) {
+      credit_blocked = true;
+      continue;
+    }
     const std::uint32_t p = alloc_packet();
     Packet& pkt = packets_[p];
     pkt.msg = id;
@@ -528,7 +628,10 @@ void NetworkImpl::arbitrate_nic(LinkId o) {
     if (!act.empty()) schedule_wake(o, busy_until_[o]);
     return;
   }
-  if (stall_since_[o] == SimTime::max()) stall_since_[o] = sim_.now();
+  if (credit_blocked) {
+    const SimTime t = wait_for_credits(o);
+    if (t != SimTime::max()) schedule_wake(o, t);
+  }
 }
 
 void NetworkImpl::on_post(const core::Event& ev) {

@@ -32,6 +32,15 @@ class Simulator {
   void schedule(SimTime at, std::uint32_t priority, EntityId source, EntityId dest, HandlerFn fn,
                 void* target, std::uint32_t arg32 = 0, std::uint64_t arg0 = 0, std::uint64_t arg1 = 0);
 
+  /// Schedules an event with a key chosen by the caller instead of the
+  /// source's counter.  For events that are idempotent per (source, tag) at a
+  /// given time, such as "re-examine output port P at time t": the key then
+  /// does not depend on when or by whom the event was requested, which keeps
+  /// the event order independent of partitioning.  The caller must use a
+  /// priority that no counter-keyed event of the same source uses.
+  void schedule_keyed(SimTime at, std::uint32_t priority, EntityId source, std::uint64_t tag, HandlerFn fn,
+                      void* target, std::uint32_t arg32 = 0, std::uint64_t arg0 = 0, std::uint64_t arg1 = 0);
+
   /// Inserts an event whose key was already assigned (for example, one that
   /// arrived from another rank).
   void insert(const Event& ev) { queue_.push(ev); }

@@ -43,7 +43,7 @@ struct NetworkParams {
   std::uint64_t buffer_bytes = 262144;
   std::uint32_t vcs = 1;
   core::SimTime switch_latency = core::SimTime::from_ns(100);
-  double crossbar_speedup = 1.0;
+  double crossbar_speedup = 2.0;
   RoutingAlgorithm routing = RoutingAlgorithm::Ecmp;
   EcmpHash ecmp_hash = EcmpHash::Mix64;
   std::uint32_t ecmp_seed = 0;
