@@ -1,42 +1,54 @@
 #include "fabricsim/core/event_queue.hpp"
 
-#include <utility>
-
 #include "fabricsim/util/assert.hpp"
 
 namespace fabricsim::core {
 
-void EventQueue::reserve(std::size_t n) {
-  heap_.reserve(n);
-  pool_.reserve(n);
-  free_.reserve(n);
-}
-
-void EventQueue::clear() {
-  heap_.clear();
-  free_.clear();
-  for (std::size_t i = pool_.size(); i-- > 0;) free_.push_back(static_cast<std::uint32_t>(i));
+std::uint16_t EventQueue::binding(HandlerFn fn, void* target) {
+  // A simulation binds a handful of (handler, object) pairs; remember the
+  // last one and search the short table otherwise.
+  if (last_binding_ < bindings_.size() && bindings_[last_binding_].fn == fn &&
+      bindings_[last_binding_].target == target)
+    return last_binding_;
+  for (std::size_t i = 0; i < bindings_.size(); ++i) {
+    if (bindings_[i].fn == fn && bindings_[i].target == target) {
+      last_binding_ = static_cast<std::uint16_t>(i);
+      return last_binding_;
+    }
+  }
+  FABRICSIM_ASSERT(bindings_.size() < kMaxHandlers, "too many distinct event handlers");
+  bindings_.push_back(Binding{fn, target});
+  last_binding_ = static_cast<std::uint16_t>(bindings_.size() - 1);
+  return last_binding_;
 }
 
 void EventQueue::push(const Event& ev) {
-  std::uint32_t slot;
-  if (!free_.empty()) {
-    slot = free_.back();
-    free_.pop_back();
-    pool_[slot] = ev;
-  } else {
-    slot = static_cast<std::uint32_t>(pool_.size());
-    pool_.push_back(ev);
-  }
-  FABRICSIM_DEBUG_ASSERT(ev.key.priority < 256 && ev.key.source < kMaxEntities, "key field out of range");
-  heap_.push_back(pack(ev.key, slot));
+  FABRICSIM_DEBUG_ASSERT(ev.key.priority <= kMaxPriority && ev.key.source < kMaxEntities, "key field out of range");
+  FABRICSIM_DEBUG_ASSERT(ev.arg1 <= kMaxArg1, "arg1 out of range");
+  Entry e;
+  e.hi = static_cast<std::uint64_t>(ev.key.time.ps()) ^ kTimeBias;
+  e.lo = (static_cast<std::uint64_t>(ev.key.priority) << 56) | (static_cast<std::uint64_t>(ev.key.source) << 32) |
+         static_cast<std::uint32_t>(ev.key.sequence);
+  e.arg0 = ev.arg0;
+  e.meta = (static_cast<std::uint64_t>(binding(ev.handler, ev.target)) << 48) | ((ev.arg1 & kMaxArg1) << 32) |
+           ev.arg32;
+  heap_.push_back(e);
   sift_up(heap_.size() - 1);
 }
 
 void EventQueue::pop(Event& out) {
-  const std::uint32_t slot = heap_.front().slot;
-  out = pool_[slot];
-  free_.push_back(slot);
+  const Entry& e = heap_.front();
+  out.key.time = SimTime::from_ps(static_cast<std::int64_t>(e.hi ^ kTimeBias));
+  out.key.priority = static_cast<std::uint32_t>(e.lo >> 56);
+  out.key.source = static_cast<EntityId>((e.lo >> 32) & 0xFFFFFF);
+  out.key.sequence = static_cast<std::uint32_t>(e.lo);
+  const Binding& b = bindings_[e.meta >> 48];
+  out.handler = b.fn;
+  out.target = b.target;
+  out.dest = kNoEntity;
+  out.arg32 = static_cast<std::uint32_t>(e.meta);
+  out.arg1 = (e.meta >> 32) & kMaxArg1;
+  out.arg0 = e.arg0;
   heap_.front() = heap_.back();
   heap_.pop_back();
   if (!heap_.empty()) sift_down(0);

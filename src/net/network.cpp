@@ -117,7 +117,6 @@ class NetworkImpl {
   std::vector<std::uint64_t> queued_bytes_;  // routed to this output, not yet sent
   std::vector<SimTime> stall_since_;         // SimTime::max() when not stalled
   std::vector<SimTime> wake_at_;             // pending wake-up of the output, or max()
-  std::vector<SimTime> arrive_delay_;        // switch traversal latency at the link's far end (0 at NICs)
   std::vector<std::uint32_t> rr_;
   std::vector<std::vector<std::uint32_t>> requesters_;  // switch outputs: non-empty VOQs that feed it
   std::vector<std::vector<MessageId>> nic_active_;      // endpoint outputs: messages with data left
@@ -129,6 +128,11 @@ class NetworkImpl {
   std::vector<std::uint64_t> voq_base_;  // per node: first VOQ id
   std::vector<std::uint32_t> voq_head_;
   std::vector<std::uint32_t> voq_tail_;
+  // What arbitration needs about a VOQ, without touching its head packet:
+  // the head's wire bytes, and (fixed) the input link and VC it belongs to.
+  std::vector<std::uint32_t> voq_head_bytes_;
+  std::vector<LinkId> voq_in_;
+  std::vector<std::uint8_t> voq_vc_;
   std::vector<std::uint64_t> buffer_bytes_;  // [in link * vcs + vc]
   std::vector<SimTime> xbar_free_;  // per input link
 
@@ -138,6 +142,24 @@ class NetworkImpl {
   std::int64_t min_credits_ = 0;
   std::uint64_t in_flight_ = 0;
 
+  // Hot per-link facts, copied out of the topology so the per-packet paths
+  // touch one small record instead of the topology's larger structures.
+  struct LinkInfo {
+    NodeId src;
+    NodeId dst;
+    PortIndex src_port;
+    PortIndex dst_port;
+    LinkId reverse;
+    bool from_endpoint;
+    SimTime arrive_delay;  // switch traversal latency at the far end (0 at NICs)
+    SimTime full_ser;      // serialization of a full packet
+    SimTime full_xbar;     // crossbar time of a full packet arriving over this link
+    double gbps;
+  };
+  std::vector<LinkInfo> li_;
+  std::vector<std::uint32_t> node_ports_;
+  std::vector<SimTime> credit_due_;  // [link * vcs + vc]: time of the first pending credit, or max()
+
   core::HandlerFn link_handler_;
   core::HandlerFn wake_handler_;
   core::HandlerFn post_handler_;
@@ -145,7 +167,13 @@ class NetworkImpl {
 
  private:
   SimTime ser(std::uint32_t bytes, LinkId l) const {
-    return core::serialization_time(bytes, topo_.links()[l].bandwidth_gbps);
+    const LinkInfo& li = li_[l];
+    return bytes == params_.packet_bytes ? li.full_ser : core::serialization_time(bytes, li.gbps);
+  }
+  SimTime xbar_time(std::uint32_t bytes, LinkId in) const {
+    const LinkInfo& li = li_[in];
+    return bytes == params_.packet_bytes ? li.full_xbar
+                                         : core::serialization_time(bytes, li.gbps * params_.crossbar_speedup);
   }
   std::uint32_t alloc_packet();
   void free_packet(std::uint32_t p) { free_packets_.push_back(p); }
@@ -160,10 +188,12 @@ class NetworkImpl {
   void return_credit(LinkId in, std::uint8_t vc, std::uint32_t bytes, SimTime depart);
   void add_pending_credit(LinkId out, std::uint8_t vc, std::uint32_t bytes, SimTime at);
   std::int64_t available_credits(LinkId out, std::uint8_t vc);
-  SimTime next_credit_time(LinkId out) const;
+  /// Earliest pending credit among the VCs in `vc_mask` (after their due
+  /// credits were absorbed, so it lies in the future), or max().
+  SimTime next_credit_time(LinkId out, std::uint32_t vc_mask) const;
   /// Marks the output as blocked on credits; returns when the next pending
   /// credit arrives (max() if none is on its way yet).
-  SimTime wait_for_credits(LinkId o);
+  SimTime wait_for_credits(LinkId o, std::uint32_t vc_mask);
   void on_packet(LinkId in, std::uint32_t p);
   void on_credit(LinkId out, std::uint8_t vc, std::uint64_t bytes);
 };
@@ -198,9 +228,25 @@ NetworkImpl::NetworkImpl(const Topology& topo, const NetworkParams& params, core
   queued_bytes_.assign(nl, 0);
   stall_since_.assign(nl, SimTime::max());
   wake_at_.assign(nl, SimTime::max());
-  arrive_delay_.assign(nl, SimTime::zero());
-  for (LinkId l = 0; l < nl; ++l)
-    if (topo_.nodes()[topo_.links()[l].dst].kind == NodeKind::Switch) arrive_delay_[l] = params_.switch_latency;
+  li_.resize(nl);
+  for (LinkId l = 0; l < nl; ++l) {
+    const Link& tl = topo_.links()[l];
+    LinkInfo& li = li_[l];
+    li.src = tl.src;
+    li.dst = tl.dst;
+    li.src_port = tl.src_port;
+    li.dst_port = tl.dst_port;
+    li.reverse = tl.reverse;
+    li.from_endpoint = topo_.nodes()[tl.src].kind == NodeKind::Endpoint;
+    li.arrive_delay = topo_.nodes()[tl.dst].kind == NodeKind::Switch ? params_.switch_latency : SimTime::zero();
+    li.gbps = tl.bandwidth_gbps;
+    li.full_ser = core::serialization_time(params_.packet_bytes, tl.bandwidth_gbps);
+    li.full_xbar = core::serialization_time(params_.packet_bytes, tl.bandwidth_gbps * params_.crossbar_speedup);
+  }
+  node_ports_.resize(topo_.node_count());
+  for (NodeId n = 0; n < topo_.node_count(); ++n)
+    node_ports_[n] = static_cast<std::uint32_t>(topo_.nodes()[n].out.size());
+  credit_due_.assign(nl * vcs, SimTime::max());
   rr_.assign(nl, 0);
   requesters_.resize(nl);
   nic_active_.resize(nl);
@@ -212,6 +258,21 @@ NetworkImpl::NetworkImpl(const Topology& topo, const NetworkParams& params, core
   }
   voq_head_.assign(voq_base_.back(), kNoPacket);
   voq_tail_.assign(voq_base_.back(), kNoPacket);
+  voq_head_bytes_.assign(voq_base_.back(), 0);
+  voq_in_.assign(voq_base_.back(), kNoLink);
+  voq_vc_.assign(voq_base_.back(), 0);
+  for (NodeId n = 0; n < topo_.node_count(); ++n) {
+    const Node& node = topo_.nodes()[n];
+    if (node.kind != NodeKind::Switch) continue;
+    const std::size_t ports = node.out.size();
+    for (std::size_t ip = 0; ip < ports; ++ip)
+      for (std::size_t op = 0; op < ports; ++op)
+        for (std::size_t v = 0; v < vcs; ++v) {
+          const std::size_t q = voq_base_[n] + (ip * ports + op) * vcs + v;
+          voq_in_[q] = node.in[ip];
+          voq_vc_[q] = static_cast<std::uint8_t>(v);
+        }
+  }
   buffer_bytes_.assign(nl * vcs, 0);
   xbar_free_.assign(nl, SimTime::zero());
 
@@ -353,7 +414,7 @@ void NetworkImpl::on_link_event(const core::Event& ev) {
 }
 
 void NetworkImpl::on_packet(LinkId in, std::uint32_t p) {
-  const Link& link = topo_.links()[in];
+  const LinkInfo& link = li_[in];
   const NodeId at = link.dst;
   Packet& pkt = packets_[p];
   const SimTime now = sim_.now();
@@ -387,12 +448,13 @@ void NetworkImpl::on_packet(LinkId in, std::uint32_t p) {
   pkt.out = choose_output(at, pkt, messages_[pkt.msg]);
   queued_bytes_[pkt.out] += pkt.bytes;
   note_queue(pkt.out);
-  const std::size_t ports = topo_.nodes()[at].out.size();
+  const std::size_t ports = node_ports_[at];
   const auto q = static_cast<std::uint32_t>(
-      voq_base_[at] + ((link.dst_port * ports + topo_.links()[pkt.out].src_port) * params_.vcs + pkt.vc));
+      voq_base_[at] + ((link.dst_port * ports + li_[pkt.out].src_port) * params_.vcs + pkt.vc));
   if (voq_head_[q] == kNoPacket) {
     voq_head_[q] = p;
     voq_tail_[q] = p;
+    voq_head_bytes_[q] = pkt.bytes;
     requesters_[pkt.out].push_back(q);
     arbitrate(pkt.out);
   } else {
@@ -420,6 +482,7 @@ void NetworkImpl::add_pending_credit(LinkId out, std::uint8_t vc, std::uint32_t 
   const std::size_t k = static_cast<std::size_t>(out) * params_.vcs + vc;
   if (credit_head_[k] == kNoPacket) {
     credit_head_[k] = credit_tail_[k] = c;
+    credit_due_[k] = at;
   } else if (credit_pool_[credit_tail_[k]].time <= at) {
     credit_pool_[credit_tail_[k]].next = c;
     credit_tail_[k] = c;
@@ -430,6 +493,7 @@ void NetworkImpl::add_pending_credit(LinkId out, std::uint8_t vc, std::uint32_t 
     while (*link != kNoPacket && credit_pool_[*link].time <= at) link = &credit_pool_[*link].next;
     credit_pool_[c].next = *link;
     *link = c;
+    credit_due_[k] = credit_pool_[credit_head_[k]].time;
   }
   if (credit_waiting_[out]) {
     credit_waiting_[out] = 0;
@@ -440,8 +504,9 @@ void NetworkImpl::add_pending_credit(LinkId out, std::uint8_t vc, std::uint32_t 
 std::int64_t NetworkImpl::available_credits(LinkId out, std::uint8_t vc) {
   const std::size_t k = static_cast<std::size_t>(out) * params_.vcs + vc;
   std::int64_t& credits = credits_[k];
-  std::uint32_t c = credit_head_[k];
   const SimTime now = sim_.now();
+  if (credit_due_[k] > now) return credits;  // nothing due yet
+  std::uint32_t c = credit_head_[k];
   while (c != kNoPacket && credit_pool_[c].time <= now) {
     credits += credit_pool_[c].bytes;
     free_credits_.push_back(c);
@@ -449,16 +514,15 @@ std::int64_t NetworkImpl::available_credits(LinkId out, std::uint8_t vc) {
   }
   credit_head_[k] = c;
   if (c == kNoPacket) credit_tail_[k] = kNoPacket;
+  credit_due_[k] = c == kNoPacket ? SimTime::max() : credit_pool_[c].time;
   FABRICSIM_DEBUG_ASSERT(credits <= static_cast<std::int64_t>(params_.buffer_bytes), "credits above buffer size");
   return credits;
 }
 
-SimTime NetworkImpl::next_credit_time(LinkId out) const {
+SimTime NetworkImpl::next_credit_time(LinkId out, std::uint32_t vc_mask) const {
   SimTime t = SimTime::max();
-  for (std::size_t v = 0; v < params_.vcs; ++v) {
-    const std::uint32_t c = credit_head_[static_cast<std::size_t>(out) * params_.vcs + v];
-    if (c != kNoPacket) t = std::min(t, credit_pool_[c].time);
-  }
+  for (std::size_t v = 0; v < params_.vcs; ++v)
+    if (vc_mask & (1u << v)) t = std::min(t, credit_due_[static_cast<std::size_t>(out) * params_.vcs + v]);
   return t;
 }
 
@@ -474,7 +538,7 @@ void NetworkImpl::schedule_wake(LinkId o, SimTime at) {
   wake_at_[o] = at;
   // Keyed by (node, link), not by the node's event counter: the wake-up of
   // an output at a given time is the same event whoever asked for it.
-  const NodeId n = topo_.links()[o].src;
+  const NodeId n = li_[o].src;
   sim_.schedule_keyed(at, kPrioWake, n, o, wake_handler_, this, o);
 }
 
@@ -483,7 +547,7 @@ void NetworkImpl::arbitrate(LinkId o) {
     if (!requesters_[o].empty() || !nic_active_[o].empty()) schedule_wake(o, busy_until_[o]);
     return;
   }
-  if (topo_.nodes()[topo_.links()[o].src].kind == NodeKind::Endpoint) {
+  if (li_[o].from_endpoint) {
     arbitrate_nic(o);
   } else {
     arbitrate_switch(o);
@@ -512,15 +576,15 @@ void NetworkImpl::start_transmission(LinkId o, std::uint32_t p, SimTime start) {
     if (series.size() <= k) series.resize(k + 1, 0);
     series[k] += pkt.bytes;
   }
-  const NodeId src = topo_.links()[o].src;
+  const NodeId src = li_[o].src;
   // The arrival event fires once the head has crossed the link and the next
   // switch's traversal pipeline: the packet can then compete for an output.
-  links_[o].send(sim_, start + arrive_delay_[o], kPrioPacket, src, o, p, 0);
+  links_[o].send(sim_, start + li_[o].arrive_delay, kPrioPacket, src, o, p, 0);
 }
 
 void NetworkImpl::return_credit(LinkId in, std::uint8_t vc, std::uint32_t bytes, SimTime depart) {
   // The credit for link `in` travels back over its reverse link.
-  const Link& l = topo_.links()[in];
+  const LinkInfo& l = li_[in];
   const core::Link& back = links_[l.reverse];
   if (back.is_remote()) {
     back.send(sim_, depart, kPrioCredit, l.dst, in | kCreditFlag, bytes, vc);
@@ -534,26 +598,28 @@ void NetworkImpl::arbitrate_switch(LinkId o) {
   if (req.empty()) return;
   const SimTime now = sim_.now();
   const std::size_t n = req.size();
-  const std::size_t start_idx = rr_[o] % n;
+  const std::size_t start_idx = rr_[o] < n ? rr_[o] : rr_[o] % n;
   SimTime retry = SimTime::max();
   bool credit_blocked = false;
-  for (std::size_t t = 0; t < n; ++t) {
-    const std::size_t idx = (start_idx + t) % n;
+  std::uint32_t blocked_vcs = 0;
+  for (std::size_t t = 0, idx = start_idx; t < n; ++t, idx = idx + 1 == n ? 0 : idx + 1) {
     const std::uint32_t q = req[idx];
-    const std::uint32_t p = voq_head_[q];
-    Packet& pkt = packets_[p];
-    if (available_credits(o, pkt.vc) < static_cast<std::int64_t>(pkt.bytes)) {
+    if (available_credits(o, voq_vc_[q]) < static_cast<std::int64_t>(voq_head_bytes_[q])) {
       credit_blocked = true;
+      blocked_vcs |= 1u << voq_vc_[q];
       continue;
     }
-    const LinkId in = pkt.in;
+    const LinkId in = voq_in_[q];
     if (xbar_free_[in] > now) {  // the input is still moving a packet through the crossbar
       retry = std::min(retry, xbar_free_[in]);
       continue;
     }
     // Granted: pop the VOQ; it keeps its place in the round-robin order
     // while it has packets.
+    const std::uint32_t p = voq_head_[q];
+    Packet& pkt = packets_[p];
     voq_head_[q] = pkt.next;
+    if (pkt.next != kNoPacket) voq_head_bytes_[q] = packets_[pkt.next].bytes;
     if (pkt.next == kNoPacket) {
       voq_tail_[q] = kNoPacket;
       req.erase(req.begin() + static_cast<std::ptrdiff_t>(idx));
@@ -565,8 +631,7 @@ void NetworkImpl::arbitrate_switch(LinkId o) {
     // Virtual cut-through: the packet may leave before its tail has arrived,
     // but cannot finish leaving before it has (matters for a faster output).
     const SimTime start = std::max(now, pkt.tail - s_out);
-    const double xbar_gbps = topo_.links()[in].bandwidth_gbps * params_.crossbar_speedup;
-    xbar_free_[in] = start + core::serialization_time(pkt.bytes, xbar_gbps);
+    xbar_free_[in] = start + xbar_time(pkt.bytes, in);
     queued_bytes_[o] -= pkt.bytes;
     const std::uint8_t vc = pkt.vc;
     const std::uint32_t bytes = pkt.bytes;
@@ -577,13 +642,14 @@ void NetworkImpl::arbitrate_switch(LinkId o) {
     if (!req.empty()) schedule_wake(o, busy_until_[o]);
     return;
   }
-  if (credit_blocked) retry = std::min(retry, wait_for_credits(o));
+  if (credit_blocked) retry = std::min(retry, wait_for_credits(o, blocked_vcs));
   if (retry != SimTime::max()) schedule_wake(o, retry);
 }
 
-SimTime NetworkImpl::wait_for_credits(LinkId o) {
+SimTime NetworkImpl::wait_for_credits(LinkId o, std::uint32_t vc_mask) {
   if (stall_since_[o] == SimTime::max()) stall_since_[o] = sim_.now();
-  const SimTime t = next_credit_time(o);
+  const SimTime t = next_credit_time(o, vc_mask);
+  FABRICSIM_DEBUG_ASSERT(t > sim_.now(), "a due credit was not absorbed");
   if (t == SimTime::max()) credit_waiting_[o] = 1;  // the next credit returned wakes it
   return t;
 }
@@ -592,10 +658,10 @@ void NetworkImpl::arbitrate_nic(LinkId o) {
   auto& act = nic_active_[o];
   if (act.empty()) return;
   const std::size_t n = act.size();
-  const std::size_t start_idx = rr_[o] % n;
+  const std::size_t start_idx = rr_[o] < n ? rr_[o] : rr_[o] % n;
   bool credit_blocked = false;
-  for (std::size_t t = 0; t < n; ++t) {
-    const std::size_t idx = (start_idx + t) % n;
+  std::uint32_t blocked_vcs = 0;
+  for (std::size_t t = 0, idx = start_idx; t < n; ++t, idx = idx + 1 == n ? 0 : idx + 1) {
     const MessageId id = act[idx];
     Message& m = messages_[id];
     const std::uint64_t left = m.bytes - m.sent_payload;
@@ -603,6 +669,7 @@ void NetworkImpl::arbitrate_nic(LinkId o) {
     const std::uint32_t bytes = payload + params_.header_bytes;
     if (available_credits(o, m.vc) < static_cast<std::int64_t>(bytes)) {
       credit_blocked = true;
+      blocked_vcs |= 1u << m.vc;
       continue;
     }
     const std::uint32_t p = alloc_packet();
@@ -629,7 +696,7 @@ void NetworkImpl::arbitrate_nic(LinkId o) {
     return;
   }
   if (credit_blocked) {
-    const SimTime t = wait_for_credits(o);
+    const SimTime t = wait_for_credits(o, blocked_vcs);
     if (t != SimTime::max()) schedule_wake(o, t);
   }
 }

@@ -37,7 +37,8 @@ struct Event;
 using HandlerFn = void (*)(void* target, const Event& ev);
 
 /// Payload words are interpreted by the handler (a packet index, a port and
-/// a virtual channel, a message id, ...).
+/// a virtual channel, a message id, ...).  The queue keeps 32 bits of arg32,
+/// 64 of arg0 and 16 of arg1; `dest` is informational and not stored.
 struct Event {
   EventKey key;
   HandlerFn handler = nullptr;
