@@ -372,7 +372,14 @@ LinkId NetworkImpl::choose_output(NodeId at, const Packet& pkt, const Message& m
     switch (params_.routing) {
       case RoutingAlgorithm::Ecmp: pick = ecmp_hash(at, msg) % k; break;
       case RoutingAlgorithm::Spray: pick = node_rng_[at].below(k); break;
-      case RoutingAlgorithm::DmodK: pick = (pkt.dst / dmodk_divisor_[node.level]) % k; break;
+      case RoutingAlgorithm::DmodK: {
+        // Up: digit of the destination for this level.  Down, among
+        // parallel cables: the lowest digit, so that flows to different
+        // endpoints of one leaf take different cables.
+        const bool down = topo_.nodes()[li_[node.out[cands[0]]].dst].level < node.level;
+        pick = down ? pkt.dst % k : (pkt.dst / dmodk_divisor_[node.level]) % k;
+        break;
+      }
       case RoutingAlgorithm::Adaptive: {
         // Least loaded: bytes queued for the output plus bytes sent but not
         // yet credited back by the next hop; ties go to the lowest port.
