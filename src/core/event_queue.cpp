@@ -66,18 +66,34 @@ void EventQueue::sift_up(std::size_t i) {
 }
 
 void EventQueue::sift_down(std::size_t i) {
+  // Bottom-up: the element moved to the root almost always belongs near the
+  // bottom, so first walk the hole down along the smallest children without
+  // comparing against it, then let it rise from there.  Saves one of the
+  // arity+1 comparisons per level.
   const std::size_t n = heap_.size();
-  Entry e = heap_[i];
+  const Entry e = heap_[i];
   for (;;) {
     const std::size_t first = kArity * i + 1;
     if (first >= n) break;
     std::size_t best = first;
+    Key128 best_key = key(heap_[first]);
     const std::size_t last = first + kArity < n ? first + kArity : n;
-    for (std::size_t c = first + 1; c < last; ++c)
-      if (less(heap_[c], heap_[best])) best = c;
-    if (!less(heap_[best], e)) break;
+    for (std::size_t c = first + 1; c < last; ++c) {
+      const Key128 k = key(heap_[c]);
+      if (k < best_key) {
+        best_key = k;
+        best = c;
+      }
+    }
     heap_[i] = heap_[best];
     i = best;
+  }
+  const Key128 ek = key(e);
+  while (i > 0) {
+    const std::size_t parent = (i - 1) / kArity;
+    if (!(ek < key(heap_[parent]))) break;
+    heap_[i] = heap_[parent];
+    i = parent;
   }
   heap_[i] = e;
 }

@@ -100,8 +100,20 @@ class NetworkImpl {
   std::vector<std::uint32_t> free_packets_;
 
   // Per directed link (= output port of its source node).
-  std::vector<SimTime> busy_until_;
-  std::vector<std::int64_t> credits_;        // [link * vcs + vc]: room in the downstream buffer
+  // Per output (directed link) state the routing and arbitration read
+  // together, kept side by side so a candidate port costs one cache access.
+  struct OutPort {
+    SimTime busy_until;
+    std::uint64_t queued;  // bytes routed to this output, not yet sent
+  };
+  std::vector<OutPort> port_;
+  // Per (link, vc) credit state: credits usable now, and when the first
+  // pending credit becomes usable (max() if none).
+  struct CreditState {
+    std::int64_t credits;
+    SimTime due;
+  };
+  std::vector<CreditState> cs_;
   // Credits are returned lazily: the receiver of a packet knows when the
   // credit will reach the sender, and appends it to the sender's pending
   // list (sorted by time) instead of scheduling an event.  The sender
@@ -114,7 +126,6 @@ class NetworkImpl {
   std::vector<PendingCredit> credit_pool_;
   std::vector<std::uint32_t> free_credits_;
   std::vector<std::uint8_t> credit_waiting_;  // per link: blocked on credits with none pending
-  std::vector<std::uint64_t> queued_bytes_;  // routed to this output, not yet sent
   std::vector<SimTime> stall_since_;         // SimTime::max() when not stalled
   std::vector<SimTime> wake_at_;             // pending wake-up of the output, or max()
   std::vector<std::uint32_t> rr_;
@@ -158,7 +169,6 @@ class NetworkImpl {
   };
   std::vector<LinkInfo> li_;
   std::vector<std::uint32_t> node_ports_;
-  std::vector<SimTime> credit_due_;  // [link * vcs + vc]: time of the first pending credit, or max()
 
   core::HandlerFn link_handler_;
   core::HandlerFn wake_handler_;
@@ -187,7 +197,12 @@ class NetworkImpl {
   void start_transmission(LinkId o, std::uint32_t p, SimTime start);
   void return_credit(LinkId in, std::uint8_t vc, std::uint32_t bytes, SimTime depart);
   void add_pending_credit(LinkId out, std::uint8_t vc, std::uint32_t bytes, SimTime at);
-  std::int64_t available_credits(LinkId out, std::uint8_t vc);
+  /// Credits of (out, vc) usable now, after absorbing the pending ones due.
+  std::int64_t available_credits(LinkId out, std::uint8_t vc) {
+    const std::size_t k = static_cast<std::size_t>(out) * params_.vcs + vc;
+    return cs_[k].due > sim_.now() ? cs_[k].credits : absorb_credits(k);
+  }
+  std::int64_t absorb_credits(std::size_t k);
   /// Earliest pending credit among the VCs in `vc_mask` (after their due
   /// credits were absorbed, so it lies in the future), or max().
   SimTime next_credit_time(LinkId out, std::uint32_t vc_mask) const;
@@ -219,13 +234,12 @@ NetworkImpl::NetworkImpl(const Topology& topo, const NetworkParams& params, core
     links_.emplace_back(l, core::Port{tl.src, tl.src_port}, core::Port{tl.dst, tl.dst_port}, tl.latency);
     links_.back().bind_receiver(link_handler_, this);
   }
-  busy_until_.assign(nl, SimTime::zero());
-  credits_.assign(nl * vcs, static_cast<std::int64_t>(params_.buffer_bytes));
+  port_.assign(nl, OutPort{SimTime::zero(), 0});
+  cs_.assign(nl * vcs, CreditState{static_cast<std::int64_t>(params_.buffer_bytes), SimTime::max()});
   min_credits_ = static_cast<std::int64_t>(params_.buffer_bytes);
   credit_head_.assign(nl * vcs, kNoPacket);
   credit_tail_.assign(nl * vcs, kNoPacket);
   credit_waiting_.assign(nl, 0);
-  queued_bytes_.assign(nl, 0);
   stall_since_.assign(nl, SimTime::max());
   wake_at_.assign(nl, SimTime::max());
   li_.resize(nl);
@@ -246,7 +260,6 @@ NetworkImpl::NetworkImpl(const Topology& topo, const NetworkParams& params, core
   node_ports_.resize(topo_.node_count());
   for (NodeId n = 0; n < topo_.node_count(); ++n)
     node_ports_[n] = static_cast<std::uint32_t>(topo_.nodes()[n].out.size());
-  credit_due_.assign(nl * vcs, SimTime::max());
   rr_.assign(nl, 0);
   requesters_.resize(nl);
   nic_active_.resize(nl);
@@ -386,9 +399,9 @@ LinkId NetworkImpl::choose_output(NodeId at, const Packet& pkt, const Message& m
         std::int64_t best = INT64_MAX;
         for (std::size_t i = 0; i < k; ++i) {
           LinkId o = node.out[cands[i]];
-          std::int64_t load = static_cast<std::int64_t>(queued_bytes_[o]) +
+          std::int64_t load = static_cast<std::int64_t>(port_[o].queued) +
                               (static_cast<std::int64_t>(params_.buffer_bytes) - available_credits(o, pkt.vc));
-          if (sim_.now() < busy_until_[o]) load += 1;  // prefer an idle port among equals
+          if (sim_.now() < port_[o].busy_until) load += 1;  // prefer an idle port among equals
           if (load < best) {
             best = load;
             pick = i;
@@ -402,7 +415,7 @@ LinkId NetworkImpl::choose_output(NodeId at, const Packet& pkt, const Message& m
 }
 
 void NetworkImpl::note_queue(LinkId o) {
-  const std::uint64_t q = queued_bytes_[o];
+  const std::uint64_t q = port_[o].queued;
   if (q > stats_.max_queue_bytes[o]) stats_.max_queue_bytes[o] = q;
   if (params_.interval > SimTime::zero()) {
     auto k = static_cast<std::size_t>(sim_.now().ps() / params_.interval.ps());
@@ -453,7 +466,7 @@ void NetworkImpl::on_packet(LinkId in, std::uint32_t p) {
   pkt.next = kNoPacket;
   pkt.in = in;
   pkt.out = choose_output(at, pkt, messages_[pkt.msg]);
-  queued_bytes_[pkt.out] += pkt.bytes;
+  port_[pkt.out].queued += pkt.bytes;
   note_queue(pkt.out);
   const std::size_t ports = node_ports_[at];
   const auto q = static_cast<std::uint32_t>(
@@ -489,7 +502,7 @@ void NetworkImpl::add_pending_credit(LinkId out, std::uint8_t vc, std::uint32_t 
   const std::size_t k = static_cast<std::size_t>(out) * params_.vcs + vc;
   if (credit_head_[k] == kNoPacket) {
     credit_head_[k] = credit_tail_[k] = c;
-    credit_due_[k] = at;
+    cs_[k].due = at;
   } else if (credit_pool_[credit_tail_[k]].time <= at) {
     credit_pool_[credit_tail_[k]].next = c;
     credit_tail_[k] = c;
@@ -500,7 +513,7 @@ void NetworkImpl::add_pending_credit(LinkId out, std::uint8_t vc, std::uint32_t 
     while (*link != kNoPacket && credit_pool_[*link].time <= at) link = &credit_pool_[*link].next;
     credit_pool_[c].next = *link;
     *link = c;
-    credit_due_[k] = credit_pool_[credit_head_[k]].time;
+    cs_[k].due = credit_pool_[credit_head_[k]].time;
   }
   if (credit_waiting_[out]) {
     credit_waiting_[out] = 0;
@@ -508,11 +521,9 @@ void NetworkImpl::add_pending_credit(LinkId out, std::uint8_t vc, std::uint32_t 
   }
 }
 
-std::int64_t NetworkImpl::available_credits(LinkId out, std::uint8_t vc) {
-  const std::size_t k = static_cast<std::size_t>(out) * params_.vcs + vc;
-  std::int64_t& credits = credits_[k];
+std::int64_t NetworkImpl::absorb_credits(std::size_t k) {
+  std::int64_t& credits = cs_[k].credits;
   const SimTime now = sim_.now();
-  if (credit_due_[k] > now) return credits;  // nothing due yet
   std::uint32_t c = credit_head_[k];
   while (c != kNoPacket && credit_pool_[c].time <= now) {
     credits += credit_pool_[c].bytes;
@@ -521,7 +532,7 @@ std::int64_t NetworkImpl::available_credits(LinkId out, std::uint8_t vc) {
   }
   credit_head_[k] = c;
   if (c == kNoPacket) credit_tail_[k] = kNoPacket;
-  credit_due_[k] = c == kNoPacket ? SimTime::max() : credit_pool_[c].time;
+  cs_[k].due = c == kNoPacket ? SimTime::max() : credit_pool_[c].time;
   FABRICSIM_DEBUG_ASSERT(credits <= static_cast<std::int64_t>(params_.buffer_bytes), "credits above buffer size");
   return credits;
 }
@@ -529,7 +540,7 @@ std::int64_t NetworkImpl::available_credits(LinkId out, std::uint8_t vc) {
 SimTime NetworkImpl::next_credit_time(LinkId out, std::uint32_t vc_mask) const {
   SimTime t = SimTime::max();
   for (std::size_t v = 0; v < params_.vcs; ++v)
-    if (vc_mask & (1u << v)) t = std::min(t, credit_due_[static_cast<std::size_t>(out) * params_.vcs + v]);
+    if (vc_mask & (1u << v)) t = std::min(t, cs_[static_cast<std::size_t>(out) * params_.vcs + v].due);
   return t;
 }
 
@@ -550,8 +561,8 @@ void NetworkImpl::schedule_wake(LinkId o, SimTime at) {
 }
 
 void NetworkImpl::arbitrate(LinkId o) {
-  if (busy_until_[o] > sim_.now()) {
-    if (!requesters_[o].empty() || !nic_active_[o].empty()) schedule_wake(o, busy_until_[o]);
+  if (port_[o].busy_until > sim_.now()) {
+    if (!requesters_[o].empty() || !nic_active_[o].empty()) schedule_wake(o, port_[o].busy_until);
     return;
   }
   if (li_[o].from_endpoint) {
@@ -564,8 +575,8 @@ void NetworkImpl::arbitrate(LinkId o) {
 void NetworkImpl::start_transmission(LinkId o, std::uint32_t p, SimTime start) {
   Packet& pkt = packets_[p];
   const SimTime s = ser(pkt.bytes, o);
-  busy_until_[o] = start + s;
-  std::int64_t& c = credits_[static_cast<std::size_t>(o) * params_.vcs + pkt.vc];
+  port_[o].busy_until = start + s;
+  std::int64_t& c = cs_[static_cast<std::size_t>(o) * params_.vcs + pkt.vc].credits;
   c -= pkt.bytes;
   if (c < min_credits_) min_credits_ = c;
   stats_.tx_bytes[o] += pkt.bytes;
@@ -639,14 +650,14 @@ void NetworkImpl::arbitrate_switch(LinkId o) {
     // but cannot finish leaving before it has (matters for a faster output).
     const SimTime start = std::max(now, pkt.tail - s_out);
     xbar_free_[in] = start + xbar_time(pkt.bytes, in);
-    queued_bytes_[o] -= pkt.bytes;
+    port_[o].queued -= pkt.bytes;
     const std::uint8_t vc = pkt.vc;
     const std::uint32_t bytes = pkt.bytes;
     buffer_bytes_[static_cast<std::size_t>(in) * params_.vcs + vc] -= bytes;
     start_transmission(o, p, start);
     // The buffer space is free once the tail has left: return the credit then.
     return_credit(in, vc, bytes, start + s_out);
-    if (!req.empty()) schedule_wake(o, busy_until_[o]);
+    if (!req.empty()) schedule_wake(o, port_[o].busy_until);
     return;
   }
   if (credit_blocked) retry = std::min(retry, wait_for_credits(o, blocked_vcs));
@@ -699,7 +710,7 @@ void NetworkImpl::arbitrate_nic(LinkId o) {
       rr_[o] = static_cast<std::uint32_t>(idx + 1);
     }
     start_transmission(o, p, sim_.now());
-    if (!act.empty()) schedule_wake(o, busy_until_[o]);
+    if (!act.empty()) schedule_wake(o, port_[o].busy_until);
     return;
   }
   if (credit_blocked) {

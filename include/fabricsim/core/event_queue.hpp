@@ -53,7 +53,9 @@ class EventQueue {
     std::uint64_t arg0;
     std::uint64_t meta;
   };
-  static bool less(const Entry& a, const Entry& b) { return a.hi < b.hi || (a.hi == b.hi && a.lo < b.lo); }
+  __extension__ using Key128 = unsigned __int128;
+  static Key128 key(const Entry& e) { return (static_cast<Key128>(e.hi) << 64) | e.lo; }
+  static bool less(const Entry& a, const Entry& b) { return key(a) < key(b); }
   /// 4-ary heap: half the depth of a binary heap, children on one or two cache lines.
   static constexpr std::size_t kArity = 4;
   void sift_up(std::size_t i);
