@@ -22,7 +22,7 @@ std::uint16_t EventQueue::binding(HandlerFn fn, void* target) {
   return last_binding_;
 }
 
-void EventQueue::push(const Event& ev) {
+EventQueue::Entry EventQueue::encode(const Event& ev) {
   FABRICSIM_DEBUG_ASSERT(ev.key.priority <= kMaxPriority && ev.key.source < kMaxEntities, "key field out of range");
   FABRICSIM_DEBUG_ASSERT(ev.arg1 <= kMaxArg1, "arg1 out of range");
   Entry e;
@@ -32,12 +32,10 @@ void EventQueue::push(const Event& ev) {
   e.arg0 = ev.arg0;
   e.meta = (static_cast<std::uint64_t>(binding(ev.handler, ev.target)) << 48) | ((ev.arg1 & kMaxArg1) << 32) |
            ev.arg32;
-  heap_.push_back(e);
-  sift_up(heap_.size() - 1);
+  return e;
 }
 
-void EventQueue::pop(Event& out) {
-  const Entry& e = heap_.front();
+void EventQueue::decode(const Entry& e, Event& out) const {
   out.key.time = SimTime::from_ps(static_cast<std::int64_t>(e.hi ^ kTimeBias));
   out.key.priority = static_cast<std::uint32_t>(e.lo >> 56);
   out.key.source = static_cast<EntityId>((e.lo >> 32) & 0xFFFFFF);
@@ -49,6 +47,16 @@ void EventQueue::pop(Event& out) {
   out.arg32 = static_cast<std::uint32_t>(e.meta);
   out.arg1 = (e.meta >> 32) & kMaxArg1;
   out.arg0 = e.arg0;
+}
+
+void EventQueue::push(const Event& ev) { push_entry(encode(ev)); }
+
+void EventQueue::pop(Event& out) {
+  decode(heap_.front(), out);
+  pop_entry();
+}
+
+void EventQueue::pop_entry() {
   heap_.front() = heap_.back();
   heap_.pop_back();
   if (!heap_.empty()) sift_down(0);

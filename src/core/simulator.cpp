@@ -4,7 +4,7 @@
 
 namespace fabricsim::core {
 
-Simulator::Simulator(std::size_t entity_count) : queue_(1024), seq_(entity_count, 0) {
+Simulator::Simulator(std::size_t entity_count) : seq_(entity_count, 0) {
   FABRICSIM_ASSERT(entity_count <= EventQueue::kMaxEntities, "more entities than the event key can hold");
 }
 

@@ -12,6 +12,8 @@
 
 namespace fabricsim::core {
 
+class CalendarQueue;
+
 class EventQueue {
  public:
   /// Entity ids, priorities, handler bindings and arg1 must fit the record.
@@ -39,6 +41,7 @@ class EventQueue {
   void clear() { heap_.clear(); }
 
  private:
+  friend class CalendarQueue;
   static constexpr std::uint64_t kTimeBias = std::uint64_t{1} << 63;
   // hi: the time (offset to unsigned); lo: priority (8 bits), source (24
   // bits) and the low 32 bits of the per-source sequence.  Compared as one
@@ -61,6 +64,14 @@ class EventQueue {
   void sift_up(std::size_t i);
   void sift_down(std::size_t i);
   std::uint16_t binding(HandlerFn fn, void* target);
+  Entry encode(const Event& ev);
+  void decode(const Entry& e, Event& out) const;
+  void push_entry(const Entry& e) {
+    heap_.push_back(e);
+    sift_up(heap_.size() - 1);
+  }
+  const Entry& top_entry() const { return heap_.front(); }
+  void pop_entry();
 
   struct Binding {
     HandlerFn fn;

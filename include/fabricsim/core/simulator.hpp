@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "fabricsim/core/event.hpp"
-#include "fabricsim/core/event_queue.hpp"
+#include "fabricsim/core/calendar_queue.hpp"
 #include "fabricsim/core/time.hpp"
 
 namespace fabricsim::core {
@@ -61,16 +61,15 @@ class Simulator {
   std::uint64_t run_until(SimTime end, std::uint64_t max_events);
 
   bool empty() const { return queue_.empty(); }
-  SimTime next_event_time() const { return queue_.empty() ? SimTime::max() : queue_.top_time(); }
+  SimTime next_event_time() { return queue_.empty() ? SimTime::max() : queue_.top_time(); }
   std::uint64_t events_processed() const { return processed_; }
   std::size_t pending() const { return queue_.size(); }
-  const EventQueue& queue() const { return queue_; }
   std::size_t entity_count() const { return seq_.size(); }
   /// Requests that run_until return after the current event.
   void stop() { stop_ = true; }
 
  private:
-  EventQueue queue_;
+  CalendarQueue queue_;
   std::vector<std::uint64_t> seq_;
   SimTime now_;
   std::uint64_t processed_ = 0;

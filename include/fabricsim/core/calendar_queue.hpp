@@ -1,0 +1,54 @@
+// Pending-event set for the short, dense scheduling horizon of a packet
+// network: a calendar (ring of time buckets) in front of a heap.
+//
+// Time is cut into buckets of 2^kBucketShift ps; a ring of kBuckets buckets
+// covers the near future.  Pushing an event into the ring appends it to its
+// bucket (O(1)); when the cursor reaches a bucket, the bucket is sorted once
+// by the full event key and drained in order.  Events beyond the ring's
+// horizon wait in an EventQueue heap and move into the ring as it advances.
+// The order of events is exactly the key order, as with EventQueue alone.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "fabricsim/core/event.hpp"
+#include "fabricsim/core/event_queue.hpp"
+
+namespace fabricsim::core {
+
+class CalendarQueue {
+ public:
+  static constexpr unsigned kBucketShift = 11;  // 2.048 ns per bucket
+  static constexpr std::size_t kBuckets = 4096;  // ~8.4 us horizon
+
+  CalendarQueue();
+  void push(const Event& ev);
+  /// Removes the least event into `out`.  Precondition: !empty().
+  void pop(Event& out);
+  /// Time of the least event.  Precondition: !empty().
+  SimTime top_time();
+  bool empty() const { return size_ == 0; }
+  std::size_t size() const { return size_; }
+
+ private:
+  using Entry = EventQueue::Entry;
+  static std::uint64_t bucket_of(std::uint64_t hi) { return hi >> kBucketShift; }
+  /// Makes the bucket at the cursor non-empty and sorted (precondition: !empty()).
+  void settle();
+  void advance_to(std::uint64_t abs_bucket);
+  void rewind(std::uint64_t abs_bucket);
+  std::size_t next_nonempty(std::size_t from) const;
+
+  std::vector<std::vector<Entry>> ring_;
+  std::vector<std::uint64_t> occupied_;  // bitmap of non-empty ring buckets
+  std::vector<std::vector<Entry>> spare_;  // storage of drained buckets, for reuse
+  EventQueue far_;                       // beyond the horizon
+  std::uint64_t cursor_ = 0;             // absolute bucket number of the current bucket
+  std::size_t drain_ = 0;                // next index to pop in the current (sorted) bucket
+  bool sorted_ = false;                  // the current bucket is sorted from drain_ on
+  std::size_t size_ = 0;
+};
+
+}  // namespace fabricsim::core

@@ -1,0 +1,137 @@
+#include "fabricsim/core/calendar_queue.hpp"
+
+#include <algorithm>
+
+#include "fabricsim/util/assert.hpp"
+
+namespace fabricsim::core {
+
+namespace {
+constexpr std::size_t kMask = CalendarQueue::kBuckets - 1;
+static_assert((CalendarQueue::kBuckets & kMask) == 0, "bucket count must be a power of two");
+}  // namespace
+
+CalendarQueue::CalendarQueue() : ring_(kBuckets), occupied_(kBuckets / 64, 0) {
+  // The cursor starts at time zero (the bias of the time encoding).
+  cursor_ = bucket_of(EventQueue::kTimeBias);
+}
+
+void CalendarQueue::push(const Event& ev) {
+  const Entry e = far_.encode(ev);  // far_ also owns the handler bindings
+  const std::uint64_t b = bucket_of(e.hi);
+  if (b < cursor_) rewind(b);  // the cursor had peeked past empty buckets
+  ++size_;
+  if (b >= cursor_ + kBuckets) {
+    far_.push_entry(e);
+    return;
+  }
+  auto& bucket = ring_[b & kMask];
+  if (bucket.capacity() == 0 && !spare_.empty()) {
+    // Reuse the storage of a drained bucket: only the few buckets in use
+    // hold memory, and it circulates instead of being allocated anew.
+    bucket.swap(spare_.back());
+    spare_.pop_back();
+  }
+  if (b == cursor_ && sorted_) {
+    // Into the bucket being drained: keep its remaining part sorted.
+    auto pos = std::upper_bound(bucket.begin() + static_cast<std::ptrdiff_t>(drain_), bucket.end(), e,
+                                [](const Entry& x, const Entry& y) { return EventQueue::less(x, y); });
+    bucket.insert(pos, e);
+  } else {
+    bucket.push_back(e);
+  }
+  occupied_[(b & kMask) >> 6] |= std::uint64_t{1} << (b & 63);
+}
+
+void CalendarQueue::rewind(std::uint64_t b) {
+  // Forget what was drained from the current bucket, then give the ring
+  // slots of [b, cursor) back to their new buckets: events they hold belong
+  // to [b + kBuckets, cursor + kBuckets), beyond the new horizon.
+  auto& cur = ring_[cursor_ & kMask];
+  cur.erase(cur.begin(), cur.begin() + static_cast<std::ptrdiff_t>(std::min(drain_, cur.size())));
+  drain_ = 0;
+  sorted_ = false;
+  // Rewinding a whole ring or more: every event in the ring is beyond it.
+  const bool all = cursor_ - b >= kBuckets;
+  const std::uint64_t from = all ? cursor_ : b;
+  const std::uint64_t to = all ? cursor_ + kBuckets : cursor_;
+  for (std::uint64_t a = from; a < to; ++a) {
+    auto& slot = ring_[a & kMask];
+    if (slot.empty()) continue;
+    for (const Entry& e : slot) far_.push_entry(e);
+    slot.clear();
+    occupied_[(a & kMask) >> 6] &= ~(std::uint64_t{1} << (a & 63));
+  }
+  cursor_ = b;
+}
+
+std::size_t CalendarQueue::next_nonempty(std::size_t from) const {
+  // First occupied ring slot at or after `from` (cyclically), or kBuckets.
+  for (std::size_t scanned = 0; scanned <= kBuckets; scanned += 64) {
+    const std::size_t word = ((from + scanned) & kMask) >> 6;
+    std::uint64_t bits = occupied_[word];
+    if (scanned == 0) bits &= ~std::uint64_t{0} << (from & 63);
+    if (bits) return (word << 6) | static_cast<std::size_t>(__builtin_ctzll(bits));
+  }
+  return kBuckets;
+}
+
+void CalendarQueue::advance_to(std::uint64_t abs_bucket) {
+  cursor_ = abs_bucket;
+  drain_ = 0;
+  sorted_ = false;
+  // Bring far events that are now within the horizon into the ring.
+  while (!far_.empty() && bucket_of(far_.top_entry().hi) < cursor_ + kBuckets) {
+    const Entry e = far_.top_entry();
+    far_.pop_entry();
+    const std::uint64_t b = bucket_of(e.hi);
+    auto& bucket = ring_[b & kMask];
+    if (bucket.capacity() == 0 && !spare_.empty()) {
+      bucket.swap(spare_.back());
+      spare_.pop_back();
+    }
+    bucket.push_back(e);
+    occupied_[(b & kMask) >> 6] |= std::uint64_t{1} << (b & 63);
+  }
+}
+
+void CalendarQueue::settle() {
+  for (;;) {
+    auto& cur = ring_[cursor_ & kMask];
+    if (drain_ < cur.size()) {
+      if (!sorted_) {
+        std::sort(cur.begin(), cur.end(), [](const Entry& x, const Entry& y) { return EventQueue::less(x, y); });
+        sorted_ = true;
+      }
+      return;
+    }
+    // The current bucket is used up: hand its storage to the spares and
+    // move to the next one.
+    cur.clear();
+    spare_.emplace_back();
+    spare_.back().swap(cur);
+    occupied_[(cursor_ & kMask) >> 6] &= ~(std::uint64_t{1} << (cursor_ & 63));
+    const std::size_t slot = next_nonempty((cursor_ + 1) & kMask);
+    if (slot != kBuckets) {
+      const std::uint64_t ahead = (slot - (cursor_ & kMask)) & kMask;
+      advance_to(cursor_ + (ahead == 0 ? kBuckets : ahead));
+    } else {
+      // The ring is empty: jump to the first far event.
+      FABRICSIM_ASSERT(!far_.empty(), "calendar queue lost track of its events");
+      advance_to(bucket_of(far_.top_entry().hi));
+    }
+  }
+}
+
+SimTime CalendarQueue::top_time() {
+  settle();
+  return SimTime::from_ps(static_cast<std::int64_t>(ring_[cursor_ & kMask][drain_].hi ^ EventQueue::kTimeBias));
+}
+
+void CalendarQueue::pop(Event& out) {
+  settle();
+  far_.decode(ring_[cursor_ & kMask][drain_++], out);
+  --size_;
+}
+
+}  // namespace fabricsim::core
