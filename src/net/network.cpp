@@ -137,13 +137,18 @@ class NetworkImpl {
   // virtual output queues, one per (input port, output port, vc), so a packet
   // for a busy output never blocks one behind it for an idle output.
   std::vector<std::uint64_t> voq_base_;  // per node: first VOQ id
-  std::vector<std::uint32_t> voq_head_;
-  std::vector<std::uint32_t> voq_tail_;
-  // What arbitration needs about a VOQ, without touching its head packet:
-  // the head's wire bytes, and (fixed) the input link and VC it belongs to.
-  std::vector<std::uint32_t> voq_head_bytes_;
-  std::vector<LinkId> voq_in_;
-  std::vector<std::uint8_t> voq_vc_;
+  // A VOQ is a FIFO of packets through `next`, plus what arbitration needs
+  // without touching the head packet: its wire bytes, and (fixed) the input
+  // link and VC of the queue.  One record, so scanning requesters costs one
+  // cache access each.
+  struct Voq {
+    std::uint32_t head;
+    std::uint32_t tail;
+    std::uint32_t head_bytes;
+    LinkId in;
+    std::uint8_t vc;
+  };
+  std::vector<Voq> voq_;
   std::vector<std::uint64_t> buffer_bytes_;  // [in link * vcs + vc]
   std::vector<SimTime> xbar_free_;  // per input link
 
@@ -269,11 +274,7 @@ NetworkImpl::NetworkImpl(const Topology& topo, const NetworkParams& params, core
     const std::uint64_t ports = node.kind == NodeKind::Switch ? node.out.size() : 0;
     voq_base_[n + 1] = voq_base_[n] + ports * ports * vcs;
   }
-  voq_head_.assign(voq_base_.back(), kNoPacket);
-  voq_tail_.assign(voq_base_.back(), kNoPacket);
-  voq_head_bytes_.assign(voq_base_.back(), 0);
-  voq_in_.assign(voq_base_.back(), kNoLink);
-  voq_vc_.assign(voq_base_.back(), 0);
+  voq_.assign(voq_base_.back(), Voq{kNoPacket, kNoPacket, 0, kNoLink, 0});
   for (NodeId n = 0; n < topo_.node_count(); ++n) {
     const Node& node = topo_.nodes()[n];
     if (node.kind != NodeKind::Switch) continue;
@@ -282,8 +283,8 @@ NetworkImpl::NetworkImpl(const Topology& topo, const NetworkParams& params, core
       for (std::size_t op = 0; op < ports; ++op)
         for (std::size_t v = 0; v < vcs; ++v) {
           const std::size_t q = voq_base_[n] + (ip * ports + op) * vcs + v;
-          voq_in_[q] = node.in[ip];
-          voq_vc_[q] = static_cast<std::uint8_t>(v);
+          voq_[q].in = node.in[ip];
+          voq_[q].vc = static_cast<std::uint8_t>(v);
         }
   }
   buffer_bytes_.assign(nl * vcs, 0);
@@ -471,15 +472,16 @@ void NetworkImpl::on_packet(LinkId in, std::uint32_t p) {
   const std::size_t ports = node_ports_[at];
   const auto q = static_cast<std::uint32_t>(
       voq_base_[at] + ((link.dst_port * ports + li_[pkt.out].src_port) * params_.vcs + pkt.vc));
-  if (voq_head_[q] == kNoPacket) {
-    voq_head_[q] = p;
-    voq_tail_[q] = p;
-    voq_head_bytes_[q] = pkt.bytes;
+  Voq& voq = voq_[q];
+  if (voq.head == kNoPacket) {
+    voq.head = p;
+    voq.tail = p;
+    voq.head_bytes = pkt.bytes;
     requesters_[pkt.out].push_back(q);
     arbitrate(pkt.out);
   } else {
-    packets_[voq_tail_[q]].next = p;
-    voq_tail_[q] = p;
+    packets_[voq.tail].next = p;
+    voq.tail = p;
   }
 }
 
@@ -622,24 +624,25 @@ void NetworkImpl::arbitrate_switch(LinkId o) {
   std::uint32_t blocked_vcs = 0;
   for (std::size_t t = 0, idx = start_idx; t < n; ++t, idx = idx + 1 == n ? 0 : idx + 1) {
     const std::uint32_t q = req[idx];
-    if (available_credits(o, voq_vc_[q]) < static_cast<std::int64_t>(voq_head_bytes_[q])) {
+    Voq& voq = voq_[q];
+    if (available_credits(o, voq.vc) < static_cast<std::int64_t>(voq.head_bytes)) {
       credit_blocked = true;
-      blocked_vcs |= 1u << voq_vc_[q];
+      blocked_vcs |= 1u << voq.vc;
       continue;
     }
-    const LinkId in = voq_in_[q];
+    const LinkId in = voq.in;
     if (xbar_free_[in] > now) {  // the input is still moving a packet through the crossbar
       retry = std::min(retry, xbar_free_[in]);
       continue;
     }
     // Granted: pop the VOQ; it keeps its place in the round-robin order
     // while it has packets.
-    const std::uint32_t p = voq_head_[q];
+    const std::uint32_t p = voq.head;
     Packet& pkt = packets_[p];
-    voq_head_[q] = pkt.next;
-    if (pkt.next != kNoPacket) voq_head_bytes_[q] = packets_[pkt.next].bytes;
+    voq.head = pkt.next;
+    if (pkt.next != kNoPacket) voq.head_bytes = packets_[pkt.next].bytes;
     if (pkt.next == kNoPacket) {
-      voq_tail_[q] = kNoPacket;
+      voq.tail = kNoPacket;
       req.erase(req.begin() + static_cast<std::ptrdiff_t>(idx));
       rr_[o] = static_cast<std::uint32_t>(idx);  // the next requester now sits at idx
     } else {
