@@ -16,8 +16,8 @@ CalendarQueue::CalendarQueue() : ring_(kBuckets), occupied_(kBuckets / 64, 0) {
   cursor_ = bucket_of(EventQueue::kTimeBias);
 }
 
-void CalendarQueue::push(const Event& ev) {
-  const Entry e = far_.encode(ev);  // far_ also owns the handler bindings
+void CalendarQueue::push_entry(const Entry& e) {
+  // far_ also owns the handler bindings (encode/decode).
   const std::uint64_t b = bucket_of(e.hi);
   if (b < cursor_) rewind(b);  // the cursor had peeked past empty buckets
   ++size_;

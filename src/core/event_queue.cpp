@@ -5,24 +5,24 @@
 namespace fabricsim::core {
 
 std::uint16_t EventQueue::binding(HandlerFn fn, void* target) {
-  // A simulation binds a handful of (handler, object) pairs; remember the
-  // last one and search the short table otherwise.
-  if (last_binding_ < bindings_.size() && bindings_[last_binding_].fn == fn &&
-      bindings_[last_binding_].target == target)
-    return last_binding_;
-  for (std::size_t i = 0; i < bindings_.size(); ++i) {
-    if (bindings_[i].fn == fn && bindings_[i].target == target) {
-      last_binding_ = static_cast<std::uint16_t>(i);
-      return last_binding_;
-    }
+  // A simulation binds a handful of (handler, object) pairs; a small
+  // direct-mapped cache finds them without searching.
+  const auto h = static_cast<std::size_t>(((reinterpret_cast<std::uintptr_t>(fn) >> 4) ^
+                                           (reinterpret_cast<std::uintptr_t>(target) >> 3)) %
+                                          kBindingCache);
+  const std::uint16_t cached = binding_cache_[h];
+  if (cached < bindings_.size() && bindings_[cached].fn == fn && bindings_[cached].target == target) return cached;
+  std::size_t i = 0;
+  while (i < bindings_.size() && !(bindings_[i].fn == fn && bindings_[i].target == target)) ++i;
+  if (i == bindings_.size()) {
+    FABRICSIM_ASSERT(bindings_.size() < kMaxHandlers, "too many distinct event handlers");
+    bindings_.push_back(Binding{fn, target});
   }
-  FABRICSIM_ASSERT(bindings_.size() < kMaxHandlers, "too many distinct event handlers");
-  bindings_.push_back(Binding{fn, target});
-  last_binding_ = static_cast<std::uint16_t>(bindings_.size() - 1);
-  return last_binding_;
+  binding_cache_[h] = static_cast<std::uint16_t>(i);
+  return static_cast<std::uint16_t>(i);
 }
 
-EventQueue::Entry EventQueue::encode(const Event& ev) {
+EventQueue::Entry EventQueue::encode(const Event& ev, std::uint16_t binding_id) {
   FABRICSIM_DEBUG_ASSERT(ev.key.priority <= kMaxPriority && ev.key.source < kMaxEntities, "key field out of range");
   FABRICSIM_DEBUG_ASSERT(ev.arg1 <= kMaxArg1, "arg1 out of range");
   Entry e;
@@ -30,8 +30,7 @@ EventQueue::Entry EventQueue::encode(const Event& ev) {
   e.lo = (static_cast<std::uint64_t>(ev.key.priority) << 56) | (static_cast<std::uint64_t>(ev.key.source) << 32) |
          static_cast<std::uint32_t>(ev.key.sequence);
   e.arg0 = ev.arg0;
-  e.meta = (static_cast<std::uint64_t>(binding(ev.handler, ev.target)) << 48) | ((ev.arg1 & kMaxArg1) << 32) |
-           ev.arg32;
+  e.meta = (static_cast<std::uint64_t>(binding_id) << 48) | ((ev.arg1 & kMaxArg1) << 32) | ev.arg32;
   return e;
 }
 

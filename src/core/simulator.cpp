@@ -39,6 +39,29 @@ void Simulator::schedule_keyed(SimTime at, std::uint32_t priority, EntityId sour
   queue_.push(ev);
 }
 
+void Simulator::schedule_bound(SimTime at, std::uint32_t priority, EntityId source, BindingId binding,
+                               std::uint32_t arg32, std::uint64_t arg0, std::uint64_t arg1) {
+  FABRICSIM_DEBUG_ASSERT(at >= now_, "event scheduled in the past");
+  Event ev;
+  ev.key = EventKey{at, priority, source, seq_[source]++};
+  ev.arg32 = arg32;
+  ev.arg0 = arg0;
+  ev.arg1 = arg1;
+  queue_.push_bound(ev, binding);
+}
+
+void Simulator::schedule_keyed_bound(SimTime at, std::uint32_t priority, EntityId source, std::uint64_t tag,
+                                     BindingId binding, std::uint32_t arg32, std::uint64_t arg0,
+                                     std::uint64_t arg1) {
+  FABRICSIM_DEBUG_ASSERT(at >= now_, "event scheduled in the past");
+  Event ev;
+  ev.key = EventKey{at, priority, source, tag};
+  ev.arg32 = arg32;
+  ev.arg0 = arg0;
+  ev.arg1 = arg1;
+  queue_.push_bound(ev, binding);
+}
+
 std::uint64_t Simulator::run_until(SimTime end) { return run_until(end, UINT64_MAX); }
 
 std::uint64_t Simulator::run_until(SimTime end, std::uint64_t max_events) {

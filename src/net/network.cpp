@@ -176,9 +176,9 @@ class NetworkImpl {
   std::vector<std::uint32_t> node_ports_;
 
   core::HandlerFn link_handler_;
-  core::HandlerFn wake_handler_;
-  core::HandlerFn post_handler_;
-  core::HandlerFn delivered_handler_;
+  core::Simulator::BindingId wake_binding_ = 0;
+  core::Simulator::BindingId post_binding_ = 0;
+  core::Simulator::BindingId delivered_binding_ = 0;
 
  private:
   SimTime ser(std::uint32_t bytes, LinkId l) const {
@@ -227,9 +227,9 @@ NetworkImpl::NetworkImpl(const Topology& topo, const NetworkParams& params, core
   payload_per_packet_ = params_.packet_bytes - params_.header_bytes;
 
   link_handler_ = core::Simulator::handler<NetworkImpl, &NetworkImpl::on_link_event>();
-  wake_handler_ = core::Simulator::handler<NetworkImpl, &NetworkImpl::on_wake>();
-  post_handler_ = core::Simulator::handler<NetworkImpl, &NetworkImpl::on_post>();
-  delivered_handler_ = core::Simulator::handler<NetworkImpl, &NetworkImpl::on_delivered>();
+  wake_binding_ = sim_.bind(core::Simulator::handler<NetworkImpl, &NetworkImpl::on_wake>(), this);
+  post_binding_ = sim_.bind(core::Simulator::handler<NetworkImpl, &NetworkImpl::on_post>(), this);
+  delivered_binding_ = sim_.bind(core::Simulator::handler<NetworkImpl, &NetworkImpl::on_delivered>(), this);
 
   const std::size_t nl = topo_.link_count();
   const std::size_t vcs = params_.vcs;
@@ -237,7 +237,7 @@ NetworkImpl::NetworkImpl(const Topology& topo, const NetworkParams& params, core
   for (LinkId l = 0; l < nl; ++l) {
     const Link& tl = topo_.links()[l];
     links_.emplace_back(l, core::Port{tl.src, tl.src_port}, core::Port{tl.dst, tl.dst_port}, tl.latency);
-    links_.back().bind_receiver(link_handler_, this);
+    links_.back().bind_receiver(sim_, link_handler_, this);
   }
   port_.assign(nl, OutPort{SimTime::zero(), 0});
   cs_.assign(nl * vcs, CreditState{static_cast<std::int64_t>(params_.buffer_bytes), SimTime::max()});
@@ -349,7 +349,7 @@ MessageId NetworkImpl::send(EndpointId src, EndpointId dst, std::uint64_t bytes,
   m.packets = static_cast<std::uint32_t>((bytes + payload_per_packet_ - 1) / payload_per_packet_);
   messages_.push_back(m);
   const NodeId node = topo_.endpoint_node(src);
-  sim_.schedule(at, kPrioPost, node, node, post_handler_, this, id);
+  sim_.schedule_bound(at, kPrioPost, node, post_binding_, id);
   return id;
 }
 
@@ -452,7 +452,7 @@ void NetworkImpl::on_packet(LinkId in, std::uint32_t p) {
     if (m.received_payload == m.bytes) {
       m.end_time = tail;
       ++totals_.messages_delivered;
-      sim_.schedule(tail, kPrioDelivered, at, at, delivered_handler_, this, pkt.msg);
+      sim_.schedule_bound(tail, kPrioDelivered, at, delivered_binding_, pkt.msg);
     }
     free_packet(p);
     return;
@@ -559,7 +559,7 @@ void NetworkImpl::schedule_wake(LinkId o, SimTime at) {
   // Keyed by (node, link), not by the node's event counter: the wake-up of
   // an output at a given time is the same event whoever asked for it.
   const NodeId n = li_[o].src;
-  sim_.schedule_keyed(at, kPrioWake, n, o, wake_handler_, this, o);
+  sim_.schedule_keyed_bound(at, kPrioWake, n, o, wake_binding_, o);
 }
 
 void NetworkImpl::arbitrate(LinkId o) {

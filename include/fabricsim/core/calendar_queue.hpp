@@ -24,7 +24,10 @@ class CalendarQueue {
   static constexpr std::size_t kBuckets = 4096;  // ~8.4 us horizon
 
   CalendarQueue();
-  void push(const Event& ev);
+  void push(const Event& ev) { push_entry(far_.encode(ev)); }
+  /// See EventQueue::bind and push_bound.
+  std::uint16_t bind(HandlerFn fn, void* target) { return far_.bind(fn, target); }
+  void push_bound(const Event& ev, std::uint16_t binding_id) { push_entry(far_.encode(ev, binding_id)); }
   /// Removes the least event into `out`.  Precondition: !empty().
   void pop(Event& out);
   /// Time of the least event.  Precondition: !empty().
@@ -34,6 +37,7 @@ class CalendarQueue {
 
  private:
   using Entry = EventQueue::Entry;
+  void push_entry(const Entry& e);
   static std::uint64_t bucket_of(std::uint64_t hi) { return hi >> kBucketShift; }
   /// Makes the bucket at the cursor non-empty and sorted (precondition: !empty()).
   void settle();

@@ -26,6 +26,11 @@ class EventQueue {
   explicit EventQueue(std::size_t reserve) { this->reserve(reserve); }
 
   void reserve(std::size_t n) { heap_.reserve(n); }
+  /// Registers a (handler, object) pair once; events pushed with the
+  /// returned id skip the lookup.
+  std::uint16_t bind(HandlerFn fn, void* target) { return binding(fn, target); }
+  /// push() for an event whose handler and target are those of `binding`.
+  void push_bound(const Event& ev, std::uint16_t binding_id) { push_entry(encode(ev, binding_id)); }
   /// Adds an event.  Its key keeps (time, priority, source) and the low 32
   /// bits of the sequence; `dest` is not stored, `arg1` keeps 16 bits.
   void push(const Event& ev);
@@ -64,7 +69,8 @@ class EventQueue {
   void sift_up(std::size_t i);
   void sift_down(std::size_t i);
   std::uint16_t binding(HandlerFn fn, void* target);
-  Entry encode(const Event& ev);
+  Entry encode(const Event& ev) { return encode(ev, binding(ev.handler, ev.target)); }
+  Entry encode(const Event& ev, std::uint16_t binding_id);
   void decode(const Entry& e, Event& out) const;
   void push_entry(const Entry& e) {
     heap_.push_back(e);
@@ -79,7 +85,8 @@ class EventQueue {
   };
   std::vector<Entry> heap_;
   std::vector<Binding> bindings_;
-  std::uint16_t last_binding_ = 0;
+  static constexpr std::size_t kBindingCache = 61;  // prime: spreads pointer bits
+  std::uint16_t binding_cache_[kBindingCache] = {};
 };
 
 }  // namespace fabricsim::core

@@ -49,6 +49,12 @@ class Link {
     handler_ = fn;
     target_ = target;
   }
+  /// Same, registering the pair with `sim` so sends skip the handler lookup.
+  void bind_receiver(Simulator& sim, HandlerFn fn, void* target) {
+    bind_receiver(fn, target);
+    binding_ = sim.bind(fn, target);
+    bound_ = true;
+  }
   /// Makes the link cross ranks: sends become records posted to `sink`.
   void make_remote(RemoteSink* sink) { remote_ = sink; }
 
@@ -58,7 +64,10 @@ class Link {
             std::uint64_t arg0, std::uint64_t arg1) const {
     const SimTime at = depart + latency_;
     if (remote_ == nullptr) [[likely]] {
-      sim.schedule(at, priority, source, to_.entity, handler_, target_, arg32, arg0, arg1);
+      if (bound_)
+        sim.schedule_bound(at, priority, source, binding_, arg32, arg0, arg1);
+      else
+        sim.schedule(at, priority, source, to_.entity, handler_, target_, arg32, arg0, arg1);
     } else {
       RemoteRecord r{EventKey{at, priority, source, sim.next_sequence(source)}, id_, arg32, arg0, arg1};
       remote_->post(r);
@@ -92,6 +101,8 @@ class Link {
   HandlerFn handler_ = nullptr;
   void* target_ = nullptr;
   RemoteSink* remote_ = nullptr;
+  Simulator::BindingId binding_ = 0;
+  bool bound_ = false;
 };
 
 }  // namespace fabricsim::core

@@ -27,6 +27,17 @@ class Simulator {
 
   SimTime now() const { return now_; }
 
+  using BindingId = std::uint16_t;
+  /// Registers a (handler, object) pair for the schedule_bound() calls,
+  /// which then skip looking the pair up on every event.
+  BindingId bind(HandlerFn fn, void* target) { return queue_.bind(fn, target); }
+  /// schedule() / schedule_keyed() with a registered handler binding.
+  void schedule_bound(SimTime at, std::uint32_t priority, EntityId source, BindingId binding,
+                      std::uint32_t arg32 = 0, std::uint64_t arg0 = 0, std::uint64_t arg1 = 0);
+  void schedule_keyed_bound(SimTime at, std::uint32_t priority, EntityId source, std::uint64_t tag,
+                            BindingId binding, std::uint32_t arg32 = 0, std::uint64_t arg0 = 0,
+                            std::uint64_t arg1 = 0);
+
   /// Schedules an event at absolute time `at` (>= now()).  `source` is the
   /// entity on whose behalf it is scheduled; its sequence counter advances.
   void schedule(SimTime at, std::uint32_t priority, EntityId source, EntityId dest, HandlerFn fn,
