@@ -33,10 +33,10 @@ void CalendarQueue::push_entry(const Entry& e) {
     spare_.pop_back();
   }
   if (b == cursor_ && sorted_) {
-    // Into the bucket being drained: keep its remaining part sorted.
-    auto pos = std::upper_bound(bucket.begin() + static_cast<std::ptrdiff_t>(drain_), bucket.end(), e,
-                                [](const Entry& x, const Entry& y) { return EventQueue::less(x, y); });
-    bucket.insert(pos, e);
+    // Into the bucket being drained: a small side heap, merged on pop, keeps
+    // this O(log n) however crowded the bucket is.
+    side_.push_back(e);
+    std::push_heap(side_.begin(), side_.end(), later);
   } else {
     bucket.push_back(e);
   }
@@ -49,6 +49,8 @@ void CalendarQueue::rewind(std::uint64_t b) {
   // to [b + kBuckets, cursor + kBuckets), beyond the new horizon.
   auto& cur = ring_[cursor_ & kMask];
   cur.erase(cur.begin(), cur.begin() + static_cast<std::ptrdiff_t>(std::min(drain_, cur.size())));
+  cur.insert(cur.end(), side_.begin(), side_.end());
+  side_.clear();
   drain_ = 0;
   sorted_ = false;
   // Rewinding a whole ring or more: every event in the ring is beyond it.
@@ -98,7 +100,7 @@ void CalendarQueue::advance_to(std::uint64_t abs_bucket) {
 void CalendarQueue::settle() {
   for (;;) {
     auto& cur = ring_[cursor_ & kMask];
-    if (drain_ < cur.size()) {
+    if (drain_ < cur.size() || !side_.empty()) {
       if (!sorted_) {
         std::sort(cur.begin(), cur.end(), [](const Entry& x, const Entry& y) { return EventQueue::less(x, y); });
         sorted_ = true;
@@ -123,14 +125,28 @@ void CalendarQueue::settle() {
   }
 }
 
+bool CalendarQueue::side_first() const {
+  const auto& cur = ring_[cursor_ & kMask];
+  if (side_.empty()) return false;
+  if (drain_ >= cur.size()) return true;
+  return EventQueue::less(side_.front(), cur[drain_]);
+}
+
 SimTime CalendarQueue::top_time() {
   settle();
-  return SimTime::from_ps(static_cast<std::int64_t>(ring_[cursor_ & kMask][drain_].hi ^ EventQueue::kTimeBias));
+  const Entry& e = side_first() ? side_.front() : ring_[cursor_ & kMask][drain_];
+  return SimTime::from_ps(static_cast<std::int64_t>(e.hi ^ EventQueue::kTimeBias));
 }
 
 void CalendarQueue::pop(Event& out) {
   settle();
-  far_.decode(ring_[cursor_ & kMask][drain_++], out);
+  if (side_first()) {
+    far_.decode(side_.front(), out);
+    std::pop_heap(side_.begin(), side_.end(), later);
+    side_.pop_back();
+  } else {
+    far_.decode(ring_[cursor_ & kMask][drain_++], out);
+  }
   --size_;
 }
 

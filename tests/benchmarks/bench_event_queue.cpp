@@ -37,7 +37,8 @@ struct Chain {
   Simulator* sim;
   std::uint64_t seed_draws = 0;
   void on_event(const Event& ev) {
-    sim->schedule(sim->now() + SimTime::from_ps(1 + static_cast<std::int64_t>(ev.arg0 % 977)), 0, ev.dest, ev.dest,
+    sim->schedule(sim->now() + SimTime::from_ps(1 + static_cast<std::int64_t>(ev.arg0 % 977)), 0, ev.key.source,
+                  ev.key.source,
                   Simulator::handler<Chain, &Chain::on_event>(), this, 0, ev.arg0 * 6364136223846793005ull + 1);
   }
 };

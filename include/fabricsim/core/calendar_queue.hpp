@@ -5,7 +5,8 @@
 // covers the near future.  Pushing an event into the ring appends it to its
 // bucket (O(1)); when the cursor reaches a bucket, the bucket is sorted once
 // by the full event key and drained in order.  Events beyond the ring's
-// horizon wait in an EventQueue heap and move into the ring as it advances.
+// horizon wait in an EventQueue heap and move into the ring as it advances;
+// events pushed into the bucket being drained go to a small side heap.
 // The order of events is exactly the key order, as with EventQueue alone.
 #pragma once
 
@@ -38,16 +39,21 @@ class CalendarQueue {
  private:
   using Entry = EventQueue::Entry;
   void push_entry(const Entry& e);
+  /// Comparator for the side min-heap (std heaps are max-heaps).
+  static bool later(const Entry& x, const Entry& y) { return EventQueue::less(y, x); }
   static std::uint64_t bucket_of(std::uint64_t hi) { return hi >> kBucketShift; }
   /// Makes the bucket at the cursor non-empty and sorted (precondition: !empty()).
   void settle();
   void advance_to(std::uint64_t abs_bucket);
   void rewind(std::uint64_t abs_bucket);
   std::size_t next_nonempty(std::size_t from) const;
+  /// Whether the least event is in the side heap rather than the bucket.
+  bool side_first() const;
 
   std::vector<std::vector<Entry>> ring_;
   std::vector<std::uint64_t> occupied_;  // bitmap of non-empty ring buckets
   std::vector<std::vector<Entry>> spare_;  // storage of drained buckets, for reuse
+  std::vector<Entry> side_;               // min-heap: pushed into the current bucket while it drains
   EventQueue far_;                       // beyond the horizon
   std::uint64_t cursor_ = 0;             // absolute bucket number of the current bucket
   std::size_t drain_ = 0;                // next index to pop in the current (sorted) bucket
