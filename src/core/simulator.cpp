@@ -8,58 +8,40 @@ Simulator::Simulator(std::size_t entity_count) : seq_(entity_count, 0) {
   FABRICSIM_ASSERT(entity_count <= EventQueue::kMaxEntities, "more entities than the event key can hold");
 }
 
-void Simulator::schedule(SimTime at, std::uint32_t priority, EntityId source, EntityId dest,
-                         HandlerFn fn, void* target, std::uint32_t arg32, std::uint64_t arg0,
-                         std::uint64_t arg1) {
-  FABRICSIM_ASSERT(at >= now_, "event scheduled in the past");
-  FABRICSIM_DEBUG_ASSERT(source < seq_.size(), "source entity out of range");
-  FABRICSIM_DEBUG_ASSERT(priority <= EventQueue::kMaxPriority, "priority out of range");
+namespace {
+Event make_event(SimTime at, std::uint32_t priority, EntityId source, std::uint64_t sequence, std::uint32_t arg32,
+                 std::uint64_t arg0, std::uint64_t arg1) {
   Event ev;
-  ev.key = EventKey{at, priority, source, seq_[source]++};
-  ev.handler = fn;
-  ev.target = target;
-  ev.dest = dest;
+  ev.key = EventKey{at, priority, source, sequence};
   ev.arg32 = arg32;
   ev.arg0 = arg0;
   ev.arg1 = arg1;
-  queue_.push(ev);
+  return ev;
+}
+}  // namespace
+
+void Simulator::schedule(SimTime at, std::uint32_t priority, EntityId source, EntityId /*dest*/, HandlerFn fn,
+                         void* target, std::uint32_t arg32, std::uint64_t arg0, std::uint64_t arg1) {
+  schedule_bound(at, priority, source, bind(fn, target), arg32, arg0, arg1);
 }
 
 void Simulator::schedule_keyed(SimTime at, std::uint32_t priority, EntityId source, std::uint64_t tag, HandlerFn fn,
                                void* target, std::uint32_t arg32, std::uint64_t arg0, std::uint64_t arg1) {
-  FABRICSIM_ASSERT(at >= now_, "event scheduled in the past");
-  Event ev;
-  ev.key = EventKey{at, priority, source, tag};
-  ev.handler = fn;
-  ev.target = target;
-  ev.dest = source;
-  ev.arg32 = arg32;
-  ev.arg0 = arg0;
-  ev.arg1 = arg1;
-  queue_.push(ev);
+  schedule_keyed_bound(at, priority, source, tag, bind(fn, target), arg32, arg0, arg1);
 }
 
 void Simulator::schedule_bound(SimTime at, std::uint32_t priority, EntityId source, BindingId binding,
                                std::uint32_t arg32, std::uint64_t arg0, std::uint64_t arg1) {
-  FABRICSIM_DEBUG_ASSERT(at >= now_, "event scheduled in the past");
-  Event ev;
-  ev.key = EventKey{at, priority, source, seq_[source]++};
-  ev.arg32 = arg32;
-  ev.arg0 = arg0;
-  ev.arg1 = arg1;
-  queue_.push_bound(ev, binding);
+  FABRICSIM_ASSERT(at >= now_, "event scheduled in the past");
+  FABRICSIM_DEBUG_ASSERT(source < seq_.size(), "source entity out of range");
+  queue_.push_bound(make_event(at, priority, source, seq_[source]++, arg32, arg0, arg1), binding);
 }
 
 void Simulator::schedule_keyed_bound(SimTime at, std::uint32_t priority, EntityId source, std::uint64_t tag,
                                      BindingId binding, std::uint32_t arg32, std::uint64_t arg0,
                                      std::uint64_t arg1) {
-  FABRICSIM_DEBUG_ASSERT(at >= now_, "event scheduled in the past");
-  Event ev;
-  ev.key = EventKey{at, priority, source, tag};
-  ev.arg32 = arg32;
-  ev.arg0 = arg0;
-  ev.arg1 = arg1;
-  queue_.push_bound(ev, binding);
+  FABRICSIM_ASSERT(at >= now_, "event scheduled in the past");
+  queue_.push_bound(make_event(at, priority, source, tag, arg32, arg0, arg1), binding);
 }
 
 std::uint64_t Simulator::run_until(SimTime end) { return run_until(end, UINT64_MAX); }
