@@ -8,6 +8,7 @@
 #include "fabricsim/config/config.hpp"
 #include "fabricsim/par/partition.hpp"
 #include "fabricsim/util/error.hpp"
+#include "fabricsim/workload/fluid.hpp"
 #include "scenario.hpp"
 
 namespace fabricsim::app {
@@ -50,6 +51,17 @@ int info_impl(const InfoOptions& opts) {
   net::Topology topo = build_topology(cfg);
   const double build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const int diameter = topo.diameter();
+  // Fluid estimate of the configured traffic.
+  const net::NetworkParams np = network_params(cfg);
+  const net::RoutingTable routes(topo);
+  const auto plan = workload::plan_traffic(traffic_params(cfg), topo, np);
+  const workload::FluidEstimate fluid = workload::estimate_fluid(topo, routes, plan, np);
+  std::string bn_name = "-", bn_class = "-";
+  if (fluid.bottleneck != net::kNoLink) {
+    const auto& l = topo.link(fluid.bottleneck);
+    bn_name = topo.node(l.src).name + " -> " + topo.node(l.dst).name;
+    bn_class = net::to_string(l.cls);
+  }
 
   struct PartRow {
     std::string name;
@@ -84,6 +96,12 @@ int info_impl(const InfoOptions& opts) {
       out += fmt::format("\"{}\": {}", net::to_string(cls), topo.count_links(cls));
     }
     out += fmt::format("}}, \"diameter\": {}, \"build_seconds\": {:.6f}", diameter, build_s);
+    out += fmt::format(", \"fluid\": {{\"messages\": {}, \"payload_bytes\": {:.0f}, \"bottleneck_link\": {}, "
+                       "\"bottleneck\": \"{}\", \"bottleneck_class\": \"{}\", \"bottleneck_bytes\": {:.1f}, "
+                       "\"min_makespan_ns\": {:.3f}, \"throughput_bound\": {:.6f}}}",
+                       plan.size(), fluid.payload_bytes,
+                       fluid.bottleneck == net::kNoLink ? -1 : static_cast<long long>(fluid.bottleneck), bn_name,
+                       bn_class, fluid.bottleneck_bytes, fluid.min_makespan_ns, fluid.throughput_bound);
     if (!parts.empty()) {
       out += fmt::format(", \"ranks\": {}, \"partitions\": {{", opts.ranks);
       for (std::size_t i = 0; i < parts.size(); ++i) {
@@ -112,6 +130,13 @@ int info_impl(const InfoOptions& opts) {
   }
   fmt::print("  diameter         {} cables\n", diameter);
   fmt::print("  build time       {:.3f} s\n", build_s);
+  fmt::print("  traffic          {} messages, {:.1f} MiB payload ({})\n", plan.size(), fluid.payload_bytes / 1048576.0,
+             cfg.get_string("workload.pattern"));
+  fmt::print("  fluid estimate   bottleneck link {} ({}, {}) carries {:.1f} KiB\n",
+             fluid.bottleneck == net::kNoLink ? -1 : static_cast<long long>(fluid.bottleneck), bn_name, bn_class,
+             fluid.bottleneck_bytes / 1024.0);
+  fmt::print("                   makespan >= {:.3f} us, throughput <= {:.1f}% of injection\n",
+             fluid.min_makespan_ns / 1000.0, 100.0 * fluid.throughput_bound);
   if (!parts.empty()) {
     fmt::print("  partition for {} ranks:\n", opts.ranks);
     fmt::print("    {:<12} {:>10} {:>14} {:>10} {:>10}\n", "partitioner", "edge cut", "lookahead", "imbalance", "time");

@@ -104,17 +104,28 @@ std::vector<PlannedMessage> plan_traffic(const TrafficParams& p, std::uint32_t n
   return out;
 }
 
-TrafficWorkload::TrafficWorkload(net::Network& network, const TrafficParams& params) {
-  const auto& topo = network.topology();
-  const auto n = static_cast<std::uint32_t>(topo.endpoint_count());
-  const auto& np = network.params();
-  const std::uint32_t ppp = network.payload_per_packet();
-  const std::uint64_t full = params.message_bytes / ppp;
-  const std::uint64_t rest = params.message_bytes % ppp;
-  const std::uint64_t wire = full * np.packet_bytes + (rest ? rest + np.header_bytes : 0);
+std::uint64_t wire_bytes(std::uint64_t payload, const net::NetworkParams& np) {
+  const std::uint64_t ppp = np.packet_bytes - np.header_bytes;
+  const std::uint64_t packets = (payload + ppp - 1) / ppp;
+  return payload + packets * np.header_bytes;
+}
+
+namespace {
+SimTime injection_time(const TrafficParams& params, const net::Topology& topo, const net::NetworkParams& np) {
   const auto& first = topo.links()[topo.node(topo.endpoint_node(0)).out.front()];
-  message_time_ = core::serialization_time(wire, first.bandwidth_gbps);
-  const auto plan = plan_traffic(params, n, message_time_);
+  return core::serialization_time(wire_bytes(params.message_bytes, np), first.bandwidth_gbps);
+}
+}  // namespace
+
+std::vector<PlannedMessage> plan_traffic(const TrafficParams& params, const net::Topology& topo,
+                                         const net::NetworkParams& np) {
+  return plan_traffic(params, static_cast<std::uint32_t>(topo.endpoint_count()), injection_time(params, topo, np));
+}
+
+TrafficWorkload::TrafficWorkload(net::Network& network, const TrafficParams& params)
+    : message_time_(injection_time(params, network.topology(), network.params())) {
+  const auto plan = plan_traffic(params, static_cast<std::uint32_t>(network.topology().endpoint_count()),
+                                 message_time_);
   for (const auto& m : plan) network.send(m.src, m.dst, m.bytes, m.post);
   total_ = plan.size();
   network.set_listener(this);

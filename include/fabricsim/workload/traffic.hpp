@@ -40,6 +40,14 @@ struct PlannedMessage {
 std::vector<PlannedMessage> plan_traffic(const TrafficParams& params, std::uint32_t endpoints,
                                          core::SimTime message_time);
 
+/// Bytes a message of `payload` bytes puts on the wire (headers included).
+std::uint64_t wire_bytes(std::uint64_t payload, const net::NetworkParams& np);
+
+/// The messages a traffic configuration posts on `topo` (what a run's
+/// TrafficWorkload sends), for tools that need them without simulating.
+std::vector<PlannedMessage> plan_traffic(const TrafficParams& params, const net::Topology& topo,
+                                         const net::NetworkParams& np);
+
 /// A seeded random permutation without fixed points (a derangement).
 std::vector<std::uint32_t> random_derangement(std::uint32_t n, std::uint64_t seed);
 
