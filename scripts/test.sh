@@ -10,4 +10,14 @@ fabricsim_ensure_packages
 build=${FABRICSIM_BUILD_DIR:-$src/build}
 fabricsim_build "$src"
 cd "$build"
-ctest --output-on-failure --parallel "$(nproc 2>/dev/null || echo 2)" --no-label-summary "$@"
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+set +e
+ctest --output-on-failure --parallel "$(nproc 2>/dev/null || echo 2)" --no-label-summary "$@" 2>&1 | tee "$log"
+rc=${PIPESTATUS[0]}
+set -e
+# ctest lists skipped tests after its summary; repeat the summary so that it
+# is the last line.
+echo
+grep -E '^[0-9]+% tests passed, [0-9]+ tests failed out of [0-9]+' "$log" | tail -n 1
+exit "$rc"
