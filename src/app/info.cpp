@@ -14,24 +14,6 @@
 namespace fabricsim::app {
 namespace {
 
-par::Graph node_graph(const net::Topology& topo) {
-  par::Graph g;
-  const std::size_t n = topo.node_count();
-  g.xadj.assign(n + 1, 0);
-  for (const auto& l : topo.links()) ++g.xadj[l.src + 1];
-  for (std::size_t i = 0; i < n; ++i) g.xadj[i + 1] += g.xadj[i];
-  g.adjncy.resize(topo.link_count());
-  g.latency.resize(topo.link_count());
-  std::vector<std::int64_t> fill(g.xadj.begin(), g.xadj.end() - 1);
-  for (const auto& l : topo.links()) {
-    auto pos = static_cast<std::size_t>(fill[l.src]++);
-    g.adjncy[pos] = l.dst;
-    g.latency[pos] = l.latency;
-  }
-  g.vwgt.assign(n, 1);
-  return g;
-}
-
 std::string json_escape(const std::string& s) {
   std::string o;
   for (char c : s) {
@@ -69,14 +51,11 @@ int info_impl(const InfoOptions& opts) {
   };
   std::vector<PartRow> parts;
   if (opts.ranks > 0) {
-    const par::Graph g = node_graph(topo);
+    const par::Graph g = node_graph(topo, fluid.link_bytes, np.packet_bytes);
+    const auto min_cut = core::SimTime::from_ns_f(cfg.get_float("engine.min_cut_latency_ns"));
     for (auto how : {par::Partitioner::Metis, par::Partitioner::Block, par::Partitioner::RoundRobin}) {
-      const auto p0 = std::chrono::steady_clock::now();
-      const auto part = par::partition(g, opts.ranks, how, static_cast<std::uint64_t>(cfg.get_int("engine.seed")));
-      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - p0).count();
-      PartRow row{par::to_string(how), par::evaluate(g, part, opts.ranks)};
-      row.q.seconds = secs;
-      parts.push_back(row);
+      const auto r = partition_nodes(g, opts.ranks, how, min_cut, static_cast<std::uint64_t>(cfg.get_int("engine.seed")));
+      parts.push_back(PartRow{par::to_string(how), r.quality});
     }
   }
 

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <numeric>
 #include <cstdio>
 #include <memory>
 
@@ -12,6 +13,8 @@
 #include "fabricsim/config/config.hpp"
 #include "fabricsim/core/simulator.hpp"
 #include "fabricsim/par/comm.hpp"
+#include "fabricsim/par/conservative.hpp"
+#include "fabricsim/workload/fluid.hpp"
 #include "fabricsim/stats/h5_writer.hpp"
 #include "fabricsim/stats/run_output.hpp"
 #include "fabricsim/util/error.hpp"
@@ -87,15 +90,42 @@ int run_impl(const RunOptions& opts, const par::Comm& comm) {
   // Open the output first: an unwritable path fails before any work.
   stats::H5Writer writer(out_path, comm.raw());
 
-  // Build.  Until the partitioned engine lands (issue 4), every rank builds
-  // and simulates the whole model ("replicated" mode) and rank 0 writes.
+  // Build.  Every rank builds the whole topology (it is small next to the
+  // simulation state) but simulates only the nodes of its part.
   const auto t_build = Clock::now();
   net::Topology topo = build_topology(cfg);
   const net::NetworkParams np = network_params(cfg);
+  const workload::TrafficParams tp = traffic_params(cfg);
   core::Simulator sim(topo.node_count());
   net::Network network(topo, np, sim);
-  workload::TrafficWorkload traffic(network, traffic_params(cfg));
   const double build_s = seconds_since(t_build);
+
+  // Partition.
+  const auto t_part = Clock::now();
+  std::vector<std::int32_t> part(topo.node_count(), 0);
+  par::PartitionQuality quality;
+  quality.lookahead = core::SimTime::max();
+  std::unique_ptr<par::RecordExchange> exchange;
+  const std::string partitioner = comm.size() > 1 ? cfg.get_string("engine.partitioner") : std::string("none");
+  if (comm.size() > 1) {
+    const net::RoutingTable routes(topo);
+    const auto fluid = workload::estimate_fluid(topo, routes, workload::plan_traffic(tp, topo, np), np);
+    const auto r = partition_nodes(node_graph(topo, fluid.link_bytes, np.packet_bytes), comm.size(),
+                                   par::parse_partitioner(partitioner),
+                                   core::SimTime::from_ns_f(cfg.get_float("engine.min_cut_latency_ns")),
+                                   static_cast<std::uint64_t>(cfg.get_int("engine.seed")));
+    part = r.part;
+    quality = r.quality;
+    if (quality.lookahead == core::SimTime::zero())
+      throw util::ConfigError("engine.min_cut_latency_ns: a link of zero latency would be cut between ranks; "
+                              "raise engine.min_cut_latency_ns above 0");
+    std::vector<std::int32_t> link_owner(topo.link_count());
+    for (net::LinkId l = 0; l < topo.link_count(); ++l) link_owner[l] = part[topo.link(l).dst];
+    exchange = std::make_unique<par::RecordExchange>(comm, std::move(link_owner));
+    network.set_partition(part, comm.rank(), exchange.get());
+  }
+  workload::TrafficWorkload traffic(network, tp);
+  const double partition_s = seconds_since(t_part);
 
   // Run.
   const std::string& progress_mode = cfg.get_string("output.progress");
@@ -104,26 +134,51 @@ int run_impl(const RunOptions& opts, const par::Comm& comm) {
                     progress_mode == "always");
   const double end_ns = cfg.get_float("engine.end_ns");
   const core::SimTime end = end_ns > 0 ? core::SimTime::from_ns_f(end_ns) : core::SimTime::max();
-  std::uint64_t total_bytes = 0;
-  for (const auto& m : network.messages()) total_bytes += m.bytes;
-  const auto t_run = Clock::now();
-  while (!sim.empty() && sim.next_event_time() < end) {
-    sim.run_until(end, 1u << 16);
+  std::uint64_t local_bytes = 0;  // bytes this rank will receive
+  for (const auto& m : network.messages())
+    if (network.owns(topo.endpoint_node(m.dst))) local_bytes += m.bytes;
+  auto report = [&] {
     progress.update(sim.now().ns(), sim.events_processed(),
-                    total_bytes ? static_cast<double>(network.totals().bytes_delivered) / static_cast<double>(total_bytes)
+                    local_bytes ? static_cast<double>(network.totals().bytes_delivered) / static_cast<double>(local_bytes)
                                 : 1.0);
+  };
+  par::WindowStats windows;
+  const auto t_run = Clock::now();
+  if (comm.size() == 1) {
+    while (!sim.empty() && sim.next_event_time() < end) {
+      sim.run_until(end, 1u << 16);
+      report();
+    }
+  } else {
+    // With nothing cut, ranks are independent: one window covers the run.
+    const core::SimTime lookahead =
+        quality.lookahead == core::SimTime::max() ? core::SimTime::from_ps(INT64_MAX / 4) : quality.lookahead;
+    windows = par::run_conservative(
+        sim, comm, *exchange, lookahead, end, [&](const core::RemoteRecord& r) { network.receive(r); }, report);
   }
   const double run_s = seconds_since(t_run);
   progress.clear();
-  const core::SimTime sim_end = sim.now();
+  const core::SimTime sim_end = core::SimTime::from_ps(comm.allreduce_max(sim.now().ps()));
   network.finish(sim_end);
 
-  const auto& totals = network.totals();
+  // Counters of the whole network: sums over ranks.
+  const auto& local = network.totals();
+  net::NetworkTotals totals;
+  totals.packets_injected = comm.allreduce_sum(local.packets_injected);
+  totals.packets_delivered = comm.allreduce_sum(local.packets_delivered);
+  totals.bytes_injected = comm.allreduce_sum(local.bytes_injected);
+  totals.bytes_delivered = comm.allreduce_sum(local.bytes_delivered);
+  totals.packet_hops = comm.allreduce_sum(local.packet_hops);
+  totals.messages_delivered = comm.allreduce_sum(local.messages_delivered);
+  totals.packets_dropped = comm.allreduce_sum(local.packets_dropped);
+  const std::uint64_t in_flight = comm.allreduce_sum(network.packets_in_flight());
+  const std::uint64_t events = comm.allreduce_sum(sim.events_processed());
   if (end == core::SimTime::max()) {
     // Lossless model: everything injected must have arrived.
-    if (totals.packets_delivered != totals.packets_injected || network.packets_in_flight() != 0 || !traffic.done())
+    if (totals.packets_delivered != totals.packets_injected || in_flight != 0 ||
+        totals.messages_delivered != traffic.messages_total())
       throw util::UserError(fmt::format("internal check failed: {} packets injected, {} delivered, {} of {} messages done",
-                                        totals.packets_injected, totals.packets_delivered, traffic.messages_done(),
+                                        totals.packets_injected, totals.packets_delivered, totals.messages_delivered,
                                         traffic.messages_total()));
   }
 
@@ -139,14 +194,20 @@ int run_impl(const RunOptions& opts, const par::Comm& comm) {
   stats::write_meta(writer, meta);
   stats::RunSummary summary;
   summary.sim_time_ns = sim_end.ns();
-  summary.events = sim.events_processed();
+  summary.events = events;
   summary.wall_seconds = seconds_since(t_start);
   summary.events_per_second = run_s > 0 ? static_cast<double>(summary.events) / run_s : 0.0;
   stats::write_summary(writer, summary);
-  stats::write_network(writer, network, comm.is_root(), cfg.get_bool("output.flows"), sim_end.ns(),
+  stats::write_network(writer, network, totals, part, cfg.get_bool("output.flows"), sim_end.ns(),
                        cfg.get_float("output.interval_ns"));
   stats::EngineTelemetry eng;
-  eng.mode = comm.size() == 1 ? "sequential" : "replicated";
+  eng.mode = comm.size() == 1 ? "sequential" : "partitioned";
+  eng.partitioner = partitioner;
+  eng.lookahead_ns = quality.lookahead == core::SimTime::max() ? 0.0 : quality.lookahead.ns();
+  eng.edge_cut = quality.edge_cut;
+  eng.windows = windows.windows;
+  eng.remote_records_per_rank = comm.allgather(windows.records_received);
+  eng.partition_seconds = partition_s;
   eng.build_seconds = build_s;
   eng.run_seconds = run_s;
   eng.events_per_rank = comm.allgather(sim.events_processed());
@@ -170,6 +231,12 @@ int run_impl(const RunOptions& opts, const par::Comm& comm) {
     fmt::print("  config      {}\n", cfg.source());
     fmt::print("  simulated   {} in {:.3f} s run phase ({:.3f} s build), {} ranks [{}]\n", human_time_ns(sim_end.ns()),
                run_s, build_s, comm.size(), eng.mode);
+    if (comm.size() > 1)
+      fmt::print("  engine      {} partition: {} links cut, lookahead {} ns, imbalance {:.3f}; {} windows, {} remote "
+                 "records\n",
+                 partitioner, quality.edge_cut, eng.lookahead_ns, quality.imbalance, windows.windows,
+                 std::accumulate(eng.remote_records_per_rank.begin(), eng.remote_records_per_rank.end(),
+                                 std::uint64_t{0}));
     fmt::print("  events      {} ({}events/s)\n", summary.events, human_rate(summary.events_per_second));
     fmt::print("  delivered   {} of {} messages, {} payload, {} packets over {} packet-hops\n",
                totals.messages_delivered, network.messages().size(), human_bytes(static_cast<double>(totals.bytes_delivered)),

@@ -1,5 +1,7 @@
 #include "scenario.hpp"
 
+#include <chrono>
+#include <numeric>
 #include <string>
 
 #include "fabricsim/util/error.hpp"
@@ -89,6 +91,79 @@ workload::TrafficParams traffic_params(const config::Config& cfg) {
   p.incast_target = u32(cfg, "workload.incast_target");
   p.seed = static_cast<std::uint64_t>(cfg.get_int("engine.seed"));
   return p;
+}
+
+par::Graph node_graph(const net::Topology& topo, const std::vector<double>& link_bytes, std::uint32_t packet_bytes) {
+  par::Graph g;
+  const std::size_t n = topo.node_count();
+  g.xadj.assign(n + 1, 0);
+  for (const auto& l : topo.links()) ++g.xadj[l.src + 1];
+  for (std::size_t i = 0; i < n; ++i) g.xadj[i + 1] += g.xadj[i];
+  g.adjncy.resize(topo.link_count());
+  g.latency.resize(topo.link_count());
+  g.vwgt.assign(n, 1);
+  std::vector<std::int64_t> fill(g.xadj.begin(), g.xadj.end() - 1);
+  for (net::LinkId id = 0; id < topo.link_count(); ++id) {
+    const auto& l = topo.link(id);
+    auto pos = static_cast<std::size_t>(fill[l.src]++);
+    g.adjncy[pos] = l.dst;
+    g.latency[pos] = l.latency;
+    if (!link_bytes.empty()) g.vwgt[l.src] += static_cast<std::int64_t>(link_bytes[id] / packet_bytes);
+  }
+  return g;
+}
+
+PartitionResult partition_nodes(const par::Graph& g, int ranks, par::Partitioner how, core::SimTime min_cut,
+                                std::uint64_t seed) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::size_t n = g.vertex_count();
+  // Merge the ends of links shorter than min_cut (union-find), partition
+  // the merged graph, and give every node the part of its group.
+  std::vector<std::size_t> parent(n);
+  std::iota(parent.begin(), parent.end(), std::size_t{0});
+  auto find = [&](std::size_t v) {
+    while (parent[v] != v) v = parent[v] = parent[parent[v]];
+    return v;
+  };
+  for (std::size_t v = 0; v < n; ++v)
+    for (auto i = g.xadj[v]; i < g.xadj[v + 1]; ++i)
+      if (g.latency[static_cast<std::size_t>(i)] < min_cut) {
+        const std::size_t a = find(v), b = find(static_cast<std::size_t>(g.adjncy[static_cast<std::size_t>(i)]));
+        if (a != b) parent[std::max(a, b)] = std::min(a, b);
+      }
+  std::vector<std::int64_t> group(n, -1);
+  std::int64_t groups = 0;
+  for (std::size_t v = 0; v < n; ++v) {
+    const std::size_t r = find(v);
+    if (group[r] < 0) group[r] = groups++;
+    group[v] = group[r];
+  }
+  par::Graph c;
+  c.vwgt.assign(static_cast<std::size_t>(groups), 0);
+  std::vector<std::vector<std::pair<std::int64_t, core::SimTime>>> adj(static_cast<std::size_t>(groups));
+  for (std::size_t v = 0; v < n; ++v) {
+    const auto gv = static_cast<std::size_t>(group[v]);
+    c.vwgt[gv] += g.vwgt.empty() ? 1 : g.vwgt[v];
+    for (auto i = g.xadj[v]; i < g.xadj[v + 1]; ++i) {
+      const auto gu = group[static_cast<std::size_t>(g.adjncy[static_cast<std::size_t>(i)])];
+      if (gu != static_cast<std::int64_t>(gv)) adj[gv].emplace_back(gu, g.latency[static_cast<std::size_t>(i)]);
+    }
+  }
+  c.xadj.assign(1, 0);
+  for (const auto& a : adj) {
+    for (const auto& [u, lat] : a) {
+      c.adjncy.push_back(u);
+      c.latency.push_back(lat);
+    }
+    c.xadj.push_back(static_cast<std::int64_t>(c.adjncy.size()));
+  }
+  const auto cpart = par::partition(c, ranks, how, seed);
+  PartitionResult r;
+  r.part.resize(n);
+  for (std::size_t v = 0; v < n; ++v) r.part[v] = cpart[static_cast<std::size_t>(group[v])];
+  r.quality = par::evaluate(g, r.part, ranks);
+  r.quality.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
 }
 
 }  // namespace fabricsim::app

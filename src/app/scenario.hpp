@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "fabricsim/config/config.hpp"
+#include "fabricsim/par/partition.hpp"
 #include "fabricsim/net/network.hpp"
 #include "fabricsim/net/topology.hpp"
 #include "fabricsim/workload/traffic.hpp"
@@ -13,5 +14,19 @@ namespace fabricsim::app {
 net::Topology build_topology(const config::Config& cfg);
 net::NetworkParams network_params(const config::Config& cfg);
 workload::TrafficParams traffic_params(const config::Config& cfg);
+
+/// The node graph the partitioners split: vertices weighted by the packets
+/// the fluid estimate expects each node to send (plus one), edges carrying
+/// link latencies.
+par::Graph node_graph(const net::Topology& topo, const std::vector<double>& link_bytes, std::uint32_t packet_bytes);
+
+struct PartitionResult {
+  std::vector<std::int32_t> part;
+  par::PartitionQuality quality;
+};
+/// Splits the nodes over `ranks`, never cutting links shorter than
+/// `min_cut` (their ends are merged first).
+PartitionResult partition_nodes(const par::Graph& g, int ranks, par::Partitioner how, core::SimTime min_cut,
+                                std::uint64_t seed);
 
 }  // namespace fabricsim::app

@@ -173,6 +173,16 @@ std::vector<ParamDecl> declare() {
                         "Seed of every random stream (traffic, routing). Streams are keyed by (seed, entity), so "
                         "results do not depend on the rank count.",
                         0, 9007199254740992.0));
+  p.push_back(enum_param("engine", "partitioner", "metis", {"metis", "block", "round_robin"},
+                         "How the simulated nodes are split over MPI ranks. `metis`: METIS k-way on the node graph, "
+                         "vertices weighted by the fluid estimate of their traffic, short links expensive to cut. "
+                         "`block`: contiguous node ids. `round_robin`: node id mod ranks. Results do not depend on "
+                         "it; speed does."));
+  p.push_back(float_param("engine", "min_cut_latency_ns", "ns", 15,
+                          "Links shorter than this (board traces, intra-server links) are never cut between ranks: "
+                          "their ends are merged before partitioning. The lookahead is the smallest latency of a "
+                          "cut link.",
+                          0, 1e9));
   p.push_back(float_param("engine", "end_ns", "ns", 0,
                           "Stop the simulation at this time; 0 runs until the workload is done.", 0, 1e15));
   // ------------------------------------------------------------------ output

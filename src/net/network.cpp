@@ -175,6 +175,13 @@ class NetworkImpl {
   std::vector<LinkInfo> li_;
   std::vector<std::uint32_t> node_ports_;
 
+  // Partitioned runs: which nodes this process simulates, and where
+  // records for other processes go.
+  std::vector<std::uint8_t> owned_;
+  core::RemoteSink* sink_ = nullptr;
+  void set_partition(const std::vector<std::int32_t>& part, std::int32_t rank, core::RemoteSink* sink);
+  void receive(const core::RemoteRecord& r);
+
   core::HandlerFn link_handler_;
   core::Simulator::BindingId wake_binding_ = 0;
   core::Simulator::BindingId post_binding_ = 0;
@@ -262,6 +269,7 @@ NetworkImpl::NetworkImpl(const Topology& topo, const NetworkParams& params, core
     li.full_ser = core::serialization_time(params_.packet_bytes, tl.bandwidth_gbps);
     li.full_xbar = core::serialization_time(params_.packet_bytes, tl.bandwidth_gbps * params_.crossbar_speedup);
   }
+  owned_.assign(topo_.node_count(), 1);
   node_ports_.resize(topo_.node_count());
   for (NodeId n = 0; n < topo_.node_count(); ++n)
     node_ports_[n] = static_cast<std::uint32_t>(topo_.nodes()[n].out.size());
@@ -349,7 +357,9 @@ MessageId NetworkImpl::send(EndpointId src, EndpointId dst, std::uint64_t bytes,
   m.packets = static_cast<std::uint32_t>((bytes + payload_per_packet_ - 1) / payload_per_packet_);
   messages_.push_back(m);
   const NodeId node = topo_.endpoint_node(src);
-  sim_.schedule_bound(at, kPrioPost, node, post_binding_, id);
+  // Every process knows every message (ids stay global); the process that
+  // simulates the source posts it.
+  if (owned_[node]) sim_.schedule_bound(at, kPrioPost, node, post_binding_, id);
   return id;
 }
 
@@ -599,7 +609,16 @@ void NetworkImpl::start_transmission(LinkId o, std::uint32_t p, SimTime start) {
   const NodeId src = li_[o].src;
   // The arrival event fires once the head has crossed the link and the next
   // switch's traversal pipeline: the packet can then compete for an output.
-  links_[o].send(sim_, start + li_[o].arrive_delay, kPrioPacket, src, o, p, 0);
+  if (!links_[o].is_remote()) {
+    links_[o].send(sim_, start + li_[o].arrive_delay, kPrioPacket, src, o, p, 0);
+  } else {
+    // The packet leaves this process: its fields travel in the record.
+    links_[o].send(sim_, start + li_[o].arrive_delay, kPrioPacket, src, pkt.vc | (pkt.first ? 0x100u : 0u),
+                   (static_cast<std::uint64_t>(pkt.msg) << 32) | pkt.dst,
+                   (static_cast<std::uint64_t>(pkt.bytes) << 32) | pkt.payload);
+    free_packet(p);
+    --in_flight_;
+  }
 }
 
 void NetworkImpl::return_credit(LinkId in, std::uint8_t vc, std::uint32_t bytes, SimTime depart) {
@@ -607,7 +626,10 @@ void NetworkImpl::return_credit(LinkId in, std::uint8_t vc, std::uint32_t bytes,
   const LinkInfo& l = li_[in];
   const core::Link& back = links_[l.reverse];
   if (back.is_remote()) {
-    back.send(sim_, depart, kPrioCredit, l.dst, in | kCreditFlag, bytes, vc);
+    // Credits are not events (see add_pending_credit): the record only
+    // carries the time the credit becomes usable.
+    sink_->post(core::RemoteRecord{core::EventKey{depart + back.latency(), kPrioCredit, l.dst, 0}, l.reverse,
+                                   in | kCreditFlag, bytes, vc});
   } else {
     add_pending_credit(in, vc, bytes, depart + back.latency());
   }
@@ -722,6 +744,40 @@ void NetworkImpl::arbitrate_nic(LinkId o) {
   }
 }
 
+void NetworkImpl::set_partition(const std::vector<std::int32_t>& part, std::int32_t rank, core::RemoteSink* sink) {
+  FABRICSIM_ASSERT(part.size() == topo_.node_count(), "partition size");
+  FABRICSIM_ASSERT(messages_.empty(), "set_partition after messages were posted");
+  sink_ = sink;
+  for (NodeId n = 0; n < topo_.node_count(); ++n) owned_[n] = part[n] == rank ? 1 : 0;
+  for (LinkId l = 0; l < topo_.link_count(); ++l) {
+    const LinkInfo& li = li_[l];
+    if (owned_[li.src] && !owned_[li.dst]) links_[l].make_remote(sink);
+  }
+}
+
+void NetworkImpl::receive(const core::RemoteRecord& r) {
+  if (r.arg32 & kCreditFlag) {
+    add_pending_credit(r.arg32 & ~kCreditFlag, static_cast<std::uint8_t>(r.arg1), static_cast<std::uint32_t>(r.arg0),
+                       r.key.time);
+    return;
+  }
+  const std::uint32_t p = alloc_packet();
+  Packet& pkt = packets_[p];
+  pkt.msg = static_cast<MessageId>(r.arg0 >> 32);
+  pkt.dst = static_cast<EndpointId>(r.arg0 & 0xFFFFFFFFu);
+  pkt.bytes = static_cast<std::uint32_t>(r.arg1 >> 32);
+  pkt.payload = static_cast<std::uint32_t>(r.arg1 & 0xFFFFFFFFu);
+  pkt.vc = static_cast<std::uint8_t>(r.arg32 & 0xFF);
+  pkt.first = (r.arg32 & 0x100u) != 0;
+  pkt.next = kNoPacket;
+  ++in_flight_;
+  core::Event ev = links_[r.link].to_event(r);
+  ev.arg32 = r.link;
+  ev.arg0 = p;
+  ev.arg1 = 0;
+  sim_.insert(ev);
+}
+
 void NetworkImpl::on_post(const core::Event& ev) {
   const MessageId id = ev.arg32;
   Message& m = messages_[id];
@@ -748,6 +804,11 @@ MessageId Network::send(EndpointId src, EndpointId dst, std::uint64_t payload_by
   return impl_->send(src, dst, payload_bytes, at, tag);
 }
 void Network::set_flow_port(MessageId id, std::uint16_t port) { impl_->messages_[id].flow_port = port; }
+void Network::set_partition(const std::vector<std::int32_t>& part, std::int32_t rank, core::RemoteSink* sink) {
+  impl_->set_partition(part, rank, sink);
+}
+bool Network::owns(NodeId n) const { return impl_->owned_[n] != 0; }
+void Network::receive(const core::RemoteRecord& record) { impl_->receive(record); }
 void Network::set_listener(MessageListener* listener) { impl_->listener_ = listener; }
 const Topology& Network::topology() const { return impl_->topo_; }
 const NetworkParams& Network::params() const { return impl_->params_; }

@@ -31,60 +31,69 @@ void write_summary(H5Writer& out, const RunSummary& s) {
 void write_engine(H5Writer& out, const EngineTelemetry& e) {
   out.attr("/engine", "mode", e.mode);
   out.attr("/engine", "build_seconds", e.build_seconds);
+  out.attr("/engine", "partition_seconds", e.partition_seconds);
   out.attr("/engine", "run_seconds", e.run_seconds);
   out.attr("/engine", "write_seconds", e.write_seconds);
   out.attr("/engine", "events_per_rank", e.events_per_rank);
   out.attr("/engine", "run_seconds_per_rank", e.run_seconds_per_rank);
   out.attr("/engine", "peak_memory_bytes_per_rank", e.peak_memory_bytes_per_rank);
+  out.attr("/engine", "partitioner", e.partitioner);
+  out.attr("/engine", "lookahead_ns", e.lookahead_ns);
+  out.attr("/engine", "edge_cut", e.edge_cut);
+  out.attr("/engine", "windows", e.windows);
+  out.attr("/engine", "remote_records_per_rank", e.remote_records_per_rank);
 }
 
 namespace {
+/// The values of the given rows.
 template <class T, class F>
-std::vector<T> column(std::size_t n, bool mine, F&& f) {
+std::vector<T> pick(const std::vector<std::uint64_t>& rows, F&& f) {
   std::vector<T> v;
-  if (!mine) return v;
-  v.reserve(n);
-  for (std::size_t i = 0; i < n; ++i) v.push_back(f(i));
+  v.reserve(rows.size());
+  for (auto r : rows) v.push_back(f(static_cast<std::size_t>(r)));
   return v;
+}
+
+template <class Pred>
+std::vector<std::uint64_t> rows_where(std::size_t n, Pred&& owned) {
+  std::vector<std::uint64_t> rows;
+  for (std::size_t i = 0; i < n; ++i)
+    if (owned(i)) rows.push_back(i);
+  return rows;
 }
 }  // namespace
 
-void write_network(H5Writer& out, const net::Network& network, bool mine, bool write_flows, double sim_time_ns,
+void write_network(H5Writer& out, const net::Network& network, const net::NetworkTotals& totals,
+                   const std::vector<std::int32_t>& node_rank, bool write_flows, double sim_time_ns,
                    double interval_ns) {
   const auto& topo = network.topology();
   const auto& st = network.link_stats();
-  const auto& totals = network.totals();
   const std::size_t nl = topo.link_count();
-  std::vector<std::uint64_t> rows;
-  if (mine) {
-    rows.resize(nl);
-    for (std::size_t i = 0; i < nl; ++i) rows[i] = i;
-  }
   const auto& L = topo.links();
-  out.write_rows("/links/src", nl, rows, column<std::uint32_t>(nl, mine, [&](std::size_t i) { return L[i].src; }));
-  out.write_rows("/links/dst", nl, rows, column<std::uint32_t>(nl, mine, [&](std::size_t i) { return L[i].dst; }));
-  out.write_rows("/links/src_port", nl, rows,
-                 column<std::uint16_t>(nl, mine, [&](std::size_t i) { return L[i].src_port; }));
-  out.write_rows("/links/dst_port", nl, rows,
-                 column<std::uint16_t>(nl, mine, [&](std::size_t i) { return L[i].dst_port; }));
+  // Each process writes the rows of what it simulated: a link's counters live
+  // with its sending node, a message's completion with its destination.
+  const auto rows = rows_where(nl, [&](std::size_t i) { return network.owns(L[i].src); });
+  out.write_rows("/links/src", nl, rows, pick<std::uint32_t>(rows, [&](std::size_t i) { return L[i].src; }));
+  out.write_rows("/links/dst", nl, rows, pick<std::uint32_t>(rows, [&](std::size_t i) { return L[i].dst; }));
+  out.write_rows("/links/src_port", nl, rows, pick<std::uint16_t>(rows, [&](std::size_t i) { return L[i].src_port; }));
+  out.write_rows("/links/dst_port", nl, rows, pick<std::uint16_t>(rows, [&](std::size_t i) { return L[i].dst_port; }));
   out.write_rows("/links/class", nl, rows,
-                 column<std::uint8_t>(nl, mine, [&](std::size_t i) { return static_cast<std::uint8_t>(L[i].cls); }));
-  out.write_rows("/links/bandwidth_gbps", nl, rows,
-                 column<double>(nl, mine, [&](std::size_t i) { return L[i].bandwidth_gbps; }));
-  out.write_rows("/links/latency_ns", nl, rows, column<double>(nl, mine, [&](std::size_t i) { return L[i].latency.ns(); }));
-  out.write_rows("/links/tx_bytes", nl, rows, column<std::uint64_t>(nl, mine, [&](std::size_t i) { return st.tx_bytes[i]; }));
+                 pick<std::uint8_t>(rows, [&](std::size_t i) { return static_cast<std::uint8_t>(L[i].cls); }));
+  out.write_rows("/links/bandwidth_gbps", nl, rows, pick<double>(rows, [&](std::size_t i) { return L[i].bandwidth_gbps; }));
+  out.write_rows("/links/latency_ns", nl, rows, pick<double>(rows, [&](std::size_t i) { return L[i].latency.ns(); }));
+  out.write_rows("/links/tx_bytes", nl, rows, pick<std::uint64_t>(rows, [&](std::size_t i) { return st.tx_bytes[i]; }));
   out.write_rows("/links/tx_packets", nl, rows,
-                 column<std::uint64_t>(nl, mine, [&](std::size_t i) { return st.tx_packets[i]; }));
+                 pick<std::uint64_t>(rows, [&](std::size_t i) { return st.tx_packets[i]; }));
   out.write_rows("/links/busy_ns", nl, rows,
-                 column<double>(nl, mine, [&](std::size_t i) { return static_cast<double>(st.busy_ps[i]) / 1000.0; }));
-  out.write_rows("/links/utilization", nl, rows, column<double>(nl, mine, [&](std::size_t i) {
+                 pick<double>(rows, [&](std::size_t i) { return static_cast<double>(st.busy_ps[i]) / 1000.0; }));
+  out.write_rows("/links/utilization", nl, rows, pick<double>(rows, [&](std::size_t i) {
                    return sim_time_ns > 0 ? static_cast<double>(st.busy_ps[i]) / 1000.0 / sim_time_ns : 0.0;
                  }));
   out.write_rows("/links/max_queue_bytes", nl, rows,
-                 column<std::uint64_t>(nl, mine, [&](std::size_t i) { return st.max_queue_bytes[i]; }));
+                 pick<std::uint64_t>(rows, [&](std::size_t i) { return st.max_queue_bytes[i]; }));
   out.write_rows("/links/stall_ns", nl, rows,
-                 column<double>(nl, mine, [&](std::size_t i) { return static_cast<double>(st.stall_ps[i]) / 1000.0; }));
-  out.write_rows("/links/flows", nl, rows, column<std::uint32_t>(nl, mine, [&](std::size_t i) { return st.flows[i]; }));
+                 pick<double>(rows, [&](std::size_t i) { return static_cast<double>(st.stall_ps[i]) / 1000.0; }));
+  out.write_rows("/links/flows", nl, rows, pick<std::uint32_t>(rows, [&](std::size_t i) { return st.flows[i]; }));
   std::string names;
   for (int c = 0; c < net::kLinkClassCount; ++c) {
     if (c) names += ",";
@@ -93,15 +102,13 @@ void write_network(H5Writer& out, const net::Network& network, bool mine, bool w
   out.attr("/links", "class_names", names);
 
   if (!st.series_tx_bytes.empty()) {
-    std::uint64_t cols = st.series_tx_bytes.empty() ? 0 : st.series_tx_bytes.front().size();
+    const std::uint64_t cols = st.series_tx_bytes.front().size();
     std::vector<std::uint64_t> tx, q;
-    if (mine) {
-      tx.reserve(nl * cols);
-      q.reserve(nl * cols);
-      for (std::size_t i = 0; i < nl; ++i) {
-        tx.insert(tx.end(), st.series_tx_bytes[i].begin(), st.series_tx_bytes[i].end());
-        q.insert(q.end(), st.series_queue_bytes[i].begin(), st.series_queue_bytes[i].end());
-      }
+    tx.reserve(rows.size() * cols);
+    q.reserve(rows.size() * cols);
+    for (auto i : rows) {
+      tx.insert(tx.end(), st.series_tx_bytes[i].begin(), st.series_tx_bytes[i].end());
+      q.insert(q.end(), st.series_queue_bytes[i].begin(), st.series_queue_bytes[i].end());
     }
     out.write_matrix_rows("/links/timeseries/tx_bytes", nl, cols, rows, tx);
     out.write_matrix_rows("/links/timeseries/queue_bytes", nl, cols, rows, q);
@@ -110,37 +117,26 @@ void write_network(H5Writer& out, const net::Network& network, bool mine, bool w
   }
 
   const std::size_t nn = topo.node_count();
-  std::vector<std::uint64_t> node_rows;
-  if (mine) {
-    node_rows.resize(nn);
-    for (std::size_t i = 0; i < nn; ++i) node_rows[i] = i;
-  }
   const auto& N = topo.nodes();
+  const auto node_rows = rows_where(nn, [&](std::size_t i) { return network.owns(static_cast<net::NodeId>(i)); });
   out.write_rows("/nodes/kind", nn, node_rows,
-                 column<std::uint8_t>(nn, mine, [&](std::size_t i) { return static_cast<std::uint8_t>(N[i].kind); }));
-  out.write_rows("/nodes/level", nn, node_rows,
-                 column<std::uint8_t>(nn, mine, [&](std::size_t i) { return N[i].level; }));
-  out.write_rows("/nodes/rank", nn, node_rows, column<std::int32_t>(nn, mine, [&](std::size_t) { return 0; }));
-  std::vector<std::string> node_names;
-  if (mine)
-    for (const auto& n : N) node_names.push_back(n.name);
-  out.write_string_rows("/nodes/name", nn, node_rows, node_names);
+                 pick<std::uint8_t>(node_rows, [&](std::size_t i) { return static_cast<std::uint8_t>(N[i].kind); }));
+  out.write_rows("/nodes/level", nn, node_rows, pick<std::uint8_t>(node_rows, [&](std::size_t i) { return N[i].level; }));
+  out.write_rows("/nodes/rank", nn, node_rows, pick<std::int32_t>(node_rows, [&](std::size_t i) { return node_rank[i]; }));
+  out.write_string_rows("/nodes/name", nn, node_rows,
+                        pick<std::string>(node_rows, [&](std::size_t i) { return N[i].name; }));
 
   if (write_flows) {
     const auto& msgs = network.messages();
     const std::size_t nf = msgs.size();
-    std::vector<std::uint64_t> frows;
-    if (mine) {
-      frows.resize(nf);
-      for (std::size_t i = 0; i < nf; ++i) frows[i] = i;
-    }
-    out.write_rows("/flows/src", nf, frows, column<std::uint32_t>(nf, mine, [&](std::size_t i) { return msgs[i].src; }));
-    out.write_rows("/flows/dst", nf, frows, column<std::uint32_t>(nf, mine, [&](std::size_t i) { return msgs[i].dst; }));
-    out.write_rows("/flows/bytes", nf, frows,
-                   column<std::uint64_t>(nf, mine, [&](std::size_t i) { return msgs[i].bytes; }));
+    const auto frows =
+        rows_where(nf, [&](std::size_t i) { return network.owns(topo.endpoint_node(msgs[i].dst)); });
+    out.write_rows("/flows/src", nf, frows, pick<std::uint32_t>(frows, [&](std::size_t i) { return msgs[i].src; }));
+    out.write_rows("/flows/dst", nf, frows, pick<std::uint32_t>(frows, [&](std::size_t i) { return msgs[i].dst; }));
+    out.write_rows("/flows/bytes", nf, frows, pick<std::uint64_t>(frows, [&](std::size_t i) { return msgs[i].bytes; }));
     out.write_rows("/flows/start_ns", nf, frows,
-                   column<double>(nf, mine, [&](std::size_t i) { return msgs[i].post_time.ns(); }));
-    out.write_rows("/flows/end_ns", nf, frows, column<double>(nf, mine, [&](std::size_t i) {
+                   pick<double>(frows, [&](std::size_t i) { return msgs[i].post_time.ns(); }));
+    out.write_rows("/flows/end_ns", nf, frows, pick<double>(frows, [&](std::size_t i) {
                      return msgs[i].end_time == core::SimTime::max() ? -1.0 : msgs[i].end_time.ns();
                    }));
   }

@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "fabricsim/core/link.hpp"
 #include "fabricsim/core/simulator.hpp"
 #include "fabricsim/net/topology.hpp"
 
@@ -113,6 +114,15 @@ class Network {
   Network(const Network&) = delete;
   Network& operator=(const Network&) = delete;
 
+  /// Distributes the model: this process simulates the nodes whose part is
+  /// `rank`; links into other parts become remote and post their packets
+  /// and credits to `sink` as fixed-size records.  Call before send().
+  void set_partition(const std::vector<std::int32_t>& part, std::int32_t rank, core::RemoteSink* sink);
+  /// Whether this process simulates node `n`.
+  bool owns(NodeId n) const;
+  /// Delivers a record that another process posted for one of our links.
+  void receive(const core::RemoteRecord& record);
+
   /// Posts a message from endpoint `src` to endpoint `dst` at time `at`
   /// (>= now).  Returns its id; ids are dense and assigned in call order.
   MessageId send(EndpointId src, EndpointId dst, std::uint64_t payload_bytes, core::SimTime at,
@@ -126,7 +136,8 @@ class Network {
   const std::vector<Message>& messages() const;
   const LinkStats& link_stats() const;
   const NetworkTotals& totals() const;
-  /// Packets currently inside the network (injected, not yet delivered).
+  /// Packets currently inside the network (injected, not yet delivered),
+  /// as seen by this process (sum over processes for the whole network).
   std::uint64_t packets_in_flight() const;
   /// Largest occupancy ever seen in any switch input buffer, in bytes.
   std::uint64_t max_buffer_occupancy() const;

@@ -29,22 +29,30 @@ struct RunSummary {
 /// Engine telemetry, per rank where it is a vector.
 struct EngineTelemetry {
   double build_seconds = 0;
+  double partition_seconds = 0;
   double run_seconds = 0;
   double write_seconds = 0;
   std::vector<std::uint64_t> events_per_rank;
   std::vector<double> run_seconds_per_rank;
   std::vector<std::uint64_t> peak_memory_bytes_per_rank;
-  std::string mode;  ///< "sequential", "replicated"
+  std::string mode;  ///< "sequential" or "partitioned"
+  std::string partitioner;
+  double lookahead_ns = 0;
+  std::uint64_t edge_cut = 0;
+  std::uint64_t windows = 0;
+  std::vector<std::uint64_t> remote_records_per_rank;  ///< records received
 };
 
 void write_meta(H5Writer& out, const RunMeta& meta);
 void write_summary(H5Writer& out, const RunSummary& summary);
 void write_engine(H5Writer& out, const EngineTelemetry& engine);
 /// /links, /links/timeseries, /nodes, /flows and the network counters of
-/// /summary.  `owner_writes` is true on the rank that writes the rows (all
-/// ranks must call).
-void write_network(H5Writer& out, const net::Network& network, bool owner_writes, bool write_flows,
-                   double sim_time_ns, double interval_ns);
+/// /summary.  Collective: each process writes the rows of the nodes it
+/// simulated (Network::owns); `totals` are the counters summed over all
+/// processes and `node_rank` the process of every node.
+void write_network(H5Writer& out, const net::Network& network, const net::NetworkTotals& totals,
+                   const std::vector<std::int32_t>& node_rank, bool write_flows, double sim_time_ns,
+                   double interval_ns);
 
 /// Peak resident memory of this process, in bytes.
 std::uint64_t peak_memory_bytes();

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# A partitioned run must give the same results as the sequential one:
+# /links, /flows, /nodes (except the rank column) and the /summary delivery
+# counters identical (h5diff), for the given rank count and partitioner.
+#   mpi_identical.sh EXE MPIEXEC RANKS PARTITIONER CASE
+set -eu
+exe=$1 mpiexec=$2 ranks=$3 partitioner=$4 case=$5
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+case $case in
+  fat_tree) args=(--set topology.endpoints=48 --set topology.radix=8 --set workload.message_bytes=32768
+                  --set routing.algorithm=spray --set network.vcs=2 --set workload.pattern=uniform --set workload.messages=2) ;;
+  leaf_spine) args=(--set topology.kind=leaf_spine --set topology.leaves=4 --set topology.spines=2
+                    --set topology.servers_per_leaf=2 --set topology.gpus_per_server=4 --set topology.radix=16
+                    --set workload.message_bytes=32768 --set routing.algorithm=ecmp --set workload.pattern=alltoall
+                    --set workload.messages=3) ;;
+  *) echo "unknown case $case"; exit 2 ;;
+esac
+"$exe" run "${args[@]}" --set output.interval_ns=500 -o "$dir/seq.h5" > /dev/null
+"$mpiexec" -n "$ranks" "$exe" run "${args[@]}" --set output.interval_ns=500 --set engine.partitioner="$partitioner" \
+  -o "$dir/par.h5" > "$dir/par.txt"
+grep -q "$ranks ranks \[partitioned\]" "$dir/par.txt" || { cat "$dir/par.txt"; echo "FAIL: not a partitioned run"; exit 1; }
+fail=0
+for g in /links /flows /nodes/kind /nodes/level /nodes/name; do
+  h5diff -q "$dir/seq.h5" "$dir/par.h5" "$g" "$g" > /dev/null || { echo "FAIL: $g differs"; fail=1; }
+done
+for a in sim_time_ns packets_injected packets_delivered bytes_delivered packet_hops messages_delivered; do
+  s=$(h5dump -a "/summary/$a" "$dir/seq.h5" | grep '(0)')
+  p=$(h5dump -a "/summary/$a" "$dir/par.h5" | grep '(0)')
+  [ "$s" = "$p" ] || { echo "FAIL: /summary/$a: $s vs $p"; fail=1; }
+done
+# The rank column says which rank simulated each node: every rank has some.
+used=$(/usr/bin/python3 -c "import h5py, numpy; print(len(numpy.unique(h5py.File('$dir/par.h5')['nodes']['rank'][:])))")
+[ "$used" = "$ranks" ] || { echo "FAIL: nodes spread over $used ranks, expected $ranks"; fail=1; }
+[ "$fail" = 0 ] && echo "PASS: $case at $ranks ranks ($partitioner) identical to the sequential run"
+exit $fail
