@@ -215,26 +215,77 @@ void H5Writer::write_rows_raw(const std::string& dataset, hid_t mem_type, hid_t 
               H5Dclose);
   if (dset.get() < 0) fail(fmt::format("{}: cannot create dataset {}", final_path_, dataset));
 
-  // Select this rank's rows as a union of contiguous runs.
+  // Two-phase write.  The rows a rank owns are scattered over the dataset
+  // (a link's row follows its id, not its rank), and building a selection
+  // of many small runs is quadratic in HDF5; so rows first move (one
+  // MPI_Alltoallv) to the rank that writes the contiguous block they fall
+  // in, and each rank then writes a single hyperslab.
+  int nranks = 1;
+  MPI_Comm_size(comm_, &nranks);
+  const std::size_t row_bytes = H5Tget_size(mem_type) * std::max<std::uint64_t>(columns, 1);
+  const auto p = static_cast<std::uint64_t>(nranks);
+  auto block_start = [&](std::uint64_t r) { return (r * total_rows + p - 1) / p; };  // first row of rank r
+  const std::size_t entry = sizeof(std::uint64_t) + row_bytes;
+  std::vector<int> send_counts(static_cast<std::size_t>(nranks), 0), recv_counts(static_cast<std::size_t>(nranks));
+  std::vector<int> dest(rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    // The rank whose block [block_start(r), block_start(r+1)) holds the row.
+    auto r = static_cast<int>(rows[i] * p / std::max<std::uint64_t>(total_rows, 1));
+    while (r + 1 < nranks && block_start(static_cast<std::uint64_t>(r) + 1) <= rows[i]) ++r;
+    while (r > 0 && block_start(static_cast<std::uint64_t>(r)) > rows[i]) --r;
+    dest[i] = r;
+    send_counts[static_cast<std::size_t>(r)] += static_cast<int>(entry);
+  }
+  std::vector<int> send_displs(static_cast<std::size_t>(nranks), 0), recv_displs(static_cast<std::size_t>(nranks), 0);
+  for (int r = 1; r < nranks; ++r)
+    send_displs[static_cast<std::size_t>(r)] = send_displs[static_cast<std::size_t>(r) - 1] + send_counts[static_cast<std::size_t>(r) - 1];
+  std::vector<char> send_buf(rows.size() * entry);
+  {
+    std::vector<int> pos(send_displs);
+    const char* src = static_cast<const char*>(data);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      char* out = send_buf.data() + pos[static_cast<std::size_t>(dest[i])];
+      std::memcpy(out, &rows[i], sizeof(std::uint64_t));
+      std::memcpy(out + sizeof(std::uint64_t), src + i * row_bytes, row_bytes);
+      pos[static_cast<std::size_t>(dest[i])] += static_cast<int>(entry);
+    }
+  }
+  MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, comm_);
+  int recv_total = 0;
+  for (int r = 0; r < nranks; ++r) {
+    recv_displs[static_cast<std::size_t>(r)] = recv_total;
+    recv_total += recv_counts[static_cast<std::size_t>(r)];
+  }
+  std::vector<char> recv_buf(static_cast<std::size_t>(recv_total));
+  MPI_Alltoallv(send_buf.data(), send_counts.data(), send_displs.data(), MPI_BYTE, recv_buf.data(), recv_counts.data(),
+                recv_displs.data(), MPI_BYTE, comm_);
+  const std::uint64_t first = block_start(static_cast<std::uint64_t>(rank_));
+  const std::uint64_t last = block_start(static_cast<std::uint64_t>(rank_) + 1);
+  const std::size_t n = static_cast<std::size_t>(last - first);
+  std::vector<char> block(n * row_bytes, 0);
+  std::size_t got = 0;
+  for (std::size_t off = 0; off < recv_buf.size(); off += entry, ++got) {
+    std::uint64_t row = 0;
+    std::memcpy(&row, recv_buf.data() + off, sizeof(std::uint64_t));
+    if (row < first || row >= last) fail(fmt::format("{}: internal error placing row {} of {}", final_path_, row, dataset));
+    std::memcpy(block.data() + (row - first) * row_bytes, recv_buf.data() + off + sizeof(std::uint64_t), row_bytes);
+  }
+  if (got != n) fail(fmt::format("{}: {} of {} rows of {} were written by no rank", final_path_, n - got, n, dataset));
   H5Sselect_none(fspace.get());
-  std::size_t i = 0;
-  const std::size_t n = rows.size();
-  while (i < n) {
-    std::size_t j = i + 1;
-    while (j < n && rows[j] == rows[j - 1] + 1) ++j;
-    hsize_t start[2] = {rows[i], 0};
-    hsize_t count[2] = {j - i, columns};
-    check(H5Sselect_hyperslab(fspace.get(), H5S_SELECT_OR, start, nullptr, count, nullptr),
+  if (n > 0) {
+    hsize_t start[2] = {first, 0};
+    hsize_t count[2] = {n, columns};
+    check(H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, start, nullptr, count, nullptr),
           fmt::format("{}: bad row selection in {}", final_path_, dataset));
-    i = j;
   }
   hsize_t mdims[2] = {n, columns};
   Handle mspace(H5Screate_simple(rank, mdims, nullptr), H5Sclose);
   if (n == 0) H5Sselect_none(mspace.get());
   const hid_t ms = mspace.get();
+  const void* out_data = block.data();
   Handle dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
   H5Pset_dxpl_mpio(dxpl.get(), H5FD_MPIO_COLLECTIVE);
-  check(H5Dwrite(dset.get(), mem_type, ms, fspace.get(), dxpl.get(), data),
+  check(H5Dwrite(dset.get(), mem_type, ms, fspace.get(), dxpl.get(), out_data),
         fmt::format("{}: cannot write dataset {}", final_path_, dataset));
 }
 
