@@ -1,6 +1,7 @@
 #include <omp.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <numeric>
@@ -206,11 +207,17 @@ int run_impl(const RunOptions& opts, const par::Comm& comm) {
   eng.lookahead_ns = quality.lookahead == core::SimTime::max() ? 0.0 : quality.lookahead.ns();
   eng.edge_cut = quality.edge_cut;
   eng.windows = windows.windows;
+  eng.skipped_stretches = windows.skipped_stretches;
   eng.remote_records_per_rank = comm.allgather(windows.records_received);
   eng.partition_seconds = partition_s;
   eng.build_seconds = build_s;
   eng.run_seconds = run_s;
   eng.events_per_rank = comm.allgather(sim.events_processed());
+  {
+    const auto max_events = *std::max_element(eng.events_per_rank.begin(), eng.events_per_rank.end());
+    const double mean = static_cast<double>(events) / comm.size();
+    eng.event_imbalance = mean > 0 ? static_cast<double>(max_events) / mean : 1.0;
+  }
   eng.run_seconds_per_rank = comm.allgather(run_s);
   eng.peak_memory_bytes_per_rank = comm.allgather(stats::peak_memory_bytes());
   eng.write_seconds = seconds_since(t_write);
@@ -232,9 +239,10 @@ int run_impl(const RunOptions& opts, const par::Comm& comm) {
     fmt::print("  simulated   {} in {:.3f} s run phase ({:.3f} s build), {} ranks [{}]\n", human_time_ns(sim_end.ns()),
                run_s, build_s, comm.size(), eng.mode);
     if (comm.size() > 1)
-      fmt::print("  engine      {} partition: {} links cut, lookahead {} ns, imbalance {:.3f}; {} windows, {} remote "
-                 "records\n",
-                 partitioner, quality.edge_cut, eng.lookahead_ns, quality.imbalance, windows.windows,
+      fmt::print("  engine      {} partition: {} links cut, lookahead {} ns, events imbalance {:.3f}; {} windows ({} "
+                 "empty stretches skipped), {} remote records\n",
+                 partitioner, quality.edge_cut, eng.lookahead_ns, eng.event_imbalance, windows.windows,
+                 windows.skipped_stretches,
                  std::accumulate(eng.remote_records_per_rank.begin(), eng.remote_records_per_rank.end(),
                                  std::uint64_t{0}));
     fmt::print("  events      {} ({}events/s)\n", summary.events, human_rate(summary.events_per_second));

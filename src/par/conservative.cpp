@@ -47,13 +47,16 @@ WindowStats run_conservative(core::Simulator& sim, const Comm& comm, RecordExcha
                              const std::function<void()>& after_window) {
   FABRICSIM_ASSERT(lookahead > core::SimTime::zero(), "conservative windows need a positive lookahead");
   WindowStats st;
+  core::SimTime previous_end = core::SimTime::zero();
   for (;;) {
     // Records from the previous window are already delivered, so the
     // minimum over ranks of the next event time is the global next event.
     const std::int64_t next = comm.allreduce_min(sim.next_event_time().ps());
     if (next == core::SimTime::max().ps() || core::SimTime::from_ps(next) >= end) break;
+    if (st.windows > 0 && core::SimTime::from_ps(next) > previous_end) ++st.skipped_stretches;
     const core::SimTime window_end =
         std::min(end, core::SimTime::from_ps(next) + lookahead);  // next + L cannot overflow: next < max
+    previous_end = window_end;
     sim.run_until(window_end);
     for (const auto& r : exchange.exchange()) {
       FABRICSIM_DEBUG_ASSERT(r.key.time >= window_end, "a remote record arrived after its time");

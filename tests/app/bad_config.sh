@@ -40,4 +40,7 @@ out=$("$exe" run --set network.vcs=abc --output "$dir/out.h5" 2>&1 >/dev/null); 
 # An unwritable output path: exit non-zero, one line naming the path, nothing left.
 out=$("$exe" run --output /nonexistent-dir/x.h5 2>&1 >/dev/null); rc=$?
 { [ "$rc" -ne 0 ] && [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] && printf '%s\n' "$out" | grep -q '^error: /nonexistent-dir/x.h5: cannot create'; } || { echo "FAIL unwritable: $rc $out"; fail=1; }
+# The same on 2 ranks: every rank exits non-zero, the message appears once, no hang.
+out=$(timeout 60 "$mpiexec" -n 2 "$exe" run --output /nonexistent-dir/x.h5 2>&1 >/dev/null); rc=$?
+{ [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$(printf '%s\n' "$out" | grep -c '^error: ')" -eq 1 ]; } || { echo "FAIL unwritable on 2 ranks: $rc $out"; fail=1; }
 exit $fail

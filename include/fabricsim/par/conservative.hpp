@@ -42,6 +42,9 @@ class RecordExchange : public core::RemoteSink {
 
 struct WindowStats {
   std::uint64_t windows = 0;
+  /// Windows that started past the end of the previous one: the time in
+  /// between held no event on any rank and was skipped.
+  std::uint64_t skipped_stretches = 0;
   std::uint64_t records_received = 0;
   std::uint64_t records_sent = 0;
 };

@@ -40,6 +40,8 @@ struct EngineTelemetry {
   double lookahead_ns = 0;
   std::uint64_t edge_cut = 0;
   std::uint64_t windows = 0;
+  std::uint64_t skipped_stretches = 0;
+  double event_imbalance = 1.0;  ///< max events per rank / mean
   std::vector<std::uint64_t> remote_records_per_rank;  ///< records received
 };
 
