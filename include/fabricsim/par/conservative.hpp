@@ -27,8 +27,12 @@ class RecordExchange : public core::RemoteSink {
   /// `owner_of_link(l)` is the rank that receives records of link l.
   RecordExchange(const Comm& comm, std::vector<std::int32_t> link_owner);
   void post(const core::RemoteRecord& record) override;
-  /// Collective: sends what was posted, returns what others posted to us.
-  const std::vector<core::RemoteRecord>& exchange();
+  /// Collective: sends what was posted, returns what others posted to us,
+  /// and sets `global_next` to the earliest event time over all ranks after
+  /// the exchange (each rank contributes min(its `local_next`, the earliest
+  /// record it sent)), so one MPI_Allgather carries both the record counts
+  /// and the time agreement.
+  const std::vector<core::RemoteRecord>& exchange(core::SimTime local_next, core::SimTime& global_next);
   std::uint64_t records_sent() const { return sent_; }
 
  private:
@@ -37,6 +41,8 @@ class RecordExchange : public core::RemoteSink {
   std::vector<std::vector<core::RemoteRecord>> out_;
   std::vector<core::RemoteRecord> in_;
   std::vector<core::RemoteRecord> send_buf_;
+  std::vector<std::int64_t> table_;  // allgathered: per rank, counts to every rank then its next time
+  std::int64_t earliest_sent_ = INT64_MAX;
   std::uint64_t sent_ = 0;
 };
 
