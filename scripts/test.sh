@@ -5,7 +5,8 @@ set -euo pipefail
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=deps.sh
 source "$src/scripts/deps.sh"
-fabricsim_ensure_packages
+# The Slurm test starts a real single-node Slurm.
+fabricsim_ensure_packages slurmctld slurmd slurm-client munge
 
 build=${FABRICSIM_BUILD_DIR:-$src/build}
 fabricsim_build "$src"

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Starts a real single-node Slurm (Debian's slurmctld, slurmd and munge) in a
+# private directory, submits jobs/slurm/fat_tree_16k.sbatch with a small
+# configuration and 2 tasks, waits for it, checks the HDF5 result and shuts
+# Slurm down.  Exits 77 (reported by ctest as skipped) when Slurm cannot be
+# started here: not root, or the packages are missing.
+#   slurm_job.sh SOURCE_DIR BUILD_EXE
+set -u
+src=$1 exe=$2
+skip() { echo "SKIP: $*"; exit 77; }
+[ "$(id -u)" -eq 0 ] || skip "starting slurmd needs root"
+for p in slurmctld slurmd sbatch squeue scontrol munged; do
+  command -v "$p" >/dev/null || skip "$p not installed (Debian: slurmctld slurmd slurm-client munge)"
+done
+[ -r /etc/munge/munge.key ] || skip "no munge key (/etc/munge/munge.key)"
+
+dir=$(mktemp -d /tmp/fabricsim-slurm.XXXXXX)
+chmod 755 "$dir"
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+  sleep 1
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+host=$(hostname -s)
+cpus=$(nproc)
+mem=$(( $(awk '/MemTotal/ {print $2}' /proc/meminfo) / 1024 / 2 ))
+port=$(( 20000 + RANDOM % 20000 ))
+mkdir -p "$dir/state" "$dir/spool" "$dir/results"
+
+"$(command -v munged)" --socket="$dir/munge.sock" --key-file=/etc/munge/munge.key --pid-file="$dir/munged.pid" \
+  --log-file="$dir/munged.log" --seed-file="$dir/munge.seed" --force 2>/dev/null || skip "munged did not start"
+pids+=("$(cat "$dir/munged.pid")")
+
+cat > "$dir/slurm.conf" <<CONF
+ClusterName=fabricsim-test
+SlurmctldHost=$host
+SlurmUser=root
+SlurmdUser=root
+SlurmctldPort=$port
+SlurmdPort=$((port + 1))
+AuthType=auth/munge
+AuthInfo=socket=$dir/munge.sock
+CredType=cred/munge
+StateSaveLocation=$dir/state
+SlurmdSpoolDir=$dir/spool
+SlurmctldPidFile=$dir/slurmctld.pid
+SlurmdPidFile=$dir/slurmd.pid
+SlurmctldLogFile=$dir/slurmctld.log
+SlurmdLogFile=$dir/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+MpiDefault=none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+ReturnToService=2
+SchedulerType=sched/builtin
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+JobAcctGatherType=jobacct_gather/none
+NodeName=$host CPUs=$cpus RealMemory=$mem State=UNKNOWN
+PartitionName=test Nodes=$host Default=YES MaxTime=INFINITE State=UP
+CONF
+export SLURM_CONF=$dir/slurm.conf
+slurmctld -D -f "$SLURM_CONF" > "$dir/slurmctld.out" 2>&1 &
+pids+=($!)
+slurmd -D -f "$SLURM_CONF" > "$dir/slurmd.out" 2>&1 &
+pids+=($!)
+
+ready=0
+for _ in $(seq 1 60); do
+  if sinfo -h -o %T 2>/dev/null | grep -qE '^(idle|mixed)'; then ready=1; break; fi
+  sleep 1
+done
+if [ "$ready" -ne 1 ]; then
+  tail -5 "$dir/slurmctld.log" "$dir/slurmd.log" 2>/dev/null
+  skip "Slurm did not come up on this machine"
+fi
+
+# The job script as users run it, with a small configuration.
+cat > "$dir/small.toml" <<TOML
+[topology]
+kind = "fat_tree"
+endpoints = 64
+radix = 16
+[workload]
+pattern = "permutation"
+message_bytes = 65536
+TOML
+mkdir -p "$dir/work/build/src" "$dir/work/results"
+ln -s "$exe" "$dir/work/build/src/fabricsim"
+job=$(cd "$dir/work" && CONFIG="$dir/small.toml" OUT="$dir/results/run.h5" \
+      sbatch --parsable --ntasks=2 --mem-per-cpu=256M --time=5 --output="$dir/job.out" \
+      "$src/jobs/slurm/fat_tree_16k.sbatch") || { echo "FAIL: sbatch refused the job"; exit 1; }
+echo "submitted job $job"
+state=""
+for _ in $(seq 1 180); do
+  state=$(scontrol show job "$job" 2>/dev/null | grep -oE 'JobState=[A-Z_]+' | cut -d= -f2)
+  case $state in COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY) break ;; esac
+  sleep 1
+done
+echo "job $job: $state"
+cat "$dir/job.out"
+[ "$state" = COMPLETED ] || { echo "FAIL: job ended $state"; tail -20 "$dir/slurmd.log"; exit 1; }
+[ -f "$dir/results/run.h5" ] || { echo "FAIL: no result file"; exit 1; }
+ranks=$(h5dump -a /meta/ranks "$dir/results/run.h5" | grep '(0)' | awk '{print $2}')
+[ "$ranks" = 2 ] || { echo "FAIL: /meta/ranks = $ranks, expected 2"; exit 1; }
+delivered=$(h5dump -a /summary/messages_delivered "$dir/results/run.h5" | grep '(0)' | awk '{print $2}')
+[ "$delivered" = 64 ] || { echo "FAIL: $delivered of 64 messages delivered"; exit 1; }
+echo "PASS: Slurm job $job ran fabricsim on 2 ranks and wrote a complete result"
