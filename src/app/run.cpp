@@ -121,8 +121,17 @@ int run_impl(const RunOptions& opts, const par::Comm& comm) {
       throw util::ConfigError("engine.min_cut_latency_ns: a link of zero latency would be cut between ranks; "
                               "raise engine.min_cut_latency_ns above 0");
     std::vector<std::int32_t> link_owner(topo.link_count());
-    for (net::LinkId l = 0; l < topo.link_count(); ++l) link_owner[l] = part[topo.link(l).dst];
-    exchange = std::make_unique<par::RecordExchange>(comm, std::move(link_owner));
+    std::vector<std::uint8_t> is_neighbour(static_cast<std::size_t>(comm.size()), 0);
+    for (net::LinkId l = 0; l < topo.link_count(); ++l) {
+      const auto& link = topo.link(l);
+      link_owner[l] = part[link.dst];
+      if (part[link.src] == comm.rank() && part[link.dst] != comm.rank())
+        is_neighbour[static_cast<std::size_t>(part[link.dst])] = 1;  // cables go both ways: symmetric
+    }
+    std::vector<std::int32_t> neighbours;
+    for (int rk = 0; rk < comm.size(); ++rk)
+      if (is_neighbour[static_cast<std::size_t>(rk)]) neighbours.push_back(rk);
+    exchange = std::make_unique<par::RecordExchange>(comm, std::move(link_owner), std::move(neighbours));
     network.set_partition(part, comm.rank(), exchange.get());
   }
   workload::TrafficWorkload traffic(network, tp);

@@ -8,8 +8,12 @@
 
 namespace fabricsim::par {
 
-RecordExchange::RecordExchange(const Comm& comm, std::vector<std::int32_t> link_owner)
-    : comm_(comm), link_owner_(std::move(link_owner)), out_(static_cast<std::size_t>(comm.size())) {}
+RecordExchange::RecordExchange(const Comm& comm, std::vector<std::int32_t> link_owner,
+                               std::vector<std::int32_t> neighbours)
+    : comm_(comm),
+      link_owner_(std::move(link_owner)),
+      out_(static_cast<std::size_t>(comm.size())),
+      neighbours_(std::move(neighbours)) {}
 
 void RecordExchange::post(const core::RemoteRecord& record) {
   out_[static_cast<std::size_t>(link_owner_[record.link])].push_back(record);
@@ -18,41 +22,29 @@ void RecordExchange::post(const core::RemoteRecord& record) {
 }
 
 const std::vector<core::RemoteRecord>& RecordExchange::exchange(core::SimTime local_next, core::SimTime& global_next) {
-  const int n = comm_.size();
-  const auto un = static_cast<std::size_t>(n);
+  constexpr int kTag = 4711;
   constexpr int kBytes = static_cast<int>(sizeof(core::RemoteRecord));
-  // One row per rank: the records it sends to each rank, then its next time.
-  std::vector<std::int64_t> row(un + 1);
-  for (std::size_t r = 0; r < un; ++r) row[r] = static_cast<std::int64_t>(out_[r].size());
-  row[un] = std::min(local_next.ps(), earliest_sent_);
-  earliest_sent_ = INT64_MAX;
-  table_.resize(un * (un + 1));
-  MPI_Allgather(row.data(), n + 1, MPI_INT64_T, table_.data(), n + 1, MPI_INT64_T, comm_.raw());
-  std::int64_t next = INT64_MAX;
-  std::int64_t total = 0;
-  for (std::size_t r = 0; r < un; ++r) {
-    next = std::min(next, table_[r * (un + 1) + un]);
-    for (std::size_t c = 0; c < un; ++c) total += table_[r * (un + 1) + c];
+  // Point-to-point with the neighbours only; MPI keeps messages between a
+  // pair in order, and every window sends exactly one to each neighbour.
+  requests_.assign(neighbours_.size(), MPI_REQUEST_NULL);
+  for (std::size_t i = 0; i < neighbours_.size(); ++i) {
+    auto& v = out_[static_cast<std::size_t>(neighbours_[i])];
+    MPI_Isend(v.data(), static_cast<int>(v.size()) * kBytes, MPI_BYTE, neighbours_[i], kTag, comm_.raw(), &requests_[i]);
   }
-  global_next = core::SimTime::from_ps(next);
   in_.clear();
-  if (total == 0) return in_;  // every rank sees the same table: all skip the exchange
-  std::vector<int> send_counts(un), recv_counts(un), send_displs(un), recv_displs(un);
-  send_buf_.clear();
-  int recv_total = 0;
-  for (std::size_t r = 0; r < un; ++r) {
-    auto& v = out_[r];
-    send_displs[r] = static_cast<int>(send_buf_.size()) * kBytes;
-    send_counts[r] = static_cast<int>(v.size()) * kBytes;
-    send_buf_.insert(send_buf_.end(), v.begin(), v.end());
-    v.clear();
-    recv_counts[r] = static_cast<int>(table_[r * (un + 1) + static_cast<std::size_t>(comm_.rank())]) * kBytes;
-    recv_displs[r] = recv_total;
-    recv_total += recv_counts[r];
+  for (const std::int32_t from : neighbours_) {
+    MPI_Status status;
+    MPI_Probe(from, kTag, comm_.raw(), &status);
+    int bytes = 0;
+    MPI_Get_count(&status, MPI_BYTE, &bytes);
+    const std::size_t old = in_.size();
+    in_.resize(old + static_cast<std::size_t>(bytes / kBytes));
+    MPI_Recv(in_.data() + old, bytes, MPI_BYTE, from, kTag, comm_.raw(), MPI_STATUS_IGNORE);
   }
-  in_.resize(static_cast<std::size_t>(recv_total / kBytes));
-  MPI_Alltoallv(send_buf_.data(), send_counts.data(), send_displs.data(), MPI_BYTE, in_.data(), recv_counts.data(),
-                recv_displs.data(), MPI_BYTE, comm_.raw());
+  MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
+  for (const std::int32_t to : neighbours_) out_[static_cast<std::size_t>(to)].clear();
+  global_next = core::SimTime::from_ps(comm_.allreduce_min(std::min(local_next.ps(), earliest_sent_)));
+  earliest_sent_ = INT64_MAX;
   return in_;
 }
 

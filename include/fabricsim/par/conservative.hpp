@@ -24,14 +24,16 @@ namespace fabricsim::par {
 /// Collects outgoing records per destination rank and exchanges them.
 class RecordExchange : public core::RemoteSink {
  public:
-  /// `owner_of_link(l)` is the rank that receives records of link l.
-  RecordExchange(const Comm& comm, std::vector<std::int32_t> link_owner);
+  /// `link_owner[l]` is the rank that receives records of link l;
+  /// `neighbours` the ranks this one shares a link with (records only ever
+  /// go to, and come from, them).
+  RecordExchange(const Comm& comm, std::vector<std::int32_t> link_owner, std::vector<std::int32_t> neighbours);
   void post(const core::RemoteRecord& record) override;
-  /// Collective: sends what was posted, returns what others posted to us,
-  /// and sets `global_next` to the earliest event time over all ranks after
-  /// the exchange (each rank contributes min(its `local_next`, the earliest
-  /// record it sent)), so one MPI_Allgather carries both the record counts
-  /// and the time agreement.
+  /// Collective: sends what was posted to each neighbour (one message per
+  /// neighbour and window, possibly empty), returns what the neighbours
+  /// posted to us, and sets `global_next` to the earliest event time over all
+  /// ranks after the exchange: an allreduce-min of min(each rank's
+  /// `local_next`, the earliest record it sent).
   const std::vector<core::RemoteRecord>& exchange(core::SimTime local_next, core::SimTime& global_next);
   std::uint64_t records_sent() const { return sent_; }
 
@@ -41,7 +43,9 @@ class RecordExchange : public core::RemoteSink {
   std::vector<std::vector<core::RemoteRecord>> out_;
   std::vector<core::RemoteRecord> in_;
   std::vector<core::RemoteRecord> send_buf_;
-  std::vector<std::int64_t> table_;  // allgathered: per rank, counts to every rank then its next time
+  std::vector<std::int32_t> neighbours_;
+  std::vector<MPI_Request> requests_;
+  std::vector<core::RemoteRecord> scratch_;
   std::int64_t earliest_sent_ = INT64_MAX;
   std::uint64_t sent_ = 0;
 };
