@@ -97,36 +97,68 @@ RoutingTable::RoutingTable(const Topology& topo) {
   table_.assign(rows * group_count_, kNoList);
   hops_.assign(rows * group_count_, kNoHops);
 
-  detail::GroupBfs bfs(graph);
-  std::vector<PortIndex> ports;
-  for (std::uint32_t g = 0; g < group_count_; ++g) {
-    bfs.run(groups, g);
-    for (std::size_t r = 0; r < rows; ++r) {
-      const NodeId x = row_node[r];
-      const std::uint32_t d = bfs.dist[x];
-      const std::size_t slot = r * group_count_ + g;
-      if (d == detail::kInf) continue;
-      FABRICSIM_ASSERT(d < kNoHops, "path longer than 65534 links");
-      hops_[slot] = static_cast<std::uint16_t>(d);
-      if (d == 1) {
-        table_[slot] = kFinalHop;
-        continue;
-      }
-      ports.clear();
-      const Node& node = nodes[x];
-      for (std::size_t p = 0; p < node.out.size(); ++p) {
-        const Link& l = links[node.out[p]];
-        const NodeId y = l.dst;
-        if (nodes[y].forwards && bfs.dist[y] == d - 1 &&
-            bfs.sec[y] + detail::tie_weight(l.cls) == bfs.sec[x]) {
-          ports.push_back(static_cast<PortIndex>(p));
+  // One BFS per destination group, in parallel (OpenMP) over batches of
+  // groups; each group's port lists go to its own flat buffer, and are then
+  // interned in group order, so the table is the same for any thread count.
+  struct GroupLists {
+    std::vector<PortIndex> ports;
+    std::vector<std::uint32_t> begin;  // per row; ~0u: no list for that row
+    std::vector<std::uint32_t> end;
+  };
+  const std::size_t batch = 64;
+  std::vector<GroupLists> lists_of(batch);
+  for (std::uint32_t first = 0; first < group_count_; first += static_cast<std::uint32_t>(batch)) {
+    const auto last = static_cast<std::uint32_t>(
+        std::min<std::size_t>(group_count_, static_cast<std::size_t>(first) + batch));
+#pragma omp parallel
+    {
+      detail::GroupBfs bfs(graph);
+#pragma omp for schedule(static)
+      for (std::int64_t gi = first; gi < static_cast<std::int64_t>(last); ++gi) {
+        const auto g = static_cast<std::uint32_t>(gi);
+        GroupLists& out = lists_of[g - first];
+        out.ports.clear();
+        out.begin.assign(rows, ~0u);
+        out.end.assign(rows, 0);
+        bfs.run(groups, g);
+        for (std::size_t r = 0; r < rows; ++r) {
+          const NodeId x = row_node[r];
+          const std::uint32_t d = bfs.dist[x];
+          const std::size_t slot = r * group_count_ + g;
+          if (d == detail::kInf) continue;
+          FABRICSIM_ASSERT(d < kNoHops, "path longer than 65534 links");
+          hops_[slot] = static_cast<std::uint16_t>(d);
+          if (d == 1) {
+            table_[slot] = kFinalHop;
+            continue;
+          }
+          out.begin[r] = static_cast<std::uint32_t>(out.ports.size());
+          const Node& node = nodes[x];
+          for (std::size_t p = 0; p < node.out.size(); ++p) {
+            const Link& l = links[node.out[p]];
+            const NodeId y = l.dst;
+            if (nodes[y].forwards && bfs.dist[y] == d - 1 &&
+                bfs.sec[y] + detail::tie_weight(l.cls) == bfs.sec[x]) {
+              out.ports.push_back(static_cast<PortIndex>(p));
+            }
+          }
+          out.end[r] = static_cast<std::uint32_t>(out.ports.size());
+          FABRICSIM_ASSERT(out.end[r] > out.begin[r], "BFS distance without a next hop");
         }
       }
-      FABRICSIM_ASSERT(!ports.empty(), "BFS distance without a next hop");
-      table_[slot] = lists.intern(ports);
+    }
+    std::vector<PortIndex> ports;
+    for (std::uint32_t g = first; g < last; ++g) {
+      const GroupLists& in = lists_of[g - first];
+      for (std::size_t r = 0; r < rows; ++r) {
+        if (in.begin[r] == ~0u) continue;
+        ports.assign(in.ports.begin() + in.begin[r], in.ports.begin() + in.end[r]);
+        table_[r * group_count_ + g] = lists.intern(ports);
+      }
     }
   }
 
+  std::vector<PortIndex> ports;
   // Last hop: for each endpoint, every neighbour's ports straight to it
   // (lightest tie weight only, ascending port).
   struct Direct {
