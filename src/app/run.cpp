@@ -83,6 +83,11 @@ class Progress {
   bool shown_ = false;
 };
 
+/// Errors while setting up happen identically on every rank (every rank
+/// reads the same configuration and builds the same model): they propagate,
+/// and rank 0 reports them.  An error during the run or the write of a
+/// partitioned run may hit one rank only: that rank reports it and aborts
+/// the job rather than leave the others waiting in a collective call.
 int run_impl(const RunOptions& opts, const par::Comm& comm) {
   const auto t_start = Clock::now();
   config::Config cfg = config::load(opts.config, opts.overrides);
@@ -90,6 +95,7 @@ int run_impl(const RunOptions& opts, const par::Comm& comm) {
 
   // Open the output first: an unwritable path fails before any work.
   stats::H5Writer writer(out_path, comm.raw());
+  const std::string temp_file = writer.temp_path();
 
   // Build.  Every rank builds the whole topology (it is small next to the
   // simulation state) but simulates only the nodes of its part.
@@ -138,132 +144,149 @@ int run_impl(const RunOptions& opts, const par::Comm& comm) {
   const double partition_s = seconds_since(t_part);
 
   // Run.
-  const std::string& progress_mode = cfg.get_string("output.progress");
-  const bool tty = ::isatty(STDERR_FILENO) != 0;
-  Progress progress(comm.is_root() && progress_mode != "never" && (tty || progress_mode == "always"),
-                    progress_mode == "always");
-  const double end_ns = cfg.get_float("engine.end_ns");
-  const core::SimTime end = end_ns > 0 ? core::SimTime::from_ns_f(end_ns) : core::SimTime::max();
-  std::uint64_t local_bytes = 0;  // bytes this rank will receive
-  for (const auto& m : network.messages())
-    if (network.owns(topo.endpoint_node(m.dst))) local_bytes += m.bytes;
-  auto report = [&] {
-    progress.update(sim.now().ns(), sim.events_processed(),
-                    local_bytes ? static_cast<double>(network.totals().bytes_delivered) / static_cast<double>(local_bytes)
-                                : 1.0);
-  };
-  par::WindowStats windows;
-  const auto t_run = Clock::now();
-  if (comm.size() == 1) {
-    while (!sim.empty() && sim.next_event_time() < end) {
-      sim.run_until(end, 1u << 16);
-      report();
+  try {
+    // Fault injection for the test suite: make one rank fail mid-run.
+    if (const char* f = std::getenv("FABRICSIM_TEST_FAIL_RANK"); f != nullptr && std::atoi(f) == comm.rank())
+      throw util::UserError("injected failure (FABRICSIM_TEST_FAIL_RANK)");
+    const std::string& progress_mode = cfg.get_string("output.progress");
+    const bool tty = ::isatty(STDERR_FILENO) != 0;
+    Progress progress(comm.is_root() && progress_mode != "never" && (tty || progress_mode == "always"),
+                      progress_mode == "always");
+    const double end_ns = cfg.get_float("engine.end_ns");
+    const core::SimTime end = end_ns > 0 ? core::SimTime::from_ns_f(end_ns) : core::SimTime::max();
+    std::uint64_t local_bytes = 0;  // bytes this rank will receive
+    for (const auto& m : network.messages())
+      if (network.owns(topo.endpoint_node(m.dst))) local_bytes += m.bytes;
+    auto report = [&] {
+      progress.update(sim.now().ns(), sim.events_processed(),
+                      local_bytes ? static_cast<double>(network.totals().bytes_delivered) / static_cast<double>(local_bytes)
+                                  : 1.0);
+    };
+    par::WindowStats windows;
+    const auto t_run = Clock::now();
+    if (comm.size() == 1) {
+      while (!sim.empty() && sim.next_event_time() < end) {
+        sim.run_until(end, 1u << 16);
+        report();
+      }
+    } else {
+      // With nothing cut, ranks are independent: one window covers the run.
+      const core::SimTime lookahead =
+          quality.lookahead == core::SimTime::max() ? core::SimTime::from_ps(INT64_MAX / 4) : quality.lookahead;
+      windows = par::run_conservative(
+          sim, comm, *exchange, lookahead, end, [&](const core::RemoteRecord& r) { network.receive(r); }, report);
     }
-  } else {
-    // With nothing cut, ranks are independent: one window covers the run.
-    const core::SimTime lookahead =
-        quality.lookahead == core::SimTime::max() ? core::SimTime::from_ps(INT64_MAX / 4) : quality.lookahead;
-    windows = par::run_conservative(
-        sim, comm, *exchange, lookahead, end, [&](const core::RemoteRecord& r) { network.receive(r); }, report);
-  }
-  const double run_s = seconds_since(t_run);
-  progress.clear();
-  const core::SimTime sim_end = core::SimTime::from_ps(comm.allreduce_max(sim.now().ps()));
-  network.finish(sim_end);
+    const double run_s = seconds_since(t_run);
+    progress.clear();
+    const core::SimTime sim_end = core::SimTime::from_ps(comm.allreduce_max(sim.now().ps()));
+    network.finish(sim_end);
 
-  // Counters of the whole network: sums over ranks.
-  const auto& local = network.totals();
-  net::NetworkTotals totals;
-  totals.packets_injected = comm.allreduce_sum(local.packets_injected);
-  totals.packets_delivered = comm.allreduce_sum(local.packets_delivered);
-  totals.bytes_injected = comm.allreduce_sum(local.bytes_injected);
-  totals.bytes_delivered = comm.allreduce_sum(local.bytes_delivered);
-  totals.packet_hops = comm.allreduce_sum(local.packet_hops);
-  totals.messages_delivered = comm.allreduce_sum(local.messages_delivered);
-  totals.packets_dropped = comm.allreduce_sum(local.packets_dropped);
-  const std::uint64_t in_flight = comm.allreduce_sum(network.packets_in_flight());
-  const std::uint64_t events = comm.allreduce_sum(sim.events_processed());
-  if (end == core::SimTime::max()) {
-    // Lossless model: everything injected must have arrived.
-    if (totals.packets_delivered != totals.packets_injected || in_flight != 0 ||
-        totals.messages_delivered != traffic.messages_total())
-      throw util::UserError(fmt::format("internal check failed: {} packets injected, {} delivered, {} of {} messages done",
-                                        totals.packets_injected, totals.packets_delivered, totals.messages_delivered,
-                                        traffic.messages_total()));
-  }
+    // Counters of the whole network: sums over ranks.
+    const auto& local = network.totals();
+    net::NetworkTotals totals;
+    totals.packets_injected = comm.allreduce_sum(local.packets_injected);
+    totals.packets_delivered = comm.allreduce_sum(local.packets_delivered);
+    totals.bytes_injected = comm.allreduce_sum(local.bytes_injected);
+    totals.bytes_delivered = comm.allreduce_sum(local.bytes_delivered);
+    totals.packet_hops = comm.allreduce_sum(local.packet_hops);
+    totals.messages_delivered = comm.allreduce_sum(local.messages_delivered);
+    totals.packets_dropped = comm.allreduce_sum(local.packets_dropped);
+    const std::uint64_t in_flight = comm.allreduce_sum(network.packets_in_flight());
+    const std::uint64_t events = comm.allreduce_sum(sim.events_processed());
+    if (end == core::SimTime::max() && comm.is_root()) {
+      // Lossless model: everything injected must have arrived.  (The totals
+      // are global; rank 0 alone reports a violation.)
+      if (totals.packets_delivered != totals.packets_injected || in_flight != 0 ||
+          totals.messages_delivered != traffic.messages_total())
+        throw util::UserError(fmt::format("internal check failed: {} packets injected, {} delivered, {} of {} messages done",
+                                          totals.packets_injected, totals.packets_delivered, totals.messages_delivered,
+                                          traffic.messages_total()));
+    }
 
-  // Write.
-  const auto t_write = Clock::now();
-  stats::RunMeta meta;
-  meta.version = build_info::version;
-  meta.git_sha = build_info::git_sha;
-  meta.config_toml = cfg.to_toml();
-  meta.ranks = comm.size();
-  meta.threads = omp_get_max_threads();
-  meta.seed = static_cast<std::uint64_t>(cfg.get_int("engine.seed"));
-  stats::write_meta(writer, meta);
-  stats::RunSummary summary;
-  summary.sim_time_ns = sim_end.ns();
-  summary.events = events;
-  summary.wall_seconds = seconds_since(t_start);
-  summary.events_per_second = run_s > 0 ? static_cast<double>(summary.events) / run_s : 0.0;
-  stats::write_summary(writer, summary);
-  stats::write_network(writer, network, totals, part, cfg.get_bool("output.flows"), sim_end.ns(),
-                       cfg.get_float("output.interval_ns"));
-  stats::EngineTelemetry eng;
-  eng.mode = comm.size() == 1 ? "sequential" : "partitioned";
-  eng.partitioner = partitioner;
-  eng.lookahead_ns = quality.lookahead == core::SimTime::max() ? 0.0 : quality.lookahead.ns();
-  eng.edge_cut = quality.edge_cut;
-  eng.windows = windows.windows;
-  eng.skipped_stretches = windows.skipped_stretches;
-  eng.remote_records_per_rank = comm.allgather(windows.records_received);
-  eng.partition_seconds = partition_s;
-  eng.build_seconds = build_s;
-  eng.run_seconds = run_s;
-  eng.events_per_rank = comm.allgather(sim.events_processed());
-  {
-    const auto max_events = *std::max_element(eng.events_per_rank.begin(), eng.events_per_rank.end());
-    const double mean = static_cast<double>(events) / comm.size();
-    eng.event_imbalance = mean > 0 ? static_cast<double>(max_events) / mean : 1.0;
-  }
-  eng.run_seconds_per_rank = comm.allgather(run_s);
-  eng.peak_memory_bytes_per_rank = comm.allgather(stats::peak_memory_bytes());
-  eng.write_seconds = seconds_since(t_write);
-  stats::write_engine(writer, eng);
-  writer.commit();
+    // Write.
+    const auto t_write = Clock::now();
+    stats::RunMeta meta;
+    meta.version = build_info::version;
+    meta.git_sha = build_info::git_sha;
+    meta.config_toml = cfg.to_toml();
+    meta.ranks = comm.size();
+    meta.threads = omp_get_max_threads();
+    meta.seed = static_cast<std::uint64_t>(cfg.get_int("engine.seed"));
+    stats::write_meta(writer, meta);
+    stats::RunSummary summary;
+    summary.sim_time_ns = sim_end.ns();
+    summary.events = events;
+    summary.wall_seconds = seconds_since(t_start);
+    summary.events_per_second = run_s > 0 ? static_cast<double>(summary.events) / run_s : 0.0;
+    stats::write_summary(writer, summary);
+    stats::write_network(writer, network, totals, part, cfg.get_bool("output.flows"), sim_end.ns(),
+                         cfg.get_float("output.interval_ns"));
+    stats::EngineTelemetry eng;
+    eng.mode = comm.size() == 1 ? "sequential" : "partitioned";
+    eng.partitioner = partitioner;
+    eng.lookahead_ns = quality.lookahead == core::SimTime::max() ? 0.0 : quality.lookahead.ns();
+    eng.edge_cut = quality.edge_cut;
+    eng.windows = windows.windows;
+    eng.skipped_stretches = windows.skipped_stretches;
+    eng.remote_records_per_rank = comm.allgather(windows.records_received);
+    eng.partition_seconds = partition_s;
+    eng.build_seconds = build_s;
+    eng.run_seconds = run_s;
+    eng.events_per_rank = comm.allgather(sim.events_processed());
+    {
+      const auto max_events = *std::max_element(eng.events_per_rank.begin(), eng.events_per_rank.end());
+      const double mean = static_cast<double>(events) / comm.size();
+      eng.event_imbalance = mean > 0 ? static_cast<double>(max_events) / mean : 1.0;
+    }
+    eng.run_seconds_per_rank = comm.allgather(run_s);
+    eng.peak_memory_bytes_per_rank = comm.allgather(stats::peak_memory_bytes());
+    eng.write_seconds = seconds_since(t_write);
+    stats::write_engine(writer, eng);
+    writer.commit();
 
-  if (comm.is_root()) {
-    const double inj = topo.links()[topo.node(topo.endpoint_node(0)).out.front()].bandwidth_gbps;
-    core::SimTime first_post = core::SimTime::max();
-    for (const auto& m : network.messages()) first_post = std::min(first_post, m.post_time);
-    const double span_ns = first_post == core::SimTime::max() ? 0.0 : (sim_end - first_post).ns();
-    const double share = span_ns > 0 ? static_cast<double>(totals.bytes_delivered) * 8.0 / span_ns /
-                                           (inj * static_cast<double>(topo.endpoint_count()))
-                                     : 0.0;
-    std::uint64_t peak = 0;
-    for (auto v : eng.peak_memory_bytes_per_rank) peak = std::max(peak, v);
-    fmt::print("fabricsim {} (git {}): {}\n", build_info::version, build_info::git_sha, topo.describe());
-    fmt::print("  config      {}\n", cfg.source());
-    fmt::print("  simulated   {} in {:.3f} s run phase ({:.3f} s build), {} ranks [{}]\n", human_time_ns(sim_end.ns()),
-               run_s, build_s, comm.size(), eng.mode);
-    if (comm.size() > 1)
-      fmt::print("  engine      {} partition: {} links cut, lookahead {} ns, events imbalance {:.3f}; {} windows ({} "
-                 "empty stretches skipped), {} remote records\n",
-                 partitioner, quality.edge_cut, eng.lookahead_ns, eng.event_imbalance, windows.windows,
-                 windows.skipped_stretches,
-                 std::accumulate(eng.remote_records_per_rank.begin(), eng.remote_records_per_rank.end(),
-                                 std::uint64_t{0}));
-    fmt::print("  events      {} ({}events/s)\n", summary.events, human_rate(summary.events_per_second));
-    fmt::print("  delivered   {} of {} messages, {} payload, {} packets over {} packet-hops\n",
-               totals.messages_delivered, network.messages().size(), human_bytes(static_cast<double>(totals.bytes_delivered)),
-               totals.packets_delivered, totals.packet_hops);
-    fmt::print("  throughput  {:.1f}% of injection bandwidth ({} endpoints x {} Gb/s)\n", 100.0 * share,
-               topo.endpoint_count(), inj);
-    fmt::print("  memory      {} peak per rank\n", human_bytes(static_cast<double>(peak)));
-    fmt::print("  output      {}\n", out_path);
+    if (comm.is_root()) {
+      const double inj = topo.links()[topo.node(topo.endpoint_node(0)).out.front()].bandwidth_gbps;
+      core::SimTime first_post = core::SimTime::max();
+      for (const auto& m : network.messages()) first_post = std::min(first_post, m.post_time);
+      const double span_ns = first_post == core::SimTime::max() ? 0.0 : (sim_end - first_post).ns();
+      const double share = span_ns > 0 ? static_cast<double>(totals.bytes_delivered) * 8.0 / span_ns /
+                                             (inj * static_cast<double>(topo.endpoint_count()))
+                                       : 0.0;
+      std::uint64_t peak = 0;
+      for (auto v : eng.peak_memory_bytes_per_rank) peak = std::max(peak, v);
+      fmt::print("fabricsim {} (git {}): {}\n", build_info::version, build_info::git_sha, topo.describe());
+      fmt::print("  config      {}\n", cfg.source());
+      fmt::print("  simulated   {} in {:.3f} s run phase ({:.3f} s build), {} ranks [{}]\n", human_time_ns(sim_end.ns()),
+                 run_s, build_s, comm.size(), eng.mode);
+      if (comm.size() > 1)
+        fmt::print("  engine      {} partition: {} links cut, lookahead {} ns, events imbalance {:.3f}; {} windows ({} "
+                   "empty stretches skipped), {} remote records\n",
+                   partitioner, quality.edge_cut, eng.lookahead_ns, eng.event_imbalance, windows.windows,
+                   windows.skipped_stretches,
+                   std::accumulate(eng.remote_records_per_rank.begin(), eng.remote_records_per_rank.end(),
+                                   std::uint64_t{0}));
+      fmt::print("  events      {} ({}events/s)\n", summary.events, human_rate(summary.events_per_second));
+      fmt::print("  delivered   {} of {} messages, {} payload, {} packets over {} packet-hops\n",
+                 totals.messages_delivered, network.messages().size(), human_bytes(static_cast<double>(totals.bytes_delivered)),
+                 totals.packets_delivered, totals.packet_hops);
+      fmt::print("  throughput  {:.1f}% of injection bandwidth ({} endpoints x {} Gb/s)\n", 100.0 * share,
+                 topo.endpoint_count(), inj);
+      fmt::print("  memory      {} peak per rank\n", human_bytes(static_cast<double>(peak)));
+      fmt::print("  output      {}\n", out_path);
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    if (comm.size() == 1) throw;
+    // This failure may be this rank's alone, and the others may be waiting
+    // in a collective call: report it here and stop the whole job, before
+    // any collective cleanup (closing the HDF5 file) could wait for them.
+    const auto* ue = dynamic_cast<const util::UserError*>(&e);
+    std::fprintf(stderr, "error: %s%s (rank %d)\n", ue ? "" : "unexpected failure: ", e.what(), comm.rank());
+    std::fflush(stderr);
+    std::remove(temp_file.c_str());
+    MPI_Abort(comm.raw(), ue ? ue->exit_code() : 1);
+    throw;
   }
-  return 0;
 }
 
 /// A process started by another MPI's launcher (Open MPI's mpiexec is often
@@ -311,8 +334,8 @@ int run_command(const RunOptions& opts) {
     error = std::string("unexpected failure: ") + e.what();
     code = 1;
   }
-  // Every rank that gets here failed the same way or will learn of it from
-  // the collective checks; print once.
+  // Setup errors happen identically on every rank (run-phase errors of a
+  // partitioned run abort the job in run_impl): print once.
   if (comm.is_root()) std::fprintf(stderr, "error: %s\n", error.c_str());
   return code;
 }
