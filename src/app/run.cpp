@@ -271,7 +271,9 @@ int run_impl(const RunOptions& opts, const par::Comm& comm) {
                  totals.packets_delivered, totals.packet_hops);
       fmt::print("  throughput  {:.1f}% of injection bandwidth ({} endpoints x {} Gb/s)\n", 100.0 * share,
                  topo.endpoint_count(), inj);
-      fmt::print("  memory      {} peak per rank\n", human_bytes(static_cast<double>(peak)));
+      fmt::print("  phases      build {:.3f} s, partition {:.3f} s, run {:.3f} s, write {:.3f} s\n", build_s, partition_s,
+               run_s, eng.write_seconds);
+    fmt::print("  memory      {} peak per rank\n", human_bytes(static_cast<double>(peak)));
       fmt::print("  output      {}\n", out_path);
     }
     return 0;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include <Eigen/SparseCore>
+
 namespace fabricsim::workload {
 
 FluidEstimate estimate_fluid(const net::Topology& topo, const net::RoutingTable& routes,
@@ -16,36 +18,57 @@ FluidEstimate estimate_fluid(const net::Topology& topo, const net::RoutingTable&
     pair_bytes[(static_cast<std::uint64_t>(m.src) << 32) | m.dst] += static_cast<double>(wire_bytes(m.bytes, np));
     est.payload_bytes += static_cast<double>(m.bytes);
   }
+  // The routing matrix R (links x source-destination pairs) holds the share
+  // of a pair's traffic on each link; the loads are R times the demand
+  // vector.  Built and multiplied in batches of pairs (Eigen sparse
+  // matrices), so memory stays bounded on the 16k-endpoint trees, whose
+  // routes spread over more than a thousand links per pair.
+  std::vector<std::pair<std::uint64_t, double>> pairs(pair_bytes.begin(), pair_bytes.end());
+  std::sort(pairs.begin(), pairs.end());  // a fixed order, whatever the hash map's
+  constexpr std::size_t kBatch = 2048;
+  Eigen::VectorXd loads = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(topo.link_count()));
+  std::vector<Eigen::Triplet<double>> triplets;
   std::vector<std::pair<net::NodeId, double>> frontier, next;
   std::unordered_map<net::NodeId, std::size_t> slot;
-  for (const auto& [key, bytes] : pair_bytes) {
-    const auto src = static_cast<net::EndpointId>(key >> 32);
-    const auto dst = static_cast<net::EndpointId>(key & 0xFFFFFFFFu);
-    const net::NodeId target = topo.endpoint_node(dst);
-    frontier.assign(1, {topo.endpoint_node(src), bytes});
-    // Minimal routes shorten the distance by one per hop, so the DAG is
-    // walked level by level; nodes reached twice in a level are merged.
-    while (!frontier.empty()) {
-      next.clear();
-      slot.clear();
-      for (const auto& [node, amount] : frontier) {
-        if (node == target) continue;
-        const auto cands = routes.candidates(node, dst);
-        const double share = amount / static_cast<double>(cands.size());
-        for (auto port : cands) {
-          const net::LinkId l = topo.node(node).out[port];
-          est.link_bytes[l] += share;
-          const net::NodeId to = topo.link(l).dst;
-          auto [it, fresh] = slot.try_emplace(to, next.size());
-          if (fresh)
-            next.emplace_back(to, share);
-          else
-            next[it->second].second += share;
+  for (std::size_t first = 0; first < pairs.size(); first += kBatch) {
+    const std::size_t count = std::min(kBatch, pairs.size() - first);
+    triplets.clear();
+    Eigen::VectorXd demand(static_cast<Eigen::Index>(count));
+    for (std::size_t k = 0; k < count; ++k) {
+      const auto [key, bytes] = pairs[first + k];
+      demand[static_cast<Eigen::Index>(k)] = bytes;
+      const auto src = static_cast<net::EndpointId>(key >> 32);
+      const auto dst = static_cast<net::EndpointId>(key & 0xFFFFFFFFu);
+      const net::NodeId target = topo.endpoint_node(dst);
+      frontier.assign(1, {topo.endpoint_node(src), 1.0});
+      // Minimal routes shorten the distance by one per hop, so the DAG is
+      // walked level by level; nodes reached twice in a level are merged.
+      while (!frontier.empty()) {
+        next.clear();
+        slot.clear();
+        for (const auto& [node, share_in] : frontier) {
+          if (node == target) continue;
+          const auto cands = routes.candidates(node, dst);
+          const double share = share_in / static_cast<double>(cands.size());
+          for (auto port : cands) {
+            const net::LinkId l = topo.node(node).out[port];
+            triplets.emplace_back(static_cast<Eigen::Index>(l), static_cast<Eigen::Index>(k), share);
+            const net::NodeId to = topo.link(l).dst;
+            auto [it, fresh] = slot.try_emplace(to, next.size());
+            if (fresh)
+              next.emplace_back(to, share);
+            else
+              next[it->second].second += share;
+          }
         }
+        frontier.swap(next);
       }
-      frontier.swap(next);
     }
+    Eigen::SparseMatrix<double> routing(static_cast<Eigen::Index>(topo.link_count()), static_cast<Eigen::Index>(count));
+    routing.setFromTriplets(triplets.begin(), triplets.end());  // duplicates (parallel paths) are summed
+    loads += routing * demand;
   }
+  for (net::LinkId l = 0; l < topo.link_count(); ++l) est.link_bytes[l] = loads[static_cast<Eigen::Index>(l)];
   for (net::LinkId l = 0; l < topo.link_count(); ++l) {
     const double t = est.link_bytes[l] * 8.0 / topo.link(l).bandwidth_gbps;  // ns
     if (t > est.min_makespan_ns) {
