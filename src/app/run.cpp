@@ -273,6 +273,13 @@ int run_impl(const RunOptions& opts, const par::Comm& comm) {
                  topo.endpoint_count(), inj);
       fmt::print("  phases      build {:.3f} s, partition {:.3f} s, run {:.3f} s, write {:.3f} s\n", build_s, partition_s,
                run_s, eng.write_seconds);
+    if (comm.size() > 1) {
+      std::string per_rank;
+      for (std::size_t r = 0; r < eng.events_per_rank.size(); ++r)
+        per_rank += fmt::format("{}{}", r ? ", " : "", human_rate(static_cast<double>(eng.events_per_rank[r]) /
+                                                               std::max(eng.run_seconds_per_rank[r], 1e-9)));
+      fmt::print("  per rank    events/s: {}\n", per_rank);
+    }
     fmt::print("  memory      {} peak per rank\n", human_bytes(static_cast<double>(peak)));
       fmt::print("  output      {}\n", out_path);
     }

@@ -36,6 +36,10 @@ void write_engine(H5Writer& out, const EngineTelemetry& e) {
   out.attr("/engine", "write_seconds", e.write_seconds);
   out.attr("/engine", "events_per_rank", e.events_per_rank);
   out.attr("/engine", "run_seconds_per_rank", e.run_seconds_per_rank);
+  std::vector<double> rate(e.events_per_rank.size(), 0.0);
+  for (std::size_t r = 0; r < rate.size() && r < e.run_seconds_per_rank.size(); ++r)
+    if (e.run_seconds_per_rank[r] > 0) rate[r] = static_cast<double>(e.events_per_rank[r]) / e.run_seconds_per_rank[r];
+  out.attr("/engine", "events_per_second_per_rank", rate);
   out.attr("/engine", "peak_memory_bytes_per_rank", e.peak_memory_bytes_per_rank);
   out.attr("/engine", "partitioner", e.partitioner);
   out.attr("/engine", "lookahead_ns", e.lookahead_ns);
