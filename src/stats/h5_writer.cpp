@@ -214,6 +214,7 @@ void H5Writer::write_rows_raw(const std::string& dataset, hid_t mem_type, hid_t 
   Handle dset(H5Dcreate2(g.get(), name.c_str(), file_type, fspace.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
               H5Dclose);
   if (dset.get() < 0) fail(fmt::format("{}: cannot create dataset {}", final_path_, dataset));
+  if (total_rows == 0) return;  // an empty table: nothing to write
 
   // Two-phase write.  The rows a rank owns are scattered over the dataset
   // (a link's row follows its id, not its rank), and building a selection
