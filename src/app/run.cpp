@@ -220,7 +220,7 @@ int run_impl(const RunOptions& opts, const par::Comm& comm) {
     summary.events_per_second = run_s > 0 ? static_cast<double>(summary.events) / run_s : 0.0;
     stats::write_summary(writer, summary);
     stats::write_network(writer, network, totals, part, cfg.get_bool("output.flows"), sim_end.ns(),
-                         cfg.get_float("output.interval_ns"));
+                         network.series_interval().ns());
     stats::EngineTelemetry eng;
     eng.mode = comm.size() == 1 ? "sequential" : "partitioned";
     eng.partitioner = partitioner;

@@ -190,7 +190,10 @@ std::vector<ParamDecl> declare() {
                            "Path of the HDF5 result file (`--output` overrides). Written under a temporary name and "
                            "renamed when the run succeeds."));
   p.push_back(float_param("output", "interval_ns", "ns", 1000,
-                          "Sampling interval of the per-link time series; 0 disables them.", 0, 1e15));
+                          "Sampling interval of the per-link time series; 0 disables them. A run that would need "
+                          "more than 65,536 intervals, or more than 2^24 link-intervals, doubles the interval as "
+                          "often as needed (the datasets' attribute `interval_ns` gives the one used).",
+                          0, 1e15));
   p.push_back(bool_param("output", "flows", true, "Write one `/flows` row per message."));
   p.push_back(enum_param("output", "progress", "auto", {"auto", "always", "never"},
                          "Live progress line on rank 0: `auto` shows it on a terminal once a run takes longer than "

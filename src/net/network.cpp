@@ -182,6 +182,11 @@ class NetworkImpl {
   void set_partition(const std::vector<std::int32_t>& part, std::int32_t rank, core::RemoteSink* sink);
   void receive(const core::RemoteRecord& r);
 
+  void coarsen_series();
+  // At most 65,536 intervals, and at most 2^24 cells (128 MiB) per series.
+  std::size_t max_intervals_ = 1u << 16;
+  SimTime interval_;  // current time-series interval (params_.interval, doubled as needed)
+
   core::HandlerFn link_handler_;
   core::Simulator::BindingId wake_binding_ = 0;
   core::Simulator::BindingId post_binding_ = 0;
@@ -202,6 +207,9 @@ class NetworkImpl {
   LinkId choose_output(NodeId at, const Packet& pkt, const Message& msg);
   std::uint64_t ecmp_hash(NodeId at, const Message& msg) const;
   void note_queue(LinkId o);
+  /// Time-series interval index of time t; doubles the interval (merging
+  /// pairs of bins) when t would need more than max_intervals_ bins.
+  std::size_t series_index(SimTime t);
   void arbitrate(LinkId o);
   void arbitrate_switch(LinkId o);
   void arbitrate_nic(LinkId o);
@@ -304,6 +312,8 @@ NetworkImpl::NetworkImpl(const Topology& topo, const NetworkParams& params, core
   stats_.max_queue_bytes.assign(nl, 0);
   stats_.stall_ps.assign(nl, 0);
   stats_.flows.assign(nl, 0);
+  interval_ = params_.interval;
+  max_intervals_ = std::clamp<std::size_t>((std::size_t{1} << 24) / std::max<std::size_t>(nl, 1), 64, 1u << 16);
   if (params_.interval > SimTime::zero()) {
     stats_.series_tx_bytes.resize(nl);
     stats_.series_queue_bytes.resize(nl);
@@ -428,12 +438,35 @@ LinkId NetworkImpl::choose_output(NodeId at, const Packet& pkt, const Message& m
 void NetworkImpl::note_queue(LinkId o) {
   const std::uint64_t q = port_[o].queued;
   if (q > stats_.max_queue_bytes[o]) stats_.max_queue_bytes[o] = q;
-  if (params_.interval > SimTime::zero()) {
-    auto k = static_cast<std::size_t>(sim_.now().ps() / params_.interval.ps());
+  if (interval_ > SimTime::zero()) {
+    const std::size_t k = series_index(sim_.now());
     auto& s = stats_.series_queue_bytes[o];
     if (s.size() <= k) s.resize(k + 1, 0);
     if (q > s[k]) s[k] = q;
   }
+}
+
+std::size_t NetworkImpl::series_index(SimTime t) {
+  auto k = static_cast<std::size_t>(t.ps() / interval_.ps());
+  while (k >= max_intervals_) {
+    coarsen_series();
+    k = static_cast<std::size_t>(t.ps() / interval_.ps());
+  }
+  return k;
+}
+
+void NetworkImpl::coarsen_series() {
+  // Bins 2i and 2i+1 become bin i: sums for bytes, maxima for queues.
+  for (auto& s : stats_.series_tx_bytes) {
+    for (std::size_t i = 0; 2 * i < s.size(); ++i) s[i] = s[2 * i] + (2 * i + 1 < s.size() ? s[2 * i + 1] : 0);
+    s.resize((s.size() + 1) / 2);
+  }
+  for (auto& s : stats_.series_queue_bytes) {
+    for (std::size_t i = 0; 2 * i < s.size(); ++i)
+      s[i] = std::max(s[2 * i], 2 * i + 1 < s.size() ? s[2 * i + 1] : std::uint64_t{0});
+    s.resize((s.size() + 1) / 2);
+  }
+  interval_ = interval_ * 2;
 }
 
 void NetworkImpl::on_link_event(const core::Event& ev) {
@@ -600,8 +633,8 @@ void NetworkImpl::start_transmission(LinkId o, std::uint32_t p, SimTime start) {
     stats_.stall_ps[o] += (sim_.now() - stall_since_[o]).ps();
     stall_since_[o] = SimTime::max();
   }
-  if (params_.interval > SimTime::zero()) {
-    auto k = static_cast<std::size_t>(start.ps() / params_.interval.ps());
+  if (interval_ > SimTime::zero()) {
+    const std::size_t k = series_index(start);
     auto& series = stats_.series_tx_bytes[o];
     if (series.size() <= k) series.resize(k + 1, 0);
     series[k] += pkt.bytes;
@@ -830,10 +863,16 @@ void Network::finish(SimTime end) {
     }
   }
   if (p.interval > SimTime::zero()) {
-    const auto k = static_cast<std::size_t>((end.ps() + p.interval.ps() - 1) / p.interval.ps());
-    for (auto& s : st.series_tx_bytes) s.resize(std::max<std::size_t>(k, 1), 0);
-    for (auto& s : st.series_queue_bytes) s.resize(std::max<std::size_t>(k, 1), 0);
+    // `end` is the same on every rank, so every rank ends at the same
+    // interval and bin count (a rank may have coarsened less during the run).
+    auto bins = [&] { return static_cast<std::size_t>((end.ps() + impl_->interval_.ps() - 1) / impl_->interval_.ps()); };
+    while (bins() > impl_->max_intervals_) impl_->coarsen_series();
+    const std::size_t k = std::max<std::size_t>(bins(), 1);
+    for (auto& s : st.series_tx_bytes) s.resize(k, 0);
+    for (auto& s : st.series_queue_bytes) s.resize(k, 0);
   }
 }
+
+core::SimTime Network::series_interval() const { return impl_->interval_; }
 
 }  // namespace fabricsim::net

@@ -145,8 +145,12 @@ class Network {
   std::int64_t min_credits_seen() const;
   /// Payload bytes per packet.
   std::uint32_t payload_per_packet() const;
-  /// Closes the time series at `end` (the final simulated time).
+  /// Closes the time series at `end` (the final simulated time, the same on
+  /// every rank).
   void finish(core::SimTime end);
+  /// The time-series interval: NetworkParams::interval, doubled as often as
+  /// needed to keep a run within 65,536 intervals and 2^24 link-intervals.
+  core::SimTime series_interval() const;
 
  private:
   std::unique_ptr<NetworkImpl> impl_;
