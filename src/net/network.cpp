@@ -182,6 +182,17 @@ class NetworkImpl {
   void set_partition(const std::vector<std::int32_t>& part, std::int32_t rank, core::RemoteSink* sink);
   void receive(const core::RemoteRecord& r);
 
+  // The bin of each link's series that is being filled, in a dense array:
+  // most packets only add to it; the series vector is touched when the bin
+  // changes.
+  struct OpenBin {
+    std::int64_t end_ps = 0;  // the bin covers times before this
+    std::size_t k = 0;
+    std::uint64_t value = 0;
+  };
+  std::vector<OpenBin> tx_bin_;
+  std::vector<OpenBin> queue_bin_;
+  void roll_bin(OpenBin& b, std::vector<std::uint64_t>& series, SimTime t, bool sum);
   void coarsen_series();
   // At most 65,536 intervals, and at most 2^24 cells (128 MiB) per series.
   std::size_t max_intervals_ = 1u << 16;
@@ -317,6 +328,8 @@ NetworkImpl::NetworkImpl(const Topology& topo, const NetworkParams& params, core
   if (params_.interval > SimTime::zero()) {
     stats_.series_tx_bytes.resize(nl);
     stats_.series_queue_bytes.resize(nl);
+    tx_bin_.assign(nl, OpenBin{});
+    queue_bin_.assign(nl, OpenBin{});
   }
 
   node_rng_.reserve(topo_.node_count());
@@ -439,11 +452,22 @@ void NetworkImpl::note_queue(LinkId o) {
   const std::uint64_t q = port_[o].queued;
   if (q > stats_.max_queue_bytes[o]) stats_.max_queue_bytes[o] = q;
   if (interval_ > SimTime::zero()) {
-    const std::size_t k = series_index(sim_.now());
-    auto& s = stats_.series_queue_bytes[o];
-    if (s.size() <= k) s.resize(k + 1, 0);
-    if (q > s[k]) s[k] = q;
+    OpenBin& b = queue_bin_[o];
+    if (sim_.now().ps() >= b.end_ps) roll_bin(b, stats_.series_queue_bytes[o], sim_.now(), false);
+    if (q > b.value) b.value = q;
   }
+}
+
+void NetworkImpl::roll_bin(OpenBin& b, std::vector<std::uint64_t>& series, SimTime t, bool sum) {
+  // Close the open bin into the series (bins may merge after coarsening:
+  // add bytes, keep the larger queue), then open the bin of time t.
+  if (b.value != 0) {
+    if (series.size() <= b.k) series.resize(b.k + 1, 0);
+    series[b.k] = sum ? series[b.k] + b.value : std::max(series[b.k], b.value);
+  }
+  b.value = 0;
+  b.k = series_index(t);
+  b.end_ps = static_cast<std::int64_t>(b.k + 1) * interval_.ps();
 }
 
 std::size_t NetworkImpl::series_index(SimTime t) {
@@ -467,6 +491,11 @@ void NetworkImpl::coarsen_series() {
     s.resize((s.size() + 1) / 2);
   }
   interval_ = interval_ * 2;
+  for (auto* bins : {&tx_bin_, &queue_bin_})
+    for (OpenBin& b : *bins) {
+      b.k /= 2;
+      b.end_ps = static_cast<std::int64_t>(b.k + 1) * interval_.ps();
+    }
 }
 
 void NetworkImpl::on_link_event(const core::Event& ev) {
@@ -634,10 +663,9 @@ void NetworkImpl::start_transmission(LinkId o, std::uint32_t p, SimTime start) {
     stall_since_[o] = SimTime::max();
   }
   if (interval_ > SimTime::zero()) {
-    const std::size_t k = series_index(start);
-    auto& series = stats_.series_tx_bytes[o];
-    if (series.size() <= k) series.resize(k + 1, 0);
-    series[k] += pkt.bytes;
+    OpenBin& b = tx_bin_[o];
+    if (start.ps() >= b.end_ps) roll_bin(b, stats_.series_tx_bytes[o], start, true);
+    b.value += pkt.bytes;
   }
   const NodeId src = li_[o].src;
   // The arrival event fires once the head has crossed the link and the next
@@ -863,6 +891,10 @@ void Network::finish(SimTime end) {
     }
   }
   if (p.interval > SimTime::zero()) {
+    for (LinkId o = 0; o < impl_->tx_bin_.size(); ++o) {  // close the open bins
+      impl_->roll_bin(impl_->tx_bin_[o], st.series_tx_bytes[o], end, true);
+      impl_->roll_bin(impl_->queue_bin_[o], st.series_queue_bytes[o], end, false);
+    }
     // `end` is the same on every rank, so every rank ends at the same
     // interval and bin count (a rank may have coarsened less during the run).
     auto bins = [&] { return static_cast<std::size_t>((end.ps() + impl_->interval_.ps() - 1) / impl_->interval_.ps()); };
