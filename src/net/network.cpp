@@ -241,7 +241,6 @@ class NetworkImpl {
   /// credit arrives (max() if none is on its way yet).
   SimTime wait_for_credits(LinkId o, std::uint32_t vc_mask);
   void on_packet(LinkId in, std::uint32_t p);
-  void on_credit(LinkId out, std::uint8_t vc, std::uint64_t bytes);
 };
 
 NetworkImpl::NetworkImpl(const Topology& topo, const NetworkParams& params, core::Simulator& sim)
@@ -499,11 +498,9 @@ void NetworkImpl::coarsen_series() {
 }
 
 void NetworkImpl::on_link_event(const core::Event& ev) {
-  if (ev.arg32 & kCreditFlag) {
-    on_credit(ev.arg32 & ~kCreditFlag, static_cast<std::uint8_t>(ev.arg1), ev.arg0);
-  } else {
-    on_packet(ev.arg32, static_cast<std::uint32_t>(ev.arg0));
-  }
+  // Only packets arrive as events; credits go into the pending lists
+  // directly (add_pending_credit), also when they come from another rank.
+  on_packet(ev.arg32, static_cast<std::uint32_t>(ev.arg0));
 }
 
 void NetworkImpl::on_packet(LinkId in, std::uint32_t p) {
@@ -555,12 +552,6 @@ void NetworkImpl::on_packet(LinkId in, std::uint32_t p) {
     packets_[voq.tail].next = p;
     voq.tail = p;
   }
-}
-
-void NetworkImpl::on_credit(LinkId out, std::uint8_t vc, std::uint64_t bytes) {
-  // A credit that crossed ranks as an event (not used while every link is
-  // local): treated exactly like a lazily returned one.
-  add_pending_credit(out, vc, static_cast<std::uint32_t>(bytes), sim_.now());
 }
 
 void NetworkImpl::add_pending_credit(LinkId out, std::uint8_t vc, std::uint32_t bytes, SimTime at) {
