@@ -129,26 +129,25 @@ class NetworkImpl {
   std::vector<SimTime> stall_since_;         // SimTime::max() when not stalled
   std::vector<SimTime> wake_at_;             // pending wake-up of the output, or max()
   std::vector<std::uint32_t> rr_;
-  std::vector<std::vector<std::uint32_t>> requesters_;  // switch outputs: non-empty VOQs that feed it
-  std::vector<std::vector<MessageId>> nic_active_;      // endpoint outputs: messages with data left
 
   // Switch input buffers: the space of each (input link, vc) is accounted as
   // one buffer (that is what the upstream credits), but packets wait in
   // virtual output queues, one per (input port, output port, vc), so a packet
   // for a busy output never blocks one behind it for an idle output.
-  std::vector<std::uint64_t> voq_base_;  // per node: first VOQ id
-  // A VOQ is a FIFO of packets through `next`, plus what arbitration needs
-  // without touching the head packet: its wire bytes, and (fixed) the input
-  // link and VC of the queue.  One record, so scanning requesters costs one
-  // cache access each.
+  // Only non-empty VOQs exist: each output keeps its requesters (the VOQs
+  // that feed it and hold packets) in a small array, in the order they
+  // became non-empty, which is also the round-robin order.  A dense
+  // [input x output] table would be mostly empty and, at megabytes for a
+  // 64-port fabric, a cache miss on every packet.
   struct Voq {
-    std::uint32_t head;
+    std::uint32_t head;        // FIFO of packets through Packet::next
     std::uint32_t tail;
-    std::uint32_t head_bytes;
-    LinkId in;
+    std::uint32_t head_bytes;  // wire bytes of the head packet
+    LinkId in;                 // input link of the queue
     std::uint8_t vc;
   };
-  std::vector<Voq> voq_;
+  std::vector<std::vector<Voq>> requesters_;             // switch outputs: non-empty VOQs that feed it
+  std::vector<std::vector<MessageId>> nic_active_;       // endpoint outputs: messages with data left
   std::vector<std::uint64_t> buffer_bytes_;  // [in link * vcs + vc]
   std::vector<SimTime> xbar_free_;  // per input link
 
@@ -167,13 +166,13 @@ class NetworkImpl {
     PortIndex dst_port;
     LinkId reverse;
     bool from_endpoint;
+    EndpointId dst_endpoint;  // endpoint at the far end, or kNoEndpoint for a switch
     SimTime arrive_delay;  // switch traversal latency at the far end (0 at NICs)
     SimTime full_ser;      // serialization of a full packet
     SimTime full_xbar;     // crossbar time of a full packet arriving over this link
     double gbps;
   };
   std::vector<LinkInfo> li_;
-  std::vector<std::uint32_t> node_ports_;
 
   // Partitioned runs: which nodes this process simulates, and where
   // records for other processes go.
@@ -282,37 +281,16 @@ NetworkImpl::NetworkImpl(const Topology& topo, const NetworkParams& params, core
     li.dst_port = tl.dst_port;
     li.reverse = tl.reverse;
     li.from_endpoint = topo_.nodes()[tl.src].kind == NodeKind::Endpoint;
+    li.dst_endpoint = topo_.nodes()[tl.dst].kind == NodeKind::Endpoint ? topo_.nodes()[tl.dst].endpoint : kNoEndpoint;
     li.arrive_delay = topo_.nodes()[tl.dst].kind == NodeKind::Switch ? params_.switch_latency : SimTime::zero();
     li.gbps = tl.bandwidth_gbps;
     li.full_ser = core::serialization_time(params_.packet_bytes, tl.bandwidth_gbps);
     li.full_xbar = core::serialization_time(params_.packet_bytes, tl.bandwidth_gbps * params_.crossbar_speedup);
   }
   owned_.assign(topo_.node_count(), 1);
-  node_ports_.resize(topo_.node_count());
-  for (NodeId n = 0; n < topo_.node_count(); ++n)
-    node_ports_[n] = static_cast<std::uint32_t>(topo_.nodes()[n].out.size());
   rr_.assign(nl, 0);
   requesters_.resize(nl);
   nic_active_.resize(nl);
-  voq_base_.assign(topo_.node_count() + 1, 0);
-  for (NodeId n = 0; n < topo_.node_count(); ++n) {
-    const Node& node = topo_.nodes()[n];
-    const std::uint64_t ports = node.kind == NodeKind::Switch ? node.out.size() : 0;
-    voq_base_[n + 1] = voq_base_[n] + ports * ports * vcs;
-  }
-  voq_.assign(voq_base_.back(), Voq{kNoPacket, kNoPacket, 0, kNoLink, 0});
-  for (NodeId n = 0; n < topo_.node_count(); ++n) {
-    const Node& node = topo_.nodes()[n];
-    if (node.kind != NodeKind::Switch) continue;
-    const std::size_t ports = node.out.size();
-    for (std::size_t ip = 0; ip < ports; ++ip)
-      for (std::size_t op = 0; op < ports; ++op)
-        for (std::size_t v = 0; v < vcs; ++v) {
-          const std::size_t q = voq_base_[n] + (ip * ports + op) * vcs + v;
-          voq_[q].in = node.in[ip];
-          voq_[q].vc = static_cast<std::uint8_t>(v);
-        }
-  }
   buffer_bytes_.assign(nl * vcs, 0);
   xbar_free_.assign(nl, SimTime::zero());
 
@@ -509,7 +487,7 @@ void NetworkImpl::on_packet(LinkId in, std::uint32_t p) {
   Packet& pkt = packets_[p];
   const SimTime now = sim_.now();
   const SimTime tail = now + ser(pkt.bytes, in);
-  if (topo_.nodes()[at].endpoint == pkt.dst) {
+  if (link.dst_endpoint == pkt.dst) {
     // Delivered: the NIC consumes the packet as its tail arrives and returns
     // the buffer space at once.
     Message& m = messages_[pkt.msg];
@@ -538,20 +516,16 @@ void NetworkImpl::on_packet(LinkId in, std::uint32_t p) {
   pkt.out = choose_output(at, pkt, messages_[pkt.msg]);
   port_[pkt.out].queued += pkt.bytes;
   note_queue(pkt.out);
-  const std::size_t ports = node_ports_[at];
-  const auto q = static_cast<std::uint32_t>(
-      voq_base_[at] + ((link.dst_port * ports + li_[pkt.out].src_port) * params_.vcs + pkt.vc));
-  Voq& voq = voq_[q];
-  if (voq.head == kNoPacket) {
-    voq.head = p;
-    voq.tail = p;
-    voq.head_bytes = pkt.bytes;
-    requesters_[pkt.out].push_back(q);
-    arbitrate(pkt.out);
-  } else {
-    packets_[voq.tail].next = p;
-    voq.tail = p;
+  auto& req = requesters_[pkt.out];
+  for (Voq& voq : req) {
+    if (voq.in == in && voq.vc == pkt.vc) {
+      packets_[voq.tail].next = p;
+      voq.tail = p;
+      return;
+    }
   }
+  req.push_back(Voq{p, p, pkt.bytes, in, pkt.vc});
+  arbitrate(pkt.out);
 }
 
 void NetworkImpl::add_pending_credit(LinkId out, std::uint8_t vc, std::uint32_t bytes, SimTime at) {
@@ -697,8 +671,7 @@ void NetworkImpl::arbitrate_switch(LinkId o) {
   bool credit_blocked = false;
   std::uint32_t blocked_vcs = 0;
   for (std::size_t t = 0, idx = start_idx; t < n; ++t, idx = idx + 1 == n ? 0 : idx + 1) {
-    const std::uint32_t q = req[idx];
-    Voq& voq = voq_[q];
+    Voq& voq = req[idx];
     if (available_credits(o, voq.vc) < static_cast<std::int64_t>(voq.head_bytes)) {
       credit_blocked = true;
       blocked_vcs |= 1u << voq.vc;
@@ -716,7 +689,6 @@ void NetworkImpl::arbitrate_switch(LinkId o) {
     voq.head = pkt.next;
     if (pkt.next != kNoPacket) voq.head_bytes = packets_[pkt.next].bytes;
     if (pkt.next == kNoPacket) {
-      voq.tail = kNoPacket;
       req.erase(req.begin() + static_cast<std::ptrdiff_t>(idx));
       rr_[o] = static_cast<std::uint32_t>(idx);  // the next requester now sits at idx
     } else {
