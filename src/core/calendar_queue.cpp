@@ -97,12 +97,75 @@ void CalendarQueue::advance_to(std::uint64_t abs_bucket) {
   }
 }
 
+void CalendarQueue::sort_bucket(std::vector<Entry>& v) {
+  // A crowded bucket (thousands of events at one instant in a synchronized
+  // workload) is sorted by a stable LSD radix sort on (time within the
+  // bucket, priority, source), one byte per pass, skipping the bytes that
+  // are the same in every entry.  Events that tie on those fields (one
+  // source, one time) are usually already in sequence order, because a
+  // source's events are pushed in the order it scheduled them; the runs
+  // that are not get a comparison sort.  The result is exactly the key
+  // order, as a comparison sort of the whole bucket would give, at a
+  // fraction of its cost (no data-dependent branches per comparison).
+  const auto by_key = [](const Entry& x, const Entry& y) { return EventQueue::less(x, y); };
+  const std::size_t n = v.size();
+  if (n < 64) {
+    std::sort(v.begin(), v.end(), by_key);
+    return;
+  }
+  // Radix key: time offset (11 bits) | priority (3 bits) | source (24 bits).
+  constexpr std::uint64_t kOffsetMask = (std::uint64_t{1} << kBucketShift) - 1;
+  std::uint64_t any_prio = 0;
+  for (const Entry& e : v) any_prio |= e.lo >> 59;  // priority bits 3..7
+  if (any_prio != 0) {
+    std::sort(v.begin(), v.end(), by_key);
+    return;
+  }
+  const auto radix_key = [](const Entry& e) {
+    return ((e.hi & kOffsetMask) << 27) | ((e.lo >> 56) << 24) | ((e.lo >> 32) & 0xFFFFFF);
+  };
+  constexpr unsigned kDigits = 5;  // 38 key bits
+  std::uint32_t count[kDigits][256] = {};
+  for (const Entry& e : v) {
+    const std::uint64_t k = radix_key(e);
+    for (unsigned d = 0; d < kDigits; ++d) ++count[d][(k >> (8 * d)) & 0xFF];
+  }
+  scratch_.resize(n);
+  Entry* src = v.data();
+  Entry* dst = scratch_.data();
+  for (unsigned d = 0; d < kDigits; ++d) {
+    std::uint32_t* c = count[d];
+    if (c[(radix_key(src[0]) >> (8 * d)) & 0xFF] == n) continue;  // this byte never varies
+    std::uint32_t sum = 0;
+    for (unsigned b = 0; b < 256; ++b) {
+      const std::uint32_t t = c[b];
+      c[b] = sum;
+      sum += t;
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      const Entry& e = src[i];
+      dst[c[(radix_key(e) >> (8 * d)) & 0xFF]++] = e;
+    }
+    std::swap(src, dst);
+  }
+  if (src != v.data()) v.swap(scratch_);
+  // Runs that tie on (time, priority, source): order them by sequence.
+  for (std::size_t i = 0; i + 1 < n;) {
+    std::size_t j = i + 1;
+    while (j < n && v[j].hi == v[i].hi && (v[j].lo >> 32) == (v[i].lo >> 32)) ++j;
+    if (j - i > 1 && !std::is_sorted(v.begin() + static_cast<std::ptrdiff_t>(i),
+                                     v.begin() + static_cast<std::ptrdiff_t>(j), by_key))
+      std::sort(v.begin() + static_cast<std::ptrdiff_t>(i), v.begin() + static_cast<std::ptrdiff_t>(j), by_key);
+    i = j;
+  }
+}
+
 void CalendarQueue::settle() {
   for (;;) {
     auto& cur = ring_[cursor_ & kMask];
     if (drain_ < cur.size() || !side_.empty()) {
       if (!sorted_) {
-        std::sort(cur.begin(), cur.end(), [](const Entry& x, const Entry& y) { return EventQueue::less(x, y); });
+        sort_bucket(cur);
         sorted_ = true;
       }
       return;

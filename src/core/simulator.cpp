@@ -44,7 +44,16 @@ void Simulator::schedule_keyed_bound(SimTime at, std::uint32_t priority, EntityI
   queue_.push_bound(make_event(at, priority, source, tag, arg32, arg0, arg1), binding);
 }
 
+void Simulator::set_prefetch(BindingId binding, PrefetchFn fn) {
+  if (prefetch_.size() <= binding) prefetch_.resize(binding + 1u);
+  prefetch_[binding] = Prefetch{fn, queue_.binding_target(binding)};
+}
+
 std::uint64_t Simulator::run_until(SimTime end) { return run_until(end, UINT64_MAX); }
+
+namespace {
+constexpr std::size_t kPrefetchDistance = 2;
+}
 
 std::uint64_t Simulator::run_until(SimTime end, std::uint64_t max_events) {
   std::uint64_t n = 0;
@@ -53,6 +62,11 @@ std::uint64_t Simulator::run_until(SimTime end, std::uint64_t max_events) {
   while (!queue_.empty() && queue_.top_time() < end && n < max_events) {
     queue_.pop(ev);
     now_ = ev.key.time;
+    if (const EventQueue::Entry* next = queue_.peek_ahead(kPrefetchDistance)) {
+      const std::size_t b = next->meta >> 48;
+      if (b < prefetch_.size() && prefetch_[b].fn)
+        prefetch_[b].fn(prefetch_[b].target, static_cast<std::uint32_t>(next->meta), next->arg0);
+    }
     ev.handler(ev.target, ev);
     ++n;
     if (stop_) break;

@@ -80,6 +80,19 @@ class NetworkImpl {
   MessageId send(EndpointId src, EndpointId dst, std::uint64_t bytes, SimTime at, std::uint32_t tag);
 
   void on_link_event(const core::Event& ev);
+  /// Prefetch hints (see Simulator::set_prefetch): what the handlers of a
+  /// packet arrival and of an output wake-up will read first.
+  static void prefetch_link_event(void* self, std::uint32_t in, std::uint64_t p) {
+    auto* n = static_cast<NetworkImpl*>(self);
+    __builtin_prefetch(&n->packets_[p]);
+    __builtin_prefetch(&n->li_[in]);
+  }
+  static void prefetch_wake(void* self, std::uint32_t o, std::uint64_t) {
+    auto* n = static_cast<NetworkImpl*>(self);
+    __builtin_prefetch(&n->requesters_[o]);
+    __builtin_prefetch(&n->port_[o]);
+    __builtin_prefetch(&n->wake_at_[o]);
+  }
   void on_wake(const core::Event& ev);
   void on_post(const core::Event& ev);
   void on_delivered(const core::Event& ev);
@@ -254,6 +267,8 @@ NetworkImpl::NetworkImpl(const Topology& topo, const NetworkParams& params, core
   wake_binding_ = sim_.bind(core::Simulator::handler<NetworkImpl, &NetworkImpl::on_wake>(), this);
   post_binding_ = sim_.bind(core::Simulator::handler<NetworkImpl, &NetworkImpl::on_post>(), this);
   delivered_binding_ = sim_.bind(core::Simulator::handler<NetworkImpl, &NetworkImpl::on_delivered>(), this);
+  sim_.set_prefetch(wake_binding_, &NetworkImpl::prefetch_wake);
+  sim_.set_prefetch(sim_.bind(link_handler_, this), &NetworkImpl::prefetch_link_event);
 
   const std::size_t nl = topo_.link_count();
   const std::size_t vcs = params_.vcs;

@@ -64,12 +64,58 @@ void compare_with_heap(std::uint64_t seed, std::int64_t max_delta_ps, double far
   }
   EXPECT_TRUE(cal.empty());
 }
+
+/// Crowded buckets, as a synchronized packet workload makes them: bursts of
+/// thousands of events at a few instants of one bucket, from many sources,
+/// with sequences that are not in push order for some sources (keyed events)
+/// and equal (time, priority, source) for several events.
+void compare_bursts(std::uint64_t seed, std::uint32_t prio_max, EntityId src_max, bool shuffled_seq) {
+  std::mt19937_64 rng(seed);
+  CalendarQueue cal;
+  EventQueue ref;
+  std::int64_t now = 0;
+  std::uint64_t seq = 0;
+  for (int round = 0; round < 40; ++round) {
+    const std::int64_t base = now + 1 + static_cast<std::int64_t>(rng() % 3000);
+    const int burst = 64 + static_cast<int>(rng() % 3000);
+    for (int i = 0; i < burst; ++i) {
+      const std::int64_t t = base + static_cast<std::int64_t>(rng() % 4) * 300;
+      const auto prio = static_cast<std::uint32_t>(rng() % (prio_max + 1));
+      const auto src = static_cast<EntityId>(rng() % 8 == 0 ? 3 : rng() % (std::uint64_t{src_max} + 1));
+      const std::uint64_t s = shuffled_seq && rng() % 2 ? rng() % 100'000 : seq++;
+      const Event e = make(t, prio, src, s);
+      cal.push(e);
+      ref.push(e);
+    }
+    // Drain about half, so later bursts land on partly drained state.
+    const std::size_t drain = ref.size() / 2 + 1;
+    for (std::size_t k = 0; k < drain && !ref.empty(); ++k) {
+      Event a, b;
+      cal.pop(a);
+      ref.pop(b);
+      ASSERT_EQ(a.key, b.key) << "round " << round << " pop " << k;
+      now = a.key.time.ps();
+    }
+  }
+  while (!ref.empty()) {
+    Event a, b;
+    cal.pop(a);
+    ref.pop(b);
+    ASSERT_EQ(a.key, b.key);
+  }
+  EXPECT_TRUE(cal.empty());
+}
 }  // namespace
 
 TEST(CalendarQueue, SameOrderAsHeapForDenseNearFutureEvents) { compare_with_heap(1, 200'000, 0.0, 0.0); }
 TEST(CalendarQueue, SameOrderWithFarEvents) { compare_with_heap(2, 300'000, 0.05, 0.0); }
 TEST(CalendarQueue, SameOrderWithSameBucketInsertionsAndPeeks) { compare_with_heap(3, 3'000, 0.02, 0.2); }
 TEST(CalendarQueue, SameOrderWithSparseEvents) { compare_with_heap(4, 40'000'000, 0.1, 0.3); }
+
+TEST(CalendarQueue, SameOrderForCrowdedBuckets) { compare_bursts(5, 4, 2000, false); }
+TEST(CalendarQueue, SameOrderForCrowdedBucketsWithUnorderedSequences) { compare_bursts(6, 4, 2000, true); }
+TEST(CalendarQueue, SameOrderForCrowdedBucketsWithWideKeys) { compare_bursts(7, 255, 0xFFFFFF, true); }
+TEST(CalendarQueue, SameOrderForCrowdedBucketsWithWideSources) { compare_bursts(8, 7, 0xFFFFFF, true); }
 
 TEST(CalendarQueue, PushBeforeAPeekedFarEventRewinds) {
   CalendarQueue q;

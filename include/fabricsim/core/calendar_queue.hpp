@@ -28,12 +28,19 @@ class CalendarQueue {
   void push(const Event& ev) { push_entry(far_.encode(ev)); }
   /// See EventQueue::bind and push_bound.
   std::uint16_t bind(HandlerFn fn, void* target) { return far_.bind(fn, target); }
+  void* binding_target(std::uint16_t binding_id) const { return far_.bindings_[binding_id].target; }
   void push_bound(const Event& ev, std::uint16_t binding_id) { push_entry(far_.encode(ev, binding_id)); }
   /// Removes the least event into `out`.  Precondition: !empty().
   void pop(Event& out);
   /// Time of the least event.  Precondition: !empty().
   SimTime top_time();
   bool empty() const { return size_ == 0; }
+  /// The event `k` places after the least one in the bucket being drained,
+  /// or nullptr: a hint for prefetching (ignores the side heap).
+  const EventQueue::Entry* peek_ahead(std::size_t k) const {
+    const auto& cur = ring_[cursor_ & (kBuckets - 1)];
+    return sorted_ && drain_ + k < cur.size() ? &cur[drain_ + k] : nullptr;
+  }
   std::size_t size() const { return size_; }
 
  private:
@@ -44,6 +51,8 @@ class CalendarQueue {
   static std::uint64_t bucket_of(std::uint64_t hi) { return hi >> kBucketShift; }
   /// Makes the bucket at the cursor non-empty and sorted (precondition: !empty()).
   void settle();
+  /// Sorts one bucket's events into key order.
+  void sort_bucket(std::vector<Entry>& v);
   void advance_to(std::uint64_t abs_bucket);
   void rewind(std::uint64_t abs_bucket);
   std::size_t next_nonempty(std::size_t from) const;
@@ -53,6 +62,7 @@ class CalendarQueue {
   std::vector<std::vector<Entry>> ring_;
   std::vector<std::uint64_t> occupied_;  // bitmap of non-empty ring buckets
   std::vector<std::vector<Entry>> spare_;  // storage of drained buckets, for reuse
+  std::vector<Entry> scratch_;            // radix sort buffer
   std::vector<Entry> side_;               // min-heap: pushed into the current bucket while it drains
   EventQueue far_;                       // beyond the horizon
   std::uint64_t cursor_ = 0;             // absolute bucket number of the current bucket

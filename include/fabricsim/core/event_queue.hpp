@@ -48,6 +48,8 @@ class EventQueue {
  private:
   friend class CalendarQueue;
   static constexpr std::uint64_t kTimeBias = std::uint64_t{1} << 63;
+  // Read by Simulator's prefetch hints.
+  friend class Simulator;
   // hi: the time (offset to unsigned); lo: priority (8 bits), source (24
   // bits) and the low 32 bits of the per-source sequence.  Compared as one
   // 128-bit number.  Truncating the sequence keeps the order deterministic

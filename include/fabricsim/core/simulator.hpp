@@ -31,6 +31,14 @@ class Simulator {
   /// Registers a (handler, object) pair for the schedule_bound() calls,
   /// which then skip looking the pair up on every event.
   BindingId bind(HandlerFn fn, void* target) { return queue_.bind(fn, target); }
+  /// Optional: a function that prefetches what an event of `binding` will
+  /// touch, given its payload.  The loop calls it for an event a few places
+  /// ahead in the queue, so the memory the handler needs is in cache by the
+  /// time it runs (a packet network's state does not fit the cache).  Hints
+  /// only: it must not change any state.
+  using PrefetchFn = void (*)(void* target, std::uint32_t arg32, std::uint64_t arg0);
+  void set_prefetch(BindingId binding, PrefetchFn fn);
+
   /// schedule() / schedule_keyed() with a registered handler binding.
   void schedule_bound(SimTime at, std::uint32_t priority, EntityId source, BindingId binding,
                       std::uint32_t arg32 = 0, std::uint64_t arg0 = 0, std::uint64_t arg1 = 0);
@@ -82,6 +90,11 @@ class Simulator {
  private:
   CalendarQueue queue_;
   std::vector<std::uint64_t> seq_;
+  struct Prefetch {
+    PrefetchFn fn = nullptr;
+    void* target = nullptr;
+  };
+  std::vector<Prefetch> prefetch_;  // by binding id
   SimTime now_;
   std::uint64_t processed_ = 0;
   bool stop_ = false;
