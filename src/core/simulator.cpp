@@ -52,7 +52,7 @@ void Simulator::set_prefetch(BindingId binding, PrefetchFn fn) {
 std::uint64_t Simulator::run_until(SimTime end) { return run_until(end, UINT64_MAX); }
 
 namespace {
-constexpr std::size_t kPrefetchDistance = 2;
+constexpr std::size_t kPrefetchDistance[2] = {4, 1};
 }
 
 std::uint64_t Simulator::run_until(SimTime end, std::uint64_t max_events) {
@@ -62,10 +62,12 @@ std::uint64_t Simulator::run_until(SimTime end, std::uint64_t max_events) {
   while (!queue_.empty() && queue_.top_time() < end && n < max_events) {
     queue_.pop(ev);
     now_ = ev.key.time;
-    if (const EventQueue::Entry* next = queue_.peek_ahead(kPrefetchDistance)) {
-      const std::size_t b = next->meta >> 48;
-      if (b < prefetch_.size() && prefetch_[b].fn)
-        prefetch_[b].fn(prefetch_[b].target, static_cast<std::uint32_t>(next->meta), next->arg0);
+    for (unsigned stage = 0; stage < 2; ++stage) {
+      if (const EventQueue::Entry* next = queue_.peek_ahead(kPrefetchDistance[stage])) {
+        const std::size_t b = next->meta >> 48;
+        if (b < prefetch_.size() && prefetch_[b].fn)
+          prefetch_[b].fn(prefetch_[b].target, static_cast<std::uint32_t>(next->meta), next->arg0, stage);
+      }
     }
     ev.handler(ev.target, ev);
     ++n;

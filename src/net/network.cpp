@@ -82,16 +82,25 @@ class NetworkImpl {
   void on_link_event(const core::Event& ev);
   /// Prefetch hints (see Simulator::set_prefetch): what the handlers of a
   /// packet arrival and of an output wake-up will read first.
-  static void prefetch_link_event(void* self, std::uint32_t in, std::uint64_t p) {
+  static void prefetch_link_event(void* self, std::uint32_t in, std::uint64_t p, unsigned stage) {
     auto* n = static_cast<NetworkImpl*>(self);
-    __builtin_prefetch(&n->packets_[p]);
-    __builtin_prefetch(&n->li_[in]);
+    if (stage == 0) {
+      __builtin_prefetch(&n->packets_[p]);
+      __builtin_prefetch(&n->li_[in]);
+      __builtin_prefetch(&n->cs_[static_cast<std::size_t>(in) * n->params_.vcs]);
+    } else {
+      // The packet and link records are in cache by now.
+      const LinkInfo& li = n->li_[in];
+      __builtin_prefetch(&n->links_[li.reverse]);
+      __builtin_prefetch(&n->port_[in]);
+    }
   }
-  static void prefetch_wake(void* self, std::uint32_t o, std::uint64_t) {
-    auto* n = static_cast<NetworkImpl*>(self);
-    __builtin_prefetch(&n->requesters_[o]);
-    __builtin_prefetch(&n->port_[o]);
-    __builtin_prefetch(&n->wake_at_[o]);
+  static void prefetch_wake(void* self, std::uint32_t n, std::uint64_t, unsigned stage) {
+    auto* net = static_cast<NetworkImpl*>(self);
+    if (stage == 0) {
+      __builtin_prefetch(&net->wake_times_[n]);
+      __builtin_prefetch(&net->wake_mask_[net->wake_mask_base_[n]]);
+    }
   }
   void on_wake(const core::Event& ev);
   void on_post(const core::Event& ev);
@@ -112,21 +121,28 @@ class NetworkImpl {
   std::vector<Packet> packets_;
   std::vector<std::uint32_t> free_packets_;
 
-  // Per directed link (= output port of its source node).
-  // Per output (directed link) state the routing and arbitration read
-  // together, kept side by side so a candidate port costs one cache access.
+  // Per directed link, everything the per-packet paths change, in a few
+  // compact records instead of one array per field: a packet hop then
+  // touches a handful of cache lines.  The working set of a large fabric
+  // does not fit the cache, so lines per hop, more than instructions,
+  // set the speed (perf: separate arrays cost a miss each).
+  //
+  // As an output port of its source node: what routing and arbitration
+  // read, and what its input side (at the far end) needs for the crossbar.
   struct OutPort {
     SimTime busy_until;
     std::uint64_t queued;  // bytes routed to this output, not yet sent
+    SimTime wake_at;       // pending wake-up of the output, or max()
+    SimTime stall_since;   // max() when not stalled on credits
+    SimTime xbar_free;     // as an input: when its crossbar path is free again
+    std::uint32_t rr;      // round-robin position among requesters
+    std::uint8_t credit_waiting;  // blocked on credits with none pending
   };
   std::vector<OutPort> port_;
-  // Per (link, vc) credit state: credits usable now, and when the first
-  // pending credit becomes usable (max() if none).
-  struct CreditState {
-    std::int64_t credits;
-    SimTime due;
-  };
-  std::vector<CreditState> cs_;
+  // Per (link, vc): the sender's credits usable now, when the first pending
+  // credit becomes usable (max() if none), the pending credits (a list in
+  // credit_pool_), and the receiver's buffer occupancy.
+  //
   // Credits are returned lazily: the receiver of a packet knows when the
   // credit will reach the sender, and appends it to the sender's pending
   // list (sorted by time) instead of scheduling an event.  The sender
@@ -134,14 +150,27 @@ class NetworkImpl {
   // credits gets one wake-up at the time the next credit arrives.  Over a
   // link between ranks the same insertion happens when the credit record
   // arrives, so both paths give the same event order.
-  std::vector<std::uint32_t> credit_head_;   // [link * vcs + vc]
-  std::vector<std::uint32_t> credit_tail_;
+  struct CreditState {
+    std::int64_t credits;
+    SimTime due;
+    std::uint32_t head;     // pending credits, in time order
+    std::uint32_t tail;
+    std::uint64_t buffer;   // bytes held in the receiver's input buffer
+  };
+  std::vector<CreditState> cs_;
   std::vector<PendingCredit> credit_pool_;
   std::vector<std::uint32_t> free_credits_;
-  std::vector<std::uint8_t> credit_waiting_;  // per link: blocked on credits with none pending
-  std::vector<SimTime> stall_since_;         // SimTime::max() when not stalled
-  std::vector<SimTime> wake_at_;             // pending wake-up of the output, or max()
-  std::vector<std::uint32_t> rr_;
+  // Per-link counters, copied into stats_ by sync_stats().
+  struct Counters {
+    std::uint64_t tx_bytes;
+    std::uint64_t tx_packets;
+    std::int64_t busy_ps;
+    std::int64_t stall_ps;
+    std::uint64_t max_queue_bytes;
+    std::uint32_t flows;
+  };
+  std::vector<Counters> ctr_;
+  void sync_stats();
 
   // Switch input buffers: the space of each (input link, vc) is accounted as
   // one buffer (that is what the upstream credits), but packets wait in
@@ -161,8 +190,6 @@ class NetworkImpl {
   };
   std::vector<std::vector<Voq>> requesters_;             // switch outputs: non-empty VOQs that feed it
   std::vector<std::vector<MessageId>> nic_active_;       // endpoint outputs: messages with data left
-  std::vector<std::uint64_t> buffer_bytes_;  // [in link * vcs + vc]
-  std::vector<SimTime> xbar_free_;  // per input link
 
   std::vector<util::RandomStream> node_rng_;
   std::vector<std::uint32_t> dmodk_divisor_;  // per level
@@ -212,6 +239,16 @@ class NetworkImpl {
 
   core::HandlerFn link_handler_;
   core::Simulator::BindingId wake_binding_ = 0;
+  // Output wake-ups, batched per node: the node's outputs in link-id order
+  // (wake_links_[wake_base_[n] ..]), each output's index there, a bit mask
+  // per node of outputs with a pending wake-up, and the times at which the
+  // node has a wake-up event scheduled.
+  std::vector<std::size_t> wake_base_;
+  std::vector<LinkId> wake_links_;
+  std::vector<std::uint32_t> wake_bit_;
+  std::vector<std::size_t> wake_mask_base_;
+  std::vector<std::uint64_t> wake_mask_;
+  std::vector<std::vector<SimTime>> wake_times_;
   core::Simulator::BindingId post_binding_ = 0;
   core::Simulator::BindingId delivered_binding_ = 0;
 
@@ -278,14 +315,11 @@ NetworkImpl::NetworkImpl(const Topology& topo, const NetworkParams& params, core
     links_.emplace_back(l, core::Port{tl.src, tl.src_port}, core::Port{tl.dst, tl.dst_port}, tl.latency);
     links_.back().bind_receiver(sim_, link_handler_, this);
   }
-  port_.assign(nl, OutPort{SimTime::zero(), 0});
-  cs_.assign(nl * vcs, CreditState{static_cast<std::int64_t>(params_.buffer_bytes), SimTime::max()});
+  port_.assign(nl, OutPort{SimTime::zero(), 0, SimTime::max(), SimTime::max(), SimTime::zero(), 0, 0});
+  cs_.assign(nl * vcs,
+             CreditState{static_cast<std::int64_t>(params_.buffer_bytes), SimTime::max(), kNoPacket, kNoPacket, 0});
+  ctr_.assign(nl, Counters{});
   min_credits_ = static_cast<std::int64_t>(params_.buffer_bytes);
-  credit_head_.assign(nl * vcs, kNoPacket);
-  credit_tail_.assign(nl * vcs, kNoPacket);
-  credit_waiting_.assign(nl, 0);
-  stall_since_.assign(nl, SimTime::max());
-  wake_at_.assign(nl, SimTime::max());
   li_.resize(nl);
   for (LinkId l = 0; l < nl; ++l) {
     const Link& tl = topo_.links()[l];
@@ -303,11 +337,21 @@ NetworkImpl::NetworkImpl(const Topology& topo, const NetworkParams& params, core
     li.full_xbar = core::serialization_time(params_.packet_bytes, tl.bandwidth_gbps * params_.crossbar_speedup);
   }
   owned_.assign(topo_.node_count(), 1);
-  rr_.assign(nl, 0);
+  wake_base_.assign(topo_.node_count() + 1, 0);
+  wake_mask_base_.assign(topo_.node_count() + 1, 0);
+  wake_bit_.assign(nl, 0);
+  for (NodeId n = 0; n < topo_.node_count(); ++n) {
+    std::vector<LinkId> outs(topo_.nodes()[n].out.begin(), topo_.nodes()[n].out.end());
+    std::sort(outs.begin(), outs.end());
+    for (std::size_t i = 0; i < outs.size(); ++i) wake_bit_[outs[i]] = static_cast<std::uint32_t>(i);
+    wake_links_.insert(wake_links_.end(), outs.begin(), outs.end());
+    wake_base_[n + 1] = wake_links_.size();
+    wake_mask_base_[n + 1] = wake_mask_base_[n] + (outs.size() + 63) / 64;
+  }
+  wake_mask_.assign(wake_mask_base_.back(), 0);
+  wake_times_.resize(topo_.node_count());
   requesters_.resize(nl);
   nic_active_.resize(nl);
-  buffer_bytes_.assign(nl * vcs, 0);
-  xbar_free_.assign(nl, SimTime::zero());
 
   stats_.tx_bytes.assign(nl, 0);
   stats_.tx_packets.assign(nl, 0);
@@ -442,7 +486,7 @@ LinkId NetworkImpl::choose_output(NodeId at, const Packet& pkt, const Message& m
 
 void NetworkImpl::note_queue(LinkId o) {
   const std::uint64_t q = port_[o].queued;
-  if (q > stats_.max_queue_bytes[o]) stats_.max_queue_bytes[o] = q;
+  if (q > ctr_[o].max_queue_bytes) ctr_[o].max_queue_bytes = q;
   if (interval_ > SimTime::zero()) {
     OpenBin& b = queue_bin_[o];
     if (sim_.now().ps() >= b.end_ps) roll_bin(b, stats_.series_queue_bytes[o], sim_.now(), false);
@@ -490,6 +534,18 @@ void NetworkImpl::coarsen_series() {
     }
 }
 
+void NetworkImpl::sync_stats() {
+  for (std::size_t o = 0; o < ctr_.size(); ++o) {
+    const Counters& c = ctr_[o];
+    stats_.tx_bytes[o] = c.tx_bytes;
+    stats_.tx_packets[o] = c.tx_packets;
+    stats_.busy_ps[o] = c.busy_ps;
+    stats_.stall_ps[o] = c.stall_ps;
+    stats_.max_queue_bytes[o] = c.max_queue_bytes;
+    stats_.flows[o] = c.flows;
+  }
+}
+
 void NetworkImpl::on_link_event(const core::Event& ev) {
   // Only packets arrive as events; credits go into the pending lists
   // directly (add_pending_credit), also when they come from another rank.
@@ -521,10 +577,10 @@ void NetworkImpl::on_packet(LinkId in, std::uint32_t p) {
   }
   FABRICSIM_DEBUG_ASSERT(topo_.nodes()[at].kind == NodeKind::Switch, "endpoint got a packet for someone else");
   const std::size_t b = static_cast<std::size_t>(in) * params_.vcs + pkt.vc;
-  buffer_bytes_[b] += pkt.bytes;
-  if (buffer_bytes_[b] > max_occupancy_) max_occupancy_ = buffer_bytes_[b];
-  if (buffer_bytes_[b] > params_.buffer_bytes)
-    totals_.max_buffer_overshoot = std::max(totals_.max_buffer_overshoot, buffer_bytes_[b] - params_.buffer_bytes);
+  cs_[b].buffer += pkt.bytes;
+  if (cs_[b].buffer > max_occupancy_) max_occupancy_ = cs_[b].buffer;
+  if (cs_[b].buffer > params_.buffer_bytes)
+    totals_.max_buffer_overshoot = std::max(totals_.max_buffer_overshoot, cs_[b].buffer - params_.buffer_bytes);
   pkt.tail = tail;
   pkt.next = kNoPacket;
   pkt.in = in;
@@ -554,23 +610,23 @@ void NetworkImpl::add_pending_credit(LinkId out, std::uint8_t vc, std::uint32_t 
   }
   credit_pool_[c] = PendingCredit{at, bytes, kNoPacket};
   const std::size_t k = static_cast<std::size_t>(out) * params_.vcs + vc;
-  if (credit_head_[k] == kNoPacket) {
-    credit_head_[k] = credit_tail_[k] = c;
+  if (cs_[k].head == kNoPacket) {
+    cs_[k].head = cs_[k].tail = c;
     cs_[k].due = at;
-  } else if (credit_pool_[credit_tail_[k]].time <= at) {
-    credit_pool_[credit_tail_[k]].next = c;
-    credit_tail_[k] = c;
+  } else if (credit_pool_[cs_[k].tail].time <= at) {
+    credit_pool_[cs_[k].tail].next = c;
+    cs_[k].tail = c;
   } else {
     // Rare: a credit due earlier than the last one (different output
     // rates downstream).  Insert in time order, after equal times.
-    std::uint32_t* link = &credit_head_[k];
+    std::uint32_t* link = &cs_[k].head;
     while (*link != kNoPacket && credit_pool_[*link].time <= at) link = &credit_pool_[*link].next;
     credit_pool_[c].next = *link;
     *link = c;
-    cs_[k].due = credit_pool_[credit_head_[k]].time;
+    cs_[k].due = credit_pool_[cs_[k].head].time;
   }
-  if (credit_waiting_[out]) {
-    credit_waiting_[out] = 0;
+  if (port_[out].credit_waiting) {
+    port_[out].credit_waiting = 0;
     schedule_wake(out, at);
   }
 }
@@ -578,14 +634,14 @@ void NetworkImpl::add_pending_credit(LinkId out, std::uint8_t vc, std::uint32_t 
 std::int64_t NetworkImpl::absorb_credits(std::size_t k) {
   std::int64_t& credits = cs_[k].credits;
   const SimTime now = sim_.now();
-  std::uint32_t c = credit_head_[k];
+  std::uint32_t c = cs_[k].head;
   while (c != kNoPacket && credit_pool_[c].time <= now) {
     credits += credit_pool_[c].bytes;
     free_credits_.push_back(c);
     c = credit_pool_[c].next;
   }
-  credit_head_[k] = c;
-  if (c == kNoPacket) credit_tail_[k] = kNoPacket;
+  cs_[k].head = c;
+  if (c == kNoPacket) cs_[k].tail = kNoPacket;
   cs_[k].due = c == kNoPacket ? SimTime::max() : credit_pool_[c].time;
   FABRICSIM_DEBUG_ASSERT(credits <= static_cast<std::int64_t>(params_.buffer_bytes), "credits above buffer size");
   return credits;
@@ -599,19 +655,40 @@ SimTime NetworkImpl::next_credit_time(LinkId out, std::uint32_t vc_mask) const {
 }
 
 void NetworkImpl::on_wake(const core::Event& ev) {
-  const LinkId o = ev.arg32;
-  if (wake_at_[o] != sim_.now()) return;  // superseded by an earlier wake-up
-  wake_at_[o] = SimTime::max();
-  arbitrate(o);
+  // All outputs of the node whose wake-up is due now, in link-id order.
+  const NodeId n = ev.arg32;
+  const SimTime now = sim_.now();
+  auto& times = wake_times_[n];
+  times.erase(std::find(times.begin(), times.end(), now));
+  const std::size_t base = wake_base_[n];
+  const std::size_t words = (wake_base_[n + 1] - base + 63) / 64;
+  for (std::size_t w = 0; w < words; ++w) {
+    std::uint64_t& mask = wake_mask_[wake_mask_base_[n] + w];
+    for (std::uint64_t bits = mask; bits != 0; bits &= bits - 1) {
+      const auto i = static_cast<std::size_t>(__builtin_ctzll(bits));
+      const LinkId o = wake_links_[base + w * 64 + i];
+      if (port_[o].wake_at != now) continue;  // due later (or superseded by an earlier wake-up)
+      port_[o].wake_at = SimTime::max();
+      mask &= ~(std::uint64_t{1} << i);
+      arbitrate(o);
+    }
+  }
 }
 
 void NetworkImpl::schedule_wake(LinkId o, SimTime at) {
-  if (wake_at_[o] <= at) return;
-  wake_at_[o] = at;
-  // Keyed by (node, link), not by the node's event counter: the wake-up of
-  // an output at a given time is the same event whoever asked for it.
+  if (port_[o].wake_at <= at) return;
+  port_[o].wake_at = at;
   const NodeId n = li_[o].src;
-  sim_.schedule_keyed_bound(at, kPrioWake, n, o, wake_binding_, o);
+  const std::uint32_t bit = wake_bit_[o];
+  wake_mask_[wake_mask_base_[n] + bit / 64] |= std::uint64_t{1} << (bit % 64);
+  // One event per (node, time), keyed by them: it does not depend on who
+  // asked first, which keeps the order independent of partitioning.  The
+  // outputs then go in link-id order, as per-output events keyed (node,
+  // link) would, with one event instead of many in a synchronized fabric.
+  auto& times = wake_times_[n];
+  if (std::find(times.begin(), times.end(), at) != times.end()) return;
+  times.push_back(at);
+  sim_.schedule_keyed_bound(at, kPrioWake, n, 0, wake_binding_, n);
 }
 
 void NetworkImpl::arbitrate(LinkId o) {
@@ -633,14 +710,14 @@ void NetworkImpl::start_transmission(LinkId o, std::uint32_t p, SimTime start) {
   std::int64_t& c = cs_[static_cast<std::size_t>(o) * params_.vcs + pkt.vc].credits;
   c -= pkt.bytes;
   if (c < min_credits_) min_credits_ = c;
-  stats_.tx_bytes[o] += pkt.bytes;
-  stats_.tx_packets[o] += 1;
-  stats_.busy_ps[o] += s.ps();
-  if (pkt.first) ++stats_.flows[o];
+  ctr_[o].tx_bytes += pkt.bytes;
+  ctr_[o].tx_packets += 1;
+  ctr_[o].busy_ps += s.ps();
+  if (pkt.first) ++ctr_[o].flows;
   ++totals_.packet_hops;
-  if (stall_since_[o] != SimTime::max()) {
-    stats_.stall_ps[o] += (sim_.now() - stall_since_[o]).ps();
-    stall_since_[o] = SimTime::max();
+  if (port_[o].stall_since != SimTime::max()) {
+    ctr_[o].stall_ps += (sim_.now() - port_[o].stall_since).ps();
+    port_[o].stall_since = SimTime::max();
   }
   if (interval_ > SimTime::zero()) {
     OpenBin& b = tx_bin_[o];
@@ -681,7 +758,7 @@ void NetworkImpl::arbitrate_switch(LinkId o) {
   if (req.empty()) return;
   const SimTime now = sim_.now();
   const std::size_t n = req.size();
-  const std::size_t start_idx = rr_[o] < n ? rr_[o] : rr_[o] % n;
+  const std::size_t start_idx = port_[o].rr < n ? port_[o].rr : port_[o].rr % n;
   SimTime retry = SimTime::max();
   bool credit_blocked = false;
   std::uint32_t blocked_vcs = 0;
@@ -693,8 +770,8 @@ void NetworkImpl::arbitrate_switch(LinkId o) {
       continue;
     }
     const LinkId in = voq.in;
-    if (xbar_free_[in] > now) {  // the input is still moving a packet through the crossbar
-      retry = std::min(retry, xbar_free_[in]);
+    if (port_[in].xbar_free > now) {  // the input is still moving a packet through the crossbar
+      retry = std::min(retry, port_[in].xbar_free);
       continue;
     }
     // Granted: pop the VOQ; it keeps its place in the round-robin order
@@ -705,19 +782,19 @@ void NetworkImpl::arbitrate_switch(LinkId o) {
     if (pkt.next != kNoPacket) voq.head_bytes = packets_[pkt.next].bytes;
     if (pkt.next == kNoPacket) {
       req.erase(req.begin() + static_cast<std::ptrdiff_t>(idx));
-      rr_[o] = static_cast<std::uint32_t>(idx);  // the next requester now sits at idx
+      port_[o].rr = static_cast<std::uint32_t>(idx);  // the next requester now sits at idx
     } else {
-      rr_[o] = static_cast<std::uint32_t>(idx + 1);
+      port_[o].rr = static_cast<std::uint32_t>(idx + 1);
     }
     const SimTime s_out = ser(pkt.bytes, o);
     // Virtual cut-through: the packet may leave before its tail has arrived,
     // but cannot finish leaving before it has (matters for a faster output).
     const SimTime start = std::max(now, pkt.tail - s_out);
-    xbar_free_[in] = start + xbar_time(pkt.bytes, in);
+    port_[in].xbar_free = start + xbar_time(pkt.bytes, in);
     port_[o].queued -= pkt.bytes;
     const std::uint8_t vc = pkt.vc;
     const std::uint32_t bytes = pkt.bytes;
-    buffer_bytes_[static_cast<std::size_t>(in) * params_.vcs + vc] -= bytes;
+    cs_[static_cast<std::size_t>(in) * params_.vcs + vc].buffer -= bytes;
     start_transmission(o, p, start);
     // The buffer space is free once the tail has left: return the credit then.
     return_credit(in, vc, bytes, start + s_out);
@@ -729,10 +806,10 @@ void NetworkImpl::arbitrate_switch(LinkId o) {
 }
 
 SimTime NetworkImpl::wait_for_credits(LinkId o, std::uint32_t vc_mask) {
-  if (stall_since_[o] == SimTime::max()) stall_since_[o] = sim_.now();
+  if (port_[o].stall_since == SimTime::max()) port_[o].stall_since = sim_.now();
   const SimTime t = next_credit_time(o, vc_mask);
   FABRICSIM_DEBUG_ASSERT(t > sim_.now(), "a due credit was not absorbed");
-  if (t == SimTime::max()) credit_waiting_[o] = 1;  // the next credit returned wakes it
+  if (t == SimTime::max()) port_[o].credit_waiting = 1;  // the next credit returned wakes it
   return t;
 }
 
@@ -740,7 +817,7 @@ void NetworkImpl::arbitrate_nic(LinkId o) {
   auto& act = nic_active_[o];
   if (act.empty()) return;
   const std::size_t n = act.size();
-  const std::size_t start_idx = rr_[o] < n ? rr_[o] : rr_[o] % n;
+  const std::size_t start_idx = port_[o].rr < n ? port_[o].rr : port_[o].rr % n;
   bool credit_blocked = false;
   std::uint32_t blocked_vcs = 0;
   for (std::size_t t = 0, idx = start_idx; t < n; ++t, idx = idx + 1 == n ? 0 : idx + 1) {
@@ -769,9 +846,9 @@ void NetworkImpl::arbitrate_nic(LinkId o) {
     ++in_flight_;
     if (m.sent_payload == m.bytes) {
       act.erase(act.begin() + static_cast<std::ptrdiff_t>(idx));
-      rr_[o] = static_cast<std::uint32_t>(idx);
+      port_[o].rr = static_cast<std::uint32_t>(idx);
     } else {
-      rr_[o] = static_cast<std::uint32_t>(idx + 1);
+      port_[o].rr = static_cast<std::uint32_t>(idx + 1);
     }
     start_transmission(o, p, sim_.now());
     if (!act.empty()) schedule_wake(o, port_[o].busy_until);
@@ -852,7 +929,10 @@ void Network::set_listener(MessageListener* listener) { impl_->listener_ = liste
 const Topology& Network::topology() const { return impl_->topo_; }
 const NetworkParams& Network::params() const { return impl_->params_; }
 const std::vector<Message>& Network::messages() const { return impl_->messages_; }
-const LinkStats& Network::link_stats() const { return impl_->stats_; }
+const LinkStats& Network::link_stats() const {
+  impl_->sync_stats();
+  return impl_->stats_;
+}
 const NetworkTotals& Network::totals() const { return impl_->totals_; }
 std::uint64_t Network::packets_in_flight() const { return impl_->in_flight_; }
 std::uint64_t Network::max_buffer_occupancy() const { return impl_->max_occupancy_; }
@@ -862,12 +942,14 @@ std::uint32_t Network::payload_per_packet() const { return impl_->payload_per_pa
 void Network::finish(SimTime end) {
   auto& st = impl_->stats_;
   const auto& p = impl_->params_;
-  for (LinkId o = 0; o < impl_->stall_since_.size(); ++o) {
-    if (impl_->stall_since_[o] != SimTime::max()) {
-      st.stall_ps[o] += (end - impl_->stall_since_[o]).ps();
-      impl_->stall_since_[o] = end;
+  for (LinkId o = 0; o < impl_->port_.size(); ++o) {
+    auto& port = impl_->port_[o];
+    if (port.stall_since != SimTime::max()) {
+      impl_->ctr_[o].stall_ps += (end - port.stall_since).ps();
+      port.stall_since = end;
     }
   }
+  impl_->sync_stats();
   if (p.interval > SimTime::zero()) {
     for (LinkId o = 0; o < impl_->tx_bin_.size(); ++o) {  // close the open bins
       impl_->roll_bin(impl_->tx_bin_[o], st.series_tx_bytes[o], end, true);
