@@ -22,32 +22,6 @@ std::uint16_t EventQueue::binding(HandlerFn fn, void* target) {
   return static_cast<std::uint16_t>(i);
 }
 
-EventQueue::Entry EventQueue::encode(const Event& ev, std::uint16_t binding_id) {
-  FABRICSIM_DEBUG_ASSERT(ev.key.priority <= kMaxPriority && ev.key.source < kMaxEntities, "key field out of range");
-  FABRICSIM_DEBUG_ASSERT(ev.arg1 <= kMaxArg1, "arg1 out of range");
-  Entry e;
-  e.hi = static_cast<std::uint64_t>(ev.key.time.ps()) ^ kTimeBias;
-  e.lo = (static_cast<std::uint64_t>(ev.key.priority) << 56) | (static_cast<std::uint64_t>(ev.key.source) << 32) |
-         static_cast<std::uint32_t>(ev.key.sequence);
-  e.arg0 = ev.arg0;
-  e.meta = (static_cast<std::uint64_t>(binding_id) << 48) | ((ev.arg1 & kMaxArg1) << 32) | ev.arg32;
-  return e;
-}
-
-void EventQueue::decode(const Entry& e, Event& out) const {
-  out.key.time = SimTime::from_ps(static_cast<std::int64_t>(e.hi ^ kTimeBias));
-  out.key.priority = static_cast<std::uint32_t>(e.lo >> 56);
-  out.key.source = static_cast<EntityId>((e.lo >> 32) & 0xFFFFFF);
-  out.key.sequence = static_cast<std::uint32_t>(e.lo);
-  const Binding& b = bindings_[e.meta >> 48];
-  out.handler = b.fn;
-  out.target = b.target;
-  out.dest = kNoEntity;
-  out.arg32 = static_cast<std::uint32_t>(e.meta);
-  out.arg1 = (e.meta >> 32) & kMaxArg1;
-  out.arg0 = e.arg0;
-}
-
 void EventQueue::push(const Event& ev) { push_entry(encode(ev)); }
 
 void EventQueue::pop(Event& out) {

@@ -8,18 +8,6 @@ Simulator::Simulator(std::size_t entity_count) : seq_(entity_count, 0) {
   FABRICSIM_ASSERT(entity_count <= EventQueue::kMaxEntities, "more entities than the event key can hold");
 }
 
-namespace {
-Event make_event(SimTime at, std::uint32_t priority, EntityId source, std::uint64_t sequence, std::uint32_t arg32,
-                 std::uint64_t arg0, std::uint64_t arg1) {
-  Event ev;
-  ev.key = EventKey{at, priority, source, sequence};
-  ev.arg32 = arg32;
-  ev.arg0 = arg0;
-  ev.arg1 = arg1;
-  return ev;
-}
-}  // namespace
-
 void Simulator::schedule(SimTime at, std::uint32_t priority, EntityId source, EntityId /*dest*/, HandlerFn fn,
                          void* target, std::uint32_t arg32, std::uint64_t arg0, std::uint64_t arg1) {
   schedule_bound(at, priority, source, bind(fn, target), arg32, arg0, arg1);
@@ -28,20 +16,6 @@ void Simulator::schedule(SimTime at, std::uint32_t priority, EntityId source, En
 void Simulator::schedule_keyed(SimTime at, std::uint32_t priority, EntityId source, std::uint64_t tag, HandlerFn fn,
                                void* target, std::uint32_t arg32, std::uint64_t arg0, std::uint64_t arg1) {
   schedule_keyed_bound(at, priority, source, tag, bind(fn, target), arg32, arg0, arg1);
-}
-
-void Simulator::schedule_bound(SimTime at, std::uint32_t priority, EntityId source, BindingId binding,
-                               std::uint32_t arg32, std::uint64_t arg0, std::uint64_t arg1) {
-  FABRICSIM_ASSERT(at >= now_, "event scheduled in the past");
-  FABRICSIM_DEBUG_ASSERT(source < seq_.size(), "source entity out of range");
-  queue_.push_bound(make_event(at, priority, source, seq_[source]++, arg32, arg0, arg1), binding);
-}
-
-void Simulator::schedule_keyed_bound(SimTime at, std::uint32_t priority, EntityId source, std::uint64_t tag,
-                                     BindingId binding, std::uint32_t arg32, std::uint64_t arg0,
-                                     std::uint64_t arg1) {
-  FABRICSIM_ASSERT(at >= now_, "event scheduled in the past");
-  queue_.push_bound(make_event(at, priority, source, tag, arg32, arg0, arg1), binding);
 }
 
 void Simulator::set_prefetch(BindingId binding, PrefetchFn fn) {
@@ -59,8 +33,7 @@ std::uint64_t Simulator::run_until(SimTime end, std::uint64_t max_events) {
   std::uint64_t n = 0;
   stop_ = false;
   Event ev;
-  while (!queue_.empty() && queue_.top_time() < end && n < max_events) {
-    queue_.pop(ev);
+  while (n < max_events && queue_.pop_before(end, ev)) {
     now_ = ev.key.time;
     for (unsigned stage = 0; stage < 2; ++stage) {
       if (const EventQueue::Entry* next = queue_.peek_ahead(kPrefetchDistance[stage])) {

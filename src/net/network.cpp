@@ -466,12 +466,22 @@ LinkId NetworkImpl::choose_output(NodeId at, const Packet& pkt, const Message& m
       case RoutingAlgorithm::Adaptive: {
         // Least loaded: bytes queued for the output plus bytes sent but not
         // yet credited back by the next hop; ties go to the lowest port.
+        // The loop runs over up to a switch's radix of ports for most
+        // packets: invariants in locals, raw pointers (no reloads through
+        // `this` after each store the compiler cannot see through).
         std::int64_t best = INT64_MAX;
+        const LinkId* outs = node.out.data();
+        const OutPort* ports = port_.data();
+        CreditState* credit = cs_.data();
+        const SimTime now = sim_.now();
+        const auto buffer = static_cast<std::int64_t>(params_.buffer_bytes);
+        const std::size_t vcs = params_.vcs;
         for (std::size_t i = 0; i < k; ++i) {
-          LinkId o = node.out[cands[i]];
-          std::int64_t load = static_cast<std::int64_t>(port_[o].queued) +
-                              (static_cast<std::int64_t>(params_.buffer_bytes) - available_credits(o, pkt.vc));
-          if (sim_.now() < port_[o].busy_until) load += 1;  // prefer an idle port among equals
+          const LinkId o = outs[cands[i]];
+          const std::size_t ck = static_cast<std::size_t>(o) * vcs + pkt.vc;
+          const std::int64_t credits = credit[ck].due > now ? credit[ck].credits : absorb_credits(ck);
+          const std::int64_t load = static_cast<std::int64_t>(ports[o].queued) + (buffer - credits) +
+                                    (now < ports[o].busy_until ? 1 : 0);  // prefer an idle port among equals
           if (load < best) {
             best = load;
             pick = i;

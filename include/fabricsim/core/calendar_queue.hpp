@@ -30,10 +30,30 @@ class CalendarQueue {
   std::uint16_t bind(HandlerFn fn, void* target) { return far_.bind(fn, target); }
   void* binding_target(std::uint16_t binding_id) const { return far_.bindings_[binding_id].target; }
   void push_bound(const Event& ev, std::uint16_t binding_id) { push_entry(far_.encode(ev, binding_id)); }
+  /// push_bound() without building an Event first.
+  void push_fields(SimTime at, std::uint32_t priority, EntityId source, std::uint64_t sequence,
+                   std::uint16_t binding_id, std::uint32_t arg32, std::uint64_t arg0, std::uint64_t arg1) {
+    push_entry(EventQueue::make_entry(at, priority, source, sequence, binding_id, arg32, arg0, arg1));
+  }
   /// Removes the least event into `out`.  Precondition: !empty().
   void pop(Event& out);
   /// Time of the least event.  Precondition: !empty().
   SimTime top_time();
+  /// Pops the least event into `out` if the queue holds one before `end`
+  /// (the event loop's step: one look at the queue instead of two).
+  bool pop_before(SimTime end, Event& out) {
+    if (size_ == 0) return false;
+    const auto& cur = ring_[cursor_ & (kBuckets - 1)];
+    if (sorted_ && side_.empty() && drain_ < cur.size()) {  // the common case: next in the sorted bucket
+      if (static_cast<std::int64_t>(cur[drain_].hi ^ EventQueue::kTimeBias) >= end.ps()) return false;
+      far_.decode(cur[drain_++], out);
+      --size_;
+      return true;
+    }
+    if (top_time() >= end) return false;
+    pop(out);
+    return true;
+  }
   bool empty() const { return size_ == 0; }
   /// The event `k` places after the least one in the bucket being drained,
   /// or nullptr: a hint for prefetching (ignores the side heap).

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "fabricsim/core/event.hpp"
+#include "fabricsim/util/assert.hpp"
 
 namespace fabricsim::core {
 
@@ -57,6 +58,10 @@ class EventQueue {
   // matters for two pending events of one source at the same time and
   // priority scheduled 2^32 events apart.  meta: handler binding (16 bits),
   // arg1 (16 bits), arg32 (32 bits).
+  struct Binding {
+    HandlerFn fn;
+    void* target;
+  };
   struct Entry {
     std::uint64_t hi;
     std::uint64_t lo;
@@ -72,8 +77,35 @@ class EventQueue {
   void sift_down(std::size_t i);
   std::uint16_t binding(HandlerFn fn, void* target);
   Entry encode(const Event& ev) { return encode(ev, binding(ev.handler, ev.target)); }
-  Entry encode(const Event& ev, std::uint16_t binding_id);
-  void decode(const Entry& e, Event& out) const;
+  Entry encode(const Event& ev, std::uint16_t binding_id) {
+    return make_entry(ev.key.time, ev.key.priority, ev.key.source, ev.key.sequence, binding_id, ev.arg32, ev.arg0,
+                      ev.arg1);
+  }
+  static Entry make_entry(SimTime at, std::uint32_t priority, EntityId source, std::uint64_t sequence,
+                          std::uint16_t binding_id, std::uint32_t arg32, std::uint64_t arg0, std::uint64_t arg1) {
+    FABRICSIM_DEBUG_ASSERT(priority <= kMaxPriority && source < kMaxEntities, "key field out of range");
+    FABRICSIM_DEBUG_ASSERT(arg1 <= kMaxArg1, "arg1 out of range");
+    Entry e;
+    e.hi = static_cast<std::uint64_t>(at.ps()) ^ kTimeBias;
+    e.lo = (static_cast<std::uint64_t>(priority) << 56) | (static_cast<std::uint64_t>(source) << 32) |
+           static_cast<std::uint32_t>(sequence);
+    e.arg0 = arg0;
+    e.meta = (static_cast<std::uint64_t>(binding_id) << 48) | ((arg1 & kMaxArg1) << 32) | arg32;
+    return e;
+  }
+  void decode(const Entry& e, Event& out) const {
+    out.key.time = SimTime::from_ps(static_cast<std::int64_t>(e.hi ^ kTimeBias));
+    out.key.priority = static_cast<std::uint32_t>(e.lo >> 56);
+    out.key.source = static_cast<EntityId>((e.lo >> 32) & 0xFFFFFF);
+    out.key.sequence = static_cast<std::uint32_t>(e.lo);
+    const Binding& b = bindings_[e.meta >> 48];
+    out.handler = b.fn;
+    out.target = b.target;
+    out.dest = kNoEntity;
+    out.arg32 = static_cast<std::uint32_t>(e.meta);
+    out.arg1 = (e.meta >> 32) & kMaxArg1;
+    out.arg0 = e.arg0;
+  }
   void push_entry(const Entry& e) {
     heap_.push_back(e);
     sift_up(heap_.size() - 1);
@@ -81,10 +113,6 @@ class EventQueue {
   const Entry& top_entry() const { return heap_.front(); }
   void pop_entry();
 
-  struct Binding {
-    HandlerFn fn;
-    void* target;
-  };
   std::vector<Entry> heap_;
   std::vector<Binding> bindings_;
   static constexpr std::size_t kBindingCache = 61;  // prime: spreads pointer bits

@@ -10,6 +10,7 @@
 #include "fabricsim/core/event.hpp"
 #include "fabricsim/core/calendar_queue.hpp"
 #include "fabricsim/core/time.hpp"
+#include "fabricsim/util/assert.hpp"
 
 namespace fabricsim::core {
 
@@ -43,10 +44,17 @@ class Simulator {
 
   /// schedule() / schedule_keyed() with a registered handler binding.
   void schedule_bound(SimTime at, std::uint32_t priority, EntityId source, BindingId binding,
-                      std::uint32_t arg32 = 0, std::uint64_t arg0 = 0, std::uint64_t arg1 = 0);
+                      std::uint32_t arg32 = 0, std::uint64_t arg0 = 0, std::uint64_t arg1 = 0) {
+    FABRICSIM_ASSERT(at >= now_, "event scheduled in the past");
+    FABRICSIM_DEBUG_ASSERT(source < seq_.size(), "source entity out of range");
+    queue_.push_fields(at, priority, source, seq_[source]++, binding, arg32, arg0, arg1);
+  }
   void schedule_keyed_bound(SimTime at, std::uint32_t priority, EntityId source, std::uint64_t tag,
                             BindingId binding, std::uint32_t arg32 = 0, std::uint64_t arg0 = 0,
-                            std::uint64_t arg1 = 0);
+                            std::uint64_t arg1 = 0) {
+    FABRICSIM_ASSERT(at >= now_, "event scheduled in the past");
+    queue_.push_fields(at, priority, source, tag, binding, arg32, arg0, arg1);
+  }
 
   /// Schedules an event at absolute time `at` (>= now()).  `source` is the
   /// entity on whose behalf it is scheduled; its sequence counter advances.
