@@ -86,13 +86,8 @@ class NetworkImpl {
     auto* n = static_cast<NetworkImpl*>(self);
     if (stage == 0) {
       __builtin_prefetch(&n->packets_[p]);
-      __builtin_prefetch(&n->li_[in]);
+      __builtin_prefetch(&n->in_[in]);
       __builtin_prefetch(&n->cs_[static_cast<std::size_t>(in) * n->params_.vcs]);
-    } else {
-      // The packet and link records are in cache by now.
-      const LinkInfo& li = n->li_[in];
-      __builtin_prefetch(&n->links_[li.reverse]);
-      __builtin_prefetch(&n->port_[in]);
     }
   }
   static void prefetch_wake(void* self, std::uint32_t n, std::uint64_t, unsigned stage) {
@@ -129,16 +124,30 @@ class NetworkImpl {
   //
   // As an output port of its source node: what routing and arbitration
   // read, and what its input side (at the far end) needs for the crossbar.
-  struct OutPort {
+  struct alignas(64) OutPort {
     SimTime busy_until;
     std::uint64_t queued;  // bytes routed to this output, not yet sent
     SimTime wake_at;       // pending wake-up of the output, or max()
     SimTime stall_since;   // max() when not stalled on credits
-    SimTime xbar_free;     // as an input: when its crossbar path is free again
+    SimTime full_ser;      // serialization of a full packet
+    SimTime send_delay;    // link latency plus the far end's traversal latency
+    NodeId src;
     std::uint32_t rr;      // round-robin position among requesters
     std::uint8_t credit_waiting;  // blocked on credits with none pending
+    bool from_endpoint;
+    bool remote;           // the far end is simulated by another process
   };
   std::vector<OutPort> port_;
+  // As the input of its far end: the crossbar, and the credit return.
+  struct InPort {
+    SimTime xbar_free;     // when its crossbar path is free again
+    SimTime full_xbar;     // crossbar time of a full packet
+    SimTime credit_delay;  // latency of the reverse link, which carries the credits
+    NodeId dst;
+    EndpointId dst_endpoint;  // or kNoEndpoint for a switch
+    bool credit_remote;       // the reverse link leaves this process
+  };
+  std::vector<InPort> in_;
   // Per (link, vc): the sender's credits usable now, when the first pending
   // credit becomes usable (max() if none), the pending credits (a list in
   // credit_pool_), and the receiver's buffer occupancy.
@@ -238,6 +247,7 @@ class NetworkImpl {
   SimTime interval_;  // current time-series interval (params_.interval, doubled as needed)
 
   core::HandlerFn link_handler_;
+  core::Simulator::BindingId link_binding_ = 0;
   core::Simulator::BindingId wake_binding_ = 0;
   // Output wake-ups, batched per node: the node's outputs in link-id order
   // (wake_links_[wake_base_[n] ..]), each output's index there, a bit mask
@@ -254,13 +264,11 @@ class NetworkImpl {
 
  private:
   SimTime ser(std::uint32_t bytes, LinkId l) const {
-    const LinkInfo& li = li_[l];
-    return bytes == params_.packet_bytes ? li.full_ser : core::serialization_time(bytes, li.gbps);
+    return bytes == params_.packet_bytes ? port_[l].full_ser : core::serialization_time(bytes, li_[l].gbps);
   }
   SimTime xbar_time(std::uint32_t bytes, LinkId in) const {
-    const LinkInfo& li = li_[in];
-    return bytes == params_.packet_bytes ? li.full_xbar
-                                         : core::serialization_time(bytes, li.gbps * params_.crossbar_speedup);
+    return bytes == params_.packet_bytes ? in_[in].full_xbar
+                                         : core::serialization_time(bytes, li_[in].gbps * params_.crossbar_speedup);
   }
   std::uint32_t alloc_packet();
   void free_packet(std::uint32_t p) { free_packets_.push_back(p); }
@@ -305,7 +313,8 @@ NetworkImpl::NetworkImpl(const Topology& topo, const NetworkParams& params, core
   post_binding_ = sim_.bind(core::Simulator::handler<NetworkImpl, &NetworkImpl::on_post>(), this);
   delivered_binding_ = sim_.bind(core::Simulator::handler<NetworkImpl, &NetworkImpl::on_delivered>(), this);
   sim_.set_prefetch(wake_binding_, &NetworkImpl::prefetch_wake);
-  sim_.set_prefetch(sim_.bind(link_handler_, this), &NetworkImpl::prefetch_link_event);
+  link_binding_ = sim_.bind(link_handler_, this);
+  sim_.set_prefetch(link_binding_, &NetworkImpl::prefetch_link_event);
 
   const std::size_t nl = topo_.link_count();
   const std::size_t vcs = params_.vcs;
@@ -315,7 +324,8 @@ NetworkImpl::NetworkImpl(const Topology& topo, const NetworkParams& params, core
     links_.emplace_back(l, core::Port{tl.src, tl.src_port}, core::Port{tl.dst, tl.dst_port}, tl.latency);
     links_.back().bind_receiver(sim_, link_handler_, this);
   }
-  port_.assign(nl, OutPort{SimTime::zero(), 0, SimTime::max(), SimTime::max(), SimTime::zero(), 0, 0});
+  port_.assign(nl, OutPort{});
+  in_.assign(nl, InPort{});
   cs_.assign(nl * vcs,
              CreditState{static_cast<std::int64_t>(params_.buffer_bytes), SimTime::max(), kNoPacket, kNoPacket, 0});
   ctr_.assign(nl, Counters{});
@@ -335,6 +345,20 @@ NetworkImpl::NetworkImpl(const Topology& topo, const NetworkParams& params, core
     li.gbps = tl.bandwidth_gbps;
     li.full_ser = core::serialization_time(params_.packet_bytes, tl.bandwidth_gbps);
     li.full_xbar = core::serialization_time(params_.packet_bytes, tl.bandwidth_gbps * params_.crossbar_speedup);
+    OutPort& op = port_[l];
+    op.busy_until = SimTime::zero();
+    op.wake_at = SimTime::max();
+    op.stall_since = SimTime::max();
+    op.full_ser = li.full_ser;
+    op.send_delay = tl.latency + li.arrive_delay;
+    op.src = tl.src;
+    op.from_endpoint = li.from_endpoint;
+    InPort& ip = in_[l];
+    ip.xbar_free = SimTime::zero();
+    ip.full_xbar = li.full_xbar;
+    ip.credit_delay = topo_.links()[tl.reverse].latency;
+    ip.dst = tl.dst;
+    ip.dst_endpoint = li.dst_endpoint;
   }
   owned_.assign(topo_.node_count(), 1);
   wake_base_.assign(topo_.node_count() + 1, 0);
@@ -476,12 +500,12 @@ LinkId NetworkImpl::choose_output(NodeId at, const Packet& pkt, const Message& m
         const SimTime now = sim_.now();
         const auto buffer = static_cast<std::int64_t>(params_.buffer_bytes);
         const std::size_t vcs = params_.vcs;
+        const std::size_t vc = pkt.vc;
         for (std::size_t i = 0; i < k; ++i) {
           const LinkId o = outs[cands[i]];
-          const std::size_t ck = static_cast<std::size_t>(o) * vcs + pkt.vc;
-          const std::int64_t credits = credit[ck].due > now ? credit[ck].credits : absorb_credits(ck);
-          const std::int64_t load = static_cast<std::int64_t>(ports[o].queued) + (buffer - credits) +
-                                    (now < ports[o].busy_until ? 1 : 0);  // prefer an idle port among equals
+          const std::size_t ck = static_cast<std::size_t>(o) * vcs + vc;
+          std::int64_t load = static_cast<std::int64_t>(ports[o].queued) + buffer + (now < ports[o].busy_until ? 1 : 0);
+          load -= credit[ck].due > now ? credit[ck].credits : absorb_credits(ck);
           if (load < best) {
             best = load;
             pick = i;
@@ -563,7 +587,7 @@ void NetworkImpl::on_link_event(const core::Event& ev) {
 }
 
 void NetworkImpl::on_packet(LinkId in, std::uint32_t p) {
-  const LinkInfo& link = li_[in];
+  const InPort& link = in_[in];
   const NodeId at = link.dst;
   Packet& pkt = packets_[p];
   const SimTime now = sim_.now();
@@ -688,7 +712,7 @@ void NetworkImpl::on_wake(const core::Event& ev) {
 void NetworkImpl::schedule_wake(LinkId o, SimTime at) {
   if (port_[o].wake_at <= at) return;
   port_[o].wake_at = at;
-  const NodeId n = li_[o].src;
+  const NodeId n = port_[o].src;
   const std::uint32_t bit = wake_bit_[o];
   wake_mask_[wake_mask_base_[n] + bit / 64] |= std::uint64_t{1} << (bit % 64);
   // One event per (node, time), keyed by them: it does not depend on who
@@ -706,7 +730,7 @@ void NetworkImpl::arbitrate(LinkId o) {
     if (!requesters_[o].empty() || !nic_active_[o].empty()) schedule_wake(o, port_[o].busy_until);
     return;
   }
-  if (li_[o].from_endpoint) {
+  if (port_[o].from_endpoint) {
     arbitrate_nic(o);
   } else {
     arbitrate_switch(o);
@@ -734,11 +758,12 @@ void NetworkImpl::start_transmission(LinkId o, std::uint32_t p, SimTime start) {
     if (start.ps() >= b.end_ps) roll_bin(b, stats_.series_tx_bytes[o], start, true);
     b.value += pkt.bytes;
   }
-  const NodeId src = li_[o].src;
+  const NodeId src = port_[o].src;
   // The arrival event fires once the head has crossed the link and the next
   // switch's traversal pipeline: the packet can then compete for an output.
-  if (!links_[o].is_remote()) {
-    links_[o].send(sim_, start + li_[o].arrive_delay, kPrioPacket, src, o, p, 0);
+  if (!port_[o].remote) {
+    // What links_[o].send() does, without touching the Link object.
+    sim_.schedule_bound(start + port_[o].send_delay, kPrioPacket, src, link_binding_, o, p, 0);
   } else {
     // The packet leaves this process: its fields travel in the record.
     links_[o].send(sim_, start + li_[o].arrive_delay, kPrioPacket, src, pkt.vc | (pkt.first ? 0x100u : 0u),
@@ -751,15 +776,15 @@ void NetworkImpl::start_transmission(LinkId o, std::uint32_t p, SimTime start) {
 
 void NetworkImpl::return_credit(LinkId in, std::uint8_t vc, std::uint32_t bytes, SimTime depart) {
   // The credit for link `in` travels back over its reverse link.
-  const LinkInfo& l = li_[in];
-  const core::Link& back = links_[l.reverse];
-  if (back.is_remote()) {
+  const InPort& ip = in_[in];
+  if (ip.credit_remote) {
     // Credits are not events (see add_pending_credit): the record only
     // carries the time the credit becomes usable.
-    sink_->post(core::RemoteRecord{core::EventKey{depart + back.latency(), kPrioCredit, l.dst, 0}, l.reverse,
+    const LinkInfo& l = li_[in];
+    sink_->post(core::RemoteRecord{core::EventKey{depart + ip.credit_delay, kPrioCredit, l.dst, 0}, l.reverse,
                                    in | kCreditFlag, bytes, vc});
   } else {
-    add_pending_credit(in, vc, bytes, depart + back.latency());
+    add_pending_credit(in, vc, bytes, depart + ip.credit_delay);
   }
 }
 
@@ -780,8 +805,8 @@ void NetworkImpl::arbitrate_switch(LinkId o) {
       continue;
     }
     const LinkId in = voq.in;
-    if (port_[in].xbar_free > now) {  // the input is still moving a packet through the crossbar
-      retry = std::min(retry, port_[in].xbar_free);
+    if (in_[in].xbar_free > now) {  // the input is still moving a packet through the crossbar
+      retry = std::min(retry, in_[in].xbar_free);
       continue;
     }
     // Granted: pop the VOQ; it keeps its place in the round-robin order
@@ -800,7 +825,7 @@ void NetworkImpl::arbitrate_switch(LinkId o) {
     // Virtual cut-through: the packet may leave before its tail has arrived,
     // but cannot finish leaving before it has (matters for a faster output).
     const SimTime start = std::max(now, pkt.tail - s_out);
-    port_[in].xbar_free = start + xbar_time(pkt.bytes, in);
+    in_[in].xbar_free = start + xbar_time(pkt.bytes, in);
     port_[o].queued -= pkt.bytes;
     const std::uint8_t vc = pkt.vc;
     const std::uint32_t bytes = pkt.bytes;
@@ -877,7 +902,11 @@ void NetworkImpl::set_partition(const std::vector<std::int32_t>& part, std::int3
   for (NodeId n = 0; n < topo_.node_count(); ++n) owned_[n] = part[n] == rank ? 1 : 0;
   for (LinkId l = 0; l < topo_.link_count(); ++l) {
     const LinkInfo& li = li_[l];
-    if (owned_[li.src] && !owned_[li.dst]) links_[l].make_remote(sink);
+    if (owned_[li.src] && !owned_[li.dst]) {
+      links_[l].make_remote(sink);
+      port_[l].remote = true;
+      in_[li.reverse].credit_remote = true;  // credits for the reverse link travel over l
+    }
   }
 }
 
