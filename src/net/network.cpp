@@ -124,7 +124,7 @@ class NetworkImpl {
   //
   // As an output port of its source node: what routing and arbitration
   // read, and what its input side (at the far end) needs for the crossbar.
-  struct alignas(64) OutPort {
+  struct alignas(128) OutPort {
     SimTime busy_until;
     std::uint64_t queued;  // bytes routed to this output, not yet sent
     SimTime wake_at;       // pending wake-up of the output, or max()
@@ -136,6 +136,14 @@ class NetworkImpl {
     std::uint8_t credit_waiting;  // blocked on credits with none pending
     bool from_endpoint;
     bool remote;           // the far end is simulated by another process
+    // Second line: what a transmission adds up (a 128-byte aligned pair of
+    // lines is one fetch for the hardware's adjacent-line prefetcher).
+    std::uint64_t tx_bytes;
+    std::uint64_t tx_packets;
+    std::int64_t busy_ps;
+    std::int64_t stall_ps;
+    std::uint64_t max_queue_bytes;
+    std::uint32_t flows;
   };
   std::vector<OutPort> port_;
   // As the input of its far end: the crossbar, and the credit return.
@@ -169,17 +177,7 @@ class NetworkImpl {
   std::vector<CreditState> cs_;
   std::vector<PendingCredit> credit_pool_;
   std::vector<std::uint32_t> free_credits_;
-  // Per-link counters, copied into stats_ by sync_stats().
-  struct Counters {
-    std::uint64_t tx_bytes;
-    std::uint64_t tx_packets;
-    std::int64_t busy_ps;
-    std::int64_t stall_ps;
-    std::uint64_t max_queue_bytes;
-    std::uint32_t flows;
-  };
-  std::vector<Counters> ctr_;
-  void sync_stats();
+  void sync_stats();  // copies the per-port counters into stats_
 
   // Switch input buffers: the space of each (input link, vc) is accounted as
   // one buffer (that is what the upstream credits), but packets wait in
@@ -328,7 +326,6 @@ NetworkImpl::NetworkImpl(const Topology& topo, const NetworkParams& params, core
   in_.assign(nl, InPort{});
   cs_.assign(nl * vcs,
              CreditState{static_cast<std::int64_t>(params_.buffer_bytes), SimTime::max(), kNoPacket, kNoPacket, 0});
-  ctr_.assign(nl, Counters{});
   min_credits_ = static_cast<std::int64_t>(params_.buffer_bytes);
   li_.resize(nl);
   for (LinkId l = 0; l < nl; ++l) {
@@ -520,7 +517,7 @@ LinkId NetworkImpl::choose_output(NodeId at, const Packet& pkt, const Message& m
 
 void NetworkImpl::note_queue(LinkId o) {
   const std::uint64_t q = port_[o].queued;
-  if (q > ctr_[o].max_queue_bytes) ctr_[o].max_queue_bytes = q;
+  if (q > port_[o].max_queue_bytes) port_[o].max_queue_bytes = q;
   if (interval_ > SimTime::zero()) {
     OpenBin& b = queue_bin_[o];
     if (sim_.now().ps() >= b.end_ps) roll_bin(b, stats_.series_queue_bytes[o], sim_.now(), false);
@@ -569,8 +566,8 @@ void NetworkImpl::coarsen_series() {
 }
 
 void NetworkImpl::sync_stats() {
-  for (std::size_t o = 0; o < ctr_.size(); ++o) {
-    const Counters& c = ctr_[o];
+  for (std::size_t o = 0; o < port_.size(); ++o) {
+    const OutPort& c = port_[o];
     stats_.tx_bytes[o] = c.tx_bytes;
     stats_.tx_packets[o] = c.tx_packets;
     stats_.busy_ps[o] = c.busy_ps;
@@ -744,13 +741,13 @@ void NetworkImpl::start_transmission(LinkId o, std::uint32_t p, SimTime start) {
   std::int64_t& c = cs_[static_cast<std::size_t>(o) * params_.vcs + pkt.vc].credits;
   c -= pkt.bytes;
   if (c < min_credits_) min_credits_ = c;
-  ctr_[o].tx_bytes += pkt.bytes;
-  ctr_[o].tx_packets += 1;
-  ctr_[o].busy_ps += s.ps();
-  if (pkt.first) ++ctr_[o].flows;
+  port_[o].tx_bytes += pkt.bytes;
+  port_[o].tx_packets += 1;
+  port_[o].busy_ps += s.ps();
+  if (pkt.first) ++port_[o].flows;
   ++totals_.packet_hops;
   if (port_[o].stall_since != SimTime::max()) {
-    ctr_[o].stall_ps += (sim_.now() - port_[o].stall_since).ps();
+    port_[o].stall_ps += (sim_.now() - port_[o].stall_since).ps();
     port_[o].stall_since = SimTime::max();
   }
   if (interval_ > SimTime::zero()) {
@@ -984,7 +981,7 @@ void Network::finish(SimTime end) {
   for (LinkId o = 0; o < impl_->port_.size(); ++o) {
     auto& port = impl_->port_[o];
     if (port.stall_since != SimTime::max()) {
-      impl_->ctr_[o].stall_ps += (end - port.stall_since).ps();
+      impl_->port_[o].stall_ps += (end - port.stall_since).ps();
       port.stall_since = end;
     }
   }
