@@ -43,17 +43,15 @@ constexpr std::uint32_t kPrioPost = 3;
 constexpr std::uint32_t kPrioDelivered = 4;
 
 struct Packet {
+  SimTime tail;           // tail arrival at the current switch, plus its traversal latency
   MessageId msg;
   EndpointId dst;
-  std::uint32_t bytes;    // on the wire
-  std::uint32_t payload;
+  std::uint32_t bytes;    // on the wire (payload = bytes - header)
   std::uint32_t next;     // FIFO link
-  LinkId out;             // output chosen at the current switch
-  LinkId in;              // link it arrived over at the current switch
   std::uint8_t vc;
   bool first;             // first packet of its message
-  SimTime tail;           // tail arrival at the current switch, plus its traversal latency
 };
+static_assert(sizeof(Packet) == 32, "two packets per cache line");
 
 // A credit on its way back to the sender: usable from `time` on.
 struct PendingCredit {
@@ -128,12 +126,11 @@ class NetworkImpl {
     SimTime busy_until;
     std::uint64_t queued;  // bytes routed to this output, not yet sent
     SimTime wake_at;       // pending wake-up of the output, or max()
-    SimTime stall_since;   // max() when not stalled on credits
+    std::uint64_t max_queue_bytes;  // largest `queued` seen (updated on every arrival)
     SimTime full_ser;      // serialization of a full packet
     SimTime send_delay;    // link latency plus the far end's traversal latency
     NodeId src;
     std::uint32_t rr;      // round-robin position among requesters
-    std::uint8_t credit_waiting;  // blocked on credits with none pending
     bool from_endpoint;
     bool remote;           // the far end is simulated by another process
     // Second line: what a transmission adds up (a 128-byte aligned pair of
@@ -142,10 +139,13 @@ class NetworkImpl {
     std::uint64_t tx_packets;
     std::int64_t busy_ps;
     std::int64_t stall_ps;
-    std::uint64_t max_queue_bytes;
+    SimTime stall_since;   // max() when not stalled on credits
     std::uint32_t flows;
   };
   std::vector<OutPort> port_;
+  // Outputs blocked on credits with none on the way, one bit each: the
+  // sender's credit return checks it, and a bitset stays in cache.
+  std::vector<std::uint64_t> credit_waiting_;
   // As the input of its far end: the crossbar, and the credit return.
   struct InPort {
     SimTime xbar_free;     // when its crossbar path is free again
@@ -191,7 +191,6 @@ class NetworkImpl {
   struct Voq {
     std::uint32_t head;        // FIFO of packets through Packet::next
     std::uint32_t tail;
-    std::uint32_t head_bytes;  // wire bytes of the head packet
     LinkId in;                 // input link of the queue
     std::uint8_t vc;
   };
@@ -324,6 +323,7 @@ NetworkImpl::NetworkImpl(const Topology& topo, const NetworkParams& params, core
   }
   port_.assign(nl, OutPort{});
   in_.assign(nl, InPort{});
+  credit_waiting_.assign((nl + 63) / 64, 0);
   cs_.assign(nl * vcs,
              CreditState{static_cast<std::int64_t>(params_.buffer_bytes), SimTime::max(), kNoPacket, kNoPacket, 0});
   min_credits_ = static_cast<std::int64_t>(params_.buffer_bytes);
@@ -593,9 +593,10 @@ void NetworkImpl::on_packet(LinkId in, std::uint32_t p) {
     // Delivered: the NIC consumes the packet as its tail arrives and returns
     // the buffer space at once.
     Message& m = messages_[pkt.msg];
-    m.received_payload += pkt.payload;
+    const std::uint32_t payload = pkt.bytes - params_.header_bytes;
+    m.received_payload += payload;
     ++totals_.packets_delivered;
-    totals_.bytes_delivered += pkt.payload;
+    totals_.bytes_delivered += payload;
     --in_flight_;
     return_credit(in, pkt.vc, pkt.bytes, tail);
     if (m.received_payload == m.bytes) {
@@ -614,11 +615,10 @@ void NetworkImpl::on_packet(LinkId in, std::uint32_t p) {
     totals_.max_buffer_overshoot = std::max(totals_.max_buffer_overshoot, cs_[b].buffer - params_.buffer_bytes);
   pkt.tail = tail;
   pkt.next = kNoPacket;
-  pkt.in = in;
-  pkt.out = choose_output(at, pkt, messages_[pkt.msg]);
-  port_[pkt.out].queued += pkt.bytes;
-  note_queue(pkt.out);
-  auto& req = requesters_[pkt.out];
+  const LinkId out = choose_output(at, pkt, messages_[pkt.msg]);
+  port_[out].queued += pkt.bytes;
+  note_queue(out);
+  auto& req = requesters_[out];
   for (Voq& voq : req) {
     if (voq.in == in && voq.vc == pkt.vc) {
       packets_[voq.tail].next = p;
@@ -626,8 +626,8 @@ void NetworkImpl::on_packet(LinkId in, std::uint32_t p) {
       return;
     }
   }
-  req.push_back(Voq{p, p, pkt.bytes, in, pkt.vc});
-  arbitrate(pkt.out);
+  req.push_back(Voq{p, p, in, pkt.vc});
+  arbitrate(out);
 }
 
 void NetworkImpl::add_pending_credit(LinkId out, std::uint8_t vc, std::uint32_t bytes, SimTime at) {
@@ -656,8 +656,9 @@ void NetworkImpl::add_pending_credit(LinkId out, std::uint8_t vc, std::uint32_t 
     *link = c;
     cs_[k].due = credit_pool_[cs_[k].head].time;
   }
-  if (port_[out].credit_waiting) {
-    port_[out].credit_waiting = 0;
+  std::uint64_t& waiting = credit_waiting_[out / 64];
+  if (waiting & (std::uint64_t{1} << (out % 64))) {
+    waiting &= ~(std::uint64_t{1} << (out % 64));
     schedule_wake(out, at);
   }
 }
@@ -765,7 +766,7 @@ void NetworkImpl::start_transmission(LinkId o, std::uint32_t p, SimTime start) {
     // The packet leaves this process: its fields travel in the record.
     links_[o].send(sim_, start + li_[o].arrive_delay, kPrioPacket, src, pkt.vc | (pkt.first ? 0x100u : 0u),
                    (static_cast<std::uint64_t>(pkt.msg) << 32) | pkt.dst,
-                   (static_cast<std::uint64_t>(pkt.bytes) << 32) | pkt.payload);
+                   (static_cast<std::uint64_t>(pkt.bytes) << 32) | (pkt.bytes - params_.header_bytes));
     free_packet(p);
     --in_flight_;
   }
@@ -796,7 +797,7 @@ void NetworkImpl::arbitrate_switch(LinkId o) {
   std::uint32_t blocked_vcs = 0;
   for (std::size_t t = 0, idx = start_idx; t < n; ++t, idx = idx + 1 == n ? 0 : idx + 1) {
     Voq& voq = req[idx];
-    if (available_credits(o, voq.vc) < static_cast<std::int64_t>(voq.head_bytes)) {
+    if (available_credits(o, voq.vc) < static_cast<std::int64_t>(packets_[voq.head].bytes)) {
       credit_blocked = true;
       blocked_vcs |= 1u << voq.vc;
       continue;
@@ -811,7 +812,6 @@ void NetworkImpl::arbitrate_switch(LinkId o) {
     const std::uint32_t p = voq.head;
     Packet& pkt = packets_[p];
     voq.head = pkt.next;
-    if (pkt.next != kNoPacket) voq.head_bytes = packets_[pkt.next].bytes;
     if (pkt.next == kNoPacket) {
       req.erase(req.begin() + static_cast<std::ptrdiff_t>(idx));
       port_[o].rr = static_cast<std::uint32_t>(idx);  // the next requester now sits at idx
@@ -841,7 +841,7 @@ SimTime NetworkImpl::wait_for_credits(LinkId o, std::uint32_t vc_mask) {
   if (port_[o].stall_since == SimTime::max()) port_[o].stall_since = sim_.now();
   const SimTime t = next_credit_time(o, vc_mask);
   FABRICSIM_DEBUG_ASSERT(t > sim_.now(), "a due credit was not absorbed");
-  if (t == SimTime::max()) port_[o].credit_waiting = 1;  // the next credit returned wakes it
+  if (t == SimTime::max()) credit_waiting_[o / 64] |= std::uint64_t{1} << (o % 64);  // the next credit returned wakes it
   return t;
 }
 
@@ -868,7 +868,6 @@ void NetworkImpl::arbitrate_nic(LinkId o) {
     pkt.msg = id;
     pkt.dst = m.dst;
     pkt.bytes = bytes;
-    pkt.payload = payload;
     pkt.next = kNoPacket;
     pkt.vc = m.vc;
     pkt.first = m.sent_payload == 0;
@@ -918,7 +917,6 @@ void NetworkImpl::receive(const core::RemoteRecord& r) {
   pkt.msg = static_cast<MessageId>(r.arg0 >> 32);
   pkt.dst = static_cast<EndpointId>(r.arg0 & 0xFFFFFFFFu);
   pkt.bytes = static_cast<std::uint32_t>(r.arg1 >> 32);
-  pkt.payload = static_cast<std::uint32_t>(r.arg1 & 0xFFFFFFFFu);
   pkt.vc = static_cast<std::uint8_t>(r.arg32 & 0xFF);
   pkt.first = (r.arg32 & 0x100u) != 0;
   pkt.next = kNoPacket;
