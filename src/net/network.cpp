@@ -122,24 +122,29 @@ class NetworkImpl {
   //
   // As an output port of its source node: what routing and arbitration
   // read, and what its input side (at the far end) needs for the crossbar.
+  struct Voq;
   struct alignas(128) OutPort {
+    // First line: what routing, arrivals and arbitration read.
     SimTime busy_until;
     std::uint64_t queued;  // bytes routed to this output, not yet sent
     SimTime wake_at;       // pending wake-up of the output, or max()
-    std::uint64_t max_queue_bytes;  // largest `queued` seen (updated on every arrival)
-    SimTime full_ser;      // serialization of a full packet
-    SimTime send_delay;    // link latency plus the far end's traversal latency
-    NodeId src;
+    std::uint64_t max_queue_bytes;  // largest `queued` seen
+    // Switch outputs: the non-empty VOQs that feed this output, in the
+    // order they became non-empty (the round-robin order); see Voq.
+    std::vector<Voq> requesters;
     std::uint32_t rr;      // round-robin position among requesters
     bool from_endpoint;
     bool remote;           // the far end is simulated by another process
-    // Second line: what a transmission adds up (a 128-byte aligned pair of
-    // lines is one fetch for the hardware's adjacent-line prefetcher).
+    // Second line: what a transmission reads and adds up (a 128-byte
+    // aligned pair of lines is one fetch for the adjacent-line prefetcher).
     std::uint64_t tx_bytes;
     std::uint64_t tx_packets;
     std::int64_t busy_ps;
     std::int64_t stall_ps;
     SimTime stall_since;   // max() when not stalled on credits
+    SimTime full_ser;      // serialization of a full packet
+    SimTime send_delay;    // link latency plus the far end's traversal latency
+    NodeId src;
     std::uint32_t flows;
   };
   std::vector<OutPort> port_;
@@ -194,7 +199,6 @@ class NetworkImpl {
     LinkId in;                 // input link of the queue
     std::uint8_t vc;
   };
-  std::vector<std::vector<Voq>> requesters_;             // switch outputs: non-empty VOQs that feed it
   std::vector<std::vector<MessageId>> nic_active_;       // endpoint outputs: messages with data left
 
   std::vector<util::RandomStream> node_rng_;
@@ -371,7 +375,6 @@ NetworkImpl::NetworkImpl(const Topology& topo, const NetworkParams& params, core
   }
   wake_mask_.assign(wake_mask_base_.back(), 0);
   wake_times_.resize(topo_.node_count());
-  requesters_.resize(nl);
   nic_active_.resize(nl);
 
   stats_.tx_bytes.assign(nl, 0);
@@ -618,7 +621,7 @@ void NetworkImpl::on_packet(LinkId in, std::uint32_t p) {
   const LinkId out = choose_output(at, pkt, messages_[pkt.msg]);
   port_[out].queued += pkt.bytes;
   note_queue(out);
-  auto& req = requesters_[out];
+  auto& req = port_[out].requesters;
   for (Voq& voq : req) {
     if (voq.in == in && voq.vc == pkt.vc) {
       packets_[voq.tail].next = p;
@@ -720,12 +723,12 @@ void NetworkImpl::schedule_wake(LinkId o, SimTime at) {
   auto& times = wake_times_[n];
   if (std::find(times.begin(), times.end(), at) != times.end()) return;
   times.push_back(at);
-  sim_.schedule_keyed_bound(at, kPrioWake, n, 0, wake_binding_, n);
+  sim_.schedule_keyed_bound(at, kPrioWake, n, 0, wake_binding_, n, static_cast<std::uint64_t>(at.ps()));
 }
 
 void NetworkImpl::arbitrate(LinkId o) {
   if (port_[o].busy_until > sim_.now()) {
-    if (!requesters_[o].empty() || !nic_active_[o].empty()) schedule_wake(o, port_[o].busy_until);
+    if (!port_[o].requesters.empty() || !nic_active_[o].empty()) schedule_wake(o, port_[o].busy_until);
     return;
   }
   if (port_[o].from_endpoint) {
@@ -787,7 +790,7 @@ void NetworkImpl::return_credit(LinkId in, std::uint8_t vc, std::uint32_t bytes,
 }
 
 void NetworkImpl::arbitrate_switch(LinkId o) {
-  auto& req = requesters_[o];
+  auto& req = port_[o].requesters;
   if (req.empty()) return;
   const SimTime now = sim_.now();
   const std::size_t n = req.size();
