@@ -27,17 +27,36 @@ std::string json_escape(const std::string& s) {
   return o;
 }
 
+int info_loaded(const InfoOptions& opts, const config::Config& cfg);
+
 int info_impl(const InfoOptions& opts) {
-  config::Config cfg = config::load(opts.config, opts.overrides);
+  const config::Config cfg = config::load(opts.config, opts.overrides);
+  try {
+    return info_loaded(opts, cfg);
+  } catch (const util::ConfigError& e) {
+    throw util::ConfigError(cfg.locate(e.what()));
+  }
+}
+
+int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
   const auto t0 = std::chrono::steady_clock::now();
   net::Topology topo = build_topology(cfg);
   const double build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const int diameter = topo.diameter();
+  const net::StructureReport report = net::structure_report(topo, cost_model(cfg));
+  const int diameter = report.diameter;
   // Fluid estimate of the configured traffic.
   const net::NetworkParams np = network_params(cfg);
-  const net::RoutingTable routes(topo);
-  const auto plan = workload::plan_traffic(traffic_params(cfg), topo, np);
-  const workload::FluidEstimate fluid = workload::estimate_fluid(topo, routes, plan, np);
+  // Topologies whose routing is not implemented yet get no fluid estimate
+  // (it needs the routes), and their partition weighs every node alike.
+  const bool routable = topology_routable(topo.kind);
+  std::vector<workload::PlannedMessage> plan;
+  workload::FluidEstimate fluid;
+  fluid.link_bytes.assign(topo.link_count(), 0.0);
+  if (routable) {
+    const net::RoutingTable routes(topo);
+    plan = workload::plan_traffic(traffic_params(cfg), topo, np);
+    fluid = workload::estimate_fluid(topo, routes, plan, np);
+  }
   std::string bn_name = "-", bn_class = "-";
   if (fluid.bottleneck != net::kNoLink) {
     const auto& l = topo.link(fluid.bottleneck);
@@ -74,13 +93,23 @@ int info_impl(const InfoOptions& opts) {
       first = false;
       out += fmt::format("\"{}\": {}", net::to_string(cls), topo.count_links(cls));
     }
-    out += fmt::format("}}, \"diameter\": {}, \"build_seconds\": {:.6f}", diameter, build_s);
+    out += "}, \"cables_by_type\": {";
+    for (int t = 0; t < net::kCableTypeCount; ++t)
+      out += fmt::format("{}\"{}\": {}", t ? ", " : "", net::to_string(static_cast<net::CableType>(t)),
+                         report.cables_by_type[t]);
+    out += fmt::format("}}, \"physical_switches\": {}, \"cost_planes\": {}, \"cost_usd\": {:.2f}",
+                       report.physical_switches, report.planes, report.cost_usd);
+    out += fmt::format(", \"diameter\": {}, \"build_seconds\": {:.6f}", diameter, build_s);
+    if (!routable) {
+      out += ", \"fluid\": null";
+    } else {
     out += fmt::format(", \"fluid\": {{\"messages\": {}, \"payload_bytes\": {:.0f}, \"bottleneck_link\": {}, "
                        "\"bottleneck\": \"{}\", \"bottleneck_class\": \"{}\", \"bottleneck_bytes\": {:.1f}, "
                        "\"min_makespan_ns\": {:.3f}, \"throughput_bound\": {:.6f}}}",
                        plan.size(), fluid.payload_bytes,
                        fluid.bottleneck == net::kNoLink ? -1 : static_cast<long long>(fluid.bottleneck), bn_name,
                        bn_class, fluid.bottleneck_bytes, fluid.min_makespan_ns, fluid.throughput_bound);
+    }
     if (!parts.empty()) {
       out += fmt::format(", \"ranks\": {}, \"partitions\": {{", opts.ranks);
       for (std::size_t i = 0; i < parts.size(); ++i) {
@@ -107,8 +136,17 @@ int info_impl(const InfoOptions& opts) {
     if (topo.count_links(cls) > 0)
       fmt::print("    {:<14} {} directed\n", net::to_string(cls), topo.count_links(cls));
   }
+  fmt::print("  cables           {} DAC, {} AoC, {} without cable (PCB, inside a box)\n",
+             report.cables_by_type[static_cast<int>(net::CableType::DAC)],
+             report.cables_by_type[static_cast<int>(net::CableType::AoC)],
+             report.cables_by_type[static_cast<int>(net::CableType::None)]);
+  fmt::print("  cost             {:.2f} M$ for {} plane{} ({} switch boxes per plane; cost.* prices)\n",
+             report.cost_usd / 1e6, report.planes, report.planes == 1 ? "" : "s", report.physical_switches);
   fmt::print("  diameter         {} cables\n", diameter);
   fmt::print("  build time       {:.3f} s\n", build_s);
+  if (!routable) {
+    fmt::print("  traffic          (no fluid estimate: routing for {} is not implemented yet)\n", topo.kind);
+  } else {
   fmt::print("  traffic          {} messages, {:.1f} MiB payload ({})\n", plan.size(), fluid.payload_bytes / 1048576.0,
              cfg.get_string("workload.pattern"));
   fmt::print("  fluid estimate   bottleneck link {} ({}, {}) carries {:.1f} KiB\n",
@@ -116,6 +154,7 @@ int info_impl(const InfoOptions& opts) {
              fluid.bottleneck_bytes / 1024.0);
   fmt::print("                   makespan >= {:.3f} us, throughput <= {:.1f}% of injection\n",
              fluid.min_makespan_ns / 1000.0, 100.0 * fluid.throughput_bound);
+  }
   if (!parts.empty()) {
     fmt::print("  partition for {} ranks:\n", opts.ranks);
     fmt::print("    {:<12} {:>10} {:>14} {:>10} {:>10}\n", "partitioner", "edge cut", "lookahead", "imbalance", "time");

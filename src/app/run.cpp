@@ -88,10 +88,25 @@ class Progress {
 /// and rank 0 reports them.  An error during the run or the write of a
 /// partitioned run may hit one rank only: that rank reports it and aborts
 /// the job rather than leave the others waiting in a collective call.
+int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Config& cfg, Clock::time_point t_start);
+
 int run_impl(const RunOptions& opts, const par::Comm& comm) {
   const auto t_start = Clock::now();
-  config::Config cfg = config::load(opts.config, opts.overrides);
+  const config::Config cfg = config::load(opts.config, opts.overrides);
+  try {
+    return run_loaded(opts, comm, cfg, t_start);
+  } catch (const util::ConfigError& e) {
+    // A value the loader accepted but the model rejects: name its file and line.
+    throw util::ConfigError(cfg.locate(e.what()));
+  }
+}
+
+int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Config& cfg, Clock::time_point t_start) {
   const std::string out_path = opts.output ? *opts.output : cfg.get_string("output.file");
+  if (const std::string& kind = cfg.get_string("topology.kind"); !topology_routable(kind))
+    throw util::ConfigError("topology.kind: '" + kind +
+                            "' can be built and inspected with `fabricsim info`, but its deadlock-free routing is "
+                            "not implemented yet, so traffic cannot run on it");
 
   // Open the output first: an unwritable path fails before any work.
   stats::H5Writer writer(out_path, comm.raw());
@@ -213,6 +228,7 @@ int run_impl(const RunOptions& opts, const par::Comm& comm) {
     meta.threads = omp_get_max_threads();
     meta.seed = static_cast<std::uint64_t>(cfg.get_int("engine.seed"));
     stats::write_meta(writer, meta);
+    stats::write_topology(writer, topo, net::structure_report(topo, cost_model(cfg)));
     stats::RunSummary summary;
     summary.sim_time_ns = sim_end.ns();
     summary.events = events;

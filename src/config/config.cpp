@@ -344,6 +344,16 @@ void Config::set(const std::string& name, Value v, std::string origin) {
   it->second = Entry{std::move(v), std::move(origin)};
 }
 
+std::string Config::locate(const std::string& message) const {
+  const auto colon = message.find(':');
+  if (colon == std::string::npos) return message;
+  const std::string name = message.substr(0, colon);
+  if (values_.find(name) == values_.end()) return message;
+  const std::string& origin = entry(name).origin;
+  if (origin.empty()) return source_ + ": " + message;  // the default was used
+  return origin + ": " + message;
+}
+
 std::string Config::to_toml() const {
   std::string out = fmt::format("# fabricsim resolved configuration (source: {})\n", source_);
   for (const auto& sec : sections()) {

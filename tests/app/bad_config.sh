@@ -31,6 +31,10 @@ check unknown-key '^error: unknown\.toml:3:1: network\.bogus_key: unknown key' u
 check wrong-type '^error: type\.toml:2:7: network\.vcs: expected an integer, got a string$' type.toml
 check syntax '^error: syntax\.toml:1:[0-9]+: syntax error: ' syntax.toml
 check out-of-range '^error: range\.toml:2:8: workload\.load: value 1\.5 out of range' range.toml
+printf '# a topology without routing yet\n[topology]\nkind = "torus"\n' > torus.toml
+check no-routing-yet '^error: torus\.toml:3:1: topology\.kind: .torus. can be built and inspected with `fabricsim info`, but' torus.toml
+printf '[topology]\nkind = "fat_tree"\nlevels = 1\n' > levels.toml
+check model-rejects-value '^error: levels\.toml:3:1: topology\.levels: a fat tree has 2 or 3 levels' levels.toml
 check unknown-key-2-ranks '^error: unknown\.toml:3:1: network\.bogus_key: unknown key' unknown.toml "$mpiexec" -n 2
 
 # A bad --set override.

@@ -65,6 +65,12 @@ class Config {
   /// Whether the user gave the value (file or --set) rather than the default.
   bool is_set(std::string_view name) const;
   void set(const std::string& name, Value v, std::string origin);
+  /// For an error message that starts with a parameter name ("topology.x:
+  /// ..."), the message prefixed with where that value was given
+  /// ("FILE:LINE:COL: " or "--set: "), or "SOURCE: " for a default; other
+  /// messages unchanged.  Used for errors found after loading (a builder
+  /// rejecting a combination of values), so they too name file and line.
+  std::string locate(const std::string& message) const;
 
   /// The resolved configuration as TOML text (every parameter, with units as
   /// comments); loading it back gives the same configuration.
