@@ -55,7 +55,55 @@ net::Topology build_topology(const config::Config& cfg) {
     p.intra_server.latency = SimTime::from_ns_f(cfg.get_float("network.intra_server_latency_ns"));
     return net::build_leaf_spine(p);
   }
+  net::LinkParams board = fabric;
+  if (cfg.get_float("network.board_link_gbps") > 0) board.bandwidth_gbps = cfg.get_float("network.board_link_gbps");
+  board.latency = SimTime::from_ns_f(cfg.get_float("network.board_link_latency_ns"));
+  if (kind == "hammingmesh") {
+    net::HammingMeshParams p;
+    p.board_a = u32(cfg, "topology.board_a");
+    p.board_b = u32(cfg, "topology.board_b");
+    p.x = u32(cfg, "topology.x");
+    p.y = u32(cfg, "topology.y");
+    p.radix = u32(cfg, "topology.radix");
+    p.board = board;
+    p.host = host;
+    p.fabric = fabric;
+    return net::build_hammingmesh(p);
+  }
+  if (kind == "torus") {
+    net::TorusParams p;
+    p.dims.clear();
+    for (std::int64_t d : cfg.get_int_list("topology.dims")) p.dims.push_back(static_cast<std::uint32_t>(d));
+    p.boards = cfg.get_bool("topology.boards");
+    p.board = board;
+    p.link = fabric;
+    return net::build_torus(p);
+  }
+  if (kind == "dragonfly") {
+    net::DragonflyParams p;
+    p.a = u32(cfg, "topology.a");
+    p.p = u32(cfg, "topology.p");
+    p.h = u32(cfg, "topology.h");
+    p.groups = u32(cfg, "topology.groups");
+    p.arrangement = cfg.get_string("topology.arrangement");
+    p.routers_per_switch = u32(cfg, "topology.routers_per_switch");
+    p.host = host;
+    p.local = fabric;
+    p.global = fabric;
+    return net::build_dragonfly(p);
+  }
   throw util::ConfigError("topology.kind: unsupported kind '" + kind + "'");
+}
+
+bool topology_routable(const std::string& kind) { return kind == "fat_tree" || kind == "leaf_spine"; }
+
+net::CostModel cost_model(const config::Config& cfg) {
+  net::CostModel c;
+  c.planes = u32(cfg, "cost.planes");
+  c.switch_usd = cfg.get_float("cost.switch_usd");
+  c.dac_usd = cfg.get_float("cost.dac_usd");
+  c.aoc_usd = cfg.get_float("cost.aoc_usd");
+  return c;
 }
 
 net::NetworkParams network_params(const config::Config& cfg) {

@@ -12,6 +12,10 @@
 namespace fabricsim::app {
 
 net::Topology build_topology(const config::Config& cfg);
+/// Whether traffic can run on this topology kind (its deadlock-free routing exists).
+bool topology_routable(const std::string& kind);
+/// The cost section of the configuration.
+net::CostModel cost_model(const config::Config& cfg);
 net::NetworkParams network_params(const config::Config& cfg);
 workload::TrafficParams traffic_params(const config::Config& cfg);
 

@@ -60,6 +60,14 @@ ParamDecl string_param(std::string section, std::string key, std::string def, st
   return d;
 }
 
+ParamDecl int_list_param(std::string section, std::string key, std::string unit, std::vector<I> def, std::string doc,
+                         std::optional<double> min = std::nullopt, std::optional<double> max = std::nullopt) {
+  ParamDecl d = int_param(std::move(section), std::move(key), std::move(unit), 0, std::move(doc), min, max);
+  d.type = ParamType::IntList;
+  d.default_value = std::move(def);
+  return d;
+}
+
 ParamDecl enum_param(std::string section, std::string key, std::string def, std::vector<std::string> choices,
                      std::string doc) {
   ParamDecl d;
@@ -76,9 +84,13 @@ std::vector<ParamDecl> declare() {
   constexpr double kMaxPorts = 65535;
   std::vector<ParamDecl> p;
   // ---------------------------------------------------------------- topology
-  p.push_back(enum_param("topology", "kind", "fat_tree", {"fat_tree", "leaf_spine"},
+  p.push_back(enum_param("topology", "kind", "fat_tree", {"fat_tree", "leaf_spine", "hammingmesh", "torus", "dragonfly"},
                          "Topology family. `fat_tree`: 2- or 3-level folded Clos of `radix`-port switches. "
-                         "`leaf_spine`: 2-tier Clos of GPU servers with one NIC per GPU."));
+                         "`leaf_spine`: 2-tier Clos of GPU servers with one NIC per GPU. `hammingmesh`: "
+                         "HammingMesh (one plane; `board_a` = `board_b` = 1 is a 2D HyperX). `torus`: torus of "
+                         "forwarding accelerators. `dragonfly`: groups of all-to-all routers joined by global "
+                         "links. hammingmesh, torus and dragonfly can be built and inspected (`fabricsim info`); "
+                         "running traffic on them needs their deadlock-free routing, which is not implemented yet."));
   p.push_back(int_param("topology", "endpoints", "", 64,
                         "fat_tree: number of endpoints (NICs). Any count up to the capacity of the tree; "
                         "the last leaf may be partly filled.",
@@ -102,6 +114,39 @@ std::vector<ParamDecl> declare() {
   p.push_back(bool_param("topology", "rail_optimized", false,
                          "leaf_spine: wire GPU i of every server to rail leaf i instead of all GPUs of a server to "
                          "one leaf."));
+  p.push_back(int_param("topology", "board_a", "", 2,
+                        "hammingmesh: accelerators per board along East-West.", 1, 1024));
+  p.push_back(int_param("topology", "board_b", "", 2,
+                        "hammingmesh: accelerators per board along North-South.", 1, 1024));
+  p.push_back(int_param("topology", "x", "", 16, "hammingmesh: boards per board-row.", 1, 1 << 16));
+  p.push_back(int_param("topology", "y", "", 16, "hammingmesh: boards per board-column.", 1, 1 << 16));
+  p.push_back(int_list_param("topology", "dims", "", {32, 32},
+                             "torus: size of each dimension (any number of dimensions).", 1, 1 << 20));
+  p.push_back(bool_param("topology", "boards", true,
+                         "torus: 2x2 boards in the first two dimensions (links inside a board are PCB traces, "
+                         "free in the cost model)."));
+  p.push_back(int_param("topology", "a", "", 16, "dragonfly: routers per group.", 1, 1 << 16));
+  p.push_back(int_param("topology", "p", "", 8, "dragonfly: endpoints per router.", 1, 1 << 16));
+  p.push_back(int_param("topology", "h", "", 8, "dragonfly: global links per router.", 1, 1 << 16));
+  p.push_back(int_param("topology", "groups", "", 8, "dragonfly: number of groups.", 2, 1 << 20));
+  p.push_back(enum_param("topology", "arrangement", "consecutive", {"consecutive", "palmtree"},
+                         "dragonfly: how global links are spread over groups (see docs/model.md)."));
+  p.push_back(int_param("topology", "routers_per_switch", "", 1,
+                        "dragonfly: routers packed into one physical switch (1 or 2; the HammingMesh paper's small "
+                        "Dragonfly uses 2 virtual routers per 64-port switch). Affects the cost model only.",
+                        1, 2));
+  // -------------------------------------------------------------------- cost
+  p.push_back(int_param("cost", "planes", "", 1,
+                        "Identical network planes to price (the HammingMesh paper prices 16 planes of fat trees and "
+                        "Dragonfly, 4 of HammingMesh and torus). The simulation always runs one.",
+                        1, 1 << 16));
+  p.push_back(float_param("cost", "switch_usd", "USD", 14280, "Price of one switch (64-port, spec price).", 0, 1e9));
+  p.push_back(float_param("cost", "dac_usd", "USD", 272,
+                          "Price of a direct-attach copper cable (endpoint-to-switch links and the topology's other "
+                          "short cables).",
+                          0, 1e9));
+  p.push_back(float_param("cost", "aoc_usd", "USD", 603,
+                          "Price of an active optical cable (switch-to-switch and long links).", 0, 1e9));
   // ----------------------------------------------------------------- network
   p.push_back(float_param("network", "link_gbps", "Gb/s", 400, "Bandwidth of every link unless overridden per class.",
                           0, 1e6, true));
@@ -115,6 +160,10 @@ std::vector<ParamDecl> declare() {
                           "Bandwidth of switch-to-switch links; 0 means `link_gbps`.", 0, 1e6));
   p.push_back(float_param("network", "switch_link_latency_ns", "ns", -1,
                           "Latency of switch-to-switch links; negative means `link_latency_ns`.", -1, 1e9));
+  p.push_back(float_param("network", "board_link_gbps", "Gb/s", 0,
+                          "hammingmesh, torus: bandwidth of on-board (PCB) links; 0 means `link_gbps`.", 0, 1e6));
+  p.push_back(float_param("network", "board_link_latency_ns", "ns", 1,
+                          "hammingmesh, torus: latency of on-board (PCB) links.", 0, 1e9));
   p.push_back(float_param("network", "intra_server_gbps", "Gb/s", 3600,
                           "leaf_spine: bandwidth of GPU-to-intra-server-switch links (NVLink-like).", 0, 1e7, true));
   p.push_back(float_param("network", "intra_server_latency_ns", "ns", 10,
@@ -209,7 +258,7 @@ const std::vector<ParamDecl>& parameters() {
 }
 
 const std::vector<std::string>& sections() {
-  static const std::vector<std::string> s = {"topology", "network", "routing", "workload", "engine", "output"};
+  static const std::vector<std::string> s = {"topology", "cost", "network", "routing", "workload", "engine", "output"};
   return s;
 }
 

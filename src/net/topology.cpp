@@ -22,6 +22,26 @@ const char* to_string(LinkClass cls) {
   return "unknown";
 }
 
+const char* to_string(CableType type) {
+  switch (type) {
+    case CableType::None: return "none";
+    case CableType::DAC: return "dac";
+    case CableType::AoC: return "aoc";
+  }
+  return "unknown";
+}
+
+CableType default_cable(LinkClass cls) {
+  switch (cls) {
+    case LinkClass::Host: return CableType::DAC;
+    case LinkClass::Fabric:
+    case LinkClass::Global: return CableType::AoC;
+    case LinkClass::Board:
+    case LinkClass::IntraServer: return CableType::None;
+  }
+  return CableType::None;
+}
+
 const char* to_string(NodeKind kind) {
   switch (kind) {
     case NodeKind::Endpoint: return "endpoint";
@@ -59,8 +79,8 @@ void Topology::reserve(std::size_t nodes, std::size_t directed_links) {
   links_.reserve(directed_links);
 }
 
-std::pair<LinkId, LinkId> Topology::connect(NodeId a, NodeId b, LinkClass cls,
-                                            const LinkParams& params) {
+std::pair<LinkId, LinkId> Topology::connect(NodeId a, NodeId b, LinkClass cls, const LinkParams& params,
+                                            CableType cable) {
   FABRICSIM_ASSERT(a < nodes_.size() && b < nodes_.size(), "connect: node id out of range");
   FABRICSIM_ASSERT(a != b, "connect: a node cannot be cabled to itself");
   FABRICSIM_ASSERT(links_.size() + 2 < kNoLink, "too many links");
@@ -74,8 +94,8 @@ std::pair<LinkId, LinkId> Topology::connect(NodeId a, NodeId b, LinkClass cls,
   const LinkId ba = ab + 1;
   const auto pa = static_cast<PortIndex>(nodes_[a].out.size());
   const auto pb = static_cast<PortIndex>(nodes_[b].out.size());
-  links_.push_back(Link{a, b, pa, pb, cls, params.bandwidth_gbps, params.latency, ba});
-  links_.push_back(Link{b, a, pb, pa, cls, params.bandwidth_gbps, params.latency, ab});
+  links_.push_back(Link{a, b, pa, pb, cls, cable, params.bandwidth_gbps, params.latency, ba});
+  links_.push_back(Link{b, a, pb, pa, cls, cable, params.bandwidth_gbps, params.latency, ab});
   nodes_[a].out.push_back(ab);
   nodes_[a].in.push_back(ba);
   nodes_[b].out.push_back(ba);
@@ -97,6 +117,29 @@ std::size_t Topology::switch_count(std::uint8_t level) const {
 std::size_t Topology::count_links(LinkClass cls) const {
   return static_cast<std::size_t>(
       std::count_if(links_.begin(), links_.end(), [&](const Link& l) { return l.cls == cls; }));
+}
+
+std::size_t Topology::count_cables(CableType type) const {
+  // Count each cable once, by its first directed half (the one with the smaller id).
+  std::size_t n = 0;
+  for (LinkId l = 0; l < links_.size(); ++l)
+    if (links_[l].cable == type && l < links_[l].reverse) ++n;
+  return n;
+}
+
+StructureReport structure_report(const Topology& topo, const CostModel& cost) {
+  StructureReport r;
+  r.endpoints = topo.endpoint_count();
+  r.switches = topo.switch_count();
+  r.physical_switches = topo.physical_switches();
+  for (int c = 0; c < kLinkClassCount; ++c) r.cables_by_class[c] = topo.count_links(static_cast<LinkClass>(c)) / 2;
+  for (int t = 0; t < kCableTypeCount; ++t) r.cables_by_type[t] = topo.count_cables(static_cast<CableType>(t));
+  r.planes = cost.planes;
+  r.cost_usd = cost.planes * (static_cast<double>(r.physical_switches) * cost.switch_usd +
+                              static_cast<double>(r.cables_by_type[static_cast<int>(CableType::DAC)]) * cost.dac_usd +
+                              static_cast<double>(r.cables_by_type[static_cast<int>(CableType::AoC)]) * cost.aoc_usd);
+  r.diameter = topo.diameter();
+  return r;
 }
 
 int Topology::diameter() const {

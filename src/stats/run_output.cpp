@@ -21,6 +21,23 @@ void write_meta(H5Writer& out, const RunMeta& m) {
   out.attr("/meta", "seed", m.seed);
 }
 
+void write_topology(H5Writer& out, const net::Topology& topo, const net::StructureReport& r) {
+  out.attr("/topology", "kind", topo.kind);
+  out.attr("/topology", "description", topo.describe());
+  out.attr("/topology", "endpoints", static_cast<std::uint64_t>(r.endpoints));
+  out.attr("/topology", "switches", static_cast<std::uint64_t>(r.switches));
+  out.attr("/topology", "physical_switches", static_cast<std::uint64_t>(r.physical_switches));
+  for (int c = 0; c < net::kLinkClassCount; ++c)
+    out.attr("/topology", std::string("cables_") + net::to_string(static_cast<net::LinkClass>(c)),
+             static_cast<std::uint64_t>(r.cables_by_class[c]));
+  for (int t = 0; t < net::kCableTypeCount; ++t)
+    out.attr("/topology", std::string("cable_type_") + net::to_string(static_cast<net::CableType>(t)),
+             static_cast<std::uint64_t>(r.cables_by_type[t]));
+  out.attr("/topology", "cost_planes", static_cast<std::uint64_t>(r.planes));
+  out.attr("/topology", "cost_usd", r.cost_usd);
+  out.attr("/topology", "diameter", static_cast<std::int64_t>(r.diameter));
+}
+
 void write_summary(H5Writer& out, const RunSummary& s) {
   out.attr("/summary", "sim_time_ns", s.sim_time_ns);
   out.attr("/summary", "events", s.events);

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <map>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -388,6 +389,27 @@ TEST_P(SpecFatTree, DiameterMatchesSpec) {
   if (s.down == 32) {
     EXPECT_EQ(s.diameter, s.endpoints <= 64 * 32 ? 4 : 6);
   }
+}
+
+TEST_P(SpecFatTree, CablesAndCostMatchSpec) {
+  // Spec §4.1: DAC for endpoint cables, AoC between switches; 16 planes at
+  // $14,280 per switch, $272 per DAC, $603 per AoC.  Table values (M$) of
+  // §4.2/§4.3, keyed by endpoint count.
+  const SpecTree& s = GetParam();
+  const std::map<std::uint32_t, double> table = {{1024, 25.30},  {1050, 17.64},  {1071, 13.24},
+                                                 {16384, 679.90}, {16380, 418.26}, {16422, 270.82}};
+  const Topology t = build_fat_tree(fat_tree(s.endpoints, 64, s.down));
+  const StructureReport r = structure_report(t, CostModel{.planes = 16});
+  EXPECT_EQ(r.cables_by_type[static_cast<int>(CableType::DAC)], s.endpoints);
+  EXPECT_EQ(r.cables_by_type[static_cast<int>(CableType::AoC)], s.fabric_cables);
+  EXPECT_EQ(r.cables_by_type[static_cast<int>(CableType::None)], 0u);
+  std::uint32_t switches = 0;
+  for (std::size_t n : s.switches) switches += static_cast<std::uint32_t>(n);
+  EXPECT_EQ(r.physical_switches, switches);
+  const double expected_usd = 16.0 * (switches * 14280.0 + s.endpoints * 272.0 + static_cast<double>(s.fabric_cables) * 603.0);
+  EXPECT_DOUBLE_EQ(r.cost_usd, expected_usd);
+  EXPECT_NEAR(r.cost_usd / 1e6, table.at(s.endpoints), 0.005);
+  EXPECT_EQ(r.diameter, s.diameter);
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -15,6 +15,7 @@
 // output ports on a minimal path.  Nothing here knows packets, events or MPI.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -52,6 +53,18 @@ inline constexpr int kLinkClassCount = 5;
 const char* to_string(LinkClass cls);
 const char* to_string(NodeKind kind);
 
+/// How a cable is priced in the HammingMesh paper's cost model
+/// (../shared/spec/hammingmesh.md §4.1): a direct-attach copper cable, an
+/// active optical cable, or nothing (PCB traces, links inside one physical
+/// switch or server).
+enum class CableType : std::uint8_t { None = 0, DAC = 1, AoC = 2 };
+inline constexpr int kCableTypeCount = 3;
+const char* to_string(CableType type);
+/// The default of a link class: Host -> DAC, Fabric and Global -> AoC,
+/// Board and IntraServer -> None.  Builders pass another where their
+/// topology's rule differs (e.g. Dragonfly: intra-group switch cables DAC).
+CableType default_cable(LinkClass cls);
+
 struct LinkParams {
   double bandwidth_gbps = 100.0;
   core::SimTime latency = core::SimTime::from_ns(100);
@@ -86,6 +99,7 @@ struct Link {
   PortIndex src_port = 0;
   PortIndex dst_port = 0;
   LinkClass cls = LinkClass::Fabric;
+  CableType cable = CableType::None;
   double bandwidth_gbps = 0.0;
   core::SimTime latency;
   /// The other direction of the same cable.
@@ -102,7 +116,11 @@ class Topology {
   /// Creates a cable: two directed links with consecutive ids (a->b, then
   /// b->a), each end taking the next free port of its node.  Throws
   /// util::ConfigError if either node has no free port left.
-  std::pair<LinkId, LinkId> connect(NodeId a, NodeId b, LinkClass cls, const LinkParams& params);
+  std::pair<LinkId, LinkId> connect(NodeId a, NodeId b, LinkClass cls, const LinkParams& params) {
+    return connect(a, b, cls, params, default_cable(cls));
+  }
+  /// Same, with the cable type given.
+  std::pair<LinkId, LinkId> connect(NodeId a, NodeId b, LinkClass cls, const LinkParams& params, CableType cable);
 
   /// Capacity hint for builders.
   void reserve(std::size_t nodes, std::size_t directed_links);
@@ -121,6 +139,12 @@ class Topology {
   std::size_t switch_count(std::uint8_t level) const;
   /// Number of directed links of that class (two per cable).
   std::size_t count_links(LinkClass cls) const;
+  /// Number of cables (not directed links) of that type.
+  std::size_t count_cables(CableType type) const;
+  /// Physical switch boxes for the cost model: switch_count() unless the
+  /// builder packs several routers into one box (Dragonfly virtual routers).
+  std::size_t physical_switches() const { return physical_switches_ != 0 ? physical_switches_ : switch_count(); }
+  void set_physical_switches(std::size_t n) { physical_switches_ = n; }
 
   /// Largest, over ordered pairs of distinct endpoints, of the shortest path
   /// length counted in cables (endpoint cables included), where intermediate
@@ -141,6 +165,7 @@ class Topology {
   std::vector<Link> links_;
   std::vector<NodeId> endpoint_nodes_;
   std::string description_;
+  std::size_t physical_switches_ = 0;
 };
 
 /// Folded-Clos fat tree of radix-k switches.
@@ -211,6 +236,114 @@ struct LeafSpineParams {
   LinkParams intra_server{.bandwidth_gbps = 1000.0, .latency = core::SimTime::from_ns(20)};
 };
 Topology build_leaf_spine(const LeafSpineParams& params);
+
+/// HammingMesh Ha x bMesh, one plane (../shared/spec/hammingmesh.md §3).
+///
+/// x * y boards of a * b accelerators (endpoints that forward), each board a
+/// 2D mesh of Board links (no wrap-around).  Accelerator id and node id
+/// ((Y*x + X)*b + i)*a + j for board (X, Y), on-board row i (N->S), column j
+/// (W->E).  Board links E(i,j)-W(i,j+1), S(i,j)-N(i+1,j).  Every accelerator
+/// has 4 ports, numbered in cabling order (hammingmesh.cpp): its W and E
+/// board links, then N and S board links, then its W/E edge cables, then N/S
+/// (the spec's fixed E=0, W=1, N=2, S=3 cannot hold together with the switch
+/// numbering below, as both ends of a cable take their next free port).
+/// Global networks, "logically fully connected", decided per dimension:
+///   - rows: if a board-row switch fits, 2*b*x <= radix (the paper's small
+///     clusters): one switch per board-row Y joining the W edge of every
+///     (X, i) at switch port 2*(X*b + i) and the E edge at 2*(X*b + i) + 1
+///     (spec §3.3); columns alike when 2*a*y <= radix (N even, S odd);
+///   - else (large clusters): one network per accelerator-row (Y, i) with
+///     q = 2*x endpoints (W of board X at 2X, E at 2X+1): a single switch if
+///     q <= radix, else a 2-level fat tree of ceil(q/(radix/2)) leaves
+///     (radix/2 down, radix/2 up, up-links spread evenly over
+///     ceil(leaves*(radix/2)/radix) spines); columns alike with q = 2*y.
+///     More than radix*radix/2 needs 3 levels: error.
+/// Note: with one switch per board-row a packet can change accelerator row
+/// inside the switch, so the small Hx4Mesh has diameter 6 cables, not the 8
+/// of the spec's §3.4 formula (which assumes per-accelerator-row networks).
+/// Accelerator-to-row-network cables are DAC, accelerator-to-column-network
+/// cables AoC, switch-to-switch AoC, board links free (spec §4.1).  Link
+/// classes: Board, Host (accelerator-switch), Fabric (switch-switch).
+/// Hx1Mesh (a = b = 1) is the 2D HyperX.  Switch names "rowN"/"colN" (single
+/// switches), "rowleafN", "rowspineN", "colleafN", "colspineN" (trees).
+struct HammingMeshParams {
+  std::uint32_t board_a = 2;  ///< accelerators per board, East-West
+  std::uint32_t board_b = 2;  ///< accelerators per board, North-South
+  std::uint32_t x = 16;       ///< boards per board-row
+  std::uint32_t y = 16;       ///< boards per board-column
+  std::uint32_t radix = 64;   ///< ports per switch
+  LinkParams board{.bandwidth_gbps = 400.0, .latency = core::SimTime::from_ns(1)};
+  LinkParams host;
+  LinkParams fabric;
+};
+Topology build_hammingmesh(const HammingMeshParams& params);
+
+/// Torus of any number of dimensions, accelerators forwarding (no switches).
+/// dims = {d0, d1, ...}; accelerator id = c0 + d0*(c1 + d1*(c2 + ...)); each
+/// accelerator links to its +1 neighbour in every dimension with wrap-around
+/// (a dimension of size 2 gets one cable, of size 1 none).  With boards
+/// (2x2 boards in the first two dimensions, which must be even), a link
+/// between two accelerators of one board is a Board link (free), others are
+/// Global cables (priced AoC, spec §4.4).  Without boards every link is a
+/// Global AoC cable.
+struct TorusParams {
+  std::vector<std::uint32_t> dims{32, 32};
+  bool boards = true;
+  LinkParams board{.bandwidth_gbps = 400.0, .latency = core::SimTime::from_ns(1)};
+  LinkParams link;
+};
+Topology build_torus(const TorusParams& params);
+
+/// Dragonfly: groups of `a` routers, `p` endpoints per router, `h` global
+/// links per router; routers of a group fully connected (Fabric); global
+/// links (Global class, AoC) by `arrangement`: "consecutive" (router r of a
+/// group takes global ports r*h .. r*h+h-1 of its group, and the group's
+/// global port k < q*(groups-1), q = floor(a*h/(groups-1)), goes to the
+/// (k mod (groups-1))-th other group in ascending order; the r remaining
+/// ports go to the groups at distance 1..r/2 on both sides, plus the
+/// opposite group when r is odd, so every pair of groups gets q or q+1
+/// links; see dragonfly.cpp) or "palmtree" (Camarero et al.: group g's
+/// global port k goes to group (g - k - 1) mod groups; needs a*h =
+/// groups - 1).
+/// Endpoint cables DAC, intra-group cables DAC, global cables AoC (spec
+/// §4.1).  routers_per_switch = 2 packs pairs of routers (2i, 2i+1 of a
+/// group) into one physical switch: their link is a Fabric link with no
+/// cable, and physical_switches() counts boxes (spec §4.2).
+struct DragonflyParams {
+  std::uint32_t a = 16;
+  std::uint32_t p = 8;
+  std::uint32_t h = 8;
+  std::uint32_t groups = 8;
+  std::string arrangement = "consecutive";
+  std::uint32_t routers_per_switch = 1;
+  LinkParams host;
+  LinkParams local;
+  LinkParams global;
+};
+Topology build_dragonfly(const DragonflyParams& params);
+
+/// Prices of the cost model (../shared/spec/hammingmesh.md §4.1): capital
+/// cost of switches and cables only, for `planes` identical planes.
+struct CostModel {
+  std::uint32_t planes = 1;
+  double switch_usd = 14280.0;
+  double dac_usd = 272.0;
+  double aoc_usd = 603.0;
+};
+
+/// What `fabricsim info` prints and a run writes to /topology.  Counts are
+/// for one plane; cost_usd covers cost.planes planes.
+struct StructureReport {
+  std::size_t endpoints = 0;
+  std::size_t switches = 0;           ///< routers (switch nodes)
+  std::size_t physical_switches = 0;  ///< switch boxes priced
+  std::array<std::size_t, kLinkClassCount> cables_by_class{};
+  std::array<std::size_t, kCableTypeCount> cables_by_type{};
+  std::uint32_t planes = 1;
+  double cost_usd = 0.0;
+  int diameter = 0;  ///< in cables, endpoint cables included (Topology::diameter)
+};
+StructureReport structure_report(const Topology& topo, const CostModel& cost);
 
 /// Minimal-route candidates.
 ///

@@ -46,6 +46,9 @@ struct EngineTelemetry {
 };
 
 void write_meta(H5Writer& out, const RunMeta& meta);
+/// /topology: kind, description and the structure report (counts per plane,
+/// cost for cost.planes planes, diameter).
+void write_topology(H5Writer& out, const net::Topology& topo, const net::StructureReport& report);
 void write_summary(H5Writer& out, const RunSummary& summary);
 void write_engine(H5Writer& out, const EngineTelemetry& engine);
 /// /links, /links/timeseries, /nodes, /flows and the network counters of
