@@ -102,6 +102,7 @@ class Run(object):
         self.path = path
         self.meta = {}
         self.summary = {}
+        self.topology = {}       # /topology attributes (structure report), if present
         self.links = None        # {name: array} or None
         self.class_names = list(DEFAULT_CLASS_NAMES)
         self.nodes = None
@@ -148,6 +149,8 @@ def load_run(path):
         run.meta = {k: _py(v) for k, v in f["meta"].attrs.items()}
         if "summary" in f:
             run.summary = {k: _py(v) for k, v in f["summary"].attrs.items()}
+        if "topology" in f:
+            run.topology = {k: _py(v) for k, v in f["topology"].attrs.items()}
         run.links = _read_group(f, "links", LINK_KEYS)
         if run.links is not None:
             if "class_names" in f["links"].attrs:
@@ -305,6 +308,7 @@ def compute_report(run):
         "meta": meta,
         "summary": summary,
         "nodes": node_counts(run),
+        "topology": run.topology or None,
         "links": run.n_links if run.links else None,
         "throughput": aggregate_throughput(run),
         "link_utilization": {name: st for name, st in utilization_by_class(run)},
@@ -481,6 +485,14 @@ def summary_items(report):
         ("wall time", NA if s.get("wall_seconds") is None else "%.3f s" % s["wall_seconds"]),
         ("events/s", NA if eps is None else "%.4g" % eps),
     ]
+    topo = report.get("topology")
+    if topo:
+        items.append(("topology", topo.get("description", topo.get("kind", NA))))
+        items.append(("cost", "%.2f M$ for %s plane(s): %s switches, %s DAC, %s AoC per plane" % (
+            topo.get("cost_usd", 0.0) / 1e6, fmt_int(topo.get("cost_planes")),
+            fmt_int(topo.get("physical_switches")), fmt_int(topo.get("cable_type_dac")),
+            fmt_int(topo.get("cable_type_aoc")))))
+        items.append(("diameter", "%s cables" % fmt_int(topo.get("diameter"))))
     nodes = report.get("nodes")
     if nodes is not None:
         items.append(("nodes", "%s endpoints, %s switches" % (

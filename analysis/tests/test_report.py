@@ -291,6 +291,32 @@ class TestNumbers(Base):
         self.assertEqual(rep["plots"], [])
 
 
+    def test_topology_report(self):
+        with h5py.File(self.file, "a") as f:
+            t = f.create_group("topology")
+            t.attrs["kind"] = "fat_tree"
+            t.attrs["description"] = "2-level fat tree, radix 4, 8 endpoints"
+            t.attrs["physical_switches"] = np.uint64(3)
+            t.attrs["cable_type_dac"] = np.uint64(8)
+            t.attrs["cable_type_aoc"] = np.uint64(4)
+            t.attrs["cost_planes"] = np.uint64(2)
+            t.attrs["cost_usd"] = np.float64(2 * (3 * 14280 + 8 * 272 + 4 * 603))
+            t.attrs["diameter"] = np.int64(4)
+        rc, out, err = run_main([self.file])
+        self.assertEqual(rc, 0, err)
+        cost_line = [l for l in out.splitlines() if l.strip().startswith("cost ")]
+        self.assertEqual(len(cost_line), 1, out)
+        self.assertIn("%.2f M$" % (2 * (3 * 14280 + 8 * 272 + 4 * 603) / 1e6), cost_line[0])
+        self.assertIn("2-level fat tree, radix 4, 8 endpoints", out)
+        rc, out, err = run_main([self.file, "--json"])
+        self.assertEqual(json.loads(out)["topology"]["diameter"], 4)
+
+    def test_no_topology_group(self):
+        rc, out, err = run_main([self.file, "--json"])
+        self.assertEqual(rc, 0, err)
+        self.assertIsNone(json.loads(out)["topology"])
+
+
 class TestHeatmap(Base):
     def test_heatmap_values_and_order(self):
         rng = np.random.default_rng(7)

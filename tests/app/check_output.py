@@ -23,7 +23,7 @@ def main():
         if int(meta["ranks"]) != ranks:
             fail(f"/meta ranks {meta['ranks']} != {ranks}")
         cfg = tomllib.loads(meta["config"].decode() if isinstance(meta["config"], bytes) else meta["config"])
-        for section in ("topology", "network", "routing", "workload", "engine", "output"):
+        for section in ("topology", "cost", "network", "routing", "workload", "engine", "output"):
             if section not in cfg:
                 fail(f"resolved config lacks [{section}]")
         links = f["links"]
@@ -54,6 +54,19 @@ def main():
         wire = payload + header * int(summ["packets_injected"])
         if int(tx_bytes[from_endpoint].sum()) != wire:
             fail(f"wire bytes leaving endpoints {tx_bytes[from_endpoint].sum()} != {wire}")
+        # /topology: counts agree with /nodes and /links; the cost follows the
+        # configured prices (per plane counts, cost.planes planes).
+        topo = f["topology"].attrs
+        if int(topo["endpoints"]) != int(np.sum(kinds == 0)) or int(topo["switches"]) != int(np.sum(kinds == 1)):
+            fail("/topology endpoints/switches disagree with /nodes")
+        cables = sum(int(topo[f"cables_{c}"]) for c in ("host", "fabric", "intra_server", "board", "global"))
+        if 2 * cables != len(cls):
+            fail(f"/topology counts {cables} cables for {len(cls)} directed links")
+        c = cfg["cost"]
+        cost = c["planes"] * (int(topo["physical_switches"]) * c["switch_usd"] +
+                              int(topo["cable_type_dac"]) * c["dac_usd"] + int(topo["cable_type_aoc"]) * c["aoc_usd"])
+        if abs(float(topo["cost_usd"]) - cost) > 1e-6 * max(cost, 1.0):
+            fail(f"/topology cost_usd {topo['cost_usd']} != {cost}")
         # Utilization is busy time over simulated time, never above 1.
         util = links["utilization"][:]
         if np.any(util > 1.0 + 1e-9) or np.any(util < 0):
