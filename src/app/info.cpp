@@ -99,6 +99,8 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
                          report.cables_by_type[t]);
     out += fmt::format("}}, \"physical_switches\": {}, \"cost_planes\": {}, \"cost_usd\": {:.2f}",
                        report.physical_switches, report.planes, report.cost_usd);
+    out += fmt::format(", \"bisection_cables\": {}, \"bisection_relative\": {:.6f}", report.bisection_cables,
+                       report.bisection_relative);
     out += fmt::format(", \"diameter\": {}, \"build_seconds\": {:.6f}", diameter, build_s);
     if (!routable) {
       out += ", \"fluid\": null";
@@ -142,6 +144,9 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
              report.cables_by_type[static_cast<int>(net::CableType::None)]);
   fmt::print("  cost             {:.2f} M$ for {} plane{} ({} switch boxes per plane; cost.* prices)\n",
              report.cost_usd / 1e6, report.planes, report.planes == 1 ? "" : "s", report.physical_switches);
+  if (report.bisection_cables > 0)
+    fmt::print("  bisection        {} cables cut, {:.4f} of one half's injection links\n", report.bisection_cables,
+               report.bisection_relative);
   fmt::print("  diameter         {} cables\n", diameter);
   fmt::print("  build time       {:.3f} s\n", build_s);
   if (!routable) {

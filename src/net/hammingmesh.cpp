@@ -252,6 +252,18 @@ Topology build_hammingmesh(const HammingMeshParams& params) {
                      describe_dim(rows, "board-row") + ", columns: " +
                      describe_dim(cols, "board-column") + ")";
   topo.set_description(std::move(text));
+  // The spec's bisection (§3.4): the lower half of the board-rows against the
+  // upper half (or the left board-columns against the right ones when y is
+  // odd and x even).
+  if (y % 2 == 0 || x % 2 == 0) {
+    std::vector<std::uint8_t> side(n, 0);
+    for (std::uint64_t e = 0; e < n; ++e) {
+      const std::uint64_t board = e / (a * b);
+      side[e] = y % 2 == 0 ? static_cast<std::uint8_t>(board / x >= y / 2)
+                           : static_cast<std::uint8_t>(board % x >= x / 2);
+    }
+    topo.measure_bisection(side);
+  }
   return topo;
 }
 

@@ -139,7 +139,42 @@ StructureReport structure_report(const Topology& topo, const CostModel& cost) {
                               static_cast<double>(r.cables_by_type[static_cast<int>(CableType::DAC)]) * cost.dac_usd +
                               static_cast<double>(r.cables_by_type[static_cast<int>(CableType::AoC)]) * cost.aoc_usd);
   r.diameter = topo.diameter();
+  r.bisection_cables = topo.bisection_cables();
+  if (topo.bisection_injection_links() > 0)
+    r.bisection_relative =
+        static_cast<double>(topo.bisection_cables()) / static_cast<double>(topo.bisection_injection_links());
   return r;
+}
+
+void Topology::measure_bisection(const std::vector<std::uint8_t>& endpoint_side) {
+  FABRICSIM_ASSERT(endpoint_side.size() == endpoint_count(), "one side per endpoint");
+  constexpr std::uint8_t kUnplaced = 2;
+  std::vector<std::uint8_t> side(nodes_.size(), kUnplaced);
+  bisection_injection_ = 0;
+  for (EndpointId e = 0; e < endpoint_count(); ++e) {
+    side[endpoint_nodes_[e]] = endpoint_side[e];
+    if (endpoint_side[e] == 0) bisection_injection_ += nodes_[endpoint_nodes_[e]].out.size();
+  }
+  // Switches: by the majority of their placed neighbours; repeat until all
+  // are placed (switches with only switch neighbours follow those).
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (NodeId n = 0; n < nodes_.size(); ++n) {
+      if (side[n] != kUnplaced) continue;
+      std::size_t votes[2] = {0, 0};
+      for (LinkId l : nodes_[n].out)
+        if (side[links_[l].dst] != kUnplaced) ++votes[side[links_[l].dst]];
+      if (votes[0] + votes[1] == 0) continue;
+      side[n] = votes[1] > votes[0] ? 1 : 0;
+      progress = true;
+    }
+  }
+  bisection_cables_ = 0;
+  for (LinkId l = 0; l < links_.size(); ++l) {
+    const Link& k = links_[l];
+    if (l < k.reverse && side[k.src] != kUnplaced && side[k.dst] != kUnplaced && side[k.src] != side[k.dst])
+      ++bisection_cables_;
+  }
 }
 
 int Topology::diameter() const {

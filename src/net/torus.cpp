@@ -94,6 +94,17 @@ Topology build_torus(const TorusParams& params) {
                      (params.boards ? " on 2x2 boards" : "") + " (" + num(topo.count_cables(CableType::AoC)) +
                      " cables)";
   topo.set_description(std::move(text));
+  // Bisection: halve the largest even dimension.
+  std::size_t cut_dim = dims.size();
+  for (std::size_t d = 0; d < dims.size(); ++d)
+    if (dims[d] % 2 == 0 && (cut_dim == dims.size() || dims[d] > dims[cut_dim])) cut_dim = d;
+  if (cut_dim < dims.size()) {
+    std::uint64_t stride = 1;
+    for (std::size_t d = 0; d < cut_dim; ++d) stride *= dims[d];
+    std::vector<std::uint8_t> side(n, 0);
+    for (std::uint64_t e = 0; e < n; ++e) side[e] = static_cast<std::uint8_t>((e / stride) % dims[cut_dim] >= dims[cut_dim] / 2);
+    topo.measure_bisection(side);
+  }
   return topo;
 }
 

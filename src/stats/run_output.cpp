@@ -36,6 +36,8 @@ void write_topology(H5Writer& out, const net::Topology& topo, const net::Structu
   out.attr("/topology", "cost_planes", static_cast<std::uint64_t>(r.planes));
   out.attr("/topology", "cost_usd", r.cost_usd);
   out.attr("/topology", "diameter", static_cast<std::int64_t>(r.diameter));
+  out.attr("/topology", "bisection_cables", static_cast<std::uint64_t>(r.bisection_cables));
+  out.attr("/topology", "bisection_relative", r.bisection_relative);
 }
 
 void write_summary(H5Writer& out, const RunSummary& s) {

@@ -202,6 +202,20 @@ INSTANTIATE_TEST_SUITE_P(
                       SpecHx{"LargeHx4", 4, 32, 16384, 1024, 8192, 8192, 43.29}),
     [](const ::testing::TestParamInfo<SpecHx>& param_info) { return std::string(param_info.param.name); });
 
+TEST_P(SpecHammingMesh, BisectionMatchesSpec) {
+  // Spec §3.4: cutting the lower boards from the upper ones cuts the 2a
+  // column-edge cables of each of the x*y/2 lower boards, a*x*y cables,
+  // against 2*x*y*a^2 injection links (4 per accelerator) of one half:
+  // relative bisection 1/(2a).
+  const SpecHx& s = GetParam();
+  const Topology t = build_hammingmesh(hxmesh(s.a, s.a, s.x, s.x));
+  // (Not structure_report: it would also compute the diameter, seconds for the large ones.)
+  EXPECT_EQ(t.bisection_cables(), std::uint64_t{s.a} * s.x * s.x);
+  EXPECT_EQ(t.bisection_injection_links(), 2 * std::uint64_t{s.x} * s.x * s.a * s.a);
+  EXPECT_DOUBLE_EQ(static_cast<double>(t.bisection_cables()) / static_cast<double>(t.bisection_injection_links()),
+                   1.0 / (2.0 * s.a));
+}
+
 TEST_P(SpecHammingMesh, CountsAndCostMatchSpecTable) {
   const SpecHx& s = GetParam();
   const HammingMeshParams p = hxmesh(s.a, s.a, s.x, s.x);
@@ -666,6 +680,26 @@ TEST(Torus, WithoutBoardsEveryLinkIsACable) {
   const Topology t = build_torus(torus({32, 32}, false));
   EXPECT_EQ(t.count_cables(CableType::AoC), 2048u);
   EXPECT_EQ(t.count_links(LinkClass::Board), 0u);
+}
+
+TEST(Torus, Bisection) {
+  // Halving the largest even dimension of a torus cuts two rings' worth of
+  // links per line along it: 2 * (accelerators / size of that dimension).
+  for (const std::vector<std::uint32_t>& dims :
+       {std::vector<std::uint32_t>{32, 32}, std::vector<std::uint32_t>{8, 4, 6}, std::vector<std::uint32_t>{5, 6}}) {
+    TorusParams p;
+    p.dims = dims;
+    p.boards = dims[0] % 2 == 0 && dims[1] % 2 == 0;  // boards do not change the cut (it falls between them)
+    const Topology t = build_torus(p);
+    std::uint64_t n = 1;
+    std::uint32_t largest_even = 0;
+    for (std::uint32_t d : dims) {
+      n *= d;
+      if (d % 2 == 0) largest_even = std::max(largest_even, d);
+    }
+    EXPECT_EQ(t.bisection_cables(), 2 * n / largest_even);
+    EXPECT_EQ(t.bisection_injection_links(), n / 2 * 2 * dims.size());
+  }
 }
 
 TEST(Torus, Diameters) {

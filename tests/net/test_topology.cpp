@@ -425,6 +425,22 @@ INSTANTIATE_TEST_SUITE_P(
              std::to_string(param_info.param.down);
     });
 
+TEST(FatTree, MeasuredBisectionIsTheTaperRatio) {
+  // Half the leaves against the other half: the spines follow the majority
+  // of their leaves (a tie goes to side 0), so the other half's up-links are
+  // cut.  Nonblocking: as many up-links as endpoints (relative 1); 48 down /
+  // 16 up: 16/48.
+  for (auto [down, expected] : {std::pair{32u, 1.0}, std::pair{48u, 16.0 / 48.0}}) {
+    const std::uint32_t leaves = 16;
+    Topology t = build_fat_tree(fat_tree(leaves * down, 64, down));
+    std::vector<std::uint8_t> side(t.endpoint_count());
+    for (EndpointId e = 0; e < t.endpoint_count(); ++e) side[e] = e >= t.endpoint_count() / 2 ? 1 : 0;
+    t.measure_bisection(side);
+    EXPECT_EQ(t.bisection_cables(), std::size_t{leaves / 2} * (64 - down)) << "down " << down;
+    EXPECT_DOUBLE_EQ(structure_report(t, CostModel{}).bisection_relative, expected);
+  }
+}
+
 TEST(FatTree, SmallNonblockingWiring) {
   // 32 leaves (32 down / 32 up, 2 links to each spine) + 16 spines.
   const Topology t = build_fat_tree(fat_tree(1024, 64));

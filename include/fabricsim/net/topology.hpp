@@ -146,6 +146,19 @@ class Topology {
   std::size_t physical_switches() const { return physical_switches_ != 0 ? physical_switches_ : switch_count(); }
   void set_physical_switches(std::size_t n) { physical_switches_ = n; }
 
+  /// A bisection the builder knows (e.g. HammingMesh: lower board-half
+  /// against upper, spec §3.4): `endpoint_side[e]` is 0 or 1 for every
+  /// endpoint, half of them each.  Switches go to the side of the majority
+  /// of their neighbours (endpoints first, then switches by the switches
+  /// already placed, in node order; ties to side 0), and the cables whose
+  /// ends lie on different sides are counted.  The cut and the injection
+  /// links of one half (ports of its endpoints) are kept for the report.
+  void measure_bisection(const std::vector<std::uint8_t>& endpoint_side);
+  /// Cables crossing the measured bisection, 0 if none was measured.
+  std::size_t bisection_cables() const { return bisection_cables_; }
+  /// Ports of the endpoints of one half (the injection links the cut is compared with).
+  std::size_t bisection_injection_links() const { return bisection_injection_; }
+
   /// Largest, over ordered pairs of distinct endpoints, of the shortest path
   /// length counted in cables (endpoint cables included), where intermediate
   /// nodes must forward.  0 with fewer than two endpoints, -1 if some pair is
@@ -166,6 +179,8 @@ class Topology {
   std::vector<NodeId> endpoint_nodes_;
   std::string description_;
   std::size_t physical_switches_ = 0;
+  std::size_t bisection_cables_ = 0;
+  std::size_t bisection_injection_ = 0;
 };
 
 /// Folded-Clos fat tree of radix-k switches.
@@ -342,6 +357,10 @@ struct StructureReport {
   std::uint32_t planes = 1;
   double cost_usd = 0.0;
   int diameter = 0;  ///< in cables, endpoint cables included (Topology::diameter)
+  /// Measured bisection (Topology::measure_bisection), 0 if the builder has none.
+  std::size_t bisection_cables = 0;
+  /// bisection_cables / injection links of one half (the spec's relative bisection).
+  double bisection_relative = 0.0;
 };
 StructureReport structure_report(const Topology& topo, const CostModel& cost);
 
