@@ -116,6 +116,7 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
   // simulation state) but simulates only the nodes of its part.
   const auto t_build = Clock::now();
   net::Topology topo = build_topology(cfg);
+  require_deadlock_free(topo);
   const net::NetworkParams np = network_params(cfg);
   const workload::TrafficParams tp = traffic_params(cfg);
   core::Simulator sim(topo.node_count());

@@ -1,5 +1,8 @@
 #include "scenario.hpp"
 
+#include "graph_file.hpp"
+#include "fabricsim/net/cdg.hpp"
+
 #include <chrono>
 #include <numeric>
 #include <string>
@@ -92,10 +95,30 @@ net::Topology build_topology(const config::Config& cfg) {
     p.global = fabric;
     return net::build_dragonfly(p);
   }
+  if (kind == "file") {
+    const std::string& file = cfg.get_string("topology.file");
+    const std::string path = file.front() == '/' || cfg.base_dir() == "." ? file : cfg.base_dir() + "/" + file;
+    return build_graph_file(path, host, fabric);
+  }
   throw util::ConfigError("topology.kind: unsupported kind '" + kind + "'");
 }
 
-bool topology_routable(const std::string& kind) { return kind == "fat_tree" || kind == "leaf_spine"; }
+bool topology_routable(const std::string& kind) {
+  return kind == "fat_tree" || kind == "leaf_spine" || kind == "file";
+}
+
+void require_deadlock_free(const net::Topology& topo) {
+  if (topo.kind != "file") return;  // the built-in routable kinds are up/down by construction
+  const net::DependencyReport r = net::check_minimal_routing(topo, net::RoutingTable(topo));
+  if (r.acyclic) return;
+  std::string cycle;
+  for (std::size_t i = 0; i < r.cycle.size() && i < 8; ++i)
+    cycle += topo.node(topo.link(r.cycle[i].link).src).name + " -> ";
+  cycle += r.cycle.size() > 8 ? "..." : topo.node(topo.link(r.cycle.back().link).dst).name;
+  throw util::ConfigError("topology.file: minimal routing on this graph has a channel-dependency cycle (" + cycle +
+                          "), so lossless traffic could deadlock; fabricsim runs graphs whose minimal routes are "
+                          "cycle-free (trees, Clos networks) until up/down routing for graphs exists");
+}
 
 net::CostModel cost_model(const config::Config& cfg) {
   net::CostModel c;

@@ -14,6 +14,9 @@ namespace fabricsim::app {
 net::Topology build_topology(const config::Config& cfg);
 /// Whether traffic can run on this topology kind (its deadlock-free routing exists).
 bool topology_routable(const std::string& kind);
+/// For a `file` graph, ConfigError unless its minimal routing is free of
+/// channel-dependency cycles (the built-in routable kinds are up/down).
+void require_deadlock_free(const net::Topology& topo);
 /// The cost section of the configuration.
 net::CostModel cost_model(const config::Config& cfg);
 net::NetworkParams network_params(const config::Config& cfg);

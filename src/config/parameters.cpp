@@ -84,13 +84,15 @@ std::vector<ParamDecl> declare() {
   constexpr double kMaxPorts = 65535;
   std::vector<ParamDecl> p;
   // ---------------------------------------------------------------- topology
-  p.push_back(enum_param("topology", "kind", "fat_tree", {"fat_tree", "leaf_spine", "hammingmesh", "torus", "dragonfly"},
+  p.push_back(enum_param("topology", "kind", "fat_tree", {"fat_tree", "leaf_spine", "hammingmesh", "torus", "dragonfly", "file"},
                          "Topology family. `fat_tree`: 2- or 3-level folded Clos of `radix`-port switches. "
                          "`leaf_spine`: 2-tier Clos of GPU servers with one NIC per GPU. `hammingmesh`: "
                          "HammingMesh (one plane; `board_a` = `board_b` = 1 is a 2D HyperX). `torus`: torus of "
                          "forwarding accelerators. `dragonfly`: groups of all-to-all routers joined by global "
-                         "links. hammingmesh, torus and dragonfly can be built and inspected (`fabricsim info`); "
-                         "running traffic on them needs their deadlock-free routing, which is not implemented yet."));
+                         "links. `file`: a graph listed in `topology.file` (docs/model.md). hammingmesh, torus and "
+                         "dragonfly can be built and inspected (`fabricsim info`); running traffic on them needs "
+                         "their deadlock-free routing, which is not implemented yet; a `file` graph runs when its "
+                         "minimal routing is free of channel-dependency cycles."));
   p.push_back(int_param("topology", "endpoints", "", 64,
                         "fat_tree: number of endpoints (NICs). Any count up to the capacity of the tree; "
                         "the last leaf may be partly filled.",
@@ -114,6 +116,9 @@ std::vector<ParamDecl> declare() {
   p.push_back(bool_param("topology", "rail_optimized", false,
                          "leaf_spine: wire GPU i of every server to rail leaf i instead of all GPUs of a server to "
                          "one leaf."));
+  p.push_back(string_param("topology", "file", "graph.toml",
+                           "file: path of the graph (TOML with [[node]] and [[link]] tables, see docs/model.md), "
+                           "relative to the configuration file."));
   p.push_back(int_param("topology", "board_a", "", 2,
                         "hammingmesh: accelerators per board along East-West.", 1, 1024));
   p.push_back(int_param("topology", "board_b", "", 2,
