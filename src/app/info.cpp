@@ -45,7 +45,8 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
   const net::StructureReport report = net::structure_report(topo, cost_model(cfg));
   const int diameter = report.diameter;
   // Fluid estimate of the configured traffic.
-  const net::NetworkParams np = network_params(cfg);
+  net::NetworkParams np = network_params(cfg);
+  const std::string routing_note = graph_routing(cfg, topo, np);
   // Topologies whose routing is not implemented yet get no fluid estimate
   // (it needs the routes), and their partition weighs every node alike.
   const bool routable = topology_routable(topo.kind);
@@ -147,6 +148,7 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
   if (report.bisection_cables > 0)
     fmt::print("  bisection        {} cables cut, {:.4f} of one half's injection links\n", report.bisection_cables,
                report.bisection_relative);
+  if (!routing_note.empty()) fmt::print("  routing          {}\n", routing_note);
   fmt::print("  diameter         {} cables\n", diameter);
   fmt::print("  build time       {:.3f} s\n", build_s);
   if (!routable) {

@@ -116,8 +116,8 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
   // simulation state) but simulates only the nodes of its part.
   const auto t_build = Clock::now();
   net::Topology topo = build_topology(cfg);
-  require_deadlock_free(topo);
-  const net::NetworkParams np = network_params(cfg);
+  net::NetworkParams np = network_params(cfg);
+  const std::string routing_note = graph_routing(cfg, topo, np);
   const workload::TrafficParams tp = traffic_params(cfg);
   core::Simulator sim(topo.node_count());
   net::Network network(topo, np, sim);
@@ -273,6 +273,7 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
       for (auto v : eng.peak_memory_bytes_per_rank) peak = std::max(peak, v);
       fmt::print("fabricsim {} (git {}): {}\n", build_info::version, build_info::git_sha, topo.describe());
       fmt::print("  config      {}\n", cfg.source());
+      if (!routing_note.empty()) fmt::print("  routing     {}\n", routing_note);
       fmt::print("  simulated   {} in {:.3f} s run phase ({:.3f} s build), {} ranks [{}]\n", human_time_ns(sim_end.ns()),
                  run_s, build_s, comm.size(), eng.mode);
       if (comm.size() > 1)

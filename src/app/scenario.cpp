@@ -107,17 +107,26 @@ bool topology_routable(const std::string& kind) {
   return kind == "fat_tree" || kind == "leaf_spine" || kind == "file";
 }
 
-void require_deadlock_free(const net::Topology& topo) {
-  if (topo.kind != "file") return;  // the built-in routable kinds are up/down by construction
+std::string graph_routing(const config::Config& cfg, const net::Topology& topo, net::NetworkParams& np) {
+  np.up_down = false;
+  if (topo.kind != "file") return "";  // the built-in routable kinds are up/down by construction
+  const std::string& how = cfg.get_string("routing.graph");
+  if (how == "up_down") {
+    np.up_down = true;
+    return "up*/down* (routing.graph)";
+  }
   const net::DependencyReport r = net::check_minimal_routing(topo, net::RoutingTable(topo));
-  if (r.acyclic) return;
+  if (r.acyclic) return "minimal (its channel dependency graph is acyclic)";
+  if (how == "auto") {
+    np.up_down = true;
+    return "up*/down* (minimal routes would have a channel-dependency cycle)";
+  }
   std::string cycle;
   for (std::size_t i = 0; i < r.cycle.size() && i < 8; ++i)
     cycle += topo.node(topo.link(r.cycle[i].link).src).name + " -> ";
   cycle += r.cycle.size() > 8 ? "..." : topo.node(topo.link(r.cycle.back().link).dst).name;
-  throw util::ConfigError("topology.file: minimal routing on this graph has a channel-dependency cycle (" + cycle +
-                          "), so lossless traffic could deadlock; fabricsim runs graphs whose minimal routes are "
-                          "cycle-free (trees, Clos networks) until up/down routing for graphs exists");
+  throw util::ConfigError("routing.graph: minimal routing on this graph has a channel-dependency cycle (" + cycle +
+                          "), so lossless traffic could deadlock; use \"up_down\" or \"auto\"");
 }
 
 net::CostModel cost_model(const config::Config& cfg) {

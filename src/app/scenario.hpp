@@ -14,9 +14,11 @@ namespace fabricsim::app {
 net::Topology build_topology(const config::Config& cfg);
 /// Whether traffic can run on this topology kind (its deadlock-free routing exists).
 bool topology_routable(const std::string& kind);
-/// For a `file` graph, ConfigError unless its minimal routing is free of
-/// channel-dependency cycles (the built-in routable kinds are up/down).
-void require_deadlock_free(const net::Topology& topo);
+/// For a `file` graph, the routing `routing.graph` asks for: minimal if its
+/// channel dependency graph is acyclic, else up*/down* (auto), or as forced;
+/// sets np.up_down and returns a description ("" for other kinds).
+/// ConfigError for "minimal" on a graph whose minimal routes have a cycle.
+std::string graph_routing(const config::Config& cfg, const net::Topology& topo, net::NetworkParams& np);
 /// The cost section of the configuration.
 net::CostModel cost_model(const config::Config& cfg);
 net::NetworkParams network_params(const config::Config& cfg);

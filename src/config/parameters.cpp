@@ -198,6 +198,11 @@ std::vector<ParamDecl> declare() {
                          "`ecmp`: per-flow hash of the 5-tuple over the minimal ports. `spray`: per-packet random "
                          "minimal port. `adaptive`: least-loaded minimal output (queued bytes, then credits; ties "
                          "to the lowest port). `dmodk`: destination-mod-k deterministic."));
+  p.push_back(enum_param("routing", "graph", "auto", {"auto", "minimal", "up_down"},
+                         "Custom graphs (`topology.kind = \"file\"`): `minimal` routes over every shortest path "
+                         "(refused if its channel dependency graph has a cycle, as it could deadlock), `up_down` over "
+                         "the shortest up*/down* paths from a root switch (deadlock-free on any graph, some paths "
+                         "longer), `auto` minimal when that is cycle-free, else up_down."));
   p.push_back(enum_param("routing", "ecmp_hash", "mix64", {"mix64", "crc32"},
                          "Hash function of `ecmp` over (src, dst, source port, destination port, protocol)."));
   p.push_back(int_param("routing", "ecmp_seed", "", 0, "Seed mixed into the `ecmp` hash.", 0, 4294967295.0));

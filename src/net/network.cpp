@@ -4,6 +4,7 @@
 #include <array>
 
 #include "fabricsim/core/link.hpp"
+#include "fabricsim/net/updown.hpp"
 #include "fabricsim/util/assert.hpp"
 #include "fabricsim/util/error.hpp"
 #include "fabricsim/util/random.hpp"
@@ -50,6 +51,7 @@ struct Packet {
   std::uint32_t next;     // FIFO link
   std::uint8_t vc;
   bool first;             // first packet of its message
+  bool down;              // up*/down* routing: it has taken a down link
 };
 static_assert(sizeof(Packet) == 32, "two packets per cache line");
 
@@ -103,6 +105,8 @@ class NetworkImpl {
   NetworkParams params_;
   core::Simulator& sim_;
   RoutingTable routes_;
+  std::unique_ptr<UpDownRoutes> updown_;  // set when params_.up_down
+  std::vector<PortIndex> updown_cands_;
   std::vector<core::Link> links_;
   MessageListener* listener_ = nullptr;
   std::vector<Message> messages_;
@@ -317,6 +321,7 @@ NetworkImpl::NetworkImpl(const Topology& topo, const NetworkParams& params, core
   link_binding_ = sim_.bind(link_handler_, this);
   sim_.set_prefetch(link_binding_, &NetworkImpl::prefetch_link_event);
 
+  if (params_.up_down) updown_ = std::make_unique<UpDownRoutes>(topo_);
   const std::size_t nl = topo_.link_count();
   const std::size_t vcs = params_.vcs;
   links_.reserve(nl);
@@ -470,7 +475,14 @@ std::uint64_t NetworkImpl::ecmp_hash(NodeId at, const Message& msg) const {
 }
 
 LinkId NetworkImpl::choose_output(NodeId at, const Packet& pkt, const Message& msg) {
-  const auto cands = routes_.candidates(at, pkt.dst);
+  std::span<const PortIndex> cands;
+  if (updown_) {
+    updown_cands_.clear();
+    updown_->candidates(at, pkt.down, pkt.dst, updown_cands_);
+    cands = updown_cands_;
+  } else {
+    cands = routes_.candidates(at, pkt.dst);
+  }
   FABRICSIM_ASSERT(!cands.empty(), "no route");
   const Node& node = topo_.nodes()[at];
   std::size_t k = cands.size();
@@ -619,6 +631,7 @@ void NetworkImpl::on_packet(LinkId in, std::uint32_t p) {
   pkt.tail = tail;
   pkt.next = kNoPacket;
   const LinkId out = choose_output(at, pkt, messages_[pkt.msg]);
+  if (updown_ && updown_->is_down(out)) pkt.down = true;
   port_[out].queued += pkt.bytes;
   note_queue(out);
   auto& req = port_[out].requesters;
@@ -767,7 +780,8 @@ void NetworkImpl::start_transmission(LinkId o, std::uint32_t p, SimTime start) {
     sim_.schedule_bound(start + port_[o].send_delay, kPrioPacket, src, link_binding_, o, p, 0);
   } else {
     // The packet leaves this process: its fields travel in the record.
-    links_[o].send(sim_, start + li_[o].arrive_delay, kPrioPacket, src, pkt.vc | (pkt.first ? 0x100u : 0u),
+    links_[o].send(sim_, start + li_[o].arrive_delay, kPrioPacket, src,
+                   pkt.vc | (pkt.first ? 0x100u : 0u) | (pkt.down ? 0x200u : 0u),
                    (static_cast<std::uint64_t>(pkt.msg) << 32) | pkt.dst,
                    (static_cast<std::uint64_t>(pkt.bytes) << 32) | (pkt.bytes - params_.header_bytes));
     free_packet(p);
@@ -874,6 +888,7 @@ void NetworkImpl::arbitrate_nic(LinkId o) {
     pkt.next = kNoPacket;
     pkt.vc = m.vc;
     pkt.first = m.sent_payload == 0;
+    pkt.down = updown_ && updown_->is_down(o);
     m.sent_payload += payload;
     ++totals_.packets_injected;
     totals_.bytes_injected += payload;
@@ -922,6 +937,7 @@ void NetworkImpl::receive(const core::RemoteRecord& r) {
   pkt.bytes = static_cast<std::uint32_t>(r.arg1 >> 32);
   pkt.vc = static_cast<std::uint8_t>(r.arg32 & 0xFF);
   pkt.first = (r.arg32 & 0x100u) != 0;
+  pkt.down = (r.arg32 & 0x200u) != 0;
   pkt.next = kNoPacket;
   ++in_flight_;
   core::Event ev = links_[r.link].to_event(r);

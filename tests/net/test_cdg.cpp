@@ -6,6 +6,7 @@
 
 #include "fabricsim/net/cdg.hpp"
 #include "fabricsim/net/topology.hpp"
+#include "fabricsim/net/updown.hpp"
 
 namespace fabricsim::net {
 namespace {
@@ -122,6 +123,64 @@ TEST(ChannelDependencies, MinimalRoutingOnTheDirectTopologiesNeedsVirtualChannel
     const DependencyReport r = check_minimal_routing(t, RoutingTable(t));
     EXPECT_FALSE(r.acyclic) << t.describe();
     if (!r.acyclic) expect_valid_cycle(t, r);
+  }
+}
+
+TEST(ChannelDependencies, UpDownRoutingIsAcyclicOnEveryTopology) {
+  // Up*/down* routes (what custom graphs with cycles run on) on the graphs
+  // where minimal routing has cycles, and on a fat tree: acyclic, and every
+  // endpoint reaches every other.
+  TorusParams ring;
+  ring.dims = {4};
+  ring.boards = false;
+  TorusParams torus;
+  torus.dims = {4, 4};
+  torus.boards = false;
+  HammingMeshParams hm;
+  hm.board_a = 2;
+  hm.board_b = 2;
+  hm.x = 2;
+  hm.y = 2;
+  hm.radix = 16;
+  DragonflyParams df;
+  df.a = 4;
+  df.p = 2;
+  df.h = 2;
+  df.groups = 5;
+  FatTreeParams ft;
+  ft.endpoints = 32;
+  ft.radix = 8;
+  for (const Topology& t : {build_torus(ring), build_torus(torus), build_hammingmesh(hm), build_dragonfly(df),
+                            build_fat_tree(ft)}) {
+    SCOPED_TRACE(t.describe());
+    const UpDownRoutes ud(t);
+    std::vector<PortIndex> ports;
+    const auto first = [&](EndpointId src, EndpointId dst, std::vector<Channel>& out) {
+      const NodeId at = t.endpoint_node(src);
+      ports.clear();
+      ud.candidates(at, false, dst, ports);
+      EXPECT_FALSE(ports.empty()) << "no first hop from " << src << " to " << dst;
+      for (PortIndex p : ports) out.push_back(Channel{t.node(at).out[p], 0});
+    };
+    // After a down link only down links are legal, so the phase is whether
+    // the arriving link went down.
+    const auto next = [&](NodeId at, Channel in, EndpointId dst, std::vector<Channel>& out) {
+      ports.clear();
+      ud.candidates(at, ud.is_down(in.link), dst, ports);
+      EXPECT_TRUE(!ports.empty() || at == t.endpoint_node(dst)) << "stranded at " << t.node(at).name;
+      for (PortIndex p : ports) out.push_back(Channel{t.node(at).out[p], 0});
+    };
+    const DependencyReport r = check_channel_dependencies(t, 1, first, next);
+    EXPECT_TRUE(r.acyclic);
+    for (EndpointId s = 0; s < t.endpoint_count(); ++s)
+      for (EndpointId d = 0; d < t.endpoint_count(); ++d)
+        if (s != d) {
+          EXPECT_LT(ud.hops(t.endpoint_node(s), false, d), UpDownRoutes::kUnreachable);
+        }
+    // Never shorter than a minimal route.
+    const RoutingTable minimal(t);
+    for (EndpointId d = 0; d < t.endpoint_count(); ++d)
+      EXPECT_GE(ud.hops(t.endpoint_node(0), false, d), minimal.hops(t.endpoint_node(0), d));
   }
 }
 

@@ -51,6 +51,10 @@ struct NetworkParams {
   std::uint64_t seed = 1;
   /// Sampling interval of the per-link time series; zero disables them.
   core::SimTime interval = core::SimTime::zero();
+  /// Route over shortest up*/down* paths (UpDownRoutes) instead of all
+  /// minimal paths: deadlock-free on any graph, used for custom graphs whose
+  /// minimal routes have channel-dependency cycles.
+  bool up_down = false;
 };
 
 using MessageId = std::uint32_t;
