@@ -113,6 +113,13 @@ net::Topology build_graph_file(const std::string& path, const net::LinkParams& h
       if (!v) throw ConfigError(fmt::format("{}: node.forwards: expected a boolean", at(path, f->source())));
       if (kind == "switch" && !*v)
         throw ConfigError(fmt::format("{}: node.forwards: a switch always forwards", at(path, f->source())));
+      // The network model's endpoints do not relay packets yet (their
+      // outputs serve only their own messages), so a forwarding endpoint
+      // would strand transit packets.
+      if (kind == "endpoint" && *v)
+        throw ConfigError(fmt::format("{}: node.forwards: endpoints that forward are not supported yet; model the "
+                                      "router as a switch with the endpoint attached to it",
+                                      at(path, f->source())));
       forwards = *v;
     }
     ids[name] = topo.add_node(kind == "endpoint" ? net::NodeKind::Endpoint : net::NodeKind::Switch,
