@@ -38,13 +38,11 @@ namespace fabricsim::net {
 
 namespace {
 
+using detail::ceil_div;
+using detail::num;
+using detail::require_positive;
+
 using util::ConfigError;
-
-std::string num(std::uint64_t v) { return std::to_string(v); }
-
-void require_positive(std::uint64_t value, const char* key) {
-  if (value == 0) throw ConfigError(std::string(key) + ": must be at least 1");
-}
 
 }  // namespace
 

@@ -25,15 +25,11 @@ namespace fabricsim::net {
 
 namespace {
 
+using detail::ceil_div;
+using detail::num;
+using detail::require_positive;
+
 using util::ConfigError;
-
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
-
-std::string num(std::uint64_t v) { return std::to_string(v); }
-
-void require_positive(std::uint64_t value, const char* key) {
-  if (value == 0) throw ConfigError(std::string(key) + ": must be at least 1");
-}
 
 /// One dimension's global networks (rows or columns).
 struct NetworkShape {

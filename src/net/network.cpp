@@ -160,6 +160,7 @@ class NetworkImpl {
     SimTime xbar_free;     // when its crossbar path is free again
     SimTime full_xbar;     // crossbar time of a full packet
     SimTime credit_delay;  // latency of the reverse link, which carries the credits
+    SimTime full_ser;      // serialization of a full packet (an arrival's tail time)
     NodeId dst;
     EndpointId dst_endpoint;  // or kNoEndpoint for a switch
     bool credit_remote;       // the reverse link leaves this process
@@ -213,17 +214,13 @@ class NetworkImpl {
 
   // Hot per-link facts, copied out of the topology so the per-packet paths
   // touch one small record instead of the topology's larger structures.
+  // Cold per-link facts (the hot ones are copied into OutPort and InPort):
+  // what partitioning, remote sends and odd-sized packets need.
   struct LinkInfo {
     NodeId src;
     NodeId dst;
-    PortIndex src_port;
-    PortIndex dst_port;
     LinkId reverse;
-    bool from_endpoint;
-    EndpointId dst_endpoint;  // endpoint at the far end, or kNoEndpoint for a switch
     SimTime arrive_delay;  // switch traversal latency at the far end (0 at NICs)
-    SimTime full_ser;      // serialization of a full packet
-    SimTime full_xbar;     // crossbar time of a full packet arriving over this link
     double gbps;
   };
   std::vector<LinkInfo> li_;
@@ -342,29 +339,24 @@ NetworkImpl::NetworkImpl(const Topology& topo, const NetworkParams& params, core
     LinkInfo& li = li_[l];
     li.src = tl.src;
     li.dst = tl.dst;
-    li.src_port = tl.src_port;
-    li.dst_port = tl.dst_port;
     li.reverse = tl.reverse;
-    li.from_endpoint = topo_.nodes()[tl.src].kind == NodeKind::Endpoint;
-    li.dst_endpoint = topo_.nodes()[tl.dst].kind == NodeKind::Endpoint ? topo_.nodes()[tl.dst].endpoint : kNoEndpoint;
     li.arrive_delay = topo_.nodes()[tl.dst].kind == NodeKind::Switch ? params_.switch_latency : SimTime::zero();
     li.gbps = tl.bandwidth_gbps;
-    li.full_ser = core::serialization_time(params_.packet_bytes, tl.bandwidth_gbps);
-    li.full_xbar = core::serialization_time(params_.packet_bytes, tl.bandwidth_gbps * params_.crossbar_speedup);
     OutPort& op = port_[l];
     op.busy_until = SimTime::zero();
     op.wake_at = SimTime::max();
     op.stall_since = SimTime::max();
-    op.full_ser = li.full_ser;
+    op.full_ser = core::serialization_time(params_.packet_bytes, tl.bandwidth_gbps);
     op.send_delay = tl.latency + li.arrive_delay;
     op.src = tl.src;
-    op.from_endpoint = li.from_endpoint;
+    op.from_endpoint = topo_.nodes()[tl.src].kind == NodeKind::Endpoint;
     InPort& ip = in_[l];
     ip.xbar_free = SimTime::zero();
-    ip.full_xbar = li.full_xbar;
+    ip.full_xbar = core::serialization_time(params_.packet_bytes, tl.bandwidth_gbps * params_.crossbar_speedup);
     ip.credit_delay = topo_.links()[tl.reverse].latency;
+    ip.full_ser = op.full_ser;
     ip.dst = tl.dst;
-    ip.dst_endpoint = li.dst_endpoint;
+    ip.dst_endpoint = topo_.nodes()[tl.dst].endpoint;  // kNoEndpoint for a switch
   }
   owned_.assign(topo_.node_count(), 1);
   wake_base_.assign(topo_.node_count() + 1, 0);
@@ -603,7 +595,9 @@ void NetworkImpl::on_packet(LinkId in, std::uint32_t p) {
   const NodeId at = link.dst;
   Packet& pkt = packets_[p];
   const SimTime now = sim_.now();
-  const SimTime tail = now + ser(pkt.bytes, in);
+  // The input record has the serialization: the sender's port record is not touched.
+  const SimTime tail =
+      now + (pkt.bytes == params_.packet_bytes ? link.full_ser : core::serialization_time(pkt.bytes, li_[in].gbps));
   if (link.dst_endpoint == pkt.dst) {
     // Delivered: the NIC consumes the packet as its tail arrives and returns
     // the buffer space at once.

@@ -177,6 +177,10 @@ void Topology::measure_bisection(const std::vector<std::uint8_t>& endpoint_side)
   }
 }
 
+void detail::require_positive(std::uint64_t value, const char* key) {
+  if (value == 0) throw util::ConfigError(std::string(key) + ": must be at least 1");
+}
+
 int Topology::diameter() const {
   if (endpoint_count() < 2) return 0;
   const detail::ReverseGraph graph = detail::make_reverse_graph(*this);

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "fabricsim/net/topology.hpp"
@@ -16,6 +17,12 @@ inline constexpr std::uint32_t kInf = std::numeric_limits<std::uint32_t>::max();
 /// equally short ones those with the smallest sum of these weights win.
 /// IntraServer links weigh 0, all others 1.
 inline std::uint32_t tie_weight(LinkClass cls) { return cls == LinkClass::IntraServer ? 0u : 1u; }
+
+/// Builder helpers: ceiling division, a number as text for messages, and
+/// "KEY: must be at least 1" for a zero count.
+inline std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+inline std::string num(std::uint64_t v) { return std::to_string(v); }
+void require_positive(std::uint64_t value, const char* key);
 
 /// Throws util::ConfigError unless bandwidth > 0 and latency >= 0; `key` is
 /// the config key prefix used in the message, e.g. "topology.host_link".

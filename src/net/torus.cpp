@@ -18,9 +18,11 @@ namespace fabricsim::net {
 
 namespace {
 
-using util::ConfigError;
+using detail::ceil_div;
+using detail::num;
+using detail::require_positive;
 
-std::string num(std::uint64_t v) { return std::to_string(v); }
+using util::ConfigError;
 
 }  // namespace
 

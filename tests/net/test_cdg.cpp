@@ -22,6 +22,30 @@ void expect_valid_cycle(const Topology& t, const DependencyReport& r) {
   }
 }
 
+// Small instances of the direct topologies: a 4x4 torus, a HammingMesh of
+// 2x2 boards of 2x2, a Dragonfly of 5 groups of 4 routers.
+std::vector<Topology> small_direct_topologies() {
+  TorusParams torus;
+  torus.dims = {4, 4};
+  torus.boards = false;
+  HammingMeshParams hm;
+  hm.board_a = 2;
+  hm.board_b = 2;
+  hm.x = 2;
+  hm.y = 2;
+  hm.radix = 16;
+  DragonflyParams df;
+  df.a = 4;
+  df.p = 2;
+  df.h = 2;
+  df.groups = 5;
+  std::vector<Topology> out;
+  out.push_back(build_torus(torus));
+  out.push_back(build_hammingmesh(hm));
+  out.push_back(build_dragonfly(df));
+  return out;
+}
+
 TEST(ChannelDependencies, UpDownRoutingOnFatTreesIsAcyclic) {
   for (auto [endpoints, radix] : {std::pair{64u, 16u}, std::pair{100u, 8u}}) {  // 2 and 3 levels
     FatTreeParams p;
@@ -105,21 +129,7 @@ TEST(ChannelDependencies, DatelineVirtualChannelsBreakTheRingCycle) {
 TEST(ChannelDependencies, MinimalRoutingOnTheDirectTopologiesNeedsVirtualChannels) {
   // Why `fabricsim run` refuses these kinds until their VC schemes exist:
   // plain minimal routing on one VC has dependency cycles on each.
-  TorusParams torus;
-  torus.dims = {4, 4};
-  torus.boards = false;
-  HammingMeshParams hm;
-  hm.board_a = 2;
-  hm.board_b = 2;
-  hm.x = 2;
-  hm.y = 2;
-  hm.radix = 16;
-  DragonflyParams df;
-  df.a = 4;
-  df.p = 2;
-  df.h = 2;
-  df.groups = 5;
-  for (const Topology& t : {build_torus(torus), build_hammingmesh(hm), build_dragonfly(df)}) {
+  for (const Topology& t : small_direct_topologies()) {
     const DependencyReport r = check_minimal_routing(t, RoutingTable(t));
     EXPECT_FALSE(r.acyclic) << t.describe();
     if (!r.acyclic) expect_valid_cycle(t, r);
@@ -130,28 +140,16 @@ TEST(ChannelDependencies, UpDownRoutingIsAcyclicOnEveryTopology) {
   // Up*/down* routes (what custom graphs with cycles run on) on the graphs
   // where minimal routing has cycles, and on a fat tree: acyclic, and every
   // endpoint reaches every other.
+  std::vector<Topology> topologies = small_direct_topologies();
   TorusParams ring;
   ring.dims = {4};
   ring.boards = false;
-  TorusParams torus;
-  torus.dims = {4, 4};
-  torus.boards = false;
-  HammingMeshParams hm;
-  hm.board_a = 2;
-  hm.board_b = 2;
-  hm.x = 2;
-  hm.y = 2;
-  hm.radix = 16;
-  DragonflyParams df;
-  df.a = 4;
-  df.p = 2;
-  df.h = 2;
-  df.groups = 5;
+  topologies.push_back(build_torus(ring));
   FatTreeParams ft;
   ft.endpoints = 32;
   ft.radix = 8;
-  for (const Topology& t : {build_torus(ring), build_torus(torus), build_hammingmesh(hm), build_dragonfly(df),
-                            build_fat_tree(ft)}) {
+  topologies.push_back(build_fat_tree(ft));
+  for (const Topology& t : topologies) {
     SCOPED_TRACE(t.describe());
     const UpDownRoutes ud(t);
     std::vector<PortIndex> ports;
