@@ -46,15 +46,22 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
   const int diameter = report.diameter;
   // Fluid estimate of the configured traffic.
   net::NetworkParams np = network_params(cfg);
-  const std::string routing_note = graph_routing(cfg, topo, np);
-  // Topologies whose routing is not implemented yet get no fluid estimate
-  // (it needs the routes), and their partition weighs every node alike.
-  const bool routable = topology_routable(topo.kind);
+  // The route tables of a direct topology may be too large to build here
+  // (16k endpoints); the structure is still worth reporting.
+  Routing routing;
+  bool routable = true;
+  try {
+    routing = setup_routing(cfg, topo, np);
+  } catch (const util::ConfigError& e) {
+    routing.note = std::string("cannot run: ") + e.what();
+    routable = false;
+  }
+  const std::string& routing_note = routing.note;
   std::vector<workload::PlannedMessage> plan;
   workload::FluidEstimate fluid;
   fluid.link_bytes.assign(topo.link_count(), 0.0);
-  if (routable) {
-    const net::RoutingTable routes(topo);
+  if (routable) {  // (a topology that cannot run gets no estimate, and its partition weighs nodes alike)
+    const net::RoutingTable routes(topo);  // minimal routes: what the estimate spreads traffic over
     plan = workload::plan_traffic(traffic_params(cfg), topo, np);
     fluid = workload::estimate_fluid(topo, routes, plan, np);
   }
@@ -83,9 +90,10 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
     std::string out = "{";
     out += fmt::format("\"config\": \"{}\", \"topology\": \"{}\", \"description\": \"{}\", ", json_escape(cfg.source()),
                        topo.kind, json_escape(topo.describe()));
-    out += fmt::format("\"nodes\": {}, \"endpoints\": {}, \"switches\": {}, \"directed_links\": {}, \"cables\": {}, ",
+    out += fmt::format("\"nodes\": {}, \"endpoints\": {}, \"switches\": {}, \"directed_links\": {}, "
+                       "\"data_links\": {}, \"cables\": {}, ",
                        topo.node_count(), topo.endpoint_count(), topo.switch_count(), topo.link_count(),
-                       topo.link_count() / 2);
+                       topo.count_data_links(), topo.link_count() / 2);
     out += "\"links_by_class\": {";
     bool first = true;
     for (int c = 0; c < net::kLinkClassCount; ++c) {
@@ -103,16 +111,13 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
     out += fmt::format(", \"bisection_cables\": {}, \"bisection_relative\": {:.6f}", report.bisection_cables,
                        report.bisection_relative);
     out += fmt::format(", \"diameter\": {}, \"build_seconds\": {:.6f}", diameter, build_s);
-    if (!routable) {
-      out += ", \"fluid\": null";
-    } else {
-    out += fmt::format(", \"fluid\": {{\"messages\": {}, \"payload_bytes\": {:.0f}, \"bottleneck_link\": {}, "
+    if (!routable) out += ", \"fluid\": null";
+    else out += fmt::format(", \"fluid\": {{\"messages\": {}, \"payload_bytes\": {:.0f}, \"bottleneck_link\": {}, "
                        "\"bottleneck\": \"{}\", \"bottleneck_class\": \"{}\", \"bottleneck_bytes\": {:.1f}, "
                        "\"min_makespan_ns\": {:.3f}, \"throughput_bound\": {:.6f}}}",
                        plan.size(), fluid.payload_bytes,
                        fluid.bottleneck == net::kNoLink ? -1 : static_cast<long long>(fluid.bottleneck), bn_name,
                        bn_class, fluid.bottleneck_bytes, fluid.min_makespan_ns, fluid.throughput_bound);
-    }
     if (!parts.empty()) {
       out += fmt::format(", \"ranks\": {}, \"partitions\": {{", opts.ranks);
       for (std::size_t i = 0; i < parts.size(); ++i) {
@@ -139,6 +144,9 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
     if (topo.count_links(cls) > 0)
       fmt::print("    {:<14} {} directed\n", net::to_string(cls), topo.count_links(cls));
   }
+  if (topo.count_data_links() != topo.link_count())
+    fmt::print("    one-way        {} carry data, {} only return credits (directed optical links)\n",
+               topo.count_data_links(), topo.link_count() - topo.count_data_links());
   fmt::print("  cables           {} DAC, {} AoC, {} without cable (PCB, inside a box)\n",
              report.cables_by_type[static_cast<int>(net::CableType::DAC)],
              report.cables_by_type[static_cast<int>(net::CableType::AoC)],
@@ -151,9 +159,8 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
   if (!routing_note.empty()) fmt::print("  routing          {}\n", routing_note);
   fmt::print("  diameter         {} cables\n", diameter);
   fmt::print("  build time       {:.3f} s\n", build_s);
-  if (!routable) {
-    fmt::print("  traffic          (no fluid estimate: routing for {} is not implemented yet)\n", topo.kind);
-  } else {
+  if (!routable) fmt::print("  traffic          (no fluid estimate: the topology cannot run as configured)\n");
+  else {
   fmt::print("  traffic          {} messages, {:.1f} MiB payload ({})\n", plan.size(), fluid.payload_bytes / 1048576.0,
              cfg.get_string("workload.pattern"));
   fmt::print("  fluid estimate   bottleneck link {} ({}, {}) carries {:.1f} KiB\n",

@@ -103,11 +103,6 @@ int run_impl(const RunOptions& opts, const par::Comm& comm) {
 
 int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Config& cfg, Clock::time_point t_start) {
   const std::string out_path = opts.output ? *opts.output : cfg.get_string("output.file");
-  if (const std::string& kind = cfg.get_string("topology.kind"); !topology_routable(kind))
-    throw util::ConfigError("topology.kind: '" + kind +
-                            "' can be built and inspected with `fabricsim info`, but its deadlock-free routing is "
-                            "not implemented yet, so traffic cannot run on it");
-
   // Open the output first: an unwritable path fails before any work.
   stats::H5Writer writer(out_path, comm.raw());
   const std::string temp_file = writer.temp_path();
@@ -117,7 +112,11 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
   const auto t_build = Clock::now();
   net::Topology topo = build_topology(cfg);
   net::NetworkParams np = network_params(cfg);
-  const std::string routing_note = graph_routing(cfg, topo, np);
+  const Routing routing = setup_routing(cfg, topo, np);
+  const std::string& routing_note = routing.note;
+  if (np.routing == net::RoutingAlgorithm::UgalGlobal && comm.size() > 1)
+    throw util::ConfigError("routing.algorithm: ugal_global reads the queues of the whole fabric, which one rank "
+                            "cannot see in a partitioned run; run it on one rank or use ugal_local");
   const workload::TrafficParams tp = traffic_params(cfg);
   core::Simulator sim(topo.node_count());
   net::Network network(topo, np, sim);

@@ -2,6 +2,7 @@
 
 #include "graph_file.hpp"
 #include "fabricsim/net/cdg.hpp"
+#include "fabricsim/net/state_routes.hpp"
 
 #include <chrono>
 #include <numeric>
@@ -95,6 +96,17 @@ net::Topology build_topology(const config::Config& cfg) {
     p.global = fabric;
     return net::build_dragonfly(p);
   }
+  if (kind == "topoopt") {
+    net::TopoOptParams p;
+    p.servers = u32(cfg, "topology.servers");
+    p.degree = u32(cfg, "topology.degree");
+    for (std::int64_t o : cfg.get_int_list("topology.ring_offsets"))
+      p.ring_offsets.push_back(static_cast<std::uint32_t>(o));
+    p.bidirectional_rings = cfg.get_bool("topology.bidirectional_rings");
+    p.geo_code_variant = cfg.get_string("topology.ring_selection") == "code";
+    p.link = fabric;
+    return net::build_topoopt(p);
+  }
   if (kind == "file") {
     const std::string& file = cfg.get_string("topology.file");
     const std::string path = file.front() == '/' || cfg.base_dir() == "." ? file : cfg.base_dir() + "/" + file;
@@ -103,13 +115,9 @@ net::Topology build_topology(const config::Config& cfg) {
   throw util::ConfigError("topology.kind: unsupported kind '" + kind + "'");
 }
 
-bool topology_routable(const std::string& kind) {
-  return kind == "fat_tree" || kind == "leaf_spine" || kind == "file";
-}
+namespace {
 
 std::string graph_routing(const config::Config& cfg, const net::Topology& topo, net::NetworkParams& np) {
-  np.up_down = false;
-  if (topo.kind != "file") return "";  // the built-in routable kinds are up/down by construction
   const std::string& how = cfg.get_string("routing.graph");
   if (how == "up_down") {
     np.up_down = true;
@@ -127,6 +135,81 @@ std::string graph_routing(const config::Config& cfg, const net::Topology& topo, 
   cycle += r.cycle.size() > 8 ? "..." : topo.node(topo.link(r.cycle.back().link).dst).name;
   throw util::ConfigError("routing.graph: minimal routing on this graph has a channel-dependency cycle (" + cycle +
                           "), so lossless traffic could deadlock; use \"up_down\" or \"auto\"");
+}
+
+[[noreturn]] void wrong_algorithm(const std::string& algorithm, const std::string& kind, const char* allowed) {
+  throw util::ConfigError("routing.algorithm: '" + algorithm + "' does not route a " + kind + " topology (use " +
+                          allowed + ")");
+}
+
+}  // namespace
+
+Routing setup_routing(const config::Config& cfg, const net::Topology& topo, net::NetworkParams& np) {
+  using A = net::RoutingAlgorithm;
+  Routing r;
+  np.up_down = false;
+  np.state_routes = nullptr;
+  np.valiant_routes = nullptr;
+  np.group_of.clear();
+  const std::string& algorithm = cfg.get_string("routing.algorithm");
+  const A a = np.routing;
+  const std::string& kind = topo.kind;
+  if (kind == "fat_tree" || kind == "leaf_spine" || kind == "file") {
+    if (a != A::Ecmp && a != A::Spray && a != A::Adaptive && a != A::DmodK)
+      wrong_algorithm(algorithm, kind, "ecmp, spray, adaptive or dmodk");
+    if (kind == "file") r.note = graph_routing(cfg, topo, np);
+    return r;
+  }
+  if (kind == "torus") {
+    if (a != A::Dor && a != A::Adaptive) wrong_algorithm(algorithm, kind, "dor or adaptive");
+    std::vector<std::uint32_t> dims;
+    for (std::int64_t d : cfg.get_int_list("topology.dims")) dims.push_back(static_cast<std::uint32_t>(d));
+    r.routes = std::make_unique<net::StateRoutes>(topo, net::torus_rules(topo, dims, a == A::Adaptive));
+  } else if (kind == "hammingmesh") {
+    if (a != A::Dor && a != A::Adaptive && a != A::Minimal) wrong_algorithm(algorithm, kind, "adaptive, minimal or dor");
+    r.routes = std::make_unique<net::StateRoutes>(
+        topo, net::hammingmesh_rules(topo, u32(cfg, "topology.board_a"), u32(cfg, "topology.board_b"),
+                                     u32(cfg, "topology.x"), u32(cfg, "topology.y"), a == A::Dor));
+  } else if (kind == "dragonfly") {
+    const bool valiant = a == A::Valiant || a == A::UgalLocal || a == A::UgalGlobal;
+    if (!valiant && a != A::Minimal && a != A::Adaptive)
+      wrong_algorithm(algorithm, kind, "minimal, adaptive, valiant, ugal_local or ugal_global");
+    r.routes = std::make_unique<net::StateRoutes>(topo, net::dragonfly_rules(topo, valiant ? 2 : 1));
+    if (valiant) {
+      // Group of every node: routers are numbered group-major after the
+      // endpoints (build_dragonfly); an endpoint is in its router's group.
+      const std::uint32_t per_group = u32(cfg, "topology.a");
+      np.group_of.assign(topo.node_count(), 0);
+      std::vector<std::vector<net::NodeId>> groups;
+      for (net::NodeId n = 0; n < topo.node_count(); ++n) {
+        if (topo.node(n).kind != net::NodeKind::Switch) continue;
+        const std::uint32_t g = static_cast<std::uint32_t>((n - topo.endpoint_count()) / per_group);
+        np.group_of[n] = g;
+        if (groups.size() <= g) groups.resize(g + 1);
+        groups[g].push_back(n);
+      }
+      for (net::NodeId n = 0; n < topo.node_count(); ++n)
+        if (topo.node(n).kind == net::NodeKind::Endpoint) np.group_of[n] = np.group_of[topo.link(topo.node(n).out[0]).dst];
+      // The first leg takes one global link (two could be as short, and
+      // would leave none for the second leg): the state counts global
+      // links in both tables, so the packet goes on in the same numbering.
+      r.valiant = std::make_unique<net::StateRoutes>(topo, net::dragonfly_rules(topo, 1), std::move(groups));
+      np.valiant_routes = r.valiant.get();
+    }
+  } else if (kind == "topoopt") {
+    if (a != A::Minimal && a != A::Adaptive && a != A::Spray && a != A::Ecmp)
+      wrong_algorithm(algorithm, kind, "minimal, adaptive, spray or ecmp");
+    r.routes = std::make_unique<net::StateRoutes>(topo, net::hop_count_rules(topo, np.vcs));
+  } else {
+    throw util::ConfigError("topology.kind: no routing for '" + kind + "'");
+  }
+  np.state_routes = r.routes.get();
+  if (r.routes->rules().vcs() > np.vcs)
+    throw util::ConfigError("network.vcs: " + r.routes->rules().describe() + " needs " +
+                            std::to_string(r.routes->rules().vcs()) + " virtual channels; set network.vcs = " +
+                            std::to_string(r.routes->rules().vcs()));
+  r.note = r.routes->rules().describe();
+  return r;
 }
 
 net::CostModel cost_model(const config::Config& cfg) {

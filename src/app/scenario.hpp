@@ -6,19 +6,28 @@
 #include "fabricsim/config/config.hpp"
 #include "fabricsim/par/partition.hpp"
 #include "fabricsim/net/network.hpp"
+#include "fabricsim/net/state_routes.hpp"
 #include "fabricsim/net/topology.hpp"
 #include "fabricsim/workload/traffic.hpp"
 
 namespace fabricsim::app {
 
 net::Topology build_topology(const config::Config& cfg);
-/// Whether traffic can run on this topology kind (its deadlock-free routing exists).
-bool topology_routable(const std::string& kind);
-/// For a `file` graph, the routing `routing.graph` asks for: minimal if its
-/// channel dependency graph is acyclic, else up*/down* (auto), or as forced;
-/// sets np.up_down and returns a description ("" for other kinds).
-/// ConfigError for "minimal" on a graph whose minimal routes have a cycle.
-std::string graph_routing(const config::Config& cfg, const net::Topology& topo, net::NetworkParams& np);
+/// The routing of a run: for the direct topologies the route tables (which
+/// the NetworkParams point into, so this must outlive the Network).
+struct Routing {
+  std::unique_ptr<net::StateRoutes> routes;
+  std::unique_ptr<net::StateRoutes> valiant;
+  std::string note;  ///< for the run header ("" for the trees)
+};
+/// Checks routing.algorithm against the topology and sets up its routing in
+/// np: the trees route by their minimal-route table (nothing to do); a
+/// `file` graph by minimal routes if their channel dependency graph is
+/// acyclic, else up*/down* (routing.graph); torus, HammingMesh/HyperX,
+/// Dragonfly and TopoOpt by their route rules (state_routes.hpp).
+/// ConfigError for an algorithm the topology has no routing for, too few
+/// network.vcs, or (routing.graph = "minimal") a cyclic graph.
+Routing setup_routing(const config::Config& cfg, const net::Topology& topo, net::NetworkParams& np);
 /// The cost section of the configuration.
 net::CostModel cost_model(const config::Config& cfg);
 net::NetworkParams network_params(const config::Config& cfg);

@@ -84,15 +84,17 @@ std::vector<ParamDecl> declare() {
   constexpr double kMaxPorts = 65535;
   std::vector<ParamDecl> p;
   // ---------------------------------------------------------------- topology
-  p.push_back(enum_param("topology", "kind", "fat_tree", {"fat_tree", "leaf_spine", "hammingmesh", "torus", "dragonfly", "file"},
+  p.push_back(enum_param("topology", "kind", "fat_tree",
+                         {"fat_tree", "leaf_spine", "hammingmesh", "torus", "dragonfly", "topoopt", "file"},
                          "Topology family. `fat_tree`: 2- or 3-level folded Clos of `radix`-port switches. "
                          "`leaf_spine`: 2-tier Clos of GPU servers with one NIC per GPU. `hammingmesh`: "
                          "HammingMesh (one plane; `board_a` = `board_b` = 1 is a 2D HyperX). `torus`: torus of "
                          "forwarding accelerators. `dragonfly`: groups of all-to-all routers joined by global "
-                         "links. `file`: a graph listed in `topology.file` (docs/model.md). hammingmesh, torus and "
-                         "dragonfly can be built and inspected (`fabricsim info`); running traffic on them needs "
-                         "their deadlock-free routing, which is not implemented yet; a `file` graph runs when its "
-                         "minimal routing is free of channel-dependency cycles."));
+                         "links. `topoopt`: TopoOpt direct-connect servers joined by circulant rings through "
+                         "optical patch panels, servers forward. `file`: a graph listed in `topology.file` "
+                         "(docs/model.md). hammingmesh, torus, dragonfly and topoopt are routed by their papers' "
+                         "rules with virtual channels (`routing.algorithm`, `network.vcs`); a `file` graph by minimal "
+                         "or up*/down* routes (`routing.graph`)."));
   p.push_back(int_param("topology", "endpoints", "", 64,
                         "fat_tree: number of endpoints (NICs). Any count up to the capacity of the tree; "
                         "the last leaf may be partly filled.",
@@ -140,6 +142,25 @@ std::vector<ParamDecl> declare() {
                         "dragonfly: routers packed into one physical switch (1 or 2; the HammingMesh paper's small "
                         "Dragonfly uses 2 virtual routers per 64-port switch). Affects the cost model only.",
                         1, 2));
+  p.push_back(int_param("topology", "servers", "", 128, "topoopt: number of servers (n).", 2, 1 << 24));
+  p.push_back(int_param("topology", "degree", "", 4,
+                        "topoopt: interfaces per server (d). Directed rings: d rings, each server has d links out "
+                        "and d in (2d ports). Bidirectional rings: must be even, d/2 jump pairs (d ports).",
+                        1, 32767));
+  p.push_back(int_list_param("topology", "ring_offsets", "", {},
+                             "topoopt: the ring jumps p (server i links to i+p mod n); empty chooses them with the "
+                             "paper's TotientPerms + SelectPermutations. Give `degree` jumps (directed) or "
+                             "`degree/2` (bidirectional, n-p is added); repeats are parallel rings; together they "
+                             "must connect every server.",
+                             1, 1 << 24));
+  p.push_back(bool_param("topology", "bidirectional_rings", false,
+                         "topoopt: every jump p also adds n-p on the same fibre pair (both directions of a cable "
+                         "carry data) instead of the paper's one-way rings."));
+  p.push_back(enum_param("topology", "ring_selection", "paper", {"paper", "code"},
+                         "topoopt: how jumps are chosen when `ring_offsets` is empty. `paper`: SelectPermutations "
+                         "(nearest candidate to x times the last jump, x = max(2, n^(1/rings))). `code`: the "
+                         "released code's choose_n_geo (next candidate at or above a geometric target spanning the "
+                         "candidates)."));
   // -------------------------------------------------------------------- cost
   p.push_back(int_param("cost", "planes", "", 1,
                         "Identical network planes to price (the HammingMesh paper prices 16 planes of fat trees and "
@@ -182,7 +203,10 @@ std::vector<ParamDecl> declare() {
                         "Input buffer per switch port and virtual channel (credits of the upstream sender). "
                         "Must hold at least one packet.",
                         64, 1ll << 40));
-  p.push_back(int_param("network", "vcs", "", 1, "Virtual channels per port.", 1, 16));
+  p.push_back(int_param("network", "vcs", "", 1,
+                        "Virtual channels per port. The direct topologies' routing needs 2 or 3 (torus `dor` 2; torus "
+                        "`adaptive`, hammingmesh, dragonfly `valiant`/`ugal_*` 3), topoopt one per hop of its diameter.",
+                        1, 16));
   p.push_back(float_param("network", "switch_latency_ns", "ns", 100,
                           "Traversal latency of a switch, from the head of a packet arriving to it being able to "
                           "leave (routing and crossbar pipeline).",
@@ -194,10 +218,19 @@ std::vector<ParamDecl> declare() {
                           "the matching losses of an unbuffered crossbar.",
                           1.0, 64.0));
   // ----------------------------------------------------------------- routing
-  p.push_back(enum_param("routing", "algorithm", "adaptive", {"ecmp", "spray", "adaptive", "dmodk"},
-                         "`ecmp`: per-flow hash of the 5-tuple over the minimal ports. `spray`: per-packet random "
-                         "minimal port. `adaptive`: least-loaded minimal output (queued bytes, then credits; ties "
-                         "to the lowest port). `dmodk`: destination-mod-k deterministic."));
+  p.push_back(enum_param("routing", "algorithm", "adaptive",
+                         {"ecmp", "spray", "adaptive", "dmodk", "dor", "minimal", "valiant", "ugal_local", "ugal_global"},
+                         "Trees (`fat_tree`, `leaf_spine`, `file`): `ecmp`: per-flow hash of the 5-tuple over the "
+                         "minimal ports. `spray`: per-packet random minimal port. `adaptive`: least-loaded minimal "
+                         "output (queued bytes, then credits; ties to the lowest port). `dmodk`: destination-mod-k "
+                         "deterministic. Direct topologies route by their paper's rules with virtual channels "
+                         "(docs/model.md): `torus`: `dor` (dimension order, dateline VCs; 2 VCs) or `adaptive` (Duato: "
+                         "minimal adaptive over a dimension-order escape; 3 VCs). `hammingmesh` (and HyperX, its 1x1 "
+                         "boards): `adaptive` (minimal, least loaded), `minimal` (the same routes, first choice) or "
+                         "`dor` (row network before column network); 3 VCs. `dragonfly`: `minimal` or `adaptive` "
+                         "(local-global-local; 2 VCs), `valiant` (through a random other group), `ugal_local`, "
+                         "`ugal_global` (minimal or Valiant, whichever promises less queueing; 3 VCs). `topoopt`: "
+                         "`minimal`, `adaptive`, `spray` or `ecmp` over shortest paths (VC = hops taken)."));
   p.push_back(enum_param("routing", "graph", "auto", {"auto", "minimal", "up_down"},
                          "Custom graphs (`topology.kind = \"file\"`): `minimal` routes over every shortest path "
                          "(refused if its channel dependency graph has a cycle, as it could deadlock), `up_down` over "
@@ -210,12 +243,13 @@ std::vector<ParamDecl> declare() {
   p.push_back(enum_param("workload", "kind", "traffic", {"traffic"},
                          "`traffic`: synthetic traffic patterns (see `pattern`)."));
   p.push_back(enum_param("workload", "pattern", "permutation",
-                         {"permutation", "uniform", "alltoall", "incast", "bisection"},
+                         {"permutation", "uniform", "alltoall", "incast", "bisection", "ring"},
                          "`permutation`: a seeded random permutation, no endpoint sends to itself. `uniform`: each "
                          "message to a random other endpoint. `alltoall`: shift schedule, in round i endpoint j "
                          "sends to (j+i) mod p. `incast`: `incast_sources` endpoints send to endpoint "
                          "`incast_target`. `bisection`: each endpoint in the lower half pairs with one in the "
-                         "upper half (random matching) and both send."));
+                         "upper half (random matching) and both send. `ring`: endpoint j sends `messages` messages to "
+                         "(j+1) mod p."));
   p.push_back(int_param("workload", "message_bytes", "bytes", 1048576, "Payload bytes per message.", 1, 1ll << 50));
   p.push_back(int_param("workload", "messages", "", 1,
                         "Messages per source (for `alltoall`: rounds of the shift schedule, 0 = p-1).", 0, 1 << 30));

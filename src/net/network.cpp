@@ -4,6 +4,7 @@
 #include <array>
 
 #include "fabricsim/core/link.hpp"
+#include "fabricsim/net/state_routes.hpp"
 #include "fabricsim/net/updown.hpp"
 #include "fabricsim/util/assert.hpp"
 #include "fabricsim/util/error.hpp"
@@ -18,6 +19,11 @@ RoutingAlgorithm parse_routing_algorithm(const std::string& name) {
   if (name == "spray") return RoutingAlgorithm::Spray;
   if (name == "adaptive") return RoutingAlgorithm::Adaptive;
   if (name == "dmodk") return RoutingAlgorithm::DmodK;
+  if (name == "dor") return RoutingAlgorithm::Dor;
+  if (name == "minimal") return RoutingAlgorithm::Minimal;
+  if (name == "valiant") return RoutingAlgorithm::Valiant;
+  if (name == "ugal_local") return RoutingAlgorithm::UgalLocal;
+  if (name == "ugal_global") return RoutingAlgorithm::UgalGlobal;
   throw util::ConfigError("routing.algorithm: unknown algorithm '" + name + "'");
 }
 
@@ -31,6 +37,9 @@ namespace {
 
 constexpr std::uint32_t kNoPacket = 0xFFFFFFFFu;
 constexpr std::uint32_t kCreditFlag = 0x80000000u;
+// Packet::aux: 0 = route to the destination; g + 1 = first go to group g
+// (Valiant); kUndecided = UGAL decides at the first router.
+constexpr std::uint16_t kUndecided = 0xFFFF;
 constexpr std::uint16_t kRoceDstPort = 4791;
 constexpr std::uint8_t kUdp = 17;
 
@@ -52,6 +61,8 @@ struct Packet {
   std::uint8_t vc;
   bool first;             // first packet of its message
   bool down;              // up*/down* routing: it has taken a down link
+  std::uint8_t state;     // route rules: the state it arrived in (see StateRoutes)
+  std::uint16_t aux;      // route rules: Valiant / UGAL leg (kUndecided, 0, group + 1)
 };
 static_assert(sizeof(Packet) == 32, "two packets per cache line");
 
@@ -100,6 +111,7 @@ class NetworkImpl {
   void on_wake(const core::Event& ev);
   void on_post(const core::Event& ev);
   void on_delivered(const core::Event& ev);
+  void on_relay(const core::Event& ev);
 
   const Topology& topo_;
   NetworkParams params_;
@@ -139,6 +151,8 @@ class NetworkImpl {
     std::uint32_t rr;      // round-robin position among requesters
     bool from_endpoint;
     bool remote;           // the far end is simulated by another process
+    bool mixed;            // a forwarding endpoint's output: relayed packets and its own NIC share it
+    bool nic_turn;         // mixed: whose turn it is (round-robin between the two)
     // Second line: what a transmission reads and adds up (a 128-byte
     // aligned pair of lines is one fetch for the adjacent-line prefetcher).
     std::uint64_t tx_bytes;
@@ -164,6 +178,7 @@ class NetworkImpl {
     NodeId dst;
     EndpointId dst_endpoint;  // or kNoEndpoint for a switch
     bool credit_remote;       // the reverse link leaves this process
+    bool relay;               // the far end is an endpoint that forwards others' packets
   };
   std::vector<InPort> in_;
   // Per (link, vc): the sender's credits usable now, when the first pending
@@ -202,7 +217,8 @@ class NetworkImpl {
     std::uint32_t head;        // FIFO of packets through Packet::next
     std::uint32_t tail;
     LinkId in;                 // input link of the queue
-    std::uint8_t vc;
+    std::uint8_t vc;           // virtual channel of the input buffer
+    std::uint8_t out_vc;       // virtual channel requested on the output (route rules may change it per hop)
   };
   std::vector<std::vector<MessageId>> nic_active_;       // endpoint outputs: messages with data left
 
@@ -262,6 +278,30 @@ class NetworkImpl {
   std::vector<std::uint64_t> wake_mask_;
   std::vector<std::vector<SimTime>> wake_times_;
   core::Simulator::BindingId post_binding_ = 0;
+  core::Simulator::BindingId relay_binding_ = 0;
+  // Route rules (direct topologies): the moves offered at a hop.
+  const StateRoutes* rules_ = nullptr;
+  std::vector<StateRoutes::Option> opts_;
+  // Duato-style rules (adaptive moves besides escape moves): a packet
+  // takes an adaptive channel only if the buffer behind it has room for the
+  // packet beyond what is already promised to packets queued for it, and
+  // that room stays promised until it leaves (reserved_, per (link, vc)).
+  // A packet waiting for an adaptive channel therefore never waits for
+  // credits, and the escape channels, acyclic, carry the rest: the routing
+  // decision is made once, on arrival, so without the promise a packet
+  // could wait forever on a cyclic adaptive channel.
+  bool duato_ = false;
+  std::vector<std::int64_t> reserved_;
+  // Adaptive injection at forwarding endpoints: the first moves of each
+  // such message (inj_[inj_at_[id] ..]), one per first-hop link, computed
+  // once when it is posted.
+  struct FirstMove {
+    LinkId link;
+    std::uint8_t vc;
+    std::uint8_t state;
+  };
+  std::vector<FirstMove> inj_;
+  std::vector<std::uint32_t> inj_at_;  // per message; kNoPacket if none
   core::Simulator::BindingId delivered_binding_ = 0;
 
  private:
@@ -275,14 +315,30 @@ class NetworkImpl {
   std::uint32_t alloc_packet();
   void free_packet(std::uint32_t p) { free_packets_.push_back(p); }
   LinkId choose_output(NodeId at, const Packet& pkt, const Message& msg);
+  /// Route rules: the move a packet in state pkt.state at `at` makes (its
+  /// Valiant / UGAL leg decided and updated in pkt.aux); an index into opts_.
+  std::size_t choose_move(NodeId at, Packet& pkt, const Message& msg);
+  /// Index of the option choose_move() takes among opts_ (by the algorithm).
+  std::size_t pick_option(NodeId at, const Message& msg, std::uint32_t bytes);
+  /// Bytes queued for output o plus bytes sent on (o, vc) not yet credited.
+  std::int64_t occupancy(LinkId o, std::size_t vc) {
+    const std::size_t k = static_cast<std::size_t>(o) * params_.vcs + vc;
+    const std::int64_t credits = cs_[k].due > sim_.now() ? cs_[k].credits : absorb_credits(k);
+    return static_cast<std::int64_t>(port_[o].queued + params_.buffer_bytes) - credits;
+  }
+  /// UGAL-G: occupancy summed along the least-occupied walk from `at` to the target.
+  std::int64_t path_occupancy(const StateRoutes& r, NodeId at, std::uint8_t state, std::uint32_t target,
+                              std::uint8_t* end_state, NodeId* end_node);
+  void route_in(LinkId in, std::uint32_t p);
+  void arbitrate_mixed(LinkId o);
   std::uint64_t ecmp_hash(NodeId at, const Message& msg) const;
   void note_queue(LinkId o);
   /// Time-series interval index of time t; doubles the interval (merging
   /// pairs of bins) when t would need more than max_intervals_ bins.
   std::size_t series_index(SimTime t);
   void arbitrate(LinkId o);
-  void arbitrate_switch(LinkId o);
-  void arbitrate_nic(LinkId o);
+  bool arbitrate_switch(LinkId o);  // true if a packet was sent
+  bool arbitrate_nic(LinkId o);
   void schedule_wake(LinkId o, SimTime at);
   void start_transmission(LinkId o, std::uint32_t p, SimTime start);
   void return_credit(LinkId in, std::uint8_t vc, std::uint32_t bytes, SimTime depart);
@@ -319,6 +375,18 @@ NetworkImpl::NetworkImpl(const Topology& topo, const NetworkParams& params, core
   sim_.set_prefetch(link_binding_, &NetworkImpl::prefetch_link_event);
 
   if (params_.up_down) updown_ = std::make_unique<UpDownRoutes>(topo_);
+  rules_ = params_.state_routes;
+  if (rules_ && rules_->rules().vcs() > params_.vcs)
+    throw util::ConfigError("network.vcs: " + rules_->rules().describe() + " needs " +
+                            std::to_string(rules_->rules().vcs()) + " virtual channels, " +
+                            std::to_string(params_.vcs) + " given");
+  const bool valiant = params_.routing == RoutingAlgorithm::Valiant || params_.routing == RoutingAlgorithm::UgalLocal ||
+                       params_.routing == RoutingAlgorithm::UgalGlobal;
+  if (valiant && (!rules_ || !params_.valiant_routes || params_.group_of.size() != topo_.node_count()))
+    throw util::ConfigError("routing.algorithm: valiant and ugal_* route Dragonfly topologies only");
+  if (rules_)
+    for (std::uint8_t s = 0; s < rules_->rules().state_count(); ++s) duato_ = duato_ || !rules_->rules().escape(s);
+  relay_binding_ = sim_.bind(core::Simulator::handler<NetworkImpl, &NetworkImpl::on_relay>(), this);
   const std::size_t nl = topo_.link_count();
   const std::size_t vcs = params_.vcs;
   links_.reserve(nl);
@@ -350,6 +418,7 @@ NetworkImpl::NetworkImpl(const Topology& topo, const NetworkParams& params, core
     op.send_delay = tl.latency + li.arrive_delay;
     op.src = tl.src;
     op.from_endpoint = topo_.nodes()[tl.src].kind == NodeKind::Endpoint;
+    op.mixed = op.from_endpoint && topo_.nodes()[tl.src].forwards;
     InPort& ip = in_[l];
     ip.xbar_free = SimTime::zero();
     ip.full_xbar = core::serialization_time(params_.packet_bytes, tl.bandwidth_gbps * params_.crossbar_speedup);
@@ -357,6 +426,7 @@ NetworkImpl::NetworkImpl(const Topology& topo, const NetworkParams& params, core
     ip.full_ser = op.full_ser;
     ip.dst = tl.dst;
     ip.dst_endpoint = topo_.nodes()[tl.dst].endpoint;  // kNoEndpoint for a switch
+    ip.relay = topo_.nodes()[tl.dst].kind == NodeKind::Endpoint && topo_.nodes()[tl.dst].forwards;
   }
   owned_.assign(topo_.node_count(), 1);
   wake_base_.assign(topo_.node_count() + 1, 0);
@@ -373,6 +443,7 @@ NetworkImpl::NetworkImpl(const Topology& topo, const NetworkParams& params, core
   wake_mask_.assign(wake_mask_base_.back(), 0);
   wake_times_.resize(topo_.node_count());
   nic_active_.resize(nl);
+  if (duato_) reserved_.assign(nl * vcs, 0);
 
   stats_.tx_bytes.assign(nl, 0);
   stats_.tx_packets.assign(nl, 0);
@@ -517,6 +588,7 @@ LinkId NetworkImpl::choose_output(NodeId at, const Packet& pkt, const Message& m
         }
         break;
       }
+      default: break;  // the direct-topology algorithms (the scenario keeps them off the trees)
     }
   }
   return node.out[cands[pick]];
@@ -616,28 +688,180 @@ void NetworkImpl::on_packet(LinkId in, std::uint32_t p) {
     free_packet(p);
     return;
   }
-  FABRICSIM_DEBUG_ASSERT(topo_.nodes()[at].kind == NodeKind::Switch, "endpoint got a packet for someone else");
+  FABRICSIM_DEBUG_ASSERT(topo_.nodes()[at].forwards, "endpoint got a packet for someone else");
+  pkt.tail = tail;
+  if (link.relay) {
+    // An endpoint that forwards (torus, HammingMesh accelerators): the
+    // packet competes for an output after the relay latency, as it would
+    // after a switch's traversal latency.
+    pkt.tail = tail + params_.switch_latency;
+    sim_.schedule_bound(now + params_.switch_latency, kPrioPacket, at, relay_binding_, in, p, 0);
+    return;
+  }
+  route_in(in, p);
+}
+
+void NetworkImpl::on_relay(const core::Event& ev) { route_in(ev.arg32, static_cast<std::uint32_t>(ev.arg0)); }
+
+// Inlined into on_packet: the per-hop path of every switch.
+[[gnu::always_inline]] inline void NetworkImpl::route_in(LinkId in, std::uint32_t p) {
+  const NodeId at = in_[in].dst;
+  Packet& pkt = packets_[p];
   const std::size_t b = static_cast<std::size_t>(in) * params_.vcs + pkt.vc;
   cs_[b].buffer += pkt.bytes;
   if (cs_[b].buffer > max_occupancy_) max_occupancy_ = cs_[b].buffer;
   if (cs_[b].buffer > params_.buffer_bytes)
     totals_.max_buffer_overshoot = std::max(totals_.max_buffer_overshoot, cs_[b].buffer - params_.buffer_bytes);
-  pkt.tail = tail;
   pkt.next = kNoPacket;
-  const LinkId out = choose_output(at, pkt, messages_[pkt.msg]);
-  if (updown_ && updown_->is_down(out)) pkt.down = true;
+  LinkId out;
+  std::uint8_t out_vc = pkt.vc;
+  if (rules_) {
+    const StateRoutes::Option& o = opts_[choose_move(at, pkt, messages_[pkt.msg])];
+    out = o.link;
+    out_vc = o.vc;
+    pkt.state = o.state;  // read at the next hop; the buffer held here is still pkt.vc's
+    if (duato_ && !rules_->rules().escape(o.state))
+      reserved_[static_cast<std::size_t>(out) * params_.vcs + out_vc] += pkt.bytes;
+  } else {
+    out = choose_output(at, pkt, messages_[pkt.msg]);
+    if (updown_ && updown_->is_down(out)) pkt.down = true;
+  }
   port_[out].queued += pkt.bytes;
   note_queue(out);
   auto& req = port_[out].requesters;
   for (Voq& voq : req) {
-    if (voq.in == in && voq.vc == pkt.vc) {
+    if (voq.in == in && voq.vc == pkt.vc && voq.out_vc == out_vc) {
       packets_[voq.tail].next = p;
       voq.tail = p;
       return;
     }
   }
-  req.push_back(Voq{p, p, in, pkt.vc});
+  req.push_back(Voq{p, p, in, pkt.vc, out_vc});
   arbitrate(out);
+}
+
+std::size_t NetworkImpl::pick_option(NodeId at, const Message& msg, std::uint32_t bytes) {
+  if (duato_ && bytes > 0) {
+    // Adaptive moves only with room promised downstream (see reserved_).
+    std::size_t kept = 0;
+    for (const auto& o : opts_) {
+      const std::size_t k = static_cast<std::size_t>(o.link) * params_.vcs + o.vc;
+      if (rules_->rules().escape(o.state) || available_credits(o.link, o.vc) - reserved_[k] >= bytes)
+        opts_[kept++] = o;
+    }
+    opts_.resize(kept);
+  }
+  const std::size_t k = opts_.size();
+  FABRICSIM_ASSERT(k > 0, "route rules offer no move");
+  if (k == 1) return 0;
+  switch (params_.routing) {
+    case RoutingAlgorithm::Ecmp: return ecmp_hash(at, msg) % k;
+    case RoutingAlgorithm::Spray: return node_rng_[at].below(k);
+    case RoutingAlgorithm::Adaptive:
+    case RoutingAlgorithm::Valiant:
+    case RoutingAlgorithm::UgalLocal:
+    case RoutingAlgorithm::UgalGlobal: {
+      // Least occupied (queued plus uncredited bytes), then idle before
+      // busy; ties to the first option (the lowest port).
+      std::size_t pick = 0;
+      std::int64_t best = INT64_MAX;
+      const SimTime now = sim_.now();
+      for (std::size_t i = 0; i < k; ++i) {
+        const LinkId o = opts_[i].link;
+        const std::int64_t load = 2 * occupancy(o, opts_[i].vc) + (now < port_[o].busy_until ? 1 : 0);
+        if (load < best) {
+          best = load;
+          pick = i;
+        }
+      }
+      return pick;
+    }
+    default: return 0;  // dor, minimal, dmodk: the first move the rules offer
+  }
+}
+
+std::int64_t NetworkImpl::path_occupancy(const StateRoutes& r, NodeId at, std::uint8_t state, std::uint32_t target,
+                                         std::uint8_t* end_state, NodeId* end_node) {
+  std::int64_t sum = 0;
+  std::vector<StateRoutes::Option> o;
+  while (!r.is_target(at, target)) {
+    o.clear();
+    r.options(at, state, target, o);
+    if (o.empty()) break;
+    std::size_t pick = 0;
+    std::int64_t best = INT64_MAX;
+    for (std::size_t i = 0; i < o.size(); ++i) {
+      const std::int64_t q = occupancy(o[i].link, o[i].vc);
+      if (q < best) {
+        best = q;
+        pick = i;
+      }
+    }
+    sum += best;
+    at = topo_.link(o[pick].link).dst;
+    state = o[pick].state;
+  }
+  if (end_state) *end_state = state;
+  if (end_node) *end_node = at;
+  return sum;
+}
+
+std::size_t NetworkImpl::choose_move(NodeId at, Packet& pkt, const Message& msg) {
+  const StateRoutes* r = rules_;
+  std::uint32_t target = pkt.dst;
+  if (pkt.aux == kUndecided && topo_.nodes()[at].kind == NodeKind::Switch) {
+    // UGAL at the source router: minimal, or Valiant through a random
+    // other group, whichever promises less queueing (local: the first
+    // output's occupancy times the hops; global: the occupancy summed over
+    // the whole path).
+    const std::uint32_t groups = static_cast<std::uint32_t>(params_.valiant_routes->target_count());
+    const std::uint32_t gs = params_.group_of[at];
+    const std::uint32_t gd = params_.group_of[topo_.endpoint_node(pkt.dst)];
+    pkt.aux = 0;
+    if (gs != gd && groups > 2) {
+      std::uint32_t g = static_cast<std::uint32_t>(node_rng_[at].below(groups - 2));
+      for (std::uint32_t skip : {std::min(gs, gd), std::max(gs, gd)})
+        if (g >= skip) ++g;
+      std::int64_t q_min, q_val;
+      if (params_.routing == RoutingAlgorithm::UgalGlobal) {
+        q_min = path_occupancy(*rules_, at, pkt.state, pkt.dst, nullptr, nullptr);
+        std::uint8_t s1;
+        NodeId n1;
+        q_val = path_occupancy(*params_.valiant_routes, at, pkt.state, g, &s1, &n1);
+        q_val += path_occupancy(*rules_, n1, s1, pkt.dst, nullptr, nullptr);
+      } else {
+        const auto best_first = [&](const StateRoutes& routes, std::uint32_t t) {
+          opts_.clear();
+          routes.options(at, pkt.state, t, opts_);
+          std::int64_t q = INT64_MAX;
+          for (const auto& o : opts_) q = std::min(q, occupancy(o.link, o.vc));
+          return q;
+        };
+        // Hops of the Valiant route: to the group, then the best of its
+        // routers on to the destination.
+        std::uint32_t via = UINT32_MAX;
+        for (NodeId n : params_.valiant_routes->target_nodes(g))
+          via = std::min<std::uint32_t>(via, rules_->hops(n, static_cast<std::uint8_t>(pkt.state + 1), pkt.dst));
+        const std::int64_t h_min = rules_->hops(at, pkt.state, pkt.dst);
+        const std::int64_t h_val = params_.valiant_routes->hops(at, pkt.state, g) + static_cast<std::int64_t>(via);
+        q_min = best_first(*rules_, pkt.dst) * h_min;
+        q_val = best_first(*params_.valiant_routes, g) * h_val;
+      }
+      if (q_val < q_min) pkt.aux = static_cast<std::uint16_t>(g + 1);
+    }
+  }
+  if (pkt.aux != 0 && pkt.aux != kUndecided) {
+    const std::uint32_t g = pkt.aux - 1u;
+    if (params_.group_of[at] == g) {
+      pkt.aux = 0;  // reached the intermediate group: on to the destination
+    } else {
+      r = params_.valiant_routes;
+      target = g;
+    }
+  }
+  opts_.clear();
+  r->options(at, pkt.state, target, opts_);
+  return pick_option(at, msg, pkt.bytes);
 }
 
 void NetworkImpl::add_pending_credit(LinkId out, std::uint8_t vc, std::uint32_t bytes, SimTime at) {
@@ -738,11 +962,23 @@ void NetworkImpl::arbitrate(LinkId o) {
     if (!port_[o].requesters.empty() || !nic_active_[o].empty()) schedule_wake(o, port_[o].busy_until);
     return;
   }
-  if (port_[o].from_endpoint) {
+  if (port_[o].mixed) {
+    arbitrate_mixed(o);
+  } else if (port_[o].from_endpoint) {
     arbitrate_nic(o);
   } else {
     arbitrate_switch(o);
   }
+}
+
+void NetworkImpl::arbitrate_mixed(LinkId o) {
+  // Relayed packets and the endpoint's own messages take turns; whoever
+  // cannot send leaves the output to the other.
+  const bool nic_first = port_[o].nic_turn;
+  const bool sent = nic_first ? arbitrate_nic(o) || arbitrate_switch(o) : arbitrate_switch(o) || arbitrate_nic(o);
+  if (!sent) return;
+  port_[o].nic_turn = !port_[o].nic_turn;
+  if (!port_[o].requesters.empty() || !nic_active_[o].empty()) schedule_wake(o, port_[o].busy_until);
 }
 
 void NetworkImpl::start_transmission(LinkId o, std::uint32_t p, SimTime start) {
@@ -775,9 +1011,9 @@ void NetworkImpl::start_transmission(LinkId o, std::uint32_t p, SimTime start) {
   } else {
     // The packet leaves this process: its fields travel in the record.
     links_[o].send(sim_, start + li_[o].arrive_delay, kPrioPacket, src,
-                   pkt.vc | (pkt.first ? 0x100u : 0u) | (pkt.down ? 0x200u : 0u),
+                   pkt.vc | (pkt.first ? 0x100u : 0u) | (pkt.down ? 0x200u : 0u) | std::uint32_t{pkt.state} << 16,
                    (static_cast<std::uint64_t>(pkt.msg) << 32) | pkt.dst,
-                   (static_cast<std::uint64_t>(pkt.bytes) << 32) | (pkt.bytes - params_.header_bytes));
+                   (static_cast<std::uint64_t>(pkt.bytes) << 32) | pkt.aux);
     free_packet(p);
     --in_flight_;
   }
@@ -797,9 +1033,9 @@ void NetworkImpl::return_credit(LinkId in, std::uint8_t vc, std::uint32_t bytes,
   }
 }
 
-void NetworkImpl::arbitrate_switch(LinkId o) {
+bool NetworkImpl::arbitrate_switch(LinkId o) {
   auto& req = port_[o].requesters;
-  if (req.empty()) return;
+  if (req.empty()) return false;
   const SimTime now = sim_.now();
   const std::size_t n = req.size();
   const std::size_t start_idx = port_[o].rr < n ? port_[o].rr : port_[o].rr % n;
@@ -808,9 +1044,9 @@ void NetworkImpl::arbitrate_switch(LinkId o) {
   std::uint32_t blocked_vcs = 0;
   for (std::size_t t = 0, idx = start_idx; t < n; ++t, idx = idx + 1 == n ? 0 : idx + 1) {
     Voq& voq = req[idx];
-    if (available_credits(o, voq.vc) < static_cast<std::int64_t>(packets_[voq.head].bytes)) {
+    if (available_credits(o, voq.out_vc) < static_cast<std::int64_t>(packets_[voq.head].bytes)) {
       credit_blocked = true;
-      blocked_vcs |= 1u << voq.vc;
+      blocked_vcs |= 1u << voq.out_vc;
       continue;
     }
     const LinkId in = voq.in;
@@ -821,6 +1057,7 @@ void NetworkImpl::arbitrate_switch(LinkId o) {
     // Granted: pop the VOQ; it keeps its place in the round-robin order
     // while it has packets.
     const std::uint32_t p = voq.head;
+    const std::uint8_t out_vc = voq.out_vc;  // read before the erase below moves the array
     Packet& pkt = packets_[p];
     voq.head = pkt.next;
     if (pkt.next == kNoPacket) {
@@ -838,14 +1075,18 @@ void NetworkImpl::arbitrate_switch(LinkId o) {
     const std::uint8_t vc = pkt.vc;
     const std::uint32_t bytes = pkt.bytes;
     cs_[static_cast<std::size_t>(in) * params_.vcs + vc].buffer -= bytes;
+    pkt.vc = out_vc;
+    if (duato_ && !rules_->rules().escape(pkt.state))
+      reserved_[static_cast<std::size_t>(o) * params_.vcs + pkt.vc] -= bytes;
     start_transmission(o, p, start);
     // The buffer space is free once the tail has left: return the credit then.
     return_credit(in, vc, bytes, start + s_out);
     if (!req.empty()) schedule_wake(o, port_[o].busy_until);
-    return;
+    return true;
   }
   if (credit_blocked) retry = std::min(retry, wait_for_credits(o, blocked_vcs));
   if (retry != SimTime::max()) schedule_wake(o, retry);
+  return false;
 }
 
 SimTime NetworkImpl::wait_for_credits(LinkId o, std::uint32_t vc_mask) {
@@ -856,9 +1097,9 @@ SimTime NetworkImpl::wait_for_credits(LinkId o, std::uint32_t vc_mask) {
   return t;
 }
 
-void NetworkImpl::arbitrate_nic(LinkId o) {
+bool NetworkImpl::arbitrate_nic(LinkId o) {
   auto& act = nic_active_[o];
-  if (act.empty()) return;
+  if (act.empty()) return false;
   const std::size_t n = act.size();
   const std::size_t start_idx = port_[o].rr < n ? port_[o].rr : port_[o].rr % n;
   bool credit_blocked = false;
@@ -867,11 +1108,22 @@ void NetworkImpl::arbitrate_nic(LinkId o) {
     const MessageId id = act[idx];
     Message& m = messages_[id];
     const std::uint64_t left = m.bytes - m.sent_payload;
+    std::uint8_t vc = m.vc;
+    std::uint8_t state = m.first_state;
+    if (port_[o].mixed && id < inj_at_.size() && inj_at_[id] != kNoPacket) {
+      // Adaptive injection: the first move over this output (each first
+      // hop has its own channel and state).
+      for (std::uint32_t i = inj_at_[id]; inj_[i].link != kNoLink; ++i)
+        if (inj_[i].link == o) {
+          vc = inj_[i].vc;
+          state = inj_[i].state;
+        }
+    }
     const auto payload = static_cast<std::uint32_t>(std::min<std::uint64_t>(left, payload_per_packet_));
     const std::uint32_t bytes = payload + params_.header_bytes;
-    if (available_credits(o, m.vc) < static_cast<std::int64_t>(bytes)) {
+    if ((blocked_vcs >> vc & 1u) || available_credits(o, vc) < static_cast<std::int64_t>(bytes)) {
       credit_blocked = true;
-      blocked_vcs |= 1u << m.vc;
+      blocked_vcs |= 1u << vc;
       continue;
     }
     const std::uint32_t p = alloc_packet();
@@ -880,9 +1132,25 @@ void NetworkImpl::arbitrate_nic(LinkId o) {
     pkt.dst = m.dst;
     pkt.bytes = bytes;
     pkt.next = kNoPacket;
-    pkt.vc = m.vc;
+    pkt.vc = vc;
     pkt.first = m.sent_payload == 0;
     pkt.down = updown_ && updown_->is_down(o);
+    pkt.state = state;
+    pkt.aux = 0;
+    if (params_.routing == RoutingAlgorithm::Valiant) {
+      // A random intermediate group other than the source's and the destination's.
+      const auto groups = static_cast<std::uint32_t>(params_.valiant_routes->target_count());
+      const std::uint32_t gs = params_.group_of[topo_.endpoint_node(m.src)];
+      const std::uint32_t gd = params_.group_of[topo_.endpoint_node(m.dst)];
+      if (gs != gd && groups > 2) {
+        std::uint32_t g = static_cast<std::uint32_t>(node_rng_[port_[o].src].below(groups - 2));
+        for (std::uint32_t skip : {std::min(gs, gd), std::max(gs, gd)})
+          if (g >= skip) ++g;
+        pkt.aux = static_cast<std::uint16_t>(g + 1);
+      }
+    } else if (params_.routing == RoutingAlgorithm::UgalLocal || params_.routing == RoutingAlgorithm::UgalGlobal) {
+      pkt.aux = kUndecided;
+    }
     m.sent_payload += payload;
     ++totals_.packets_injected;
     totals_.bytes_injected += payload;
@@ -890,17 +1158,21 @@ void NetworkImpl::arbitrate_nic(LinkId o) {
     if (m.sent_payload == m.bytes) {
       act.erase(act.begin() + static_cast<std::ptrdiff_t>(idx));
       port_[o].rr = static_cast<std::uint32_t>(idx);
+      if (port_[o].mixed && id < inj_at_.size() && inj_at_[id] != kNoPacket)  // adaptive injection: leave the other first hops
+        for (std::uint32_t i = inj_at_[id]; inj_[i].link != kNoLink; ++i)
+          if (inj_[i].link != o) std::erase(nic_active_[inj_[i].link], id);
     } else {
       port_[o].rr = static_cast<std::uint32_t>(idx + 1);
     }
     start_transmission(o, p, sim_.now());
     if (!act.empty()) schedule_wake(o, port_[o].busy_until);
-    return;
+    return true;
   }
   if (credit_blocked) {
     const SimTime t = wait_for_credits(o, blocked_vcs);
     if (t != SimTime::max()) schedule_wake(o, t);
   }
+  return false;
 }
 
 void NetworkImpl::set_partition(const std::vector<std::int32_t>& part, std::int32_t rank, core::RemoteSink* sink) {
@@ -932,6 +1204,8 @@ void NetworkImpl::receive(const core::RemoteRecord& r) {
   pkt.vc = static_cast<std::uint8_t>(r.arg32 & 0xFF);
   pkt.first = (r.arg32 & 0x100u) != 0;
   pkt.down = (r.arg32 & 0x200u) != 0;
+  pkt.state = static_cast<std::uint8_t>(r.arg32 >> 16);
+  pkt.aux = static_cast<std::uint16_t>(r.arg1 & 0xFFFF);
   pkt.next = kNoPacket;
   ++in_flight_;
   core::Event ev = links_[r.link].to_event(r);
@@ -948,7 +1222,40 @@ void NetworkImpl::on_post(const core::Event& ev) {
   Packet probe{};
   probe.dst = m.dst;
   probe.vc = m.vc;
-  const LinkId o = choose_output(node, probe, m);
+  LinkId o;
+  if (rules_) {
+    // The first move of the message's route (all its packets take it).
+    opts_.clear();
+    rules_->options(node, rules_->rules().initial_state(), m.dst, opts_);
+    if (params_.routing == RoutingAlgorithm::Adaptive && topo_.nodes()[node].forwards && opts_.size() > 1) {
+      // Adaptive injection: the message waits at every first hop the rules
+      // offer, and whichever is free sends its next packet.
+      // (A link offered twice, e.g. as an adaptive and as an escape move,
+      // keeps its last move: at the source either is safe.)
+      if (inj_at_.size() <= id) inj_at_.resize(id + 1, kNoPacket);
+      inj_at_[id] = static_cast<std::uint32_t>(inj_.size());
+      std::vector<LinkId> firsts;
+      for (const auto& opt : opts_) {
+        const auto it = std::find(firsts.begin(), firsts.end(), opt.link);
+        if (it == firsts.end()) {
+          firsts.push_back(opt.link);
+          inj_.push_back(FirstMove{opt.link, opt.vc, opt.state});
+        } else {
+          inj_[inj_at_[id] + static_cast<std::size_t>(it - firsts.begin())] = FirstMove{opt.link, opt.vc, opt.state};
+        }
+      }
+      inj_.push_back(FirstMove{kNoLink, 0, 0});
+      for (LinkId l : firsts) nic_active_[l].push_back(id);
+      for (LinkId l : firsts) arbitrate(l);
+      return;
+    }
+    const StateRoutes::Option& opt = opts_[pick_option(node, m, 0)];
+    o = opt.link;
+    m.vc = opt.vc;
+    m.first_state = opt.state;
+  } else {
+    o = choose_output(node, probe, m);
+  }
   nic_active_[o].push_back(id);
   arbitrate(o);
 }

@@ -78,6 +78,7 @@ RoutingTable::RoutingTable(const Topology& topo) {
       if (nodes[n].forwards) continue;
       key.clear();
       for (LinkId l : nodes[n].out) {
+        if (!links[l].carries_data) continue;
         key.push_back((std::uint64_t{links[l].dst} << 32) | detail::tie_weight(links[l].cls));
       }
       auto [it, inserted] =
@@ -137,7 +138,7 @@ RoutingTable::RoutingTable(const Topology& topo) {
           for (std::size_t p = 0; p < node.out.size(); ++p) {
             const Link& l = links[node.out[p]];
             const NodeId y = l.dst;
-            if (nodes[y].forwards && bfs.dist[y] == d - 1 &&
+            if (l.carries_data && nodes[y].forwards && bfs.dist[y] == d - 1 &&
                 bfs.sec[y] + detail::tie_weight(l.cls) == bfs.sec[x]) {
               out.ports.push_back(static_cast<PortIndex>(p));
             }
@@ -171,6 +172,7 @@ RoutingTable::RoutingTable(const Topology& topo) {
     direct.clear();
     for (LinkId l : nodes[endpoint_node_[e]].in) {
       const Link& link = links[l];
+      if (!link.carries_data) continue;
       direct.push_back({link.src, detail::tie_weight(link.cls), link.src_port});
     }
     std::sort(direct.begin(), direct.end(), [](const Direct& a, const Direct& b) {

@@ -103,6 +103,13 @@ std::pair<LinkId, LinkId> Topology::connect(NodeId a, NodeId b, LinkClass cls, c
   return {ab, ba};
 }
 
+std::pair<LinkId, LinkId> Topology::connect_directed(NodeId a, NodeId b, LinkClass cls, const LinkParams& params,
+                                                     CableType cable) {
+  const auto ids = connect(a, b, cls, params, cable);
+  links_[ids.second].carries_data = false;
+  return ids;
+}
+
 std::size_t Topology::switch_count() const {
   return static_cast<std::size_t>(std::count_if(
       nodes_.begin(), nodes_.end(), [](const Node& n) { return n.kind == NodeKind::Switch; }));
@@ -117,6 +124,11 @@ std::size_t Topology::switch_count(std::uint8_t level) const {
 std::size_t Topology::count_links(LinkClass cls) const {
   return static_cast<std::size_t>(
       std::count_if(links_.begin(), links_.end(), [&](const Link& l) { return l.cls == cls; }));
+}
+
+std::size_t Topology::count_data_links() const {
+  return static_cast<std::size_t>(
+      std::count_if(links_.begin(), links_.end(), [](const Link& l) { return l.carries_data; }));
 }
 
 std::size_t Topology::count_cables(CableType type) const {
@@ -153,7 +165,9 @@ void Topology::measure_bisection(const std::vector<std::uint8_t>& endpoint_side)
   bisection_injection_ = 0;
   for (EndpointId e = 0; e < endpoint_count(); ++e) {
     side[endpoint_nodes_[e]] = endpoint_side[e];
-    if (endpoint_side[e] == 0) bisection_injection_ += nodes_[endpoint_nodes_[e]].out.size();
+    if (endpoint_side[e] == 0) {
+      for (LinkId l : nodes_[endpoint_nodes_[e]].out) bisection_injection_ += links_[l].carries_data ? 1 : 0;
+    }
   }
   // Switches: by the majority of their placed neighbours; repeat until all
   // are placed (switches with only switch neighbours follow those).
@@ -226,10 +240,12 @@ ReverseGraph make_reverse_graph(const Topology& topo) {
   const auto& nodes = topo.nodes();
   g.offsets.resize(nodes.size() + 1);
   g.forwards.resize(nodes.size());
+  // Links that carry no data (reverse halves of directed links) are no
+  // edges of the routing graph.
   std::uint32_t total = 0;
   for (std::size_t y = 0; y < nodes.size(); ++y) {
     g.offsets[y] = total;
-    total += static_cast<std::uint32_t>(nodes[y].in.size());
+    for (LinkId l : nodes[y].in) total += topo.link(l).carries_data ? 1 : 0;
     g.forwards[y] = nodes[y].forwards ? 1 : 0;
   }
   g.offsets[nodes.size()] = total;
@@ -238,6 +254,7 @@ ReverseGraph make_reverse_graph(const Topology& topo) {
   for (const Node& n : nodes) {
     for (LinkId l : n.in) {
       const Link& link = topo.link(l);
+      if (!link.carries_data) continue;
       g.pred.push_back(link.src);
       g.weight.push_back(tie_weight(link.cls));
     }
@@ -268,6 +285,7 @@ DestinationGroups group_destinations(const Topology& topo) {
     key.clear();
     for (LinkId l : node.in) {
       const Link& link = topo.link(l);
+      if (!link.carries_data) continue;
       key.push_back((std::uint64_t{link.src} << 32) | tie_weight(link.cls));
     }
     // Sorted by (node, weight): keep the first (lightest) entry per node.

@@ -28,6 +28,7 @@ UpDownRoutes::UpDownRoutes(const Topology& topo, std::size_t max_bytes) : topo_(
     for (NodeId u : frontier) {
       if (u != root_ && !topo.node(u).forwards) continue;
       for (LinkId l : topo.node(u).out) {
+        if (!topo.link(l).carries_data) continue;
         const NodeId v = topo.link(l).dst;
         if (level[v] == UINT32_MAX) {
           level[v] = level[u] + 1;
@@ -57,6 +58,7 @@ UpDownRoutes::UpDownRoutes(const Topology& topo, std::size_t max_bytes) : topo_(
         // Being at v, a packet must be at the destination or able to go on.
         if (v != d && !topo.node(v).forwards) continue;
         for (LinkId l : topo.node(v).in) {
+          if (!topo.link(l).carries_data) continue;
           const NodeId u = topo.link(l).src;
           // Which phases at u reach (v, vdown) over l?
           const bool is_down = down_[l] != 0;
@@ -83,6 +85,7 @@ void UpDownRoutes::candidates(NodeId at, bool down, EndpointId dst, std::vector<
   const Node& node = topo_.node(at);
   for (PortIndex p = 0; p < node.out.size(); ++p) {
     const LinkId l = node.out[p];
+    if (!topo_.link(l).carries_data) continue;
     const bool is_down = down_[l] != 0;
     if (down && !is_down) continue;  // no going up after down
     const NodeId v = topo_.link(l).dst;

@@ -23,6 +23,7 @@ Pattern parse_pattern(const std::string& name) {
   if (name == "alltoall") return Pattern::Alltoall;
   if (name == "incast") return Pattern::Incast;
   if (name == "bisection") return Pattern::Bisection;
+  if (name == "ring") return Pattern::Ring;
   throw util::ConfigError("workload.pattern: unknown pattern '" + name + "'");
 }
 
@@ -65,6 +66,13 @@ std::vector<PlannedMessage> plan_traffic(const TrafficParams& p, std::uint32_t n
       const std::uint32_t rounds = p.messages == 0 ? n - 1 : std::min(p.messages, n - 1);
       for (std::uint32_t s = 0; s < n; ++s)
         for (std::uint32_t i = 1; i <= rounds; ++i) out.push_back({s, (s + i) % n, p.message_bytes, post(i - 1)});
+      break;
+    }
+    case Pattern::Ring: {
+      // Each endpoint to the next (the traffic of a ring collective's step).
+      for (std::uint32_t s = 0; s < n; ++s)
+        for (std::uint32_t i = 0; i < std::max(p.messages, 1u); ++i)
+          out.push_back({s, (s + 1) % n, p.message_bytes, post(i)});
       break;
     }
     case Pattern::Incast: {

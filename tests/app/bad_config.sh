@@ -31,10 +31,20 @@ check unknown-key '^error: unknown\.toml:3:1: network\.bogus_key: unknown key' u
 check wrong-type '^error: type\.toml:2:7: network\.vcs: expected an integer, got a string$' type.toml
 check syntax '^error: syntax\.toml:1:[0-9]+: syntax error: ' syntax.toml
 check out-of-range '^error: range\.toml:2:8: workload\.load: value 1\.5 out of range' range.toml
-printf '# a topology without routing yet\n[topology]\nkind = "torus"\n' > torus.toml
-check no-routing-yet '^error: torus\.toml:3:1: topology\.kind: .torus. can be built and inspected with `fabricsim info`, but' torus.toml
+# A routing that needs more virtual channels than configured.
+printf '[topology]\nkind = "torus"\ndims = [4, 4]\n' > torus.toml
+check too-few-vcs '^error: torus\.toml: network\.vcs: .* needs 3 virtual channels; set network\.vcs = 3' torus.toml
+# An algorithm the topology has no routing for.
+printf '[topology]\nkind = "torus"\ndims = [4, 4]\n[network]\nvcs = 3\n[routing]\nalgorithm = "ecmp"\n' > torus_ecmp.toml
+check wrong-algorithm '^error: torus_ecmp\.toml:7:1: routing\.algorithm: .ecmp. does not route a torus topology' torus_ecmp.toml
 printf '[topology]\nkind = "fat_tree"\nlevels = 1\n' > levels.toml
 check model-rejects-value '^error: levels\.toml:3:1: topology\.levels: a fat tree has 2 or 3 levels' levels.toml
+# A value a builder rejects, found by `info`.
+printf '[topology]\nkind = "topoopt"\nservers = 8\ndegree = 2\nring_offsets = [2, 4]\n' > ring.toml
+out=$("$exe" info ring.toml 2>&1 >/dev/null); rc=$?
+{ [ "$rc" -eq 2 ] && [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] \
+  && printf '%s\n' "$out" | grep -Eq '^error: ring\.toml:5:1: topology\.ring_offsets: the rings do not connect'; } \
+  || { echo "FAIL topoopt-ring-offsets: $rc $out"; fail=1; }
 check unknown-key-2-ranks '^error: unknown\.toml:3:1: network\.bogus_key: unknown key' unknown.toml "$mpiexec" -n 2
 
 # A bad --set override.

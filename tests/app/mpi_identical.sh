@@ -14,6 +14,18 @@ case $case in
                     --set topology.servers_per_leaf=2 --set topology.gpus_per_server=4 --set topology.radix=16
                     --set workload.message_bytes=32768 --set routing.algorithm=ecmp --set workload.pattern=alltoall
                     --set workload.messages=3) ;;
+  torus) args=(--set topology.kind=torus --set 'topology.dims=[6,4]' --set topology.boards=true --set network.vcs=3
+               --set routing.algorithm=adaptive --set workload.pattern=alltoall --set workload.messages=5
+               --set workload.message_bytes=20000 --set network.buffer_bytes=16384) ;;
+  hammingmesh) args=(--set topology.kind=hammingmesh --set topology.board_a=2 --set topology.board_b=2 --set topology.x=3
+                     --set topology.y=2 --set topology.radix=16 --set network.vcs=3 --set routing.algorithm=adaptive
+                     --set workload.pattern=uniform --set workload.messages=3 --set workload.message_bytes=20000) ;;
+  dragonfly) args=(--set topology.kind=dragonfly --set topology.a=4 --set topology.p=2 --set topology.h=2
+                   --set topology.groups=5 --set network.vcs=3 --set routing.algorithm=ugal_local
+                   --set workload.pattern=alltoall --set workload.messages=6 --set workload.message_bytes=20000) ;;
+  topoopt) args=(--set topology.kind=topoopt --set topology.servers=16 --set topology.degree=3 --set network.vcs=4
+                 --set routing.algorithm=adaptive --set workload.pattern=alltoall --set workload.messages=4
+                 --set workload.message_bytes=20000) ;;
   *) echo "unknown case $case"; exit 2 ;;
 esac
 "$exe" run "${args[@]}" --set output.interval_ns=500 -o "$dir/seq.h5" > /dev/null

@@ -31,8 +31,16 @@
 #include "fabricsim/net/topology.hpp"
 
 namespace fabricsim::net {
+class StateRoutes;
+}
 
-enum class RoutingAlgorithm : std::uint8_t { Ecmp, Spray, Adaptive, DmodK };
+namespace fabricsim::net {
+
+/// Ecmp, Spray, Adaptive, DmodK: the trees (and any topology with route
+/// rules: hash, random or least-loaded choice among the rules' moves).
+/// Dor, Minimal: the first of the rules' moves (deterministic).  Valiant,
+/// UgalLocal, UgalGlobal: Dragonfly (see NetworkParams::valiant_routes).
+enum class RoutingAlgorithm : std::uint8_t { Ecmp, Spray, Adaptive, DmodK, Dor, Minimal, Valiant, UgalLocal, UgalGlobal };
 enum class EcmpHash : std::uint8_t { Mix64, Crc32 };
 
 RoutingAlgorithm parse_routing_algorithm(const std::string& name);
@@ -55,6 +63,15 @@ struct NetworkParams {
   /// minimal paths: deadlock-free on any graph, used for custom graphs whose
   /// minimal routes have channel-dependency cycles.
   bool up_down = false;
+  /// Route by rules (direct topologies, see state_routes.hpp) instead of the
+  /// minimal-route table; owned by the caller, must outlive the Network.
+  /// network.vcs must be at least its rules' vcs().
+  const StateRoutes* state_routes = nullptr;
+  /// Valiant and UGAL on a Dragonfly: routes towards each group (targets =
+  /// the routers of a group), used for the first leg to the intermediate
+  /// group; `group_of` gives the group of every node (kNoGroup for none).
+  const StateRoutes* valiant_routes = nullptr;
+  std::vector<std::uint32_t> group_of;
 };
 
 using MessageId = std::uint32_t;
@@ -74,7 +91,8 @@ struct Message {
   std::uint64_t bytes = 0;       ///< payload
   std::uint32_t tag = 0;
   std::uint16_t flow_port = 0;   ///< source port of the 5-tuple (ECMP entropy)
-  std::uint8_t vc = 0;
+  std::uint8_t vc = 0;           ///< virtual channel of the first hop
+  std::uint8_t first_state = 0;  ///< route-rules state after the first hop
   core::SimTime post_time;       ///< when the workload posted it
   core::SimTime end_time = core::SimTime::max();  ///< tail of the last packet arrived
   std::uint64_t sent_payload = 0;

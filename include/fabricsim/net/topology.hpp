@@ -6,6 +6,10 @@
 // ids of a cable's two halves are consecutive and each names the other in
 // `reverse`.  Ports are numbered per node in the order the cables were
 // connected (port p of node n is the pair nodes()[n].out[p] / in[p]).
+// A cable made by Topology::connect_directed() is a one-way optical link:
+// its b->a half has carries_data = false (it only returns flow-control
+// credits), and every route, distance and routing table here ignores such
+// halves.
 //
 // Builders (build_fat_tree, build_leaf_spine) emit endpoints first, so
 // endpoint e is always node e in the graphs built here; code must still go
@@ -104,6 +108,12 @@ struct Link {
   core::SimTime latency;
   /// The other direction of the same cable.
   LinkId reverse = kNoLink;
+  /// False for the reverse half of a directed (one-way) optical link
+  /// (Topology::connect_directed, e.g. a TopoOpt ring hop): it exists so
+  /// that the sender of the forward half gets its flow-control credits back,
+  /// and carries no packets.  RoutingTable, UpDownRoutes, Topology::diameter
+  /// and the destination grouping skip such links.
+  bool carries_data = true;
 };
 
 class Topology {
@@ -121,6 +131,11 @@ class Topology {
   }
   /// Same, with the cable type given.
   std::pair<LinkId, LinkId> connect(NodeId a, NodeId b, LinkClass cls, const LinkParams& params, CableType cable);
+  /// A directed link a -> b: a cable like connect() (a port at each end,
+  /// consecutive ids, a->b first), whose b->a half has carries_data = false
+  /// (it only carries the credits of the a->b half back to a).
+  std::pair<LinkId, LinkId> connect_directed(NodeId a, NodeId b, LinkClass cls, const LinkParams& params,
+                                             CableType cable);
 
   /// Capacity hint for builders.
   void reserve(std::size_t nodes, std::size_t directed_links);
@@ -137,8 +152,12 @@ class Topology {
   std::size_t switch_count() const;
   /// Number of switches at `level`.
   std::size_t switch_count(std::uint8_t level) const;
-  /// Number of directed links of that class (two per cable).
+  /// Number of directed links of that class (two per cable, whether or not
+  /// both halves carry data).
   std::size_t count_links(LinkClass cls) const;
+  /// Number of directed links that carry data (all but the reverse halves
+  /// of connect_directed cables).
+  std::size_t count_data_links() const;
   /// Number of cables (not directed links) of that type.
   std::size_t count_cables(CableType type) const;
   /// Physical switch boxes for the cost model: switch_count() unless the
@@ -161,7 +180,7 @@ class Topology {
 
   /// Largest, over ordered pairs of distinct endpoints, of the shortest path
   /// length counted in cables (endpoint cables included), where intermediate
-  /// nodes must forward.  0 with fewer than two endpoints, -1 if some pair is
+  /// nodes must forward and only links that carry data count.  0 with fewer than two endpoints, -1 if some pair is
   /// disconnected.  One multi-source BFS per destination group (endpoints with
   /// identical attachments), so a 16k-endpoint fat tree takes one BFS per leaf.
   int diameter() const;
@@ -337,6 +356,107 @@ struct DragonflyParams {
 };
 Topology build_dragonfly(const DragonflyParams& params);
 
+/// TopoOpt direct-connect fabric (../shared/spec/topoopt.md §2.1, §4.3-4.5;
+/// Wang et al., NSDI '23), for one dedicated job whose AllReduce group is the
+/// whole cluster (g = n): n servers, each with d interfaces, joined by
+/// circulant rings "server i -> server (i + p) mod n" for a set of jumps p.
+/// No switches: servers are Endpoint nodes that forward (host forwarding),
+/// named "srvN", level 0.
+///
+/// Jumps: ring_offsets if given, else chosen as the paper does:
+/// select_permutations(n, rings, candidates) over the candidates
+/// totient_perms(n, n) (every p coprime to n; each gives a Hamiltonian ring),
+/// with rings = d (directed) or d/2 (bidirectional, candidates p <= n/2
+/// only, since p stands for the pair {p, n-p}); geo_code_variant uses
+/// select_permutations_geo instead.
+///
+/// Interfaces, ports and cables.  The paper counts transmit and receive
+/// sides of an interface separately (spec §2.1, "Link direction"); a
+/// fabricsim port is one cable, both directions (out[p] / in[p]).
+///   - Directed (default, the paper's semantics): an interface of server i is
+///     one directed link out (to i+p) and one in (from i-p), two different
+///     neighbours, so it takes two ports: every ring hop i -> i+p is one
+///     Topology::connect_directed cable (i's port sends, i+p's port
+///     receives; the i+p -> i half carries only credits).  Each server has d
+///     data links out and d in, radix 2d, and the fabric n*d cables (one per
+///     simplex fibre through the patch panel).  A repeated jump, or p = n/2,
+///     gives parallel cables.
+///   - bidirectional_rings: every jump p also adds jump n-p on the same fibre
+///     pair (spec [code]): one cable i - (i+p) per server and jump, both
+///     halves data.  d must be even; d/2 jumps, radix d (one port per
+///     interface), n*d/2 cables.  p = n/2 (or p and n-p both given) gives
+///     parallel cables.
+/// Cables are created ring by ring (jumps in the order chosen or given),
+/// server by server (i = 0..n-1, each from i to i+p), so a server's ports are
+/// not in a fixed per-ring order (as in the torus).
+///
+/// Links are Global class, cables AoC in the cost model: the spec's own cost
+/// model (NICs, transceivers, patch-panel ports, 1x2 switches, fibre; spec
+/// §3) is not implemented, so `fabricsim info` prices each optical link as
+/// one AoC cable.
+///
+/// ring_offsets, if not empty: the jumps, each in 1..n-1, d of them
+/// (directed) or d/2 (bidirectional; the n-p are added); repeats allowed
+/// (parallel rings in the multigraph).  They must generate Z_n (gcd of n and
+/// all jumps = 1), i.e. the graph must be strongly connected; otherwise
+/// util::ConfigError naming topology.ring_offsets.  The description lists
+/// the jumps and where they came from, e.g. "TopoOpt direct-connect, 128
+/// servers, degree 4, rings +1 +3 +11 +37 (directed, SelectPermutations)"
+/// ("+-p" for bidirectional pairs; "topology.ring_offsets" when given).
+struct TopoOptParams {
+  std::uint32_t servers = 128;
+  std::uint32_t degree = 4;  ///< d: interfaces per server
+  std::vector<std::uint32_t> ring_offsets;  ///< empty = choose (SelectPermutations)
+  bool bidirectional_rings = false;
+  bool geo_code_variant = false;  ///< choose jumps with select_permutations_geo
+  LinkParams link;
+};
+Topology build_topoopt(const TopoOptParams& params);
+
+/// TotientPerms (spec §4.3): the ring jumps of an AllReduce group of size g
+/// (g divides n; the groups are the residue classes mod n/g): (n/g) * p for
+/// every p in 1..g-1 with gcd(p, g) = 1, ascending.  g = n gives every jump
+/// coprime to n, e.g. totient_perms(12, 12) = {1, 5, 7, 11}.  Requires
+/// 1 <= g, g divides n.
+std::vector<std::uint32_t> totient_perms(std::uint32_t n, std::uint32_t g);
+
+/// SelectPermutations (spec §4.4, the paper's variant): d jumps from
+/// `candidates`, close to a geometric sequence.  The first is the smallest
+/// candidate q; then d-1 times the unused candidate nearest to x * q (q the
+/// jump chosen last; ties to the smaller candidate), x = n^(1/d), or 2 if
+/// that is below 2.  In the order chosen, e.g. n = 16, d = 3, candidates
+/// totient_perms(16, 16) -> {1, 3, 7}.  Requires d <= candidates.size()
+/// (candidates distinct).
+std::vector<std::uint32_t> select_permutations(std::uint32_t n, std::uint32_t d,
+                                               const std::vector<std::uint32_t>& candidates);
+
+/// The released code's variant (spec §4.4, choose_n_geo): ratio =
+/// (max / min candidate)^(1 / (d - 1)) (^(1/d) when bidirectional; 1 when
+/// that exponent is undefined), and the next jump is the smallest unused
+/// candidate >= ratio * q (the largest unused one if none is).  Same
+/// requirements as select_permutations.
+std::vector<std::uint32_t> select_permutations_geo(std::uint32_t n, std::uint32_t d,
+                                                   const std::vector<std::uint32_t>& candidates,
+                                                   bool bidirectional);
+
+/// CoinChangeMod (spec §4.5): minimal routes over circulant rings.  For
+/// every residue r of Z_n, hops[r] is the fewest coins (jumps, taken mod n)
+/// summing to r mod n (BFS over Z_n with the coins as generators; hops[0] =
+/// 0; kUnreachable if no sum gives r), and last[r] the coin a minimal route
+/// to r ends with: the first coin c, in the order given, with hops[(r - c)
+/// mod n] = hops[r] - 1 (kNoCoin for r = 0 and unreachable r).  The route
+/// from server i to j is coin_route(r = (j - i) mod n), the same for every i.
+struct CoinChange {
+  static constexpr std::uint32_t kUnreachable = std::numeric_limits<std::uint32_t>::max();
+  static constexpr std::uint32_t kNoCoin = std::numeric_limits<std::uint32_t>::max();
+  std::vector<std::uint32_t> hops;
+  std::vector<std::uint32_t> last;
+};
+CoinChange coin_change_mod(std::uint32_t n, const std::vector<std::uint32_t>& coins);
+/// The coins of the minimal route to residue r, in the order they are taken
+/// from the source (unwinding last[]); empty for r = 0 or unreachable r.
+std::vector<std::uint32_t> coin_route(const CoinChange& change, std::uint32_t r);
+
 /// Prices of the cost model (../shared/spec/hammingmesh.md §4.1): capital
 /// cost of switches and cables only, for `planes` identical planes.
 struct CostModel {
@@ -366,8 +486,8 @@ StructureReport structure_report(const Topology& topo, const CostModel& cost);
 
 /// Minimal-route candidates.
 ///
-/// A minimal path is a shortest path in links whose intermediate nodes all
-/// forward; among those of equal length, the ones crossing the fewest links
+/// A minimal path is a shortest path in data-carrying links (see
+/// Link::carries_data) whose intermediate nodes all forward; among those of equal length, the ones crossing the fewest links
 /// outside the intra-server fabric (classes other than IntraServer) win, so
 /// two GPUs of one server talk through their intra-server switch rather than
 /// through a leaf.  On the trees built here minimal paths are exactly the

@@ -7,7 +7,9 @@
 // route takes any number of up links, then only down links; the channel
 // dependency graph of such routes is acyclic.  Among legal routes the
 // shortest are used, and a packet remembers whether it has taken a down
-// link (its phase).
+// link (its phase).  Links that carry no data (Link::carries_data) are not
+// used; on a graph of one-way links up*/down* routes need not reach every
+// pair (Autonet assumes two-way links), and hops() then reports it.
 #pragma once
 
 #include <cstddef>

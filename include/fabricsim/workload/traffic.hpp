@@ -12,7 +12,7 @@
 
 namespace fabricsim::workload {
 
-enum class Pattern : std::uint8_t { Permutation, Uniform, Alltoall, Incast, Bisection };
+enum class Pattern : std::uint8_t { Permutation, Uniform, Alltoall, Incast, Bisection, Ring };
 Pattern parse_pattern(const std::string& name);
 
 struct TrafficParams {

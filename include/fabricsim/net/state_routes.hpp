@@ -1,0 +1,144 @@
+// Routing by rules over (node, state): the routing of the direct topologies
+// (torus, HyperX, HammingMesh, Dragonfly, forwarding-endpoint graphs).
+//
+// A RouteRules object says which moves a packet may make: in routing state
+// s at node `at`, heading for target t, may it take link l, and in which
+// state does it arrive?  The state carries what deadlock freedom needs (the
+// virtual channel, a turn-model flag, an up/down phase, the dimension being
+// routed) and decides the virtual channel of the buffer the packet occupies
+// after the move (vc(state)).  StateRoutes then computes, per target, the
+// length of the shortest *legal* route from every (node, state) by a
+// backward breadth-first search, and offers at each hop the legal moves that
+// stay on a shortest legal route.  Which of those a packet takes is the
+// network's choice (least loaded for adaptive routing, the first for
+// deterministic routing).
+//
+// The rules are small and local; the tables make every offered move
+// provably lead to the target, and check_state_routes() proves the channel
+// dependency graph of the reachable (channel, state) pairs acyclic
+// (Dally & Seitz), or, for Duato-style adaptive rules, that of the escape
+// moves alone.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fabricsim/net/cdg.hpp"
+#include "fabricsim/net/topology.hpp"
+
+namespace fabricsim::net {
+
+class RouteRules {
+ public:
+  static constexpr std::uint8_t kIllegal = 0xFF;
+  virtual ~RouteRules() = default;
+  /// Number of states (at most 254).
+  virtual std::uint8_t state_count() const = 0;
+  /// State of a packet at its source, before its first move.
+  virtual std::uint8_t initial_state() const { return 0; }
+  /// Moves over one link may lead to several states (Duato: the same link
+  /// as an adaptive or as an escape move): alternatives() of them.
+  virtual unsigned alternatives() const { return 1; }
+  /// The state after taking link `l` (leaving `at`) in state `s` towards
+  /// target `target` as alternative `alt`, or kIllegal.
+  virtual std::uint8_t step(NodeId at, std::uint8_t s, LinkId l, std::uint32_t target, unsigned alt) const = 0;
+  /// Virtual channel of the buffer a packet in state s occupies (the
+  /// channel of the link it arrived over).
+  virtual std::uint8_t vc(std::uint8_t s) const = 0;
+  /// Virtual channels the rules use (1 + the largest vc()).
+  virtual std::uint8_t vcs() const = 0;
+  /// Whether step() looks at the target (then the tables are built per
+  /// target from scratch; otherwise the move graph is built once).
+  virtual bool depends_on_target() const { return false; }
+  /// Duato-style rules: whether a move into state s is an escape move.  The
+  /// escape moves alone must reach every target and be acyclic; the others
+  /// (adaptive) may form cycles.  Plain rules: every move is an escape move.
+  virtual bool escape(std::uint8_t /*s*/) const { return true; }
+  /// One line for the run header, e.g. "torus dimension order, dateline VCs".
+  virtual std::string describe() const = 0;
+};
+
+/// Rules of the built-in topologies.  Each takes the builder's parameters
+/// (the topology alone does not keep them) and checks they match it.
+/// Torus (build_torus): `adaptive` false: dimension order (lowest dimension
+/// first, shorter direction, + on ties) with a dateline per dimension, 2 VCs;
+/// true: Duato's minimal adaptive: any productive link on VC 2, or the
+/// dimension-order escape link on its dateline VC 0/1; 3 VCs.
+std::unique_ptr<RouteRules> torus_rules(const Topology& topo, const std::vector<std::uint32_t>& dims, bool adaptive);
+/// HammingMesh / HyperX (build_hammingmesh): on boards north-last (a packet
+/// that went north goes only north until it leaves the board), up/down in
+/// the row and column networks, the VC raised at every board-to-network hop
+/// (VC = networks entered so far: 3 VCs).  `row_first`: the row network may
+/// not follow the column network (dimension order; HyperX DOR).
+std::unique_ptr<RouteRules> hammingmesh_rules(const Topology& topo, std::uint32_t board_a, std::uint32_t board_b,
+                                              std::uint32_t x, std::uint32_t y, bool row_first);
+/// Dragonfly (build_dragonfly): the VC counts the global links taken so
+/// far; at most `max_global` of them (1: minimal, 2: Valiant); VCs = max_global + 1.
+std::unique_ptr<RouteRules> dragonfly_rules(const Topology& topo, std::uint32_t max_global);
+/// Any graph whose endpoints forward (TopoOpt, custom graphs): shortest
+/// paths with the VC = hops taken so far (acyclic by construction), so as
+/// many VCs as the longest shortest path has links; `max_vcs` bounds it
+/// (ConfigError naming network.vcs beyond).
+std::unique_ptr<RouteRules> hop_count_rules(const Topology& topo, std::uint32_t max_vcs);
+
+class StateRoutes {
+ public:
+  static constexpr std::uint16_t kUnreachable = 0xFFFF;
+  struct Option {
+    PortIndex port;
+    LinkId link;
+    std::uint8_t state;  ///< state after the move
+    std::uint8_t vc;     ///< vc(state): the channel requested
+  };
+
+  /// Targets: the endpoints (target e = endpoint e's node).  Throws
+  /// util::ConfigError (naming routing.algorithm) if the tables would exceed
+  /// `max_bytes`, or if some endpoint cannot reach another.
+  StateRoutes(const Topology& topo, std::unique_ptr<RouteRules> rules, std::size_t max_bytes = std::size_t{1} << 30);
+  /// Arbitrary targets: target t is reached at any node of targets[t].
+  StateRoutes(const Topology& topo, std::unique_ptr<RouteRules> rules, std::vector<std::vector<NodeId>> targets,
+              std::size_t max_bytes = std::size_t{1} << 30);
+
+  const RouteRules& rules() const { return *rules_; }
+  const Topology& topology() const { return topo_; }
+  std::size_t target_count() const { return targets_.size(); }
+  bool is_target(NodeId n, std::uint32_t target) const;
+  const std::vector<NodeId>& target_nodes(std::uint32_t target) const { return targets_[target]; }
+  /// Links of the shortest legal route from (at, s) to the target.
+  std::uint16_t hops(NodeId at, std::uint8_t s, std::uint32_t target) const {
+    return dist_[index(target, at, s)];
+  }
+  /// Appends the moves on a shortest legal route (none at the target); with
+  /// `escape_only`, only escape moves on a shortest legal escape route.
+  void options(NodeId at, std::uint8_t s, std::uint32_t target, std::vector<Option>& out,
+               bool escape_only = false) const;
+  std::size_t memory_bytes() const { return dist_.size() * sizeof(std::uint16_t) * 2; }
+
+ private:
+  void build(std::size_t max_bytes);
+  void bfs(std::uint32_t target, bool escape_only, std::vector<std::uint16_t>& dist) const;
+  std::size_t index(std::uint32_t target, NodeId n, std::uint8_t s) const {
+    return (static_cast<std::size_t>(target) * nodes_ + n) * states_ + s;
+  }
+  const Topology& topo_;
+  std::unique_ptr<RouteRules> rules_;
+  std::vector<std::vector<NodeId>> targets_;
+  std::vector<std::uint32_t> target_of_node_;  // for endpoint targets: target of each node, or UINT32_MAX
+  std::size_t nodes_ = 0;
+  std::size_t states_ = 0;
+  bool endpoint_targets_ = true;
+  std::vector<std::uint16_t> dist_;      // [target][node][state], all moves
+  std::vector<std::uint16_t> esc_dist_;  // the same over escape moves (Duato rules only; else empty)
+};
+
+/// The channel dependency graph of the routes a packet can actually take
+/// (every (channel, state) reachable from some source towards some target
+/// endpoint), with `escape_only`, of the escape moves alone.  Also sets
+/// `unreachable_pairs` to the (source, destination) endpoint pairs with no
+/// legal route.
+DependencyReport check_state_routes(const StateRoutes& routes, bool escape_only, std::size_t* unreachable_pairs);
+
+}  // namespace fabricsim::net

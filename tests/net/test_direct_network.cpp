@@ -1,0 +1,250 @@
+// The packet model on the direct topologies: accelerators that relay
+// packets, route rules with per-hop virtual channels, Valiant/UGAL legs.
+// Analytic latencies (relay latency = switch latency), conservation and
+// losslessness under heavy traffic with tiny buffers, and route lengths:
+// every packet of a minimal scheme crosses exactly the links of its route.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <tuple>
+
+#include "fabricsim/core/simulator.hpp"
+#include "fabricsim/net/network.hpp"
+#include "fabricsim/net/state_routes.hpp"
+#include "fabricsim/workload/traffic.hpp"
+
+namespace fabricsim::net {
+namespace {
+
+using core::SimTime;
+
+struct DirectRun {
+  Topology topo;
+  std::unique_ptr<StateRoutes> routes;
+  std::unique_ptr<StateRoutes> valiant;
+  std::unique_ptr<core::Simulator> sim;
+  std::unique_ptr<Network> net;
+  std::unique_ptr<workload::TrafficWorkload> work;
+
+  void start(NetworkParams np) {
+    np.state_routes = routes.get();
+    np.valiant_routes = valiant.get();
+    sim = std::make_unique<core::Simulator>(topo.node_count());
+    net = std::make_unique<Network>(topo, np, *sim);
+  }
+  void run() {
+    sim->run_until(SimTime::max(), 20'000'000);
+    ASSERT_TRUE(sim->empty()) << "events left: livelock?";
+    net->finish(sim->now());
+  }
+};
+
+TorusParams ring(std::uint32_t n, double gbps, std::int64_t latency_ps) {
+  TorusParams p;
+  p.dims = {n};
+  p.boards = false;
+  p.link.bandwidth_gbps = gbps;
+  p.link.latency = SimTime::from_ps(latency_ps);
+  return p;
+}
+
+TEST(RelayLatency, SinglePacketAroundARingOfAccelerators) {
+  // 100 Gb/s, 1000 + 64 bytes on the wire: 85,120 ps of serialization.
+  // Each relaying accelerator adds the switch latency, like a switch:
+  // end = hops * L + (hops - 1) * W + S (virtual cut-through).
+  const std::int64_t L = 7'000, W = 33'000, S = 85'120;
+  for (bool adaptive : {false, true}) {
+    for (EndpointId dst : {1u, 3u, 4u, 5u, 7u}) {
+      DirectRun r;
+      r.topo = build_torus(ring(8, 100, L));
+      r.routes = std::make_unique<StateRoutes>(r.topo, torus_rules(r.topo, {8}, adaptive));
+      NetworkParams np;
+      np.vcs = 3;
+      np.routing = adaptive ? RoutingAlgorithm::Adaptive : RoutingAlgorithm::Dor;
+      np.switch_latency = SimTime::from_ps(W);
+      r.start(np);
+      const std::int64_t post = 1'000'003;
+      const MessageId id = r.net->send(0, dst, 1000, SimTime::from_ps(post));
+      r.run();
+      const std::int64_t hops = std::min<std::int64_t>(dst, 8 - dst);
+      EXPECT_EQ(r.net->messages()[id].end_time.ps(), post + hops * L + (hops - 1) * W + S)
+          << "0 -> " << dst << (adaptive ? " adaptive" : " dor");
+      EXPECT_EQ(r.net->totals().packet_hops, static_cast<std::uint64_t>(hops));
+    }
+  }
+}
+
+TEST(RelayLatency, HyperXRowSwitchAcceleratorColumnSwitch) {
+  // Hx1Mesh 4x4 (2D HyperX): from accelerator (0,0) to (3,2) the route is
+  // accelerator -> row switch -> accelerator -> column switch ->
+  // accelerator: 4 links, two switch traversals and one relay.
+  HammingMeshParams p;
+  p.board_a = p.board_b = 1;
+  p.x = p.y = 4;
+  p.radix = 64;
+  p.host = {100.0, SimTime::from_ps(5'000)};
+  p.fabric = p.host;
+  DirectRun r;
+  r.topo = build_hammingmesh(p);
+  r.routes = std::make_unique<StateRoutes>(r.topo, hammingmesh_rules(r.topo, 1, 1, 4, 4, true));
+  NetworkParams np;
+  np.vcs = 3;
+  np.routing = RoutingAlgorithm::Dor;
+  np.switch_latency = SimTime::from_ps(40'000);
+  r.start(np);
+  const EndpointId dst = 2 * 4 + 3;  // board (X=3, Y=2)
+  const MessageId id = r.net->send(0, dst, 1000, SimTime::zero());
+  r.run();
+  EXPECT_EQ(r.net->messages()[id].end_time.ps(), 4 * 5'000 + 3 * 40'000 + 85'120);
+  EXPECT_EQ(r.net->totals().packet_hops, 4u);
+}
+
+enum class Kind { Torus, TorusBoards, Hx2, HyperX, Dragonfly };
+const char* kind_name(Kind k) {
+  switch (k) {
+    case Kind::Torus: return "torus";
+    case Kind::TorusBoards: return "torus_boards";
+    case Kind::Hx2: return "hx2";
+    case Kind::HyperX: return "hyperx";
+    case Kind::Dragonfly: return "dragonfly";
+  }
+  return "?";
+}
+const char* alg_name(RoutingAlgorithm a) {
+  switch (a) {
+    case RoutingAlgorithm::Dor: return "dor";
+    case RoutingAlgorithm::Minimal: return "minimal";
+    case RoutingAlgorithm::Adaptive: return "adaptive";
+    case RoutingAlgorithm::Valiant: return "valiant";
+    case RoutingAlgorithm::UgalLocal: return "ugal_local";
+    case RoutingAlgorithm::UgalGlobal: return "ugal_global";
+    default: return "other";
+  }
+}
+
+using Param = std::tuple<Kind, RoutingAlgorithm, workload::Pattern>;
+class DirectConservation : public ::testing::TestWithParam<Param> {};
+
+TEST_P(DirectConservation, LosslessMinimalAndComplete) {
+  const auto [kind, alg, pattern] = GetParam();
+  DirectRun r;
+  const bool valiant = alg == RoutingAlgorithm::Valiant || alg == RoutingAlgorithm::UgalLocal ||
+                       alg == RoutingAlgorithm::UgalGlobal;
+  NetworkParams np;
+  np.vcs = 3;
+  np.routing = alg;
+  np.packet_bytes = 1024;
+  np.buffer_bytes = 2048;  // two packets: credits run out all the time
+  np.seed = 5;
+  switch (kind) {
+    case Kind::Torus:
+    case Kind::TorusBoards: {
+      TorusParams p;
+      p.dims = {6, 4};
+      p.boards = kind == Kind::TorusBoards;
+      r.topo = build_torus(p);
+      r.routes = std::make_unique<StateRoutes>(r.topo, torus_rules(r.topo, p.dims, alg == RoutingAlgorithm::Adaptive));
+      break;
+    }
+    case Kind::Hx2:
+    case Kind::HyperX: {
+      HammingMeshParams p;
+      p.board_a = p.board_b = kind == Kind::Hx2 ? 2 : 1;
+      p.x = 3;
+      p.y = kind == Kind::Hx2 ? 2 : 4;
+      p.radix = 16;
+      r.topo = build_hammingmesh(p);
+      r.routes = std::make_unique<StateRoutes>(
+          r.topo, hammingmesh_rules(r.topo, p.board_a, p.board_b, p.x, p.y, alg == RoutingAlgorithm::Dor));
+      break;
+    }
+    case Kind::Dragonfly: {
+      DragonflyParams p;
+      p.a = 4;
+      p.p = 2;
+      p.h = 2;
+      p.groups = 5;
+      r.topo = build_dragonfly(p);
+      r.routes = std::make_unique<StateRoutes>(r.topo, dragonfly_rules(r.topo, valiant ? 2 : 1));
+      if (valiant) {
+        std::vector<std::vector<NodeId>> groups(p.groups);
+        np.group_of.assign(r.topo.node_count(), 0);
+        for (NodeId n = 0; n < r.topo.node_count(); ++n)
+          if (r.topo.node(n).kind == NodeKind::Switch) {
+            const std::uint32_t g = (n - static_cast<NodeId>(r.topo.endpoint_count())) / p.a;
+            np.group_of[n] = g;
+            groups[g].push_back(n);
+          }
+        for (NodeId n = 0; n < r.topo.node_count(); ++n)
+          if (r.topo.node(n).kind == NodeKind::Endpoint)
+            np.group_of[n] = np.group_of[r.topo.link(r.topo.node(n).out[0]).dst];
+        r.valiant = std::make_unique<StateRoutes>(r.topo, dragonfly_rules(r.topo, 1), std::move(groups));
+      }
+      break;
+    }
+  }
+  r.start(np);
+  workload::TrafficParams tp;
+  tp.pattern = pattern;
+  tp.message_bytes = 5000;  // 5 packets, the last one short
+  tp.messages = pattern == workload::Pattern::Alltoall ? 0 : 3;
+  tp.seed = 9;
+  r.work = std::make_unique<workload::TrafficWorkload>(*r.net, tp);
+  r.run();
+
+  const Network& n = *r.net;
+  const auto& tot = n.totals();
+  std::uint64_t bytes = 0, packets = 0, route_hops = 0;
+  for (const auto& m : n.messages()) {
+    EXPECT_EQ(m.received_payload, m.bytes);
+    EXPECT_NE(m.end_time, SimTime::max());
+    bytes += m.bytes;
+    const std::uint64_t pk = (m.bytes + np.packet_bytes - np.header_bytes - 1) / (np.packet_bytes - np.header_bytes);
+    packets += pk;
+    route_hops += pk * r.routes->hops(r.topo.endpoint_node(m.src), r.routes->rules().initial_state(), m.dst);
+  }
+  EXPECT_TRUE(r.work->done());
+  EXPECT_EQ(tot.bytes_delivered, bytes);
+  EXPECT_EQ(tot.packets_delivered, packets);
+  EXPECT_EQ(tot.packets_injected, packets);
+  EXPECT_EQ(n.packets_in_flight(), 0u);
+  EXPECT_EQ(tot.max_buffer_overshoot, 0u);
+  EXPECT_GE(n.min_credits_seen(), 0);
+  EXPECT_LE(n.max_buffer_occupancy(), np.buffer_bytes);
+  std::uint64_t tx = 0;
+  for (auto c : n.link_stats().tx_packets) tx += c;
+  EXPECT_EQ(tx, tot.packet_hops);
+  // Minimal schemes: each packet crosses exactly its route's links;
+  // Valiant detours are longer, UGAL in between.
+  if (!valiant) {
+    EXPECT_EQ(tot.packet_hops, route_hops);
+  } else {
+    EXPECT_GE(tot.packet_hops, route_hops);
+  }
+  if (alg == RoutingAlgorithm::Valiant && pattern == workload::Pattern::Alltoall) EXPECT_GT(tot.packet_hops, route_hops);
+}
+
+std::vector<Param> cases() {
+  using A = RoutingAlgorithm;
+  using P = workload::Pattern;
+  std::vector<Param> out;
+  for (P pat : {P::Alltoall, P::Uniform}) {
+    for (Kind k : {Kind::Torus, Kind::TorusBoards})
+      for (A a : {A::Dor, A::Adaptive}) out.emplace_back(k, a, pat);
+    for (Kind k : {Kind::Hx2, Kind::HyperX})
+      for (A a : {A::Dor, A::Minimal, A::Adaptive}) out.emplace_back(k, a, pat);
+    for (A a : {A::Minimal, A::Adaptive, A::Valiant, A::UgalLocal, A::UgalGlobal}) out.emplace_back(Kind::Dragonfly, a, pat);
+  }
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(All, DirectConservation, ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<Param>& pi) {
+                           return std::string(kind_name(std::get<0>(pi.param))) + "_" +
+                                  alg_name(std::get<1>(pi.param)) + "_" +
+                                  (std::get<2>(pi.param) == workload::Pattern::Alltoall ? "alltoall" : "uniform");
+                         });
+
+}  // namespace
+}  // namespace fabricsim::net
