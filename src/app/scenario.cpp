@@ -62,17 +62,20 @@ net::Topology build_topology(const config::Config& cfg) {
   net::LinkParams board = fabric;
   if (cfg.get_float("network.board_link_gbps") > 0) board.bandwidth_gbps = cfg.get_float("network.board_link_gbps");
   board.latency = SimTime::from_ns_f(cfg.get_float("network.board_link_latency_ns"));
-  if (kind == "hammingmesh") {
+  if (kind == "hammingmesh" || kind == "hyperx") {
+    // A 2D HyperX is the HammingMesh of 1x1 boards (spec §3).
     net::HammingMeshParams p;
-    p.board_a = u32(cfg, "topology.board_a");
-    p.board_b = u32(cfg, "topology.board_b");
+    p.board_a = kind == "hyperx" ? 1 : u32(cfg, "topology.board_a");
+    p.board_b = kind == "hyperx" ? 1 : u32(cfg, "topology.board_b");
     p.x = u32(cfg, "topology.x");
     p.y = u32(cfg, "topology.y");
     p.radix = u32(cfg, "topology.radix");
     p.board = board;
     p.host = host;
     p.fabric = fabric;
-    return net::build_hammingmesh(p);
+    net::Topology t = net::build_hammingmesh(p);
+    if (kind == "hyperx") t.set_description("2D HyperX " + std::to_string(p.x) + "x" + std::to_string(p.y) + ": " + t.describe());
+    return t;
   }
   if (kind == "torus") {
     net::TorusParams p;
@@ -167,9 +170,11 @@ Routing setup_routing(const config::Config& cfg, const net::Topology& topo, net:
     r.routes = std::make_unique<net::StateRoutes>(topo, net::torus_rules(topo, dims, a == A::Adaptive));
   } else if (kind == "hammingmesh") {
     if (a != A::Dor && a != A::Adaptive && a != A::Minimal) wrong_algorithm(algorithm, kind, "adaptive, minimal or dor");
+    const bool hyperx = cfg.get_string("topology.kind") == "hyperx";
     r.routes = std::make_unique<net::StateRoutes>(
-        topo, net::hammingmesh_rules(topo, u32(cfg, "topology.board_a"), u32(cfg, "topology.board_b"),
-                                     u32(cfg, "topology.x"), u32(cfg, "topology.y"), a == A::Dor));
+        topo, net::hammingmesh_rules(topo, hyperx ? 1 : u32(cfg, "topology.board_a"),
+                                     hyperx ? 1 : u32(cfg, "topology.board_b"), u32(cfg, "topology.x"),
+                                     u32(cfg, "topology.y"), a == A::Dor));
   } else if (kind == "dragonfly") {
     const bool valiant = a == A::Valiant || a == A::UgalLocal || a == A::UgalGlobal;
     if (!valiant && a != A::Minimal && a != A::Adaptive)

@@ -85,10 +85,12 @@ std::vector<ParamDecl> declare() {
   std::vector<ParamDecl> p;
   // ---------------------------------------------------------------- topology
   p.push_back(enum_param("topology", "kind", "fat_tree",
-                         {"fat_tree", "leaf_spine", "hammingmesh", "torus", "dragonfly", "topoopt", "file"},
+                         {"fat_tree", "leaf_spine", "hammingmesh", "hyperx", "torus", "dragonfly", "topoopt", "file"},
                          "Topology family. `fat_tree`: 2- or 3-level folded Clos of `radix`-port switches. "
                          "`leaf_spine`: 2-tier Clos of GPU servers with one NIC per GPU. `hammingmesh`: "
-                         "HammingMesh (one plane; `board_a` = `board_b` = 1 is a 2D HyperX). `torus`: torus of "
+                         "HammingMesh (one plane; `board_a` = `board_b` = 1 is a 2D HyperX). `hyperx`: 2D HyperX of `x` "
+                         "by `y` accelerators, a switch (or 2-level tree) per row and per column: `hammingmesh` with "
+                         "1x1 boards (`board_a`, `board_b` ignored). `torus`: torus of "
                          "forwarding accelerators. `dragonfly`: groups of all-to-all routers joined by global "
                          "links. `topoopt`: TopoOpt direct-connect servers joined by circulant rings through "
                          "optical patch panels, servers forward. `file`: a graph listed in `topology.file` "
@@ -125,8 +127,8 @@ std::vector<ParamDecl> declare() {
                         "hammingmesh: accelerators per board along East-West.", 1, 1024));
   p.push_back(int_param("topology", "board_b", "", 2,
                         "hammingmesh: accelerators per board along North-South.", 1, 1024));
-  p.push_back(int_param("topology", "x", "", 16, "hammingmesh: boards per board-row.", 1, 1 << 16));
-  p.push_back(int_param("topology", "y", "", 16, "hammingmesh: boards per board-column.", 1, 1 << 16));
+  p.push_back(int_param("topology", "x", "", 16, "hammingmesh: boards per board-row (hyperx: accelerators per row).", 1, 1 << 16));
+  p.push_back(int_param("topology", "y", "", 16, "hammingmesh: boards per board-column (hyperx: accelerators per column).", 1, 1 << 16));
   p.push_back(int_list_param("topology", "dims", "", {32, 32},
                              "torus: size of each dimension (any number of dimensions).", 1, 1 << 20));
   p.push_back(bool_param("topology", "boards", true,
