@@ -153,7 +153,12 @@ Routing setup_routing(const config::Config& cfg, const net::Topology& topo, net:
   np.up_down = false;
   np.state_routes = nullptr;
   np.valiant_routes = nullptr;
+  np.coin_paths = nullptr;
   np.group_of.clear();
+  const std::uint32_t k_paths = u32(cfg, "routing.k_paths");
+  if (k_paths > 1 && topo.kind != "topoopt")
+    throw util::ConfigError("routing.k_paths: k-shortest-path routing is for topoopt fabrics (" + topo.kind +
+                            " routes by its own rules)");
   const std::string& algorithm = cfg.get_string("routing.algorithm");
   const A a = np.routing;
   const std::string& kind = topo.kind;
@@ -204,7 +209,20 @@ Routing setup_routing(const config::Config& cfg, const net::Topology& topo, net:
   } else if (kind == "topoopt") {
     if (a != A::Minimal && a != A::Adaptive && a != A::Spray && a != A::Ecmp)
       wrong_algorithm(algorithm, kind, "minimal, adaptive, spray or ecmp");
+    if (k_paths > 1) {
+      r.coin = std::make_unique<net::CoinPaths>(topo, k_paths);
+      if (r.coin->max_hops() > np.vcs)
+        throw util::ConfigError("network.vcs: the " + std::to_string(k_paths) + " shortest routes of some pair take " +
+                                std::to_string(r.coin->max_hops()) + " hops, one virtual channel each; set network.vcs = " +
+                                std::to_string(r.coin->max_hops()));
+      np.coin_paths = r.coin.get();
+    }
     r.routes = std::make_unique<net::StateRoutes>(topo, net::hop_count_rules(topo, np.vcs));
+    if (r.coin) {
+      np.state_routes = r.routes.get();
+      r.note = std::to_string(k_paths) + " shortest loop-free routes per pair (Yen), one per message, VC = hop";
+      return r;
+    }
   } else {
     throw util::ConfigError("topology.kind: no routing for '" + kind + "'");
   }

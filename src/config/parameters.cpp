@@ -233,6 +233,12 @@ std::vector<ParamDecl> declare() {
                          "(local-global-local; 2 VCs), `valiant` (through a random other group), `ugal_local`, "
                          "`ugal_global` (minimal or Valiant, whichever promises less queueing; 3 VCs). `topoopt`: "
                          "`minimal`, `adaptive`, `spray` or `ecmp` over shortest paths (VC = hops taken)."));
+  p.push_back(int_param("routing", "k_paths", "", 1,
+                        "topoopt: routes per server pair. 1: every shortest path (least loaded, or the first with "
+                        "`minimal`). k > 1: each message takes one of the k shortest loop-free routes of its pair "
+                        "(Yen), uniformly by a hash of the message, as TopoOpt's packet simulator does; a packet on "
+                        "hop h uses VC h, so `network.vcs` must cover the longest route (checked).",
+                        1, 16));
   p.push_back(enum_param("routing", "graph", "auto", {"auto", "minimal", "up_down"},
                          "Custom graphs (`topology.kind = \"file\"`): `minimal` routes over every shortest path "
                          "(refused if its channel dependency graph has a cycle, as it could deadlock), `up_down` over "

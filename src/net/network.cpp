@@ -301,6 +301,9 @@ class NetworkImpl {
     std::uint8_t state;
   };
   std::vector<FirstMove> inj_;
+  // k-shortest-path routing: each message's links (paths_[path_at_[id] ..]).
+  std::vector<LinkId> paths_;
+  std::vector<std::uint32_t> path_at_;
   std::vector<std::uint32_t> inj_at_;  // per message; kNoPacket if none
   core::Simulator::BindingId delivered_binding_ = 0;
 
@@ -507,6 +510,13 @@ MessageId NetworkImpl::send(EndpointId src, EndpointId dst, std::uint64_t bytes,
   m.post_time = at;
   m.packets = static_cast<std::uint32_t>((bytes + payload_per_packet_ - 1) / payload_per_packet_);
   messages_.push_back(m);
+  if (params_.coin_paths) {
+    // One route per message, uniformly among the k of its pair (every
+    // process computes the same).
+    path_at_.push_back(static_cast<std::uint32_t>(paths_.size()));
+    const std::size_t count = params_.coin_paths->count(src, dst);
+    params_.coin_paths->path(src, dst, util::hash2(params_.seed ^ 0x4B50'4154'4853ull, id) % count, paths_);
+  }
   const NodeId node = topo_.endpoint_node(src);
   // Every process knows every message (ids stay global); the process that
   // simulates the source posts it.
@@ -807,6 +817,12 @@ std::int64_t NetworkImpl::path_occupancy(const StateRoutes& r, NodeId at, std::u
 }
 
 std::size_t NetworkImpl::choose_move(NodeId at, Packet& pkt, const Message& msg) {
+  if (params_.coin_paths) {
+    // k-shortest paths: hop pkt.state of the message's route, on VC state.
+    const LinkId l = paths_[path_at_[pkt.msg] + pkt.state];
+    opts_.assign(1, StateRoutes::Option{0, l, static_cast<std::uint8_t>(pkt.state + 1), pkt.state});
+    return 0;
+  }
   const StateRoutes* r = rules_;
   std::uint32_t target = pkt.dst;
   if (pkt.aux == kUndecided && topo_.nodes()[at].kind == NodeKind::Switch) {
@@ -1223,7 +1239,11 @@ void NetworkImpl::on_post(const core::Event& ev) {
   probe.dst = m.dst;
   probe.vc = m.vc;
   LinkId o;
-  if (rules_) {
+  if (params_.coin_paths) {
+    o = paths_[path_at_[id]];
+    m.vc = 0;
+    m.first_state = 1;
+  } else if (rules_) {
     // The first move of the message's route (all its packets take it).
     opts_.clear();
     rules_->options(node, rules_->rules().initial_state(), m.dst, opts_);

@@ -26,6 +26,9 @@ case $case in
   topoopt) args=(--set topology.kind=topoopt --set topology.servers=16 --set topology.degree=3 --set network.vcs=4
                  --set routing.algorithm=adaptive --set workload.pattern=alltoall --set workload.messages=4
                  --set workload.message_bytes=20000) ;;
+  topoopt_k) args=(--set topology.kind=topoopt --set topology.servers=16 --set topology.degree=3 --set network.vcs=6
+                   --set routing.k_paths=3 --set workload.pattern=alltoall --set workload.messages=6
+                   --set workload.message_bytes=20000) ;;
   *) echo "unknown case $case"; exit 2 ;;
 esac
 "$exe" run "${args[@]}" --set output.interval_ns=500 -o "$dir/seq.h5" > /dev/null

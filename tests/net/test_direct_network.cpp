@@ -100,6 +100,75 @@ TEST(RelayLatency, HyperXRowSwitchAcceleratorColumnSwitch) {
   EXPECT_EQ(r.net->totals().packet_hops, 4u);
 }
 
+// TopoOpt, 16 servers, directed rings, k = 3: each message's packets cross
+// exactly the links of one of the routes of its pair.
+struct KPathRun {
+  TopoOptParams tp{.servers = 16, .degree = 3};
+  DirectRun r;
+  std::unique_ptr<CoinPaths> paths;
+  KPathRun() {
+    r.topo = build_topoopt(tp);
+    paths = std::make_unique<CoinPaths>(r.topo, 3);
+    r.routes = std::make_unique<StateRoutes>(r.topo, hop_count_rules(r.topo, 8));
+    NetworkParams np;
+    np.vcs = 8;
+    np.packet_bytes = 1024;
+    np.buffer_bytes = 2048;
+    np.coin_paths = paths.get();
+    r.start(np);
+  }
+  // Total packet hops if every message took its pair's shortest / longest route.
+  std::pair<std::uint64_t, std::uint64_t> hop_bounds() const {
+    std::uint64_t lo = 0, hi = 0;
+    std::vector<LinkId> links;
+    for (const auto& m : r.net->messages()) {
+      const std::uint64_t pk = (m.bytes + 959) / 960;
+      std::size_t shortest = SIZE_MAX, longest = 0;
+      for (std::size_t c = 0; c < paths->count(m.src, m.dst); ++c) {
+        links.clear();
+        paths->path(m.src, m.dst, c, links);
+        shortest = std::min(shortest, links.size());
+        longest = std::max(longest, links.size());
+      }
+      lo += pk * shortest;
+      hi += pk * longest;
+    }
+    return {lo, hi};
+  }
+};
+
+TEST(KShortestPaths, MessagesOfOnePairSpreadOverItsRoutes) {
+  KPathRun k;
+  for (int i = 0; i < 40; ++i) k.r.net->send(0, 5, 3000, SimTime::from_ps(1000 * i));
+  k.r.run();
+  // 5 = 1+1+3 in three orders with jumps {1, 3, 7}: routes of equal
+  // length, two of them leaving over the +1 ring and one over the +3 ring.
+  const auto [lo, hi] = k.hop_bounds();
+  EXPECT_EQ(k.r.net->totals().packet_hops, lo);
+  EXPECT_EQ(lo, hi);
+  EXPECT_EQ(k.paths->count(0, 5), 3u);
+  std::size_t first_links = 0;
+  for (LinkId l : k.r.topo.node(k.r.topo.endpoint_node(0)).out) first_links += k.r.net->link_stats().flows[l] > 0 ? 1 : 0;
+  EXPECT_GT(first_links, 1u);
+}
+
+TEST(KShortestPaths, AlltoallIsLosslessOnRoutesOfItsPairs) {
+  KPathRun k;
+  for (EndpointId s = 0; s < 16; ++s)
+    for (EndpointId d = 0; d < 16; ++d)
+      if (s != d) k.r.net->send(s, d, 2000, SimTime::zero());
+  k.r.run();
+  const auto& tot = k.r.net->totals();
+  EXPECT_EQ(tot.packets_delivered, tot.packets_injected);
+  EXPECT_EQ(tot.max_buffer_overshoot, 0u);
+  EXPECT_GE(k.r.net->min_credits_seen(), 0);
+  EXPECT_EQ(k.r.net->packets_in_flight(), 0u);
+  for (const auto& m : k.r.net->messages()) EXPECT_EQ(m.received_payload, m.bytes);
+  const auto [lo, hi] = k.hop_bounds();
+  EXPECT_GE(tot.packet_hops, lo);
+  EXPECT_LE(tot.packet_hops, hi);
+}
+
 enum class Kind { Torus, TorusBoards, Hx2, HyperX, Dragonfly };
 const char* kind_name(Kind k) {
   switch (k) {

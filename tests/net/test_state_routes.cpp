@@ -273,3 +273,88 @@ TEST(StateRoutes, RulesRefuseTheWrongTopology) {
 
 }  // namespace
 }  // namespace fabricsim::net
+
+namespace fabricsim::net {
+namespace {
+
+// Every loop-free coin route from 0 to r of at most `max_len` coins, by
+// depth-first enumeration (independent of Yen's algorithm).
+void all_routes(std::uint32_t n, const std::vector<std::uint32_t>& coins, std::uint32_t at, std::uint32_t r,
+                std::vector<std::uint8_t>& seen, std::size_t len, std::size_t max_len, std::vector<std::size_t>& lengths) {
+  if (at == r) {
+    lengths.push_back(len);
+    return;
+  }
+  if (len == max_len) return;
+  for (std::uint32_t c : coins) {
+    const std::uint32_t v = (at + c) % n;
+    if (seen[v]) continue;
+    seen[v] = 1;
+    all_routes(n, coins, v, r, seen, len + 1, max_len, lengths);
+    seen[v] = 0;
+  }
+}
+
+TEST(KShortestCoinRoutes, MatchTheShortestLoopFreeRoutesByEnumeration) {
+  for (const auto& [n, coins] : std::vector<std::pair<std::uint32_t, std::vector<std::uint32_t>>>{
+           {16, {1, 3, 7}}, {12, {1, 5}}, {15, {1, 4, 11}}, {10, {1, 9}}}) {
+    for (std::uint32_t r = 1; r < n; ++r) {
+      const auto routes = k_shortest_coin_routes(n, coins, r, 6);
+      ASSERT_FALSE(routes.empty());
+      // Valid, loop-free, distinct.
+      for (std::size_t i = 0; i < routes.size(); ++i) {
+        std::vector<std::uint8_t> seen(n, 0);
+        std::uint32_t at = 0;
+        seen[0] = 1;
+        for (std::uint32_t c : routes[i]) {
+          at = (at + c) % n;
+          EXPECT_FALSE(seen[at]) << "loop in route " << i << " to " << r;
+          seen[at] = 1;
+        }
+        EXPECT_EQ(at, r);
+        for (std::size_t j = 0; j < i; ++j) EXPECT_NE(routes[i], routes[j]);
+        if (i > 0) EXPECT_GE(routes[i].size(), routes[i - 1].size()) << "not shortest first";
+      }
+      // The lengths are the smallest ones among all loop-free routes.
+      std::vector<std::size_t> lengths;
+      std::vector<std::uint8_t> seen(n, 0);
+      seen[0] = 1;
+      all_routes(n, coins, 0, r, seen, 0, n, lengths);
+      std::sort(lengths.begin(), lengths.end());
+      ASSERT_GE(lengths.size(), routes.size());
+      EXPECT_EQ(routes.size(), std::min<std::size_t>(6, lengths.size()));
+      for (std::size_t i = 0; i < routes.size(); ++i) EXPECT_EQ(routes[i].size(), lengths[i]) << n << " r " << r;
+      // k = 1 is CoinChangeMod's length.
+      EXPECT_EQ(routes[0].size(), coin_change_mod(n, coins).hops[r]);
+    }
+  }
+}
+
+TEST(KShortestCoinRoutes, PathsFollowTheDataLinksOfTheFabric) {
+  TopoOptParams p;
+  p.servers = 16;
+  p.degree = 3;
+  const Topology t = build_topoopt(p);
+  const CoinPaths paths(t, 4);
+  std::vector<LinkId> links;
+  for (EndpointId s = 0; s < 16; ++s)
+    for (EndpointId d = 0; d < 16; ++d) {
+      if (s == d) continue;
+      ASSERT_GE(paths.count(s, d), 1u);
+      for (std::size_t c = 0; c < paths.count(s, d); ++c) {
+        links.clear();
+        paths.path(s, d, c, links);
+        NodeId at = t.endpoint_node(s);
+        for (LinkId l : links) {
+          EXPECT_TRUE(t.link(l).carries_data);
+          EXPECT_EQ(t.link(l).src, at);
+          at = t.link(l).dst;
+        }
+        EXPECT_EQ(at, t.endpoint_node(d));
+        EXPECT_LE(links.size(), paths.max_hops());
+      }
+    }
+}
+
+}  // namespace
+}  // namespace fabricsim::net

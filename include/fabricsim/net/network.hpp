@@ -32,6 +32,7 @@
 
 namespace fabricsim::net {
 class StateRoutes;
+class CoinPaths;
 }
 
 namespace fabricsim::net {
@@ -71,6 +72,10 @@ struct NetworkParams {
   /// the routers of a group), used for the first leg to the intermediate
   /// group; `group_of` gives the group of every node (kNoGroup for none).
   const StateRoutes* valiant_routes = nullptr;
+  /// TopoOpt k-shortest paths (with state_routes = hop-count rules): each
+  /// message takes route hash(seed, message) mod count of its pair, the
+  /// packet's state counting its hops along it.
+  const CoinPaths* coin_paths = nullptr;
   std::vector<std::uint32_t> group_of;
 };
 

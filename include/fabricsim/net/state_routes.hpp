@@ -142,3 +142,44 @@ class StateRoutes {
 DependencyReport check_state_routes(const StateRoutes& routes, bool escape_only, std::size_t* unreachable_pairs);
 
 }  // namespace fabricsim::net
+
+namespace fabricsim::net {
+
+/// TopoOpt's k-shortest-path routing (spec §4.5 notes: "implement k-shortest
+/// paths with k = 1 as the default"; its packet simulator takes one listed
+/// path per flow, uniformly at random).  On a TopoOpt fabric the routes are
+/// translation-invariant (a circulant graph), so for every residue r of
+/// Z_n the k shortest loop-free coin sequences from 0 to r are found once
+/// (k_shortest_coin_routes, Yen's algorithm) and a route from server i
+/// applies them from i over its data links.  A packet on hop h uses VC h
+/// (as with hop_count_rules), so routes are deadlock-free when network.vcs
+/// covers the longest of them (max_hops()).
+class CoinPaths {
+ public:
+  /// `topo` must be a TopoOpt fabric (servers 0..n-1, data links i -> i+p).
+  CoinPaths(const Topology& topo, std::uint32_t k);
+  /// Number of routes from src to dst (at most k).
+  std::size_t count(EndpointId src, EndpointId dst) const;
+  /// Appends the links of route `choice` (< count) from src to dst.
+  void path(EndpointId src, EndpointId dst, std::size_t choice, std::vector<LinkId>& out) const;
+  std::uint32_t max_hops() const { return max_hops_; }
+  std::uint32_t k() const { return k_; }
+
+ private:
+  std::uint32_t n_ = 0;
+  std::uint32_t k_ = 1;
+  std::vector<std::uint32_t> jumps_;              // distinct jumps of the data links
+  std::vector<LinkId> link_;                      // [server * jumps + j]
+  std::vector<std::vector<std::vector<std::uint8_t>>> routes_;  // [r][route] -> jump indices
+  std::uint32_t max_hops_ = 0;
+};
+
+/// Yen's k shortest loop-free routes over Z_n with the given coins (jumps)
+/// from 0 to r: coin sequences whose partial sums never repeat, shortest
+/// first (ties in the order Yen's algorithm finds them, which is
+/// deterministic: coins are tried in the order given).  Fewer than k if
+/// there are not that many; empty for r = 0.
+std::vector<std::vector<std::uint32_t>> k_shortest_coin_routes(std::uint32_t n, const std::vector<std::uint32_t>& coins,
+                                                               std::uint32_t r, std::uint32_t k);
+
+}  // namespace fabricsim::net
