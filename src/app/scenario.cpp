@@ -232,6 +232,8 @@ Routing setup_routing(const config::Config& cfg, const net::Topology& topo, net:
                             std::to_string(r.routes->rules().vcs()) + " virtual channels; set network.vcs = " +
                             std::to_string(r.routes->rules().vcs()));
   r.note = r.routes->rules().describe();
+  if (a == A::UgalLocal || a == A::UgalGlobal || a == A::Adaptive)
+    r.note += std::string(", ") + (a == A::Adaptive ? "least-loaded choice" : a == A::UgalLocal ? "UGAL-L" : "UGAL-G");
   return r;
 }
 

@@ -152,7 +152,6 @@ class NetworkImpl {
     bool from_endpoint;
     bool remote;           // the far end is simulated by another process
     bool mixed;            // a forwarding endpoint's output: relayed packets and its own NIC share it
-    bool nic_turn;         // mixed: whose turn it is (round-robin between the two)
     // Second line: what a transmission reads and adds up (a 128-byte
     // aligned pair of lines is one fetch for the adjacent-line prefetcher).
     std::uint64_t tx_bytes;
@@ -988,12 +987,12 @@ void NetworkImpl::arbitrate(LinkId o) {
 }
 
 void NetworkImpl::arbitrate_mixed(LinkId o) {
-  // Relayed packets and the endpoint's own messages take turns; whoever
-  // cannot send leaves the output to the other.
-  const bool nic_first = port_[o].nic_turn;
-  const bool sent = nic_first ? arbitrate_nic(o) || arbitrate_switch(o) : arbitrate_switch(o) || arbitrate_nic(o);
-  if (!sent) return;
-  port_[o].nic_turn = !port_[o].nic_turn;
+  // In-transit packets first, the endpoint's own packets when none can go:
+  // injection then cannot crowd out traffic already in the fabric, which
+  // keeps a loaded torus from saturating early (alternating turns gave the
+  // 32x32 torus 20.1% instead of 22.7% of injection under 200 alltoall
+  // rounds; docs/model.md).
+  if (!arbitrate_switch(o) && !arbitrate_nic(o)) return;
   if (!port_[o].requesters.empty() || !nic_active_[o].empty()) schedule_wake(o, port_[o].busy_until);
 }
 
