@@ -118,6 +118,7 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
     throw util::ConfigError("routing.algorithm: ugal_global reads the queues of the whole fabric, which one rank "
                             "cannot see in a partitioned run; run it on one rank or use ugal_local");
   const workload::TrafficParams tp = traffic_params(cfg);
+  const bool collective = cfg.get_string("workload.kind") == "collective";
   core::Simulator sim(topo.node_count());
   net::Network network(topo, np, sim);
   const double build_s = seconds_since(t_build);
@@ -131,7 +132,10 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
   const std::string partitioner = comm.size() > 1 ? cfg.get_string("engine.partitioner") : std::string("none");
   if (comm.size() > 1) {
     const net::RoutingTable routes(topo);
-    const auto fluid = workload::estimate_fluid(topo, routes, workload::plan_traffic(tp, topo, np), np);
+    // (A collective's messages depend on each other: no fluid estimate;
+    // the partition weighs every node alike.)
+    const auto fluid = workload::estimate_fluid(
+        topo, routes, collective ? std::vector<workload::PlannedMessage>{} : workload::plan_traffic(tp, topo, np), np);
     const auto r = partition_nodes(node_graph(topo, fluid.link_bytes, np.packet_bytes), comm.size(),
                                    par::parse_partitioner(partitioner),
                                    core::SimTime::from_ns_f(cfg.get_float("engine.min_cut_latency_ns")),
@@ -155,7 +159,14 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
     exchange = std::make_unique<par::RecordExchange>(comm, std::move(link_owner), std::move(neighbours));
     network.set_partition(part, comm.rank(), exchange.get());
   }
-  workload::TrafficWorkload traffic(network, tp);
+  std::unique_ptr<workload::TrafficWorkload> traffic;
+  std::unique_ptr<workload::CollectiveWorkload> coll;
+  if (collective) {
+    coll = std::make_unique<workload::CollectiveWorkload>(network, collective_params(cfg));
+  } else {
+    traffic = std::make_unique<workload::TrafficWorkload>(network, tp);
+  }
+  const std::uint64_t messages_total = collective ? coll->messages_total() : traffic->messages_total();
   const double partition_s = seconds_since(t_part);
 
   // Run.
@@ -212,10 +223,50 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
       // Lossless model: everything injected must have arrived.  (The totals
       // are global; rank 0 alone reports a violation.)
       if (totals.packets_delivered != totals.packets_injected || in_flight != 0 ||
-          totals.messages_delivered != traffic.messages_total())
+          totals.messages_delivered != messages_total)
         throw util::UserError(fmt::format("internal check failed: {} packets injected, {} delivered, {} of {} messages done",
                                           totals.packets_injected, totals.packets_delivered, totals.messages_delivered,
-                                          traffic.messages_total()));
+                                          messages_total));
+    }
+
+    // Collective timing: each instance from its first post (known where its
+    // sender runs) to its last arrival (where its receiver runs).
+    stats::CollectiveReport creport;
+    if (collective) {
+      const auto& inst = coll->instances();
+      std::vector<std::int64_t> first(inst.size(), INT64_MAX), last(inst.size(), INT64_MIN);
+      std::vector<std::int64_t> posts(network.messages().size(), INT64_MAX);
+      for (std::size_t i = 0; i < inst.size(); ++i)
+        for (net::MessageId m = inst[i].first; m < inst[i].last; ++m) {
+          const auto& msg = network.messages()[m];
+          if (network.owns(topo.endpoint_node(msg.src))) {
+            first[i] = std::min(first[i], msg.post_time.ps());
+            posts[m] = msg.post_time.ps();
+          }
+          if (network.owns(topo.endpoint_node(msg.dst))) last[i] = std::max(last[i], msg.end_time.ps());
+        }
+      comm.allreduce_min(first);
+      comm.allreduce_max(last);
+      if (comm.size() > 1) {  // /flows: every row's start where its receiver is written
+        comm.allreduce_min(posts);
+        for (net::MessageId m = 0; m < posts.size(); ++m)
+          network.set_post_time(m, core::SimTime::from_ps(posts[m]));
+      }
+      const auto& cp = coll->params();
+      const auto n = static_cast<std::uint32_t>(coll->ranks().size());
+      creport.op = workload::to_string(cp.op);
+      creport.algorithm = cp.algorithm;
+      creport.ranks = n;
+      for (std::size_t i = 0; i < inst.size(); ++i) {
+        const double t_ns = static_cast<double>(last[i] - first[i]) / 1000.0;
+        const double alg = static_cast<double>(inst[i].bytes) * 8.0 / t_ns;  // Gb/s
+        creport.bytes.push_back(inst[i].bytes);
+        creport.iteration.push_back(inst[i].iteration);
+        creport.start_ns.push_back(static_cast<double>(first[i]) / 1000.0);
+        creport.end_ns.push_back(static_cast<double>(last[i]) / 1000.0);
+        creport.algbw_gbps.push_back(alg);
+        creport.busbw_gbps.push_back(alg * workload::busbw_factor(cp.op, n));
+      }
     }
 
     // Write.
@@ -258,6 +309,7 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
     eng.peak_memory_bytes_per_rank = comm.allgather(stats::peak_memory_bytes());
     eng.write_seconds = seconds_since(t_write);
     stats::write_engine(writer, eng);
+    if (collective) stats::write_collectives(writer, creport, comm.is_root());
     writer.commit();
 
     if (comm.is_root()) {
@@ -299,6 +351,27 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
     }
     fmt::print("  memory      {} peak per rank\n", human_bytes(static_cast<double>(peak)));
       fmt::print("  output      {}\n", out_path);
+      if (collective) {
+        // NCCL-tests layout: per size, the mean over the timed iterations.
+        const auto& cp = coll->params();
+        fmt::print("\n# {} ({}), {} ranks ({} placement), {} warm-up + {} timed iterations per size\n",
+                   creport.op, creport.algorithm, creport.ranks, cp.placement, cp.warmup, cp.iterations);
+        fmt::print("# {:>12} {:>12} {:>6} {:>10} {:>9} {:>9}\n", "size", "count", "type", "time", "algbw", "busbw");
+        fmt::print("# {:>12} {:>12} {:>6} {:>10} {:>9} {:>9}\n", "(B)", "(elements)", "", "(us)", "(GB/s)", "(GB/s)");
+        for (std::size_t si = 0; si < cp.sizes.size(); ++si) {
+          double t_ns = 0;
+          int k = 0;
+          for (std::size_t i = 0; i < creport.bytes.size(); ++i)
+            if (coll->instances()[i].size_index == si && creport.iteration[i] >= 0) {
+              t_ns += creport.end_ns[i] - creport.start_ns[i];
+              ++k;
+            }
+          t_ns /= k;
+          const double algbw = static_cast<double>(cp.sizes[si]) / t_ns;  // bytes per ns = GB/s
+          fmt::print("  {:>12} {:>12} {:>6} {:>10.2f} {:>9.2f} {:>9.2f}\n", cp.sizes[si], cp.sizes[si] / 4, "float",
+                     t_ns / 1000.0, algbw, algbw * workload::busbw_factor(cp.op, creport.ranks));
+        }
+      }
     }
     return 0;
   } catch (const std::exception& e) {

@@ -281,6 +281,36 @@ workload::TrafficParams traffic_params(const config::Config& cfg) {
   return p;
 }
 
+workload::CollectiveParams collective_params(const config::Config& cfg) {
+  workload::CollectiveParams p;
+  p.op = workload::parse_collective_op(cfg.get_string("workload.op"));
+  p.algorithm = cfg.get_string("workload.algorithm");
+  if (p.algorithm == "auto") p.algorithm = p.op == workload::CollectiveOp::Alltoall ? "pairwise" : "ring";
+  p.ranks = u32(cfg, "workload.ranks");
+  p.placement = cfg.get_string("workload.placement");
+  for (std::int64_t e : cfg.get_int_list("workload.endpoints")) p.endpoints.push_back(static_cast<std::uint32_t>(e));
+  p.sizes.clear();
+  for (std::int64_t s : cfg.get_int_list("workload.sizes")) {
+    if (s < 1) throw util::ConfigError("workload.sizes: " + std::to_string(s) + " is not a size in bytes");
+    p.sizes.push_back(static_cast<std::uint64_t>(s));
+  }
+  if (p.sizes.empty()) {
+    const auto lo = static_cast<std::uint64_t>(cfg.get_int("workload.min_bytes"));
+    const auto hi0 = static_cast<std::uint64_t>(cfg.get_int("workload.max_bytes"));
+    const std::uint64_t hi = hi0 == 0 ? lo : hi0;
+    if (hi < lo) throw util::ConfigError("workload.max_bytes: smaller than workload.min_bytes");
+    const auto f = static_cast<std::uint64_t>(cfg.get_int("workload.step_factor"));
+    for (std::uint64_t s = lo; s <= hi; s *= f) p.sizes.push_back(s);
+  }
+  p.iterations = u32(cfg, "workload.iterations");
+  p.warmup = u32(cfg, "workload.warmup");
+  p.chunk_bytes = static_cast<std::uint64_t>(cfg.get_int("workload.chunk_bytes"));
+  p.reduce_gbps = cfg.get_float("workload.reduce_gbps");
+  p.start = SimTime::from_ns_f(cfg.get_float("workload.start_ns"));
+  p.seed = static_cast<std::uint64_t>(cfg.get_int("engine.seed"));
+  return p;
+}
+
 par::Graph node_graph(const net::Topology& topo, const std::vector<double>& link_bytes, std::uint32_t packet_bytes) {
   par::Graph g;
   const std::size_t n = topo.node_count();

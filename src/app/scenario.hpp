@@ -8,6 +8,7 @@
 #include "fabricsim/net/network.hpp"
 #include "fabricsim/net/state_routes.hpp"
 #include "fabricsim/net/topology.hpp"
+#include "fabricsim/workload/collective.hpp"
 #include "fabricsim/workload/traffic.hpp"
 
 namespace fabricsim::app {
@@ -33,6 +34,9 @@ Routing setup_routing(const config::Config& cfg, const net::Topology& topo, net:
 net::CostModel cost_model(const config::Config& cfg);
 net::NetworkParams network_params(const config::Config& cfg);
 workload::TrafficParams traffic_params(const config::Config& cfg);
+/// workload.kind = "collective": its parameters (sizes from `sizes`, or
+/// the min_bytes..max_bytes range by step_factor).
+workload::CollectiveParams collective_params(const config::Config& cfg);
 
 /// The node graph the partitioners split: vertices weighted by the packets
 /// the fluid estimate expects each node to send (plus one), edges carrying

@@ -248,8 +248,41 @@ std::vector<ParamDecl> declare() {
                          "Hash function of `ecmp` over (src, dst, source port, destination port, protocol)."));
   p.push_back(int_param("routing", "ecmp_seed", "", 0, "Seed mixed into the `ecmp` hash.", 0, 4294967295.0));
   // ---------------------------------------------------------------- workload
-  p.push_back(enum_param("workload", "kind", "traffic", {"traffic"},
-                         "`traffic`: synthetic traffic patterns (see `pattern`)."));
+  p.push_back(enum_param("workload", "kind", "traffic", {"traffic", "collective"},
+                         "`traffic`: synthetic traffic patterns (see `pattern`). `collective`: an NCCL-tests style "
+                         "benchmark of one collective (`op`, `algorithm`) over a communicator (`ranks`, "
+                         "`placement`), for each of `sizes`, `warmup` + `iterations` times back to back."));
+  p.push_back(enum_param("workload", "op", "allreduce", {"allreduce", "reduce_scatter", "allgather", "alltoall"},
+                         "collective: the operation (NCCL semantics; the size is the buffer per rank)."));
+  p.push_back(enum_param("workload", "algorithm", "auto", {"auto", "ring", "pairwise"},
+                         "collective: `ring` (allreduce as reduce-scatter then allgather, 2(n-1) steps of S/n; "
+                         "reduce_scatter and allgather n-1 steps), `pairwise` (alltoall: step i to rank r+i); `auto` "
+                         "picks ring, or pairwise for alltoall."));
+  p.push_back(int_list_param("workload", "sizes", "bytes", {},
+                             "collective: the sizes to run, in bytes per rank; empty: `min_bytes` to `max_bytes` "
+                             "multiplying by `step_factor` (NCCL's -b, -e, -f)."));
+  p.push_back(int_param("workload", "min_bytes", "bytes", 1 << 20, "collective: smallest size when `sizes` is empty.",
+                        1, 1ll << 40));
+  p.push_back(int_param("workload", "max_bytes", "bytes", 0,
+                        "collective: largest size when `sizes` is empty; 0 = `min_bytes`.", 0, 1ll << 40));
+  p.push_back(int_param("workload", "step_factor", "", 2, "collective: size multiplier between sizes.", 2, 1024));
+  p.push_back(int_param("workload", "iterations", "", 1, "collective: timed runs per size.", 1, 1 << 20));
+  p.push_back(int_param("workload", "warmup", "", 0, "collective: untimed runs per size, before the timed ones.", 0,
+                        1 << 20));
+  p.push_back(int_param("workload", "chunk_bytes", "bytes", 0,
+                        "collective: each step's message is cut into chunks of at most this many bytes that move "
+                        "through the steps independently (pipelining); 0: one message per step.",
+                        0, 1ll << 40));
+  p.push_back(int_param("workload", "ranks", "", 0, "collective: communicator size; 0 = every endpoint.", 0,
+                        1 << 24));
+  p.push_back(enum_param("workload", "placement", "linear", {"linear", "random", "list"},
+                         "collective: which endpoints form the communicator, in rank order: `linear` (0, 1, ...), "
+                         "`random` (seeded by engine.seed), `list` (`endpoints`)."));
+  p.push_back(int_list_param("workload", "endpoints", "", {}, "collective: the communicator for `placement = \"list\"`."));
+  p.push_back(float_param("workload", "reduce_gbps", "Gb/s", 0,
+                          "collective: reduction speed per endpoint (a received chunk is reduced before it is sent "
+                          "on); 0 = infinitely fast.",
+                          0, 1e9));
   p.push_back(enum_param("workload", "pattern", "permutation",
                          {"permutation", "uniform", "alltoall", "incast", "bisection", "ring"},
                          "`permutation`: a seeded random permutation, no endpoint sends to itself. `uniform`: each "

@@ -89,6 +89,8 @@ class NetworkImpl {
   NetworkImpl(const Topology& topo, const NetworkParams& params, core::Simulator& sim);
 
   MessageId send(EndpointId src, EndpointId dst, std::uint64_t bytes, SimTime at, std::uint32_t tag);
+  MessageId create(EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint32_t tag);
+  void post(MessageId id, SimTime at);
 
   void on_link_event(const core::Event& ev);
   /// Prefetch hints (see Simulator::set_prefetch): what the handlers of a
@@ -493,6 +495,22 @@ std::uint32_t NetworkImpl::alloc_packet() {
 }
 
 MessageId NetworkImpl::send(EndpointId src, EndpointId dst, std::uint64_t bytes, SimTime at, std::uint32_t tag) {
+  const MessageId id = create(src, dst, bytes, tag);
+  post(id, at);
+  return id;
+}
+
+void NetworkImpl::post(MessageId id, SimTime at) {
+  Message& m = messages_[id];
+  FABRICSIM_ASSERT(m.post_time == SimTime::max(), "message posted twice");
+  m.post_time = at;
+  const NodeId node = topo_.endpoint_node(m.src);
+  // Every process knows every message (ids stay global); the process that
+  // simulates the source posts it.
+  if (owned_[node]) sim_.schedule_bound(at, kPrioPost, node, post_binding_, id);
+}
+
+MessageId NetworkImpl::create(EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint32_t tag) {
   FABRICSIM_ASSERT(src < topo_.endpoint_count() && dst < topo_.endpoint_count(), "endpoint out of range");
   FABRICSIM_ASSERT(src != dst, "message to itself");
   FABRICSIM_ASSERT(bytes > 0, "empty message");
@@ -506,7 +524,7 @@ MessageId NetworkImpl::send(EndpointId src, EndpointId dst, std::uint64_t bytes,
   // Ephemeral source port: a deterministic function of the message, so the
   // ECMP path of a flow does not depend on anything but (seed, message).
   m.flow_port = static_cast<std::uint16_t>(49152u + util::hash2(params_.seed, id) % 16384u);
-  m.post_time = at;
+  m.post_time = SimTime::max();
   m.packets = static_cast<std::uint32_t>((bytes + payload_per_packet_ - 1) / payload_per_packet_);
   messages_.push_back(m);
   if (params_.coin_paths) {
@@ -516,10 +534,6 @@ MessageId NetworkImpl::send(EndpointId src, EndpointId dst, std::uint64_t bytes,
     const std::size_t count = params_.coin_paths->count(src, dst);
     params_.coin_paths->path(src, dst, util::hash2(params_.seed ^ 0x4B50'4154'4853ull, id) % count, paths_);
   }
-  const NodeId node = topo_.endpoint_node(src);
-  // Every process knows every message (ids stay global); the process that
-  // simulates the source posts it.
-  if (owned_[node]) sim_.schedule_bound(at, kPrioPost, node, post_binding_, id);
   return id;
 }
 
@@ -1292,6 +1306,11 @@ Network::~Network() = default;
 MessageId Network::send(EndpointId src, EndpointId dst, std::uint64_t payload_bytes, SimTime at, std::uint32_t tag) {
   return impl_->send(src, dst, payload_bytes, at, tag);
 }
+MessageId Network::create(EndpointId src, EndpointId dst, std::uint64_t payload_bytes, std::uint32_t tag) {
+  return impl_->create(src, dst, payload_bytes, tag);
+}
+void Network::post(MessageId id, SimTime at) { impl_->post(id, at); }
+void Network::set_post_time(MessageId id, SimTime at) { impl_->messages_[id].post_time = at; }
 void Network::set_flow_port(MessageId id, std::uint16_t port) { impl_->messages_[id].flow_port = port; }
 void Network::set_partition(const std::vector<std::int32_t>& part, std::int32_t rank, core::RemoteSink* sink) {
   impl_->set_partition(part, rank, sink);

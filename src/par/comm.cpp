@@ -14,6 +14,12 @@ std::int64_t Comm::allreduce_min(std::int64_t v) const {
   MPI_Allreduce(&v, &out, 1, MPI_INT64_T, MPI_MIN, comm_);
   return out;
 }
+void Comm::allreduce_min(std::vector<std::int64_t>& v) const {
+  if (size_ > 1) MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_INT64_T, MPI_MIN, comm_);
+}
+void Comm::allreduce_max(std::vector<std::int64_t>& v) const {
+  if (size_ > 1) MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_INT64_T, MPI_MAX, comm_);
+}
 std::int64_t Comm::allreduce_max(std::int64_t v) const {
   std::int64_t out = 0;
   MPI_Allreduce(&v, &out, 1, MPI_INT64_T, MPI_MAX, comm_);

@@ -309,6 +309,8 @@ template void H5Writer::write_rows<std::uint32_t>(const std::string&, std::uint6
 template void H5Writer::write_rows<std::uint64_t>(const std::string&, std::uint64_t,
                                                   const std::vector<std::uint64_t>&,
                                                   const std::vector<std::uint64_t>&);
+template void H5Writer::write_rows<std::int64_t>(const std::string&, std::uint64_t, const std::vector<std::uint64_t>&,
+                                                 const std::vector<std::int64_t>&);
 template void H5Writer::write_rows<double>(const std::string&, std::uint64_t, const std::vector<std::uint64_t>&,
                                            const std::vector<double>&);
 

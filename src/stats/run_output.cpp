@@ -6,6 +6,23 @@
 
 namespace fabricsim::stats {
 
+void write_collectives(H5Writer& out, const CollectiveReport& r, bool is_root) {
+  out.group("/collectives");
+  out.attr("/collectives", "op", r.op);
+  out.attr("/collectives", "algorithm", r.algorithm);
+  out.attr("/collectives", "ranks", static_cast<std::uint64_t>(r.ranks));
+  const std::uint64_t n = r.bytes.size();
+  std::vector<std::uint64_t> rows;
+  if (is_root)
+    for (std::uint64_t i = 0; i < n; ++i) rows.push_back(i);
+  out.write_rows("/collectives/bytes", n, rows, is_root ? r.bytes : std::vector<std::uint64_t>{});
+  out.write_rows("/collectives/iteration", n, rows, is_root ? r.iteration : std::vector<std::int64_t>{});
+  out.write_rows("/collectives/start_ns", n, rows, is_root ? r.start_ns : std::vector<double>{});
+  out.write_rows("/collectives/end_ns", n, rows, is_root ? r.end_ns : std::vector<double>{});
+  out.write_rows("/collectives/algbw_gbps", n, rows, is_root ? r.algbw_gbps : std::vector<double>{});
+  out.write_rows("/collectives/busbw_gbps", n, rows, is_root ? r.busbw_gbps : std::vector<double>{});
+}
+
 std::uint64_t peak_memory_bytes() {
   struct rusage ru {};
   getrusage(RUSAGE_SELF, &ru);

@@ -29,6 +29,9 @@ case $case in
   topoopt_k) args=(--set topology.kind=topoopt --set topology.servers=16 --set topology.degree=3 --set network.vcs=6
                    --set routing.k_paths=3 --set workload.pattern=alltoall --set workload.messages=6
                    --set workload.message_bytes=20000) ;;
+  collective) args=(--set topology.endpoints=24 --set topology.radix=8 --set workload.kind=collective
+                    --set workload.ranks=16 --set workload.placement=random --set 'workload.sizes=[64000, 640000]'
+                    --set workload.chunk_bytes=50000 --set workload.iterations=2 --set workload.warmup=1) ;;
   *) echo "unknown case $case"; exit 2 ;;
 esac
 "$exe" run "${args[@]}" --set output.interval_ns=500 -o "$dir/seq.h5" > /dev/null
@@ -36,7 +39,9 @@ esac
   -o "$dir/par.h5" > "$dir/par.txt"
 grep -q "$ranks ranks \[partitioned\]" "$dir/par.txt" || { cat "$dir/par.txt"; echo "FAIL: not a partitioned run"; exit 1; }
 fail=0
-for g in /links /flows /nodes/kind /nodes/level /nodes/name; do
+groups="/links /flows /nodes/kind /nodes/level /nodes/name"
+[ "$case" = collective ] && groups="$groups /collectives"
+for g in $groups; do
   h5diff -q "$dir/seq.h5" "$dir/par.h5" "$g" "$g" > /dev/null || { echo "FAIL: $g differs"; fail=1; }
 done
 for a in sim_time_ns packets_injected packets_delivered bytes_delivered packet_hops messages_delivered; do

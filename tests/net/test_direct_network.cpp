@@ -103,10 +103,12 @@ TEST(RelayLatency, HyperXRowSwitchAcceleratorColumnSwitch) {
 // TopoOpt, 16 servers, directed rings, k = 3: each message's packets cross
 // exactly the links of one of the routes of its pair.
 struct KPathRun {
-  TopoOptParams tp{.servers = 16, .degree = 3};
   DirectRun r;
   std::unique_ptr<CoinPaths> paths;
   KPathRun() {
+    TopoOptParams tp;
+    tp.servers = 16;
+    tp.degree = 3;
     r.topo = build_topoopt(tp);
     paths = std::make_unique<CoinPaths>(r.topo, 3);
     r.routes = std::make_unique<StateRoutes>(r.topo, hop_count_rules(r.topo, 8));
@@ -291,7 +293,9 @@ TEST_P(DirectConservation, LosslessMinimalAndComplete) {
   } else {
     EXPECT_GE(tot.packet_hops, route_hops);
   }
-  if (alg == RoutingAlgorithm::Valiant && pattern == workload::Pattern::Alltoall) EXPECT_GT(tot.packet_hops, route_hops);
+  if (alg == RoutingAlgorithm::Valiant && pattern == workload::Pattern::Alltoall) {
+    EXPECT_GT(tot.packet_hops, route_hops);
+  }
 }
 
 std::vector<Param> cases() {

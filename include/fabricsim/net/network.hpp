@@ -154,6 +154,16 @@ class Network {
   /// (>= now).  Returns its id; ids are dense and assigned in call order.
   MessageId send(EndpointId src, EndpointId dst, std::uint64_t payload_bytes, core::SimTime at,
                  std::uint32_t tag = 0);
+  /// Creates a message without posting it (a workload whose messages wait
+  /// for others): its id is assigned now, in call order, the same on every
+  /// process; post() it later.  post_time is max() until then.
+  MessageId create(EndpointId src, EndpointId dst, std::uint64_t payload_bytes, std::uint32_t tag = 0);
+  /// Posts a created message at `at` (>= now).  Call it on the process that
+  /// simulates the source (the others may, it only records the time there).
+  void post(MessageId id, core::SimTime at);
+  /// Records a message's post time where it was posted by another process
+  /// (for the output of partitioned runs).
+  void set_post_time(MessageId id, core::SimTime at);
   /// Overrides the ECMP source port of a message before it starts (steers its path).
   void set_flow_port(MessageId id, std::uint16_t port);
   void set_listener(MessageListener* listener);

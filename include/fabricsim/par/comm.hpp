@@ -25,6 +25,9 @@ class Comm {
   double allreduce_max(double v) const;
   double allreduce_sum(double v) const;
   std::vector<double> allgather(double v) const;
+  /// Element-wise minimum / maximum over ranks, in place.
+  void allreduce_min(std::vector<std::int64_t>& v) const;
+  void allreduce_max(std::vector<std::int64_t>& v) const;
   std::vector<std::uint64_t> allgather(std::uint64_t v) const;
   /// Broadcasts a string from `root` to every rank.
   std::string broadcast(const std::string& s, int root = 0) const;

@@ -59,6 +59,23 @@ void write_network(H5Writer& out, const net::Network& network, const net::Networ
                    const std::vector<std::int32_t>& node_rank, bool write_flows, double sim_time_ns,
                    double interval_ns);
 
+/// One collective benchmark (workload.kind = "collective"): per operation
+/// instance, rows of /collectives.
+struct CollectiveReport {
+  std::string op;
+  std::string algorithm;
+  std::uint32_t ranks = 0;
+  std::vector<std::uint64_t> bytes;
+  std::vector<std::int64_t> iteration;  ///< < 0: warm-up
+  std::vector<double> start_ns;
+  std::vector<double> end_ns;
+  std::vector<double> algbw_gbps;
+  std::vector<double> busbw_gbps;
+};
+/// /collectives: attributes op, algorithm, ranks; datasets per instance.
+/// Collective call; the root's report is written.
+void write_collectives(H5Writer& out, const CollectiveReport& report, bool is_root);
+
 /// Peak resident memory of this process, in bytes.
 std::uint64_t peak_memory_bytes();
 

@@ -1,0 +1,93 @@
+#!/usr/bin/python3
+"""Bus bandwidth against message size, NCCL-tests style, for collective runs.
+
+usage: fabricsim_busbw.py RUN.h5 [RUN.h5 ...] [--label NAME ...] [--png OUT.png]
+
+Each file is a `workload.kind = "collective"` run.  For each file and size
+the script prints the mean time, algbw and busbw over the timed iterations
+(warm-up ones, iteration < 0 in /collectives, are left out), and with --png
+draws busbw (GB/s) against size (bytes, log scale), one line per file, the
+way people compare NCCL results across fabrics or algorithms.  Labels default
+to "<topology kind> <op> <algorithm>".  Exits 1 with one ``error: ...`` line
+on stderr for a file without /collectives.
+"""
+
+import argparse
+import sys
+
+import h5py
+import numpy as np
+
+
+def load(path):
+    """(label, sizes, time_us, algbw_GBps, busbw_GBps) of one run file."""
+    with h5py.File(path, "r") as f:
+        if "collectives" not in f:
+            raise ValueError(f"{path}: no /collectives (not a collective run)")
+        c = f["collectives"]
+        kind = f["topology"].attrs["kind"] if "topology" in f else "?"
+        if isinstance(kind, bytes):
+            kind = kind.decode()
+        op, alg = c.attrs["op"], c.attrs["algorithm"]
+        op = op.decode() if isinstance(op, bytes) else op
+        alg = alg.decode() if isinstance(alg, bytes) else alg
+        ranks = int(c.attrs["ranks"])
+        size = c["bytes"][:]
+        it = c["iteration"][:]
+        t_ns = c["end_ns"][:] - c["start_ns"][:]
+        ratio = c["busbw_gbps"][:] / c["algbw_gbps"][:]
+    timed = it >= 0
+    sizes = np.unique(size[timed])
+    time_us, algbw, busbw = [], [], []
+    for s in sizes:
+        sel = timed & (size == s)
+        t = t_ns[sel].mean()
+        time_us.append(t / 1000.0)
+        algbw.append(s / t)  # bytes per ns = GB/s
+        busbw.append(s / t * ratio[sel][0])
+    return f"{kind} {op} {alg} ({ranks} ranks)", sizes, np.array(time_us), np.array(algbw), np.array(busbw)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("runs", nargs="+")
+    ap.add_argument("--label", action="append", default=[])
+    ap.add_argument("--png")
+    a = ap.parse_args(argv)
+    if a.label and len(a.label) != len(a.runs):
+        print("error: give one --label per run file", file=sys.stderr)
+        return 1
+    curves = []
+    for i, path in enumerate(a.runs):
+        try:
+            label, sizes, t, alg, bus = load(path)
+        except (OSError, ValueError, KeyError) as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 1
+        if a.label:
+            label = a.label[i]
+        curves.append((label, sizes, bus))
+        print(f"# {label}: {path}")
+        print(f"# {'size (B)':>12} {'time (us)':>12} {'algbw (GB/s)':>13} {'busbw (GB/s)':>13}")
+        for s, ti, al, bu in zip(sizes, t, alg, bus):
+            print(f"  {int(s):>12} {ti:>12.2f} {al:>13.2f} {bu:>13.2f}")
+    if a.png:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        for label, sizes, bus in curves:
+            ax.plot(sizes, bus, marker="o", label=label)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("size per rank (bytes)")
+        ax.set_ylabel("bus bandwidth (GB/s)")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(a.png, dpi=100)
+        print(f"plot: {a.png}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

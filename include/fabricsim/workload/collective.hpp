@@ -1,0 +1,109 @@
+// Packet-level collectives (issue 6, first part): an NCCL-tests style
+// benchmark of one collective over a communicator, for a list of sizes,
+// each run `warmup + iterations` times back to back.
+//
+// Every collective is a dependency graph of point-to-point messages, planned
+// up front (so message ids are the same on every process) and posted as
+// their dependencies are met.  Dependencies are local to an endpoint: a
+// message waits only for messages its sender has received (the previous
+// step of a ring, or all of the previous operation), so a partitioned run
+// needs no extra synchronization.
+//
+// Algorithms here: `ring` for allreduce (reduce-scatter then allgather,
+// 2(n-1) steps of S/n), reduce_scatter and allgather (n-1 steps of S/n), and
+// broadcast (the root's buffer pipelined around the ring in chunks);
+// `pairwise` for alltoall (n-1 steps, step i to rank r+i, each waiting for
+// the previous step's receive).  Every step's message is cut into chunks of
+// at most `chunk_bytes` that move through the steps independently
+// (pipelining).  An endpoint starts operation k+1 when it has received all
+// its data of operation k.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fabricsim/core/time.hpp"
+#include "fabricsim/net/network.hpp"
+
+namespace fabricsim::workload {
+
+enum class CollectiveOp : std::uint8_t { Allreduce, ReduceScatter, Allgather, Alltoall, Broadcast };
+CollectiveOp parse_collective_op(const std::string& name);
+const char* to_string(CollectiveOp op);
+/// NCCL's bus-bandwidth factor: 2(n-1)/n for allreduce, (n-1)/n for
+/// reduce_scatter, allgather and alltoall, 1 for broadcast.
+double busbw_factor(CollectiveOp op, std::uint32_t ranks);
+
+struct CollectiveParams {
+  CollectiveOp op = CollectiveOp::Allreduce;
+  std::string algorithm = "ring";
+  /// Communicator: `ranks` endpoints (0 = all) chosen by `placement`:
+  /// "linear" (0, 1, ...), "random" (a seeded random subset in random
+  /// order), "list" (`endpoints`, in that order).
+  std::uint32_t ranks = 0;
+  std::string placement = "linear";
+  std::vector<std::uint32_t> endpoints;
+  std::vector<std::uint64_t> sizes{1u << 20};  ///< bytes per rank (NCCL's "size")
+  std::uint32_t iterations = 1;
+  std::uint32_t warmup = 0;
+  std::uint64_t chunk_bytes = 0;   ///< 0: one message per step
+  double reduce_gbps = 0;          ///< reduction speed per endpoint, 0 = infinite
+  std::uint32_t root = 0;          ///< broadcast: index in the communicator
+  core::SimTime start;
+  std::uint64_t seed = 1;
+};
+
+/// The communicator's endpoints, in rank order.  ConfigError (naming
+/// workload.*) for bad ranks, placement or list.
+std::vector<net::EndpointId> communicator(const CollectiveParams& p, std::uint32_t endpoints);
+
+/// One operation instance: size index, iteration (warm-up ones first,
+/// negative), and its messages [first, last).
+struct CollectiveInstance {
+  std::uint32_t size_index = 0;
+  std::int32_t iteration = 0;  ///< < 0: warm-up
+  std::uint64_t bytes = 0;
+  net::MessageId first = 0;
+  net::MessageId last = 0;
+};
+
+class CollectiveWorkload : public net::MessageListener {
+ public:
+  CollectiveWorkload(net::Network& network, const CollectiveParams& params);
+  void on_message_delivered(net::MessageId id) override;
+
+  const std::vector<CollectiveInstance>& instances() const { return instances_; }
+  const std::vector<net::EndpointId>& ranks() const { return ranks_; }
+  const CollectiveParams& params() const { return params_; }
+  std::uint64_t messages_total() const { return msgs_.size(); }
+  std::uint64_t messages_done() const { return done_; }
+
+ private:
+  struct Msg {
+    std::uint32_t next = UINT32_MAX;     // message its delivery triggers (next step of a chunk)
+    std::uint32_t gate = UINT32_MAX;     // gate its delivery counts towards (its receiver's end of the op)
+    bool reduce = false;                 // the receiver reduces it before the next step leaves
+    std::uint8_t waits = 0;              // conditions left before it is posted (previous step, previous op)
+    core::SimTime ready;                 // latest condition time so far
+  };
+  struct Gate {
+    std::uint32_t remaining = 0;
+    std::uint32_t post_begin = 0;  // messages it posts: post_list_[post_begin, post_end)
+    std::uint32_t post_end = 0;
+  };
+  void plan();
+  void post(std::uint32_t id, core::SimTime at);
+
+  net::Network& net_;
+  CollectiveParams params_;
+  std::vector<net::EndpointId> ranks_;
+  std::vector<CollectiveInstance> instances_;
+  std::vector<Msg> msgs_;
+  std::vector<Gate> gates_;
+  std::vector<std::uint32_t> post_list_;
+  std::uint64_t done_ = 0;
+  net::MessageId base_ = 0;  // id of the first message (ids of this workload are base_ + index)
+};
+
+}  // namespace fabricsim::workload

@@ -1,0 +1,244 @@
+// Collectives on a single nonblocking switch, where no two messages of a
+// step share a link: every algorithm's time must equal its alpha-beta
+// formula, derived here from the link model (a message of P packets over
+// NIC -> switch -> NIC arrives 2L + W + (its serialization) after it
+// starts; the next step leaves when it has arrived).  Data volumes counted
+// from the links must equal the algorithms' theoretical volumes.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <memory>
+
+#include "fabricsim/core/simulator.hpp"
+#include "fabricsim/net/topology.hpp"
+#include "fabricsim/net/network.hpp"
+#include "fabricsim/util/error.hpp"
+#include "fabricsim/workload/collective.hpp"
+
+namespace fabricsim::workload {
+namespace {
+
+using core::SimTime;
+using net::Topology;
+
+constexpr double kGbps = 100.0;          // 80 ps per byte: no rounding
+constexpr std::int64_t kLatency = 3'000;  // ps per link
+constexpr std::int64_t kSwitch = 50'000;  // ps
+
+Topology star(std::uint32_t n) {
+  Topology t;
+  for (std::uint32_t i = 0; i < n; ++i) t.add_node(net::NodeKind::Endpoint, 0, 1, "ep" + std::to_string(i), false);
+  const net::NodeId sw = t.add_node(net::NodeKind::Switch, 1, n, "sw", true);
+  for (std::uint32_t i = 0; i < n; ++i)
+    t.connect(i, sw, net::LinkClass::Host, net::LinkParams{kGbps, SimTime::from_ps(kLatency)});
+  t.kind = "star";
+  return t;
+}
+
+struct Bench {
+  Topology topo;
+  net::NetworkParams np;
+  std::unique_ptr<core::Simulator> sim;
+  std::unique_ptr<net::Network> net;
+  std::unique_ptr<CollectiveWorkload> work;
+  explicit Bench(std::uint32_t n) : topo(star(n)) {
+    np.switch_latency = SimTime::from_ps(kSwitch);
+    np.packet_bytes = 4096;
+    np.header_bytes = 64;
+  }
+  void run(const CollectiveParams& p) {
+    sim = std::make_unique<core::Simulator>(topo.node_count());
+    net = std::make_unique<net::Network>(topo, np, *sim);
+    work = std::make_unique<CollectiveWorkload>(*net, p);
+    sim->run_until(SimTime::max());
+    ASSERT_EQ(work->messages_done(), work->messages_total());
+  }
+  // Duration of instance i: first post to last arrival.
+  std::int64_t time_ps(std::size_t i) const {
+    const auto& inst = work->instances()[i];
+    SimTime a = SimTime::max(), b = SimTime::zero();
+    for (net::MessageId m = inst.first; m < inst.last; ++m) {
+      a = std::min(a, net->messages()[m].post_time);
+      b = std::max(b, net->messages()[m].end_time);
+    }
+    return (b - a).ps();
+  }
+};
+
+// One message of `bytes` payload: 2L + W + serialization of its packets.
+std::int64_t message_ps(std::uint64_t bytes) {
+  const std::uint64_t payload = 4096 - 64;
+  const std::uint64_t packets = (bytes + payload - 1) / payload;
+  return 2 * kLatency + kSwitch + static_cast<std::int64_t>((bytes + 64 * packets) * 80);
+}
+
+TEST(Collective, RingAndPairwiseMatchAlphaBetaOnOneSwitch) {
+  for (std::uint32_t n : {2u, 5u, 8u}) {
+    for (std::uint64_t S : {65'536ull, 1'000'000ull, 16ull << 20}) {
+      const std::uint64_t m = S / n;  // every part (the remainder adds at most one byte)
+      struct Case {
+        CollectiveOp op;
+        const char* algorithm;
+        std::uint32_t steps;
+      };
+      for (const Case& c : {Case{CollectiveOp::Allreduce, "ring", 2 * (n - 1)},
+                            Case{CollectiveOp::ReduceScatter, "ring", n - 1},
+                            Case{CollectiveOp::Allgather, "ring", n - 1},
+                            Case{CollectiveOp::Alltoall, "pairwise", n - 1}}) {
+        SCOPED_TRACE(std::string(to_string(c.op)) + " n=" + std::to_string(n) + " S=" + std::to_string(S));
+        Bench b(n);
+        CollectiveParams p;
+        p.op = c.op;
+        p.algorithm = c.algorithm;
+        p.sizes = {S};
+        p.iterations = 2;
+        b.run(p);
+        // A step is as long as its largest message (one byte more in the
+        // first S mod n parts): the formula with m and with m + 1 bounds it.
+        const std::int64_t lo = c.steps * message_ps(m);
+        const std::int64_t hi = c.steps * message_ps(m + (S % n ? 1 : 0));
+        for (std::size_t i = 0; i < b.work->instances().size(); ++i) {
+          const std::int64_t t = b.time_ps(i);
+          EXPECT_GE(t, lo);
+          EXPECT_LE(t, hi);
+          EXPECT_NEAR(static_cast<double>(t), static_cast<double>(lo), 0.02 * static_cast<double>(lo));
+        }
+        // Volume: in every step each part of the buffer is sent once (a
+        // permutation of the parts), so an instance moves steps * S payload;
+        // the NIC links carry that plus one header per packet.
+        std::uint64_t payload = 0;
+        for (const auto& msg : b.net->messages()) payload += msg.bytes;
+        EXPECT_EQ(payload, 2ull * c.steps * S);
+        std::uint64_t nic_bytes = 0;
+        const auto& st = b.net->link_stats();
+        for (net::LinkId l = 0; l < b.topo.link_count(); ++l)
+          if (b.topo.node(b.topo.link(l).src).kind == net::NodeKind::Endpoint) nic_bytes += st.tx_bytes[l];
+        EXPECT_EQ(nic_bytes, payload + 64 * b.net->totals().packets_injected);
+      }
+    }
+  }
+}
+
+TEST(Collective, ReductionTimeAddsOncePerReduceScatterStep) {
+  // reduce_gbps = 50: each of the n-1 reduce-scatter receipts of a ring
+  // allreduce is reduced (m bytes at 50 Gb/s) before the next step leaves.
+  const std::uint32_t n = 4;
+  const std::uint64_t S = 4'000'000, m = S / n;
+  Bench b(n);
+  CollectiveParams p;
+  p.sizes = {S};
+  p.reduce_gbps = 50.0;
+  b.run(p);
+  const std::int64_t reduce_ps = core::serialization_time(m, 50.0).ps();
+  EXPECT_EQ(b.time_ps(0), 2 * (n - 1) * message_ps(m) + (n - 1) * reduce_ps);
+}
+
+TEST(Collective, ChunksKeepTheRingAtLinkRate) {
+  // Chunks move through the steps independently.  On one switch a ring
+  // step is one hop, so whole parts already keep every NIC busy but for
+  // 2L + W per step: 64 KiB chunks must move the same payload in about
+  // the same time (their extra headers: 17 packets per 16.25 packets'
+  // payload), not slower by more than that.
+  const std::uint64_t S = 16u << 20;
+  Bench whole(8), chunked(8);
+  CollectiveParams p;
+  p.sizes = {S};
+  whole.run(p);
+  p.chunk_bytes = 65536;
+  chunked.run(p);
+  // Headers per chunk: ceil(65536 / 4032) = 17 packets instead of 16.25.
+  const double header_share = (65536.0 + 17 * 64) / (65536.0 + 65536.0 / 4032 * 64);
+  EXPECT_NEAR(static_cast<double>(chunked.time_ps(0)), whole.time_ps(0) * header_share, 0.01 * whole.time_ps(0));
+  std::uint64_t a = 0, c = 0;
+  for (const auto& m : whole.net->messages()) a += m.bytes;
+  for (const auto& m : chunked.net->messages()) c += m.bytes;
+  EXPECT_EQ(a, c);
+  EXPECT_GT(chunked.net->messages().size(), whole.net->messages().size());
+}
+
+TEST(Collective, OperationsFollowEachOtherPerEndpoint) {
+  // Three iterations back to back: each starts when the previous one ended
+  // at that endpoint, so on a symmetric star they take equal times and do
+  // not overlap.
+  Bench b(6);
+  CollectiveParams p;
+  p.sizes = {600'000};
+  p.iterations = 3;
+  p.warmup = 1;
+  b.run(p);
+  ASSERT_EQ(b.work->instances().size(), 4u);
+  EXPECT_EQ(b.work->instances()[0].iteration, -1);
+  for (std::size_t i = 1; i < 4; ++i) {
+    EXPECT_EQ(b.time_ps(i), b.time_ps(0));
+    SimTime prev_end = SimTime::zero(), start = SimTime::max();
+    for (net::MessageId m = b.work->instances()[i - 1].first; m < b.work->instances()[i - 1].last; ++m)
+      prev_end = std::max(prev_end, b.net->messages()[m].end_time);
+    for (net::MessageId m = b.work->instances()[i].first; m < b.work->instances()[i].last; ++m)
+      start = std::min(start, b.net->messages()[m].post_time);
+    EXPECT_EQ(start, prev_end);
+  }
+}
+
+// Ring allreduce of 32 MiB over all 32 endpoints of a 2-level fat tree of
+// 4 leaves with 8 endpoints each, at 100 Gb/s; busbw in GB/s.  Nonblocking:
+// radix 16, 8 up-links per leaf; tapered 2:1: radix 12, 4 up-links.
+double tree_busbw(bool tapered, const char* placement) {
+  net::FatTreeParams ft;
+  ft.endpoints = 32;
+  ft.radix = tapered ? 12 : 16;
+  ft.down_ports = 8;
+  Bench b(2);
+  b.topo = net::build_fat_tree(ft);
+  b.np.routing = net::RoutingAlgorithm::Adaptive;
+  CollectiveParams p;
+  p.sizes = {32u << 20};
+  p.placement = placement;
+  p.ranks = 32;
+  p.seed = 7;
+  b.run(p);
+  const double t_ns = static_cast<double>(b.time_ps(0)) / 1000.0;
+  return static_cast<double>(p.sizes[0]) / t_ns * busbw_factor(CollectiveOp::Allreduce, 32);
+}
+
+TEST(Collective, RingAllreduceAtLinkRateOnNonblockingTreeLessAcrossATaper) {
+  const double link_GBps = 100.0 / 8;  // the fat tree's default 100 Gb/s
+  // Linear ring order: ranks of a leaf are ring neighbours, one flow crosses
+  // each leaf boundary: link rate, with or without the taper.
+  const double linear = tree_busbw(false, "linear");
+  EXPECT_GE(linear, 0.95 * link_GBps);
+  EXPECT_GE(tree_busbw(true, "linear"), 0.95 * link_GBps);
+  // A random ring order sends most ring neighbours across leaves, as many
+  // flows as up-links on the nonblocking tree and twice as many across the
+  // 2:1 taper: measurably less there.
+  const double random_nonblocking = tree_busbw(false, "random");
+  const double random_tapered = tree_busbw(true, "random");
+  EXPECT_LT(random_tapered, 0.8 * random_nonblocking);
+  std::printf("ring allreduce busbw (GB/s, link %.2f): linear %.2f; random order: nonblocking %.2f, 2:1 taper %.2f\n",
+              link_GBps, linear, random_nonblocking, random_tapered);
+}
+
+TEST(Collective, CommunicatorPlacementsAndErrors) {
+  CollectiveParams p;
+  p.ranks = 4;
+  EXPECT_EQ(communicator(p, 10), (std::vector<net::EndpointId>{0, 1, 2, 3}));
+  p.placement = "random";
+  const auto r = communicator(p, 10);
+  EXPECT_EQ(r.size(), 4u);
+  EXPECT_EQ(communicator(p, 10), r);  // seeded
+  p.placement = "list";
+  p.endpoints = {7, 2, 9};
+  EXPECT_EQ(communicator(p, 10), (std::vector<net::EndpointId>{7, 2, 9}));
+  p.endpoints = {7, 7};
+  EXPECT_THROW(communicator(p, 10), util::ConfigError);
+  p.endpoints = {7, 12};
+  EXPECT_THROW(communicator(p, 10), util::ConfigError);
+  p.placement = "linear";
+  p.ranks = 11;
+  EXPECT_THROW(communicator(p, 10), util::ConfigError);
+  EXPECT_DOUBLE_EQ(busbw_factor(CollectiveOp::Allreduce, 8), 2.0 * 7 / 8);
+  EXPECT_DOUBLE_EQ(busbw_factor(CollectiveOp::Allgather, 8), 7.0 / 8);
+  EXPECT_DOUBLE_EQ(busbw_factor(CollectiveOp::Broadcast, 8), 1.0);
+}
+
+}  // namespace
+}  // namespace fabricsim::workload
