@@ -80,9 +80,12 @@ CollectiveWorkload::CollectiveWorkload(net::Network& network, const CollectivePa
                        params_.op == CollectiveOp::Allgather;
   if (params_.op == CollectiveOp::Broadcast)
     throw ConfigError("workload.op: broadcast is not implemented yet (allreduce, reduce_scatter, allgather, alltoall)");
-  if ((ring_op && params_.algorithm != "ring") || (params_.op == CollectiveOp::Alltoall && params_.algorithm != "pairwise"))
+  const bool hd = params_.op == CollectiveOp::Allreduce && params_.algorithm == "halving_doubling";
+  if (!hd && ((ring_op && params_.algorithm != "ring") ||
+              (params_.op == CollectiveOp::Alltoall && params_.algorithm != "pairwise")))
     throw ConfigError("workload.algorithm: '" + params_.algorithm + "' is not implemented for " + to_string(params_.op) +
-                      " (ring for allreduce, reduce_scatter and allgather; pairwise for alltoall)");
+                      " (ring or halving_doubling for allreduce, ring for reduce_scatter and allgather, pairwise "
+                      "for alltoall)");
   if (params_.sizes.empty()) throw ConfigError("workload.sizes: give at least one size");
   for (std::uint64_t s : params_.sizes)
     if (s < ranks_.size())
@@ -93,24 +96,104 @@ CollectiveWorkload::CollectiveWorkload(net::Network& network, const CollectivePa
   plan();
 }
 
-void CollectiveWorkload::plan() {
-  const std::uint32_t n = static_cast<std::uint32_t>(ranks_.size());
-  const bool allreduce = params_.op == CollectiveOp::Allreduce;
-  const bool reduces = allreduce || params_.op == CollectiveOp::ReduceScatter;
-  const bool alltoall = params_.op == CollectiveOp::Alltoall;
+namespace {
+
+// One point-to-point send of an operation's schedule (ranks are indices in
+// the communicator).  `after`: the schedule index of the message whose
+// arrival at `from` it waits for (-1: none); `reduced`: that arrival is
+// reduced first.
+struct Send {
+  std::uint32_t from, to;
+  std::uint64_t bytes;
+  std::int64_t after;
+  bool reduced;
+};
+
+// Rank r's part j of an S-byte buffer split n ways.
+std::uint64_t part(std::uint64_t S, std::uint32_t n, std::uint32_t j) { return S / n + (j < S % n ? 1 : 0); }
+
+// Ring (allreduce: 2(n-1) steps, the first n-1 reducing; reduce_scatter:
+// n-1 reducing; allgather: n-1) and pairwise alltoall (step i: r -> r+i+1),
+// every step's message in C chunks; chunk c of step s+1 waits for chunk c
+// of step s.  Index of (s, r, c): (s*n + r)*C + c.
+std::vector<Send> ring_schedule(CollectiveOp op, std::uint64_t S, std::uint32_t n, std::uint64_t chunk_bytes) {
+  const bool allreduce = op == CollectiveOp::Allreduce;
+  const bool reduces = allreduce || op == CollectiveOp::ReduceScatter;
+  const bool alltoall = op == CollectiveOp::Alltoall;
   const std::uint32_t steps = allreduce ? 2 * (n - 1) : n - 1;
+  const std::uint64_t smallest = S / n;
+  const std::uint64_t C =
+      chunk_bytes == 0 ? 1 : std::max<std::uint64_t>(1, std::min(smallest, (smallest + chunk_bytes - 1) / chunk_bytes));
+  std::vector<Send> out;
+  for (std::uint32_t s = 0; s < steps; ++s)
+    for (std::uint32_t r = 0; r < n; ++r) {
+      const std::uint32_t to = alltoall ? (r + s + 1) % n : (r + 1) % n;
+      const std::uint64_t bytes = alltoall ? part(S, n, to) : part(S, n, (r + n - s % n) % n);
+      // The message r received in step s-1 came from r-1 (ring) or r-s (pairwise).
+      const std::uint32_t prev_from = alltoall ? (r + n - s % n) % n : (r + n - 1) % n;
+      for (std::uint64_t c = 0; c < C; ++c) {
+        const std::int64_t after = s == 0 ? -1 : static_cast<std::int64_t>(((s - 1) * std::uint64_t{n} + prev_from) * C + c);
+        out.push_back(Send{r, to, bytes / C + (c < bytes % C ? 1 : 0), after, reduces && s >= 1 && s < n});
+      }
+    }
+  return out;
+}
+
+// Recursive halving-doubling (Rabenseifner) allreduce: with m = floor(log2
+// n) and p = 2^m, the n - p ranks above p first send their buffer to rank
+// r - p (reduced there), the p ranks reduce-scatter by recursive halving
+// (step k: exchange half of what is left with rank r xor p/2^(k+1)) and
+// allgather by recursive doubling (distances 1, 2, ..., p/2, the bytes
+// doubling from S/p), and the folded ranks get the result back.  Sizes
+// round up, so S not divisible by p moves a few bytes more.
+std::vector<Send> halving_doubling_schedule(std::uint64_t S, std::uint32_t n) {
+  std::uint32_t m = 0;
+  while ((2u << m) <= n) ++m;
+  const std::uint32_t p = 1u << m;
+  std::vector<Send> out;
+  std::vector<std::int64_t> last_recv(n, -1);  // schedule index of each rank's latest receive
+  std::vector<std::uint8_t> last_reduced(n, 0);
+  auto send = [&](std::uint32_t from, std::uint32_t to, std::uint64_t bytes) {
+    out.push_back(Send{from, to, bytes, last_recv[from], static_cast<bool>(last_reduced[from])});
+    return static_cast<std::int64_t>(out.size() - 1);
+  };
+  // Fold: rank p + i sends everything to rank i.
+  std::vector<std::int64_t> fold_msg(n, -1);
+  for (std::uint32_t r = p; r < n; ++r) fold_msg[r - p] = send(r, r - p, S);
+  for (std::uint32_t r = 0; r + p < n; ++r) {
+    last_recv[r] = fold_msg[r];
+    last_reduced[r] = 1;
+  }
+  // Reduce-scatter by recursive halving, then allgather by recursive doubling.
+  std::uint64_t bytes = S;
+  for (int phase = 0; phase < 2; ++phase)
+    for (std::uint32_t k = 0; k < m; ++k) {
+      const std::uint32_t d = phase == 0 ? 1u << (m - 1 - k) : 1u << k;
+      if (phase == 0) bytes = (bytes + 1) / 2;
+      std::vector<std::int64_t> msg(p);
+      for (std::uint32_t r = 0; r < p; ++r) msg[r] = send(r, r ^ d, bytes);
+      for (std::uint32_t r = 0; r < p; ++r) {
+        last_recv[r] = msg[r ^ d];
+        last_reduced[r] = phase == 0 ? 1 : 0;
+      }
+      if (phase == 1) bytes = std::min<std::uint64_t>(S, bytes * 2);
+    }
+  // Unfold: rank i sends the result to rank p + i.
+  for (std::uint32_t r = p; r < n; ++r) send(r - p, r, S);
+  return out;
+}
+
+}  // namespace
+
+void CollectiveWorkload::plan() {
+  const auto n = static_cast<std::uint32_t>(ranks_.size());
   base_ = static_cast<net::MessageId>(net_.messages().size());
-  std::uint32_t prev_gate0 = UINT32_MAX;  // gate of rank 0 in the previous op (gates are [op][rank])
+  std::uint32_t prev_gate0 = UINT32_MAX;  // gates of the previous operation: [prev_gate0 + rank]
   for (std::uint32_t si = 0; si < params_.sizes.size(); ++si) {
     const std::uint64_t S = params_.sizes[si];
-    // Rank r's part j of the buffer: S/n, the first S mod n parts one byte
-    // more.  Every part is cut into the same number of chunks C (from the
-    // smallest part), so chunk c of step s+1 follows chunk c of step s.
-    const auto part = [&](std::uint32_t j) { return S / n + (j < S % n ? 1 : 0); };
-    const std::uint64_t smallest = S / n;
-    const std::uint64_t C =
-        params_.chunk_bytes == 0 ? 1 : std::max<std::uint64_t>(1, std::min(smallest, (smallest + params_.chunk_bytes - 1) / params_.chunk_bytes));
-    const auto piece = [&](std::uint64_t bytes, std::uint64_t c) { return bytes / C + (c < bytes % C ? 1 : 0); };
+    const std::vector<Send> sched = params_.algorithm == "halving_doubling"
+                                        ? halving_doubling_schedule(S, n)
+                                        : ring_schedule(params_.op, S, n, params_.chunk_bytes);
     for (std::int32_t it = -static_cast<std::int32_t>(params_.warmup); it < static_cast<std::int32_t>(params_.iterations);
          ++it) {
       CollectiveInstance inst;
@@ -119,42 +202,40 @@ void CollectiveWorkload::plan() {
       inst.bytes = S;
       const auto first = static_cast<std::uint32_t>(msgs_.size());
       inst.first = base_ + first;
-      const auto index = [&](std::uint32_t s, std::uint32_t r, std::uint64_t c) {
-        return first + static_cast<std::uint32_t>((static_cast<std::uint64_t>(s) * n + r) * C + c);
-      };
       const auto gate0 = static_cast<std::uint32_t>(gates_.size());
-      for (std::uint32_t r = 0; r < n; ++r) gates_.push_back(Gate{static_cast<std::uint32_t>(steps * C), 0, 0});
-      for (std::uint32_t s = 0; s < steps; ++s)
-        for (std::uint32_t r = 0; r < n; ++r) {
-          // Step s: ring: r -> r+1, part (r - s) mod n; pairwise: r -> r+s+1.
-          const std::uint32_t to = alltoall ? (r + s + 1) % n : (r + 1) % n;
-          const std::uint64_t bytes = alltoall ? part(to) : part((r + n - s % n) % n);
-          for (std::uint64_t c = 0; c < C; ++c) {
-            const net::MessageId id = net_.create(ranks_[r], ranks_[to], piece(bytes, c), 0);
-            FABRICSIM_ASSERT(id == base_ + msgs_.size(), "collective message ids out of order");
-            Msg m;
-            m.gate = gate0 + to;
-            m.reduce = reduces && s + 1 < n;  // reduce-scatter steps: the receiver reduces
-            if (s + 1 < steps) m.next = index(s + 1, to, c);
-            m.waits = static_cast<std::uint8_t>((s > 0 ? 1 : 0) + (prev_gate0 != UINT32_MAX ? 1 : 0));
-            msgs_.push_back(m);
-          }
+      gates_.resize(gates_.size() + n);
+      for (const Send& x : sched) ++gates_[gate0 + x.to].remaining;
+      for (const Send& x : sched) {
+        const net::MessageId id = net_.create(ranks_[x.from], ranks_[x.to], x.bytes, 0);
+        FABRICSIM_ASSERT(id == base_ + msgs_.size(), "collective message ids out of order");
+        Msg m;
+        m.gate = gate0 + x.to;
+        m.waits = static_cast<std::uint8_t>((x.after >= 0 ? 1 : 0) + (prev_gate0 != UINT32_MAX ? 1 : 0));
+        msgs_.push_back(m);
+      }
+      for (std::size_t k = 0; k < sched.size(); ++k)
+        if (sched[k].after >= 0) {
+          Msg& trigger = msgs_[first + static_cast<std::uint32_t>(sched[k].after)];
+          FABRICSIM_ASSERT(trigger.next == UINT32_MAX, "a message triggers one send");
+          trigger.next = first + static_cast<std::uint32_t>(k);
+          trigger.reduce = sched[k].reduced;
         }
-      // The previous operation's gate of rank r releases every message rank r sends in this one.
+      // The previous operation's gate of rank r releases every send of rank r here.
       if (prev_gate0 != UINT32_MAX)
         for (std::uint32_t r = 0; r < n; ++r) {
           Gate& g = gates_[prev_gate0 + r];
           g.post_begin = static_cast<std::uint32_t>(post_list_.size());
-          for (std::uint32_t s = 0; s < steps; ++s)
-            for (std::uint64_t c = 0; c < C; ++c) post_list_.push_back(index(s, r, c));
+          for (std::size_t k = 0; k < sched.size(); ++k)
+            if (sched[k].from == r) post_list_.push_back(first + static_cast<std::uint32_t>(k));
           g.post_end = static_cast<std::uint32_t>(post_list_.size());
         }
+      // A rank that receives nothing releases its next operation at once
+      // (none does in these schedules; kept for safety).
       prev_gate0 = gate0;
       inst.last = base_ + static_cast<net::MessageId>(msgs_.size());
       instances_.push_back(inst);
     }
   }
-  // Operation 0's first step starts at once.
   const CollectiveInstance& first = instances_.front();
   for (std::uint32_t i = first.first - base_; i < first.last - base_; ++i)
     if (msgs_[i].waits == 0) post(i, params_.start);

@@ -119,6 +119,64 @@ TEST(Collective, RingAndPairwiseMatchAlphaBetaOnOneSwitch) {
   }
 }
 
+TEST(Collective, HalvingDoublingMatchesAlphaBetaOnOneSwitch) {
+  // Powers of two: 2 log2(n) exchanges, S/2, S/4, ..., S/n and back; on a
+  // star every exchange of a step is a permutation, so each step takes one
+  // message time.  Not a power of two: the extra ranks are folded in with
+  // their whole buffer and served last, every byte arrives.
+  for (std::uint32_t n : {2u, 8u, 16u}) {
+    for (std::uint64_t S : {65'536ull, 4ull << 20}) {
+      SCOPED_TRACE("n=" + std::to_string(n) + " S=" + std::to_string(S));
+      Bench b(n);
+      CollectiveParams p;
+      p.algorithm = "halving_doubling";
+      p.sizes = {S};
+      b.run(p);
+      std::int64_t want = 0;
+      for (std::uint64_t d = S / 2; d >= S / n; d /= 2) want += 2 * message_ps(d);
+      EXPECT_EQ(b.time_ps(0), want);
+    }
+  }
+  Bench b(6);
+  CollectiveParams p;
+  p.algorithm = "halving_doubling";
+  p.sizes = {600'000};
+  b.run(p);
+  std::uint64_t payload = 0;
+  for (const auto& m : b.net->messages()) payload += m.bytes;
+  // fold 2 x S, unfold 2 x S, and 4 ranks x (S/2 + S/4) twice.
+  EXPECT_EQ(payload, 4 * 600'000ull + 4 * 2 * (300'000 + 150'000));
+}
+
+TEST(Collective, HalvingDoublingBeatsTheRingSmallRingWinsLargeAcrossATaper) {
+  // 64 ranks in order on a 2:1 tapered fat tree (8 leaves of 8): the ring's
+  // neighbours share a leaf but for one flow per boundary; halving-doubling
+  // exchanges with ranks 32, 16 and 8 away, across the taper.  Small
+  // messages: 12 exchanges beat 126 ring steps; large ones: the ring wins.
+  const auto run = [](const char* algorithm, std::uint64_t S) {
+    net::FatTreeParams ft;
+    ft.endpoints = 64;
+    ft.radix = 12;
+    ft.down_ports = 8;
+    Bench b(2);
+    b.topo = net::build_fat_tree(ft);
+    b.np.routing = net::RoutingAlgorithm::Adaptive;
+    CollectiveParams p;
+    p.algorithm = algorithm;
+    p.sizes = {S};
+    b.run(p);
+    return b.time_ps(0);
+  };
+  const std::uint64_t small = 16 << 10, large = 16 << 20;
+  const std::int64_t ring_small = run("ring", small), hd_small = run("halving_doubling", small);
+  const std::int64_t ring_large = run("ring", large), hd_large = run("halving_doubling", large);
+  EXPECT_LT(hd_small, ring_small);
+  EXPECT_LT(ring_large, hd_large);
+  std::printf("64 ranks, 2:1 taper: 16 KiB ring %.1f us, halving-doubling %.1f us; 16 MiB ring %.1f us, "
+              "halving-doubling %.1f us\n",
+              ring_small / 1e6, hd_small / 1e6, ring_large / 1e6, hd_large / 1e6);
+}
+
 TEST(Collective, ReductionTimeAddsOncePerReduceScatterStep) {
   // reduce_gbps = 50: each of the n-1 reduce-scatter receipts of a ring
   // allreduce is reduced (m bytes at 50 Gb/s) before the next step leaves.
