@@ -254,12 +254,15 @@ std::vector<ParamDecl> declare() {
                          "`placement`), for each of `sizes`, `warmup` + `iterations` times back to back."));
   p.push_back(enum_param("workload", "op", "allreduce", {"allreduce", "reduce_scatter", "allgather", "alltoall"},
                          "collective: the operation (NCCL semantics; the size is the buffer per rank)."));
-  p.push_back(enum_param("workload", "algorithm", "auto", {"auto", "ring", "halving_doubling", "pairwise"},
+  p.push_back(enum_param("workload", "algorithm", "auto",
+                         {"auto", "ring", "bidirectional_ring", "halving_doubling", "direct", "pairwise"},
                          "collective: `ring` (allreduce as reduce-scatter then allgather, 2(n-1) steps of S/n; "
                          "reduce_scatter and allgather n-1 steps), `halving_doubling` (allreduce: recursive halving "
                          "then doubling over the largest power of two of ranks, the others folded in first and "
-                         "served last; 2 log2(p) steps, + 2 with folding), `pairwise` (alltoall: step i to rank "
-                         "r+i); `auto` picks ring, or pairwise for alltoall."));
+                         "served last; 2 log2(p) steps, + 2 with folding), `bidirectional_ring` (half the buffer "
+                         "each way round), `direct` (every part straight to its owner, then, for allreduce, the "
+                         "reduced part straight to everyone), `pairwise` (alltoall: step i to rank r+i); `auto` "
+                         "picks ring, or pairwise for alltoall."));
   p.push_back(int_list_param("workload", "sizes", "bytes", {},
                              "collective: the sizes to run, in bytes per rank; empty: `min_bytes` to `max_bytes` "
                              "multiplying by `step_factor` (NCCL's -b, -e, -f)."));

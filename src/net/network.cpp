@@ -113,6 +113,7 @@ class NetworkImpl {
   void on_wake(const core::Event& ev);
   void on_post(const core::Event& ev);
   void on_delivered(const core::Event& ev);
+  void on_sent(const core::Event& ev);
   void on_relay(const core::Event& ev);
 
   const Topology& topo_;
@@ -307,6 +308,7 @@ class NetworkImpl {
   std::vector<std::uint32_t> path_at_;
   std::vector<std::uint32_t> inj_at_;  // per message; kNoPacket if none
   core::Simulator::BindingId delivered_binding_ = 0;
+  core::Simulator::BindingId sent_binding_ = 0;
 
  private:
   SimTime ser(std::uint32_t bytes, LinkId l) const {
@@ -374,6 +376,7 @@ NetworkImpl::NetworkImpl(const Topology& topo, const NetworkParams& params, core
   wake_binding_ = sim_.bind(core::Simulator::handler<NetworkImpl, &NetworkImpl::on_wake>(), this);
   post_binding_ = sim_.bind(core::Simulator::handler<NetworkImpl, &NetworkImpl::on_post>(), this);
   delivered_binding_ = sim_.bind(core::Simulator::handler<NetworkImpl, &NetworkImpl::on_delivered>(), this);
+  sent_binding_ = sim_.bind(core::Simulator::handler<NetworkImpl, &NetworkImpl::on_sent>(), this);
   sim_.set_prefetch(wake_binding_, &NetworkImpl::prefetch_wake);
   link_binding_ = sim_.bind(link_handler_, this);
   sim_.set_prefetch(link_binding_, &NetworkImpl::prefetch_link_event);
@@ -1194,6 +1197,8 @@ bool NetworkImpl::arbitrate_nic(LinkId o) {
       port_[o].rr = static_cast<std::uint32_t>(idx + 1);
     }
     start_transmission(o, p, sim_.now());
+    if (m.sent_payload == m.bytes && listener_ && listener_->wants_sent())
+      sim_.schedule_bound(port_[o].busy_until, kPrioDelivered, port_[o].src, sent_binding_, id);
     if (!act.empty()) schedule_wake(o, port_[o].busy_until);
     return true;
   }
@@ -1293,6 +1298,10 @@ void NetworkImpl::on_post(const core::Event& ev) {
   arbitrate(o);
 }
 
+void NetworkImpl::on_sent(const core::Event& ev) {
+  if (listener_) listener_->on_message_sent(ev.arg32);
+}
+
 void NetworkImpl::on_delivered(const core::Event& ev) {
   if (listener_) listener_->on_message_delivered(ev.arg32);
 }
@@ -1319,6 +1328,7 @@ bool Network::owns(NodeId n) const { return impl_->owned_[n] != 0; }
 void Network::receive(const core::RemoteRecord& record) { impl_->receive(record); }
 void Network::set_listener(MessageListener* listener) { impl_->listener_ = listener; }
 const Topology& Network::topology() const { return impl_->topo_; }
+core::SimTime Network::now() const { return impl_->sim_.now(); }
 const NetworkParams& Network::params() const { return impl_->params_; }
 const std::vector<Message>& Network::messages() const { return impl_->messages_; }
 const LinkStats& Network::link_stats() const {

@@ -80,12 +80,15 @@ CollectiveWorkload::CollectiveWorkload(net::Network& network, const CollectivePa
                        params_.op == CollectiveOp::Allgather;
   if (params_.op == CollectiveOp::Broadcast)
     throw ConfigError("workload.op: broadcast is not implemented yet (allreduce, reduce_scatter, allgather, alltoall)");
-  const bool hd = params_.op == CollectiveOp::Allreduce && params_.algorithm == "halving_doubling";
-  if (!hd && ((ring_op && params_.algorithm != "ring") ||
-              (params_.op == CollectiveOp::Alltoall && params_.algorithm != "pairwise")))
-    throw ConfigError("workload.algorithm: '" + params_.algorithm + "' is not implemented for " + to_string(params_.op) +
-                      " (ring or halving_doubling for allreduce, ring for reduce_scatter and allgather, pairwise "
-                      "for alltoall)");
+  const std::string& a = params_.algorithm;
+  const bool ok = params_.op == CollectiveOp::Alltoall
+                      ? a == "pairwise" || a == "direct"
+                      : ring_op && (a == "ring" || a == "bidirectional_ring" || a == "direct" ||
+                                    (a == "halving_doubling" && params_.op == CollectiveOp::Allreduce));
+  if (!ok)
+    throw ConfigError("workload.algorithm: '" + a + "' is not implemented for " + to_string(params_.op) +
+                      " (allreduce: ring, bidirectional_ring, halving_doubling, direct; reduce_scatter and "
+                      "allgather: ring, bidirectional_ring, direct; alltoall: pairwise, direct)");
   if (params_.sizes.empty()) throw ConfigError("workload.sizes: give at least one size");
   for (std::uint64_t s : params_.sizes)
     if (s < ranks_.size())
@@ -107,16 +110,19 @@ struct Send {
   std::uint64_t bytes;
   std::int64_t after;
   bool reduced;
+  bool after_all;  // waits for every earlier send to `from` of this operation (a phase barrier at `from`)
 };
 
 // Rank r's part j of an S-byte buffer split n ways.
 std::uint64_t part(std::uint64_t S, std::uint32_t n, std::uint32_t j) { return S / n + (j < S % n ? 1 : 0); }
 
 // Ring (allreduce: 2(n-1) steps, the first n-1 reducing; reduce_scatter:
-// n-1 reducing; allgather: n-1) and pairwise alltoall (step i: r -> r+i+1),
-// every step's message in C chunks; chunk c of step s+1 waits for chunk c
-// of step s.  Index of (s, r, c): (s*n + r)*C + c.
-std::vector<Send> ring_schedule(CollectiveOp op, std::uint64_t S, std::uint32_t n, std::uint64_t chunk_bytes) {
+// n-1 reducing; allgather: n-1) in direction `dir` (+1: to r+1, -1: to r-1)
+// and pairwise alltoall (step i: r -> r+i+1), every step's message in C
+// chunks; chunk c of step s+1 waits for chunk c of step s.  Appends to
+// `out`; index of (s, r, c): base + (s*n + r)*C + c.
+void append_ring(std::vector<Send>& out, CollectiveOp op, std::uint64_t S, std::uint32_t n, std::uint64_t chunk_bytes,
+                 int dir) {
   const bool allreduce = op == CollectiveOp::Allreduce;
   const bool reduces = allreduce || op == CollectiveOp::ReduceScatter;
   const bool alltoall = op == CollectiveOp::Alltoall;
@@ -124,19 +130,37 @@ std::vector<Send> ring_schedule(CollectiveOp op, std::uint64_t S, std::uint32_t 
   const std::uint64_t smallest = S / n;
   const std::uint64_t C =
       chunk_bytes == 0 ? 1 : std::max<std::uint64_t>(1, std::min(smallest, (smallest + chunk_bytes - 1) / chunk_bytes));
-  std::vector<Send> out;
+  const std::uint64_t base = out.size();
+  const std::uint32_t fwd = dir > 0 ? 1 : n - 1;  // r + fwd = the next rank in this direction
   for (std::uint32_t s = 0; s < steps; ++s)
     for (std::uint32_t r = 0; r < n; ++r) {
-      const std::uint32_t to = alltoall ? (r + s + 1) % n : (r + 1) % n;
-      const std::uint64_t bytes = alltoall ? part(S, n, to) : part(S, n, (r + n - s % n) % n);
+      const std::uint32_t to = alltoall ? (r + s + 1) % n : (r + fwd) % n;
+      const std::uint64_t bytes =
+          alltoall ? part(S, n, to) : part(S, n, static_cast<std::uint32_t>((r + static_cast<std::uint64_t>(n - fwd) * (s % n)) % n));
       // The message r received in step s-1 came from r-1 (ring) or r-s (pairwise).
-      const std::uint32_t prev_from = alltoall ? (r + n - s % n) % n : (r + n - 1) % n;
+      const std::uint32_t prev_from = alltoall ? (r + n - s % n) % n : (r + n - fwd) % n;
       for (std::uint64_t c = 0; c < C; ++c) {
-        const std::int64_t after = s == 0 ? -1 : static_cast<std::int64_t>(((s - 1) * std::uint64_t{n} + prev_from) * C + c);
-        out.push_back(Send{r, to, bytes / C + (c < bytes % C ? 1 : 0), after, reduces && s >= 1 && s < n});
+        const std::int64_t after =
+            s == 0 ? -1 : static_cast<std::int64_t>(base + ((s - 1) * std::uint64_t{n} + prev_from) * C + c);
+        out.push_back(Send{r, to, bytes / C + (c < bytes % C ? 1 : 0), after, reduces && s >= 1 && s < n, false});
       }
     }
-  return out;
+}
+
+// Direct: every rank sends its part j to rank j at once (alltoall: that is
+// all; allreduce: reduce-scatter), and for allreduce each rank, once it has
+// received and reduced all n-1 parts of its own, sends the result to every
+// other rank (allgather); allgather alone is that second half.
+void append_direct(std::vector<Send>& out, CollectiveOp op, std::uint64_t S, std::uint32_t n) {
+  const bool scatter = op != CollectiveOp::Allgather;
+  const bool gather = op == CollectiveOp::Allreduce || op == CollectiveOp::Allgather;
+  if (scatter)
+    for (std::uint32_t r = 0; r < n; ++r)
+      for (std::uint32_t k = 1; k < n; ++k) out.push_back(Send{r, (r + k) % n, part(S, n, (r + k) % n), -1, false, false});
+  if (gather)
+    for (std::uint32_t r = 0; r < n; ++r)
+      for (std::uint32_t k = 1; k < n; ++k)
+        out.push_back(Send{r, (r + k) % n, part(S, n, r), -1, op == CollectiveOp::Allreduce, scatter});
 }
 
 // Recursive halving-doubling (Rabenseifner) allreduce: with m = floor(log2
@@ -154,7 +178,7 @@ std::vector<Send> halving_doubling_schedule(std::uint64_t S, std::uint32_t n) {
   std::vector<std::int64_t> last_recv(n, -1);  // schedule index of each rank's latest receive
   std::vector<std::uint8_t> last_reduced(n, 0);
   auto send = [&](std::uint32_t from, std::uint32_t to, std::uint64_t bytes) {
-    out.push_back(Send{from, to, bytes, last_recv[from], static_cast<bool>(last_reduced[from])});
+    out.push_back(Send{from, to, bytes, last_recv[from], static_cast<bool>(last_reduced[from]), false});
     return static_cast<std::int64_t>(out.size() - 1);
   };
   // Fold: rank p + i sends everything to rank i.
@@ -191,9 +215,18 @@ void CollectiveWorkload::plan() {
   std::uint32_t prev_gate0 = UINT32_MAX;  // gates of the previous operation: [prev_gate0 + rank]
   for (std::uint32_t si = 0; si < params_.sizes.size(); ++si) {
     const std::uint64_t S = params_.sizes[si];
-    const std::vector<Send> sched = params_.algorithm == "halving_doubling"
-                                        ? halving_doubling_schedule(S, n)
-                                        : ring_schedule(params_.op, S, n, params_.chunk_bytes);
+    std::vector<Send> sched;
+    if (params_.algorithm == "halving_doubling") {
+      sched = halving_doubling_schedule(S, n);
+    } else if (params_.algorithm == "direct") {
+      append_direct(sched, params_.op, S, n);
+    } else if (params_.algorithm == "bidirectional_ring") {
+      // Half the buffer each way round (the first half one byte more when S is odd).
+      append_ring(sched, params_.op, S - S / 2, n, params_.chunk_bytes, +1);
+      append_ring(sched, params_.op, S / 2, n, params_.chunk_bytes, -1);
+    } else {
+      append_ring(sched, params_.op, S, n, params_.chunk_bytes, +1);
+    }
     for (std::int32_t it = -static_cast<std::int32_t>(params_.warmup); it < static_cast<std::int32_t>(params_.iterations);
          ++it) {
       CollectiveInstance inst;
@@ -205,14 +238,54 @@ void CollectiveWorkload::plan() {
       const auto gate0 = static_cast<std::uint32_t>(gates_.size());
       gates_.resize(gates_.size() + n);
       for (const Send& x : sched) ++gates_[gate0 + x.to].remaining;
+      // Phase barriers (after_all): a rank's after_all sends wait for every
+      // send to it that is not itself an after_all send.
+      std::vector<std::uint32_t> phase(n, UINT32_MAX);
+      {
+        std::vector<std::uint32_t> plain_to(n, 0);
+        std::vector<std::uint8_t> has_barrier(n, 0);
+        for (const Send& x : sched) {
+          if (!x.after_all) ++plain_to[x.to];
+          if (x.after_all) has_barrier[x.from] = 1;
+        }
+        for (std::uint32_t r = 0; r < n; ++r)
+          if (has_barrier[r]) {
+            phase[r] = static_cast<std::uint32_t>(gates_.size());
+            gates_.push_back(Gate{plain_to[r], 0, 0});
+          }
+      }
       for (const Send& x : sched) {
         const net::MessageId id = net_.create(ranks_[x.from], ranks_[x.to], x.bytes, 0);
         FABRICSIM_ASSERT(id == base_ + msgs_.size(), "collective message ids out of order");
         Msg m;
         m.gate = gate0 + x.to;
-        m.waits = static_cast<std::uint8_t>((x.after >= 0 ? 1 : 0) + (prev_gate0 != UINT32_MAX ? 1 : 0));
+        m.waits = static_cast<std::uint8_t>((x.after >= 0 ? 1 : 0) + (prev_gate0 != UINT32_MAX ? 1 : 0) +
+                                            (x.after_all ? 1 : 0));
+        if (phase[x.to] != UINT32_MAX && !x.after_all) {
+          m.gate2 = phase[x.to];
+          m.reduce = params_.op == CollectiveOp::Allreduce;  // the barrier reduces what it waited for
+        }
         msgs_.push_back(m);
       }
+      // Per (sender, receiver) connection, messages go in schedule order.
+      for (std::size_t k = 0; k < sched.size(); ++k) {
+        const std::uint64_t key = static_cast<std::uint64_t>(sched[k].from) * n + sched[k].to;
+        const auto it = conn_last_.find(key);
+        const std::uint32_t idx = first + static_cast<std::uint32_t>(k);
+        if (it != conn_last_.end()) {
+          msgs_[it->second].fifo_next = idx;
+          ++msgs_[idx].waits;
+        }
+        conn_last_[key] = idx;
+      }
+      for (std::uint32_t r = 0; r < n; ++r)
+        if (phase[r] != UINT32_MAX) {
+          Gate& g = gates_[phase[r]];
+          g.post_begin = static_cast<std::uint32_t>(post_list_.size());
+          for (std::size_t k = 0; k < sched.size(); ++k)
+            if (sched[k].from == r && sched[k].after_all) post_list_.push_back(first + static_cast<std::uint32_t>(k));
+          g.post_end = static_cast<std::uint32_t>(post_list_.size());
+        }
       for (std::size_t k = 0; k < sched.size(); ++k)
         if (sched[k].after >= 0) {
           Msg& trigger = msgs_[first + static_cast<std::uint32_t>(sched[k].after)];
@@ -243,6 +316,15 @@ void CollectiveWorkload::plan() {
 
 void CollectiveWorkload::post(std::uint32_t i, SimTime at) { net_.post(base_ + i, at); }
 
+void CollectiveWorkload::on_message_sent(net::MessageId id) {
+  if (id < base_ || id - base_ >= msgs_.size()) return;
+  const std::uint32_t j = msgs_[id - base_].fifo_next;
+  if (j == UINT32_MAX) return;
+  Msg& t = msgs_[j];
+  t.ready = std::max(t.ready, net_.now());
+  if (--t.waits == 0) post(j, t.ready);
+}
+
 void CollectiveWorkload::on_message_delivered(net::MessageId id) {
   ++done_;
   if (id < base_ || id - base_ >= msgs_.size()) return;
@@ -261,9 +343,16 @@ void CollectiveWorkload::on_message_delivered(net::MessageId id) {
       ready = now + core::serialization_time(net_.messages()[id].bytes, params_.reduce_gbps);
     release(m.next, ready);
   }
-  Gate& g = gates_[m.gate];
-  if (--g.remaining == 0)
-    for (std::uint32_t k = g.post_begin; k < g.post_end; ++k) release(post_list_[k], now);
+  for (std::uint32_t gi : {m.gate2, m.gate}) {
+    if (gi == UINT32_MAX) continue;
+    Gate& g = gates_[gi];
+    if (--g.remaining != 0) continue;
+    // A phase barrier whose receipts are reduced first (direct allreduce).
+    const SimTime ready = gi == m.gate2 && m.reduce && params_.reduce_gbps > 0
+                              ? now + core::serialization_time(net_.messages()[id].bytes, params_.reduce_gbps)
+                              : now;
+    for (std::uint32_t k = g.post_begin; k < g.post_end; ++k) release(post_list_[k], ready);
+  }
 }
 
 }  // namespace fabricsim::workload

@@ -74,7 +74,8 @@ std::int64_t message_ps(std::uint64_t bytes) {
 
 TEST(Collective, RingAndPairwiseMatchAlphaBetaOnOneSwitch) {
   for (std::uint32_t n : {2u, 5u, 8u}) {
-    for (std::uint64_t S : {65'536ull, 1'000'000ull, 16ull << 20}) {
+    for (std::uint64_t S : {65'536ull, 1'000'000ull, 16ull << 20, 256ull << 20}) {
+      if (S > (16ull << 20) && n != 8) continue;  // 256 MiB once: the range the issue names
       const std::uint64_t m = S / n;  // every part (the remainder adds at most one byte)
       struct Case {
         CollectiveOp op;
@@ -114,7 +115,44 @@ TEST(Collective, RingAndPairwiseMatchAlphaBetaOnOneSwitch) {
         for (net::LinkId l = 0; l < b.topo.link_count(); ++l)
           if (b.topo.node(b.topo.link(l).src).kind == net::NodeKind::Endpoint) nic_bytes += st.tx_bytes[l];
         EXPECT_EQ(nic_bytes, payload + 64 * b.net->totals().packets_injected);
+        // Per endpoint, from its NIC link's counters: steps x S/n payload
+        // (within one byte per step), plus a header per packet.
+        for (std::uint32_t e = 0; e < n; ++e) {
+          const net::LinkId nic = b.topo.node(b.topo.endpoint_node(e)).out[0];
+          const std::uint64_t payload_e = st.tx_bytes[nic] - 64 * st.tx_packets[nic];
+          EXPECT_GE(payload_e, 2ull * c.steps * (S / n)) << "endpoint " << e;
+          EXPECT_LE(payload_e, 2ull * c.steps * (S / n + 1)) << "endpoint " << e;
+        }
       }
+    }
+  }
+}
+
+TEST(Collective, DirectAndBidirectionalMatchAlphaBetaOnOneSwitch) {
+  // direct: all n-1 parts leave at once and share the NIC (and each
+  // receiver's link), so a phase takes 2L + W + (n-1) part serializations;
+  // allreduce is two such phases (the second after the reduce barrier),
+  // alltoall one.  bidirectional_ring: each step sends S/2n each way round,
+  // the two sharing the NIC: 2L + W + both serializations per step.
+  // Within 2% (the packet interleaving of concurrent messages).
+  for (std::uint32_t n : {4u, 8u}) {
+    for (std::uint64_t S : {1ull << 20, 16ull << 20}) {
+      SCOPED_TRACE("n=" + std::to_string(n) + " S=" + std::to_string(S));
+      const auto measure = [&](CollectiveOp op, const char* algorithm) {
+        Bench b(n);
+        CollectiveParams p;
+        p.op = op;
+        p.algorithm = algorithm;
+        p.sizes = {S};
+        b.run(p);
+        return static_cast<double>(b.time_ps(0));
+      };
+      const std::uint64_t m = S / n;
+      const double phase = static_cast<double>(message_ps(m) + (n - 2) * (message_ps(m) - 2 * kLatency - kSwitch));
+      EXPECT_NEAR(measure(CollectiveOp::Allreduce, "direct"), 2 * phase, 0.02 * 2 * phase);
+      EXPECT_NEAR(measure(CollectiveOp::Alltoall, "direct"), phase, 0.02 * phase);
+      const double step = static_cast<double>(2 * message_ps(m / 2) - 2 * kLatency - kSwitch);
+      EXPECT_NEAR(measure(CollectiveOp::Allreduce, "bidirectional_ring"), 2 * (n - 1) * step, 0.02 * 2 * (n - 1) * step);
     }
   }
 }

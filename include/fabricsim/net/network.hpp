@@ -88,6 +88,11 @@ class MessageListener {
   /// Called at the simulated time the tail of the message's last packet
   /// arrived at its destination NIC.
   virtual void on_message_delivered(MessageId id) = 0;
+  /// Called, on the process that simulates the source, when the last
+  /// packet of the message has left the source NIC (its serialization
+  /// ended).  Only listeners that ask for it (wants_sent()) get it.
+  virtual void on_message_sent(MessageId /*id*/) {}
+  virtual bool wants_sent() const { return false; }
 };
 
 struct Message {
@@ -169,6 +174,8 @@ class Network {
   void set_listener(MessageListener* listener);
 
   const Topology& topology() const;
+  /// The simulated time now.
+  core::SimTime now() const;
   const NetworkParams& params() const;
   const std::vector<Message>& messages() const;
   const LinkStats& link_stats() const;

@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "fabricsim/core/time.hpp"
@@ -72,6 +73,10 @@ class CollectiveWorkload : public net::MessageListener {
  public:
   CollectiveWorkload(net::Network& network, const CollectiveParams& params);
   void on_message_delivered(net::MessageId id) override;
+  /// Messages from one rank to one peer go in order, as over one NCCL
+  /// connection: the next waits until the previous has left the NIC.
+  void on_message_sent(net::MessageId id) override;
+  bool wants_sent() const override { return true; }
 
   const std::vector<CollectiveInstance>& instances() const { return instances_; }
   const std::vector<net::EndpointId>& ranks() const { return ranks_; }
@@ -83,6 +88,8 @@ class CollectiveWorkload : public net::MessageListener {
   struct Msg {
     std::uint32_t next = UINT32_MAX;     // message its delivery triggers (next step of a chunk)
     std::uint32_t gate = UINT32_MAX;     // gate its delivery counts towards (its receiver's end of the op)
+    std::uint32_t gate2 = UINT32_MAX;    // and its receiver's phase barrier, if any (direct allreduce)
+    std::uint32_t fifo_next = UINT32_MAX;  // the next message from the same sender to the same receiver
     bool reduce = false;                 // the receiver reduces it before the next step leaves
     std::uint8_t waits = 0;              // conditions left before it is posted (previous step, previous op)
     core::SimTime ready;                 // latest condition time so far
@@ -102,6 +109,7 @@ class CollectiveWorkload : public net::MessageListener {
   std::vector<Msg> msgs_;
   std::vector<Gate> gates_;
   std::vector<std::uint32_t> post_list_;
+  std::unordered_map<std::uint64_t, std::uint32_t> conn_last_;  // (sender, receiver) -> its latest message (planning)
   std::uint64_t done_ = 0;
   net::MessageId base_ = 0;  // id of the first message (ids of this workload are base_ + index)
 };
