@@ -255,11 +255,14 @@ std::vector<ParamDecl> declare() {
   p.push_back(enum_param("workload", "op", "allreduce", {"allreduce", "reduce_scatter", "allgather", "alltoall"},
                          "collective: the operation (NCCL semantics; the size is the buffer per rank)."));
   p.push_back(enum_param("workload", "algorithm", "auto",
-                         {"auto", "ring", "bidirectional_ring", "halving_doubling", "direct", "pairwise"},
+                         {"auto", "ring", "bidirectional_ring", "halving_doubling", "double_binary_tree", "direct",
+                          "pairwise"},
                          "collective: `ring` (allreduce as reduce-scatter then allgather, 2(n-1) steps of S/n; "
                          "reduce_scatter and allgather n-1 steps), `halving_doubling` (allreduce: recursive halving "
                          "then doubling over the largest power of two of ranks, the others folded in first and "
-                         "served last; 2 log2(p) steps, + 2 with folding), `bidirectional_ring` (half the buffer "
+                         "served last; 2 log2(p) steps, + 2 with folding), `double_binary_tree` (allreduce: two "
+                         "binary trees, one over the ranks in reverse order, each reducing half the buffer up and "
+                         "sending the result down, in `chunk_bytes` chunks), `bidirectional_ring` (half the buffer "
                          "each way round), `direct` (every part straight to its owner, then, for allreduce, the "
                          "reduced part straight to everyone), `pairwise` (alltoall: step i to rank r+i); `auto` "
                          "picks ring, or pairwise for alltoall."));

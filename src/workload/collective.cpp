@@ -84,10 +84,11 @@ CollectiveWorkload::CollectiveWorkload(net::Network& network, const CollectivePa
   const bool ok = params_.op == CollectiveOp::Alltoall
                       ? a == "pairwise" || a == "direct"
                       : ring_op && (a == "ring" || a == "bidirectional_ring" || a == "direct" ||
-                                    (a == "halving_doubling" && params_.op == CollectiveOp::Allreduce));
+                                    ((a == "halving_doubling" || a == "double_binary_tree") &&
+                                     params_.op == CollectiveOp::Allreduce));
   if (!ok)
     throw ConfigError("workload.algorithm: '" + a + "' is not implemented for " + to_string(params_.op) +
-                      " (allreduce: ring, bidirectional_ring, halving_doubling, direct; reduce_scatter and "
+                      " (allreduce: ring, bidirectional_ring, halving_doubling, double_binary_tree, direct; reduce_scatter and "
                       "allgather: ring, bidirectional_ring, direct; alltoall: pairwise, direct)");
   if (params_.sizes.empty()) throw ConfigError("workload.sizes: give at least one size");
   for (std::uint64_t s : params_.sizes)
@@ -111,6 +112,7 @@ struct Send {
   std::int64_t after;
   bool reduced;
   bool after_all;  // waits for every earlier send to `from` of this operation (a phase barrier at `from`)
+  std::int64_t after2 = -1;  // a second arrival it waits for (a tree node's second child)
 };
 
 // Rank r's part j of an S-byte buffer split n ways.
@@ -161,6 +163,40 @@ void append_direct(std::vector<Send>& out, CollectiveOp op, std::uint64_t S, std
     for (std::uint32_t r = 0; r < n; ++r)
       for (std::uint32_t k = 1; k < n; ++k)
         out.push_back(Send{r, (r + k) % n, part(S, n, r), -1, op == CollectiveOp::Allreduce, scatter});
+}
+
+// One binary tree of a double binary tree allreduce over `S` bytes: ranks
+// at heap positions (parent of position i: (i-1)/2; `reversed`: rank n-1-i
+// at position i, so that the leaves of one tree are mostly inner nodes of
+// the other).  Every non-root position sends its (reduced) data up once
+// its children's have arrived; the root, and then every inner node, sends
+// the result down once it has it.  C chunks pipeline through the tree.
+void append_tree(std::vector<Send>& out, std::uint64_t S, std::uint32_t n, std::uint64_t chunk_bytes, bool reversed) {
+  const std::uint64_t C =
+      chunk_bytes == 0 ? 1 : std::max<std::uint64_t>(1, std::min<std::uint64_t>(S, (S + chunk_bytes - 1) / chunk_bytes));
+  const auto rank = [&](std::uint32_t pos) { return reversed ? n - 1 - pos : pos; };
+  const std::int64_t up0 = static_cast<std::int64_t>(out.size());
+  const std::int64_t down0 = up0 + static_cast<std::int64_t>((n - 1) * C);
+  const auto up = [&](std::uint32_t i, std::uint64_t c) { return up0 + static_cast<std::int64_t>((i - 1) * C + c); };
+  const auto down = [&](std::uint32_t i, std::uint64_t c) { return down0 + static_cast<std::int64_t>((i - 1) * C + c); };
+  const auto child = [&](std::uint32_t i, std::uint32_t k, std::uint64_t c) {
+    const std::uint32_t ch = 2 * i + 1 + k;
+    return ch < n ? up(ch, c) : std::int64_t{-1};
+  };
+  for (std::uint32_t i = 1; i < n; ++i)
+    for (std::uint64_t c = 0; c < C; ++c) {
+      Send x{rank(i), rank((i - 1) / 2), S / C + (c < S % C ? 1 : 0), child(i, 0, c), true, false};
+      x.after2 = child(i, 1, c);
+      if (x.after < 0) x.reduced = false;
+      out.push_back(x);
+    }
+  for (std::uint32_t i = 1; i < n; ++i)
+    for (std::uint64_t c = 0; c < C; ++c) {
+      const std::uint32_t p = (i - 1) / 2;
+      Send x{rank(p), rank(i), S / C + (c < S % C ? 1 : 0), p == 0 ? child(0, 0, c) : down(p, c), p == 0, false};
+      if (p == 0) x.after2 = child(0, 1, c);
+      out.push_back(x);
+    }
 }
 
 // Recursive halving-doubling (Rabenseifner) allreduce: with m = floor(log2
@@ -218,6 +254,9 @@ void CollectiveWorkload::plan() {
     std::vector<Send> sched;
     if (params_.algorithm == "halving_doubling") {
       sched = halving_doubling_schedule(S, n);
+    } else if (params_.algorithm == "double_binary_tree") {
+      append_tree(sched, S - S / 2, n, params_.chunk_bytes, false);
+      append_tree(sched, S / 2, n, params_.chunk_bytes, true);
     } else if (params_.algorithm == "direct") {
       append_direct(sched, params_.op, S, n);
     } else if (params_.algorithm == "bidirectional_ring") {
@@ -259,8 +298,8 @@ void CollectiveWorkload::plan() {
         FABRICSIM_ASSERT(id == base_ + msgs_.size(), "collective message ids out of order");
         Msg m;
         m.gate = gate0 + x.to;
-        m.waits = static_cast<std::uint8_t>((x.after >= 0 ? 1 : 0) + (prev_gate0 != UINT32_MAX ? 1 : 0) +
-                                            (x.after_all ? 1 : 0));
+        m.waits = static_cast<std::uint8_t>((x.after >= 0 ? 1 : 0) + (x.after2 >= 0 ? 1 : 0) +
+                                            (prev_gate0 != UINT32_MAX ? 1 : 0) + (x.after_all ? 1 : 0));
         if (phase[x.to] != UINT32_MAX && !x.after_all) {
           m.gate2 = phase[x.to];
           m.reduce = params_.op == CollectiveOp::Allreduce;  // the barrier reduces what it waited for
@@ -270,10 +309,10 @@ void CollectiveWorkload::plan() {
       // Per (sender, receiver) connection, messages go in schedule order.
       for (std::size_t k = 0; k < sched.size(); ++k) {
         const std::uint64_t key = static_cast<std::uint64_t>(sched[k].from) * n + sched[k].to;
-        const auto it = conn_last_.find(key);
+        const auto last = conn_last_.find(key);
         const std::uint32_t idx = first + static_cast<std::uint32_t>(k);
-        if (it != conn_last_.end()) {
-          msgs_[it->second].fifo_next = idx;
+        if (last != conn_last_.end()) {
+          msgs_[last->second].fifo_next = idx;
           ++msgs_[idx].waits;
         }
         conn_last_[key] = idx;
@@ -287,10 +326,12 @@ void CollectiveWorkload::plan() {
           g.post_end = static_cast<std::uint32_t>(post_list_.size());
         }
       for (std::size_t k = 0; k < sched.size(); ++k)
-        if (sched[k].after >= 0) {
-          Msg& trigger = msgs_[first + static_cast<std::uint32_t>(sched[k].after)];
-          FABRICSIM_ASSERT(trigger.next == UINT32_MAX, "a message triggers one send");
-          trigger.next = first + static_cast<std::uint32_t>(k);
+        for (std::int64_t a : {sched[k].after, sched[k].after2}) {
+          if (a < 0) continue;
+          Msg& trigger = msgs_[first + static_cast<std::uint32_t>(a)];
+          std::uint32_t& slot = trigger.next == UINT32_MAX ? trigger.next : trigger.next2;
+          FABRICSIM_ASSERT(slot == UINT32_MAX, "a message triggers at most two sends");
+          slot = first + static_cast<std::uint32_t>(k);
           trigger.reduce = sched[k].reduced;
         }
       // The previous operation's gate of rank r releases every send of rank r here.
@@ -337,11 +378,12 @@ void CollectiveWorkload::on_message_delivered(net::MessageId id) {
     if (--t.waits == 0) post(j, t.ready);
   };
   if (m.next != UINT32_MAX) {
-    // The next step of this chunk leaves once it is here (and reduced).
+    // The sends waiting for it leave once it is here (and reduced).
     SimTime ready = now;
     if (m.reduce && params_.reduce_gbps > 0)
       ready = now + core::serialization_time(net_.messages()[id].bytes, params_.reduce_gbps);
     release(m.next, ready);
+    if (m.next2 != UINT32_MAX) release(m.next2, ready);
   }
   for (std::uint32_t gi : {m.gate2, m.gate}) {
     if (gi == UINT32_MAX) continue;

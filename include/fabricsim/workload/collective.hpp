@@ -86,7 +86,8 @@ class CollectiveWorkload : public net::MessageListener {
 
  private:
   struct Msg {
-    std::uint32_t next = UINT32_MAX;     // message its delivery triggers (next step of a chunk)
+    std::uint32_t next = UINT32_MAX;     // messages its delivery triggers (next step of a chunk; a tree
+    std::uint32_t next2 = UINT32_MAX;    // node's sends to both children)
     std::uint32_t gate = UINT32_MAX;     // gate its delivery counts towards (its receiver's end of the op)
     std::uint32_t gate2 = UINT32_MAX;    // and its receiver's phase barrier, if any (direct allreduce)
     std::uint32_t fifo_next = UINT32_MAX;  // the next message from the same sender to the same receiver
