@@ -252,11 +252,12 @@ std::vector<ParamDecl> declare() {
                          "`traffic`: synthetic traffic patterns (see `pattern`). `collective`: an NCCL-tests style "
                          "benchmark of one collective (`op`, `algorithm`) over a communicator (`ranks`, "
                          "`placement`), for each of `sizes`, `warmup` + `iterations` times back to back."));
-  p.push_back(enum_param("workload", "op", "allreduce", {"allreduce", "reduce_scatter", "allgather", "alltoall"},
+  p.push_back(enum_param("workload", "op", "allreduce",
+                         {"allreduce", "reduce_scatter", "allgather", "alltoall", "broadcast", "reduce"},
                          "collective: the operation (NCCL semantics; the size is the buffer per rank)."));
   p.push_back(enum_param("workload", "algorithm", "auto",
                          {"auto", "ring", "bidirectional_ring", "halving_doubling", "double_binary_tree", "direct",
-                          "pairwise"},
+                          "pairwise", "tree"},
                          "collective: `ring` (allreduce as reduce-scatter then allgather, 2(n-1) steps of S/n; "
                          "reduce_scatter and allgather n-1 steps), `halving_doubling` (allreduce: recursive halving "
                          "then doubling over the largest power of two of ranks, the others folded in first and "
@@ -264,8 +265,11 @@ std::vector<ParamDecl> declare() {
                          "binary trees, one over the ranks in reverse order, each reducing half the buffer up and "
                          "sending the result down, in `chunk_bytes` chunks), `bidirectional_ring` (half the buffer "
                          "each way round), `direct` (every part straight to its owner, then, for allreduce, the "
-                         "reduced part straight to everyone), `pairwise` (alltoall: step i to rank r+i); `auto` "
-                         "picks ring, or pairwise for alltoall."));
+                         "reduced part straight to everyone), `pairwise` (alltoall: step i to rank r+i), `tree` "
+                         "(broadcast and reduce: a binary tree from the root; their `ring` is a chain round the "
+                         "ring); `auto` picks ring, or pairwise for alltoall."));
+  p.push_back(int_param("workload", "root", "", 0,
+                        "collective: root of broadcast and reduce, as a rank of the communicator.", 0, 1 << 24));
   p.push_back(int_list_param("workload", "sizes", "bytes", {},
                              "collective: the sizes to run, in bytes per rank; empty: `min_bytes` to `max_bytes` "
                              "multiplying by `step_factor` (NCCL's -b, -e, -f)."));

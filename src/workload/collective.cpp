@@ -17,6 +17,7 @@ CollectiveOp parse_collective_op(const std::string& name) {
   if (name == "allgather") return CollectiveOp::Allgather;
   if (name == "alltoall") return CollectiveOp::Alltoall;
   if (name == "broadcast") return CollectiveOp::Broadcast;
+  if (name == "reduce") return CollectiveOp::Reduce;
   throw ConfigError("workload.op: unknown collective '" + name + "'");
 }
 
@@ -27,6 +28,7 @@ const char* to_string(CollectiveOp op) {
     case CollectiveOp::Allgather: return "allgather";
     case CollectiveOp::Alltoall: return "alltoall";
     case CollectiveOp::Broadcast: return "broadcast";
+    case CollectiveOp::Reduce: return "reduce";
   }
   return "?";
 }
@@ -35,7 +37,8 @@ double busbw_factor(CollectiveOp op, std::uint32_t ranks) {
   const double n = ranks;
   switch (op) {
     case CollectiveOp::Allreduce: return 2.0 * (n - 1) / n;
-    case CollectiveOp::Broadcast: return 1.0;
+    case CollectiveOp::Broadcast:
+    case CollectiveOp::Reduce: return 1.0;
     default: return (n - 1) / n;
   }
 }
@@ -78,18 +81,21 @@ CollectiveWorkload::CollectiveWorkload(net::Network& network, const CollectivePa
   ranks_ = communicator(params_, static_cast<std::uint32_t>(net_.topology().endpoint_count()));
   const bool ring_op = params_.op == CollectiveOp::Allreduce || params_.op == CollectiveOp::ReduceScatter ||
                        params_.op == CollectiveOp::Allgather;
-  if (params_.op == CollectiveOp::Broadcast)
-    throw ConfigError("workload.op: broadcast is not implemented yet (allreduce, reduce_scatter, allgather, alltoall)");
   const std::string& a = params_.algorithm;
-  const bool ok = params_.op == CollectiveOp::Alltoall
-                      ? a == "pairwise" || a == "direct"
-                      : ring_op && (a == "ring" || a == "bidirectional_ring" || a == "direct" ||
-                                    ((a == "halving_doubling" || a == "double_binary_tree") &&
-                                     params_.op == CollectiveOp::Allreduce));
+  const bool rooted = params_.op == CollectiveOp::Broadcast || params_.op == CollectiveOp::Reduce;
+  const bool general = a == "ring" || a == "bidirectional_ring" || a == "direct" ||
+                       ((a == "halving_doubling" || a == "double_binary_tree") && params_.op == CollectiveOp::Allreduce);
+  const bool ok = params_.op == CollectiveOp::Alltoall ? a == "pairwise" || a == "direct"
+                  : rooted                             ? a == "ring" || a == "tree"
+                                                       : ring_op && general;
+  if (rooted && params_.root >= ranks_.size())
+    throw ConfigError("workload.root: " + std::to_string(params_.root) + " is not a rank of the " +
+                      std::to_string(ranks_.size()) + "-rank communicator");
   if (!ok)
     throw ConfigError("workload.algorithm: '" + a + "' is not implemented for " + to_string(params_.op) +
                       " (allreduce: ring, bidirectional_ring, halving_doubling, double_binary_tree, direct; reduce_scatter and "
-                      "allgather: ring, bidirectional_ring, direct; alltoall: pairwise, direct)");
+                      "allgather: ring, bidirectional_ring, direct; alltoall: pairwise, direct; broadcast and reduce: "
+                      "ring, tree)");
   if (params_.sizes.empty()) throw ConfigError("workload.sizes: give at least one size");
   for (std::uint64_t s : params_.sizes)
     if (s < ranks_.size())
@@ -199,6 +205,44 @@ void append_tree(std::vector<Send>& out, std::uint64_t S, std::uint32_t n, std::
     }
 }
 
+// Broadcast and reduce from/to `root`, in C chunks.  Ring: a chain from the
+// root round the ring (reduce: from the rank after the root round to the
+// root), each rank passing a chunk on once it has it (reduce: reduced with
+// its own).  Tree: a binary tree in heap order over the ranks starting at
+// the root (position i is rank (root + i) mod n); broadcast sends down,
+// reduce up (a node sends once both children's chunks have arrived).
+void append_rooted(std::vector<Send>& out, CollectiveOp op, std::uint64_t S, std::uint32_t n, std::uint64_t chunk_bytes,
+                   std::uint32_t root, bool tree) {
+  const std::uint64_t C =
+      chunk_bytes == 0 ? 1 : std::max<std::uint64_t>(1, std::min<std::uint64_t>(S, (S + chunk_bytes - 1) / chunk_bytes));
+  const bool reduce = op == CollectiveOp::Reduce;
+  const std::int64_t base = static_cast<std::int64_t>(out.size());
+  const auto bytes = [&](std::uint64_t c) { return S / C + (c < S % C ? 1 : 0); };
+  // Index of the send into position i (i = 1..n-1) of chunk c: base + (i-1)*C + c.
+  const auto into = [&](std::uint32_t i, std::uint64_t c) { return base + static_cast<std::int64_t>((i - 1) * C + c); };
+  if (!tree) {
+    // Chain positions 0..n-1; the send into position i comes from position i-1.
+    const auto rank = [&](std::uint32_t i) { return reduce ? (root + 1 + i) % n : (root + i) % n; };
+    for (std::uint32_t i = 1; i < n; ++i)
+      for (std::uint64_t c = 0; c < C; ++c)
+        out.push_back(Send{rank(i - 1), rank(i), bytes(c), i >= 2 ? into(i - 1, c) : -1, reduce && i >= 2, false});
+    return;
+  }
+  const auto rank = [&](std::uint32_t i) { return (root + i) % n; };
+  for (std::uint32_t i = 1; i < n; ++i)
+    for (std::uint64_t c = 0; c < C; ++c) {
+      const std::uint32_t p = (i - 1) / 2;
+      if (!reduce) {  // parent -> i, once the parent has it
+        out.push_back(Send{rank(p), rank(i), bytes(c), p == 0 ? -1 : into(p, c), false, false});
+      } else {  // i -> parent, once i's children have arrived
+        const std::uint32_t c1 = 2 * i + 1, c2 = 2 * i + 2;
+        Send x{rank(i), rank(p), bytes(c), c1 < n ? into(c1, c) : -1, c1 < n, false};
+        x.after2 = c2 < n ? into(c2, c) : -1;
+        out.push_back(x);
+      }
+    }
+}
+
 // Recursive halving-doubling (Rabenseifner) allreduce: with m = floor(log2
 // n) and p = 2^m, the n - p ranks above p first send their buffer to rank
 // r - p (reduced there), the p ranks reduce-scatter by recursive halving
@@ -254,6 +298,8 @@ void CollectiveWorkload::plan() {
     std::vector<Send> sched;
     if (params_.algorithm == "halving_doubling") {
       sched = halving_doubling_schedule(S, n);
+    } else if (params_.op == CollectiveOp::Broadcast || params_.op == CollectiveOp::Reduce) {
+      append_rooted(sched, params_.op, S, n, params_.chunk_bytes, params_.root, params_.algorithm == "tree");
     } else if (params_.algorithm == "double_binary_tree") {
       append_tree(sched, S - S / 2, n, params_.chunk_bytes, false);
       append_tree(sched, S / 2, n, params_.chunk_bytes, true);
@@ -276,7 +322,12 @@ void CollectiveWorkload::plan() {
       inst.first = base_ + first;
       const auto gate0 = static_cast<std::uint32_t>(gates_.size());
       gates_.resize(gates_.size() + n);
-      for (const Send& x : sched) ++gates_[gate0 + x.to].remaining;
+      // A rank's operation ends when it has received everything and its own
+      // messages have all left its NIC.
+      for (const Send& x : sched) {
+        ++gates_[gate0 + x.to].remaining;
+        ++gates_[gate0 + x.from].remaining;
+      }
       // Phase barriers (after_all): a rank's after_all sends wait for every
       // send to it that is not itself an after_all send.
       std::vector<std::uint32_t> phase(n, UINT32_MAX);
@@ -298,6 +349,7 @@ void CollectiveWorkload::plan() {
         FABRICSIM_ASSERT(id == base_ + msgs_.size(), "collective message ids out of order");
         Msg m;
         m.gate = gate0 + x.to;
+        m.sgate = gate0 + x.from;
         m.waits = static_cast<std::uint8_t>((x.after >= 0 ? 1 : 0) + (x.after2 >= 0 ? 1 : 0) +
                                             (prev_gate0 != UINT32_MAX ? 1 : 0) + (x.after_all ? 1 : 0));
         if (phase[x.to] != UINT32_MAX && !x.after_all) {
@@ -359,11 +411,27 @@ void CollectiveWorkload::post(std::uint32_t i, SimTime at) { net_.post(base_ + i
 
 void CollectiveWorkload::on_message_sent(net::MessageId id) {
   if (id < base_ || id - base_ >= msgs_.size()) return;
-  const std::uint32_t j = msgs_[id - base_].fifo_next;
-  if (j == UINT32_MAX) return;
-  Msg& t = msgs_[j];
-  t.ready = std::max(t.ready, net_.now());
-  if (--t.waits == 0) post(j, t.ready);
+  const Msg& m = msgs_[id - base_];
+  const SimTime now = net_.now();
+  if (m.fifo_next != UINT32_MAX) {
+    Msg& t = msgs_[m.fifo_next];
+    t.ready = std::max(t.ready, now);
+    if (--t.waits == 0) post(m.fifo_next, t.ready);
+  }
+  close_gate(m.sgate, now, false, 0);
+}
+
+void CollectiveWorkload::close_gate(std::uint32_t gi, SimTime now, bool reduce, std::uint64_t bytes) {
+  if (gi == UINT32_MAX) return;
+  Gate& g = gates_[gi];
+  if (--g.remaining != 0) return;
+  const SimTime ready =
+      reduce && params_.reduce_gbps > 0 ? now + core::serialization_time(bytes, params_.reduce_gbps) : now;
+  for (std::uint32_t k = g.post_begin; k < g.post_end; ++k) {
+    Msg& t = msgs_[post_list_[k]];
+    t.ready = std::max(t.ready, ready);
+    if (--t.waits == 0) post(post_list_[k], t.ready);
+  }
 }
 
 void CollectiveWorkload::on_message_delivered(net::MessageId id) {
@@ -385,16 +453,9 @@ void CollectiveWorkload::on_message_delivered(net::MessageId id) {
     release(m.next, ready);
     if (m.next2 != UINT32_MAX) release(m.next2, ready);
   }
-  for (std::uint32_t gi : {m.gate2, m.gate}) {
-    if (gi == UINT32_MAX) continue;
-    Gate& g = gates_[gi];
-    if (--g.remaining != 0) continue;
-    // A phase barrier whose receipts are reduced first (direct allreduce).
-    const SimTime ready = gi == m.gate2 && m.reduce && params_.reduce_gbps > 0
-                              ? now + core::serialization_time(net_.messages()[id].bytes, params_.reduce_gbps)
-                              : now;
-    for (std::uint32_t k = g.post_begin; k < g.post_end; ++k) release(post_list_[k], ready);
-  }
+  // A phase barrier's receipts are reduced first (direct allreduce).
+  close_gate(m.gate2, now, m.reduce, net_.messages()[id].bytes);
+  close_gate(m.gate, now, false, 0);
 }
 
 }  // namespace fabricsim::workload

@@ -255,6 +255,43 @@ TEST(Collective, DoubleBinaryTreeMovesItsVolumeAndBeatsTheRingOnlyWhenSmall) {
               static_cast<double>(ring_large) / 1e6, static_cast<double>(tree_large) / 1e6);
 }
 
+TEST(Collective, BroadcastAndReduceFromAnyRoot) {
+  // Ring: a chain of n-1 store-and-forward hops, (n-1) message times on one
+  // switch; in C chunks the chain pipelines: (n-1 + C-1) chunk times.  Tree:
+  // (n-1) S bytes, every rank but the root receives (broadcast) or sends
+  // (reduce) the buffer once.
+  const std::uint32_t n = 6;
+  const std::uint64_t S = 3'000'000;
+  for (CollectiveOp op : {CollectiveOp::Broadcast, CollectiveOp::Reduce}) {
+    for (std::uint32_t root : {0u, 4u}) {
+      SCOPED_TRACE(std::string(to_string(op)) + " root " + std::to_string(root));
+      Bench ring(n);
+      CollectiveParams p;
+      p.op = op;
+      p.root = root;
+      p.sizes = {S};
+      ring.run(p);
+      EXPECT_EQ(ring.time_ps(0), (n - 1) * message_ps(S));
+      Bench piped(n);
+      p.chunk_bytes = S / 10;
+      piped.run(p);
+      EXPECT_NEAR(static_cast<double>(piped.time_ps(0)), static_cast<double>((n - 1 + 9) * message_ps(S / 10)),
+                  0.02 * static_cast<double>((n - 1 + 9) * message_ps(S / 10)));
+      Bench tree(n);
+      p.algorithm = "tree";
+      p.chunk_bytes = 0;
+      p.iterations = 3;
+      tree.run(p);
+      std::uint64_t payload = 0;
+      for (const auto& m : tree.net->messages()) {
+        payload += m.bytes;
+        EXPECT_NE(op == CollectiveOp::Broadcast ? m.dst : m.src, root);
+      }
+      EXPECT_EQ(payload, 3ull * (n - 1) * S);
+    }
+  }
+}
+
 TEST(Collective, ReductionTimeAddsOncePerReduceScatterStep) {
   // reduce_gbps = 50: each of the n-1 reduce-scatter receipts of a ring
   // allreduce is reduced (m bytes at 50 Gb/s) before the next step leaves.

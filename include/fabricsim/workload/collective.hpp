@@ -16,7 +16,7 @@
 // the previous step's receive).  Every step's message is cut into chunks of
 // at most `chunk_bytes` that move through the steps independently
 // (pipelining).  An endpoint starts operation k+1 when it has received all
-// its data of operation k.
+// its data of operation k and its own messages of it have left its NIC.
 #pragma once
 
 #include <cstdint>
@@ -29,11 +29,11 @@
 
 namespace fabricsim::workload {
 
-enum class CollectiveOp : std::uint8_t { Allreduce, ReduceScatter, Allgather, Alltoall, Broadcast };
+enum class CollectiveOp : std::uint8_t { Allreduce, ReduceScatter, Allgather, Alltoall, Broadcast, Reduce };
 CollectiveOp parse_collective_op(const std::string& name);
 const char* to_string(CollectiveOp op);
 /// NCCL's bus-bandwidth factor: 2(n-1)/n for allreduce, (n-1)/n for
-/// reduce_scatter, allgather and alltoall, 1 for broadcast.
+/// reduce_scatter, allgather and alltoall, 1 for broadcast and reduce.
 double busbw_factor(CollectiveOp op, std::uint32_t ranks);
 
 struct CollectiveParams {
@@ -91,6 +91,7 @@ class CollectiveWorkload : public net::MessageListener {
     std::uint32_t gate = UINT32_MAX;     // gate its delivery counts towards (its receiver's end of the op)
     std::uint32_t gate2 = UINT32_MAX;    // and its receiver's phase barrier, if any (direct allreduce)
     std::uint32_t fifo_next = UINT32_MAX;  // the next message from the same sender to the same receiver
+    std::uint32_t sgate = UINT32_MAX;    // its sender's end-of-operation gate (counts it once it has left)
     bool reduce = false;                 // the receiver reduces it before the next step leaves
     std::uint8_t waits = 0;              // conditions left before it is posted (previous step, previous op)
     core::SimTime ready;                 // latest condition time so far
@@ -102,6 +103,9 @@ class CollectiveWorkload : public net::MessageListener {
   };
   void plan();
   void post(std::uint32_t id, core::SimTime at);
+  /// One condition of gate gi met at `now`: at zero, release what it holds
+  /// (after reducing `bytes` when `reduce`).
+  void close_gate(std::uint32_t gi, core::SimTime now, bool reduce, std::uint64_t bytes);
 
   net::Network& net_;
   CollectiveParams params_;
