@@ -307,6 +307,7 @@ workload::CollectiveParams collective_params(const config::Config& cfg) {
   p.chunk_bytes = static_cast<std::uint64_t>(cfg.get_int("workload.chunk_bytes"));
   p.reduce_gbps = cfg.get_float("workload.reduce_gbps");
   p.root = u32(cfg, "workload.root");
+  if (cfg.get_string("topology.kind") == "leaf_spine") p.gpus_per_server = u32(cfg, "topology.gpus_per_server");
   p.start = SimTime::from_ns_f(cfg.get_float("workload.start_ns"));
   p.seed = static_cast<std::uint64_t>(cfg.get_int("engine.seed"));
   return p;

@@ -287,9 +287,11 @@ std::vector<ParamDecl> declare() {
                         0, 1ll << 40));
   p.push_back(int_param("workload", "ranks", "", 0, "collective: communicator size; 0 = every endpoint.", 0,
                         1 << 24));
-  p.push_back(enum_param("workload", "placement", "linear", {"linear", "random", "list"},
+  p.push_back(enum_param("workload", "placement", "linear", {"linear", "by_server", "by_rail", "random", "list"},
                          "collective: which endpoints form the communicator, in rank order: `linear` (0, 1, ...), "
-                         "`random` (seeded by engine.seed), `list` (`endpoints`)."));
+                         "`by_server` (the same on `leaf_spine`, where endpoints are numbered server by server: "
+                         "a server's GPUs are consecutive ranks), `by_rail` (GPU 0 of every server, then GPU 1, "
+                         "...), `random` (seeded by engine.seed), `list` (`endpoints`)."));
   p.push_back(int_list_param("workload", "endpoints", "", {}, "collective: the communicator for `placement = \"list\"`."));
   p.push_back(float_param("workload", "reduce_gbps", "Gb/s", 0,
                           "collective: reduction speed per endpoint (a received chunk is reduced before it is sent "

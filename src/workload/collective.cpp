@@ -62,8 +62,16 @@ std::vector<net::EndpointId> communicator(const CollectiveParams& p, std::uint32
   if (n < 2 || n > endpoints)
     throw ConfigError("workload.ranks: " + std::to_string(n) + " ranks on " + std::to_string(endpoints) +
                       " endpoints (need 2 to " + std::to_string(endpoints) + ")");
-  if (p.placement == "linear") {
+  if (p.placement == "linear" || p.placement == "by_server") {
+    // Endpoints are numbered server by server (GPU g of server s is s*G + g).
     for (std::uint32_t i = 0; i < n; ++i) out.push_back(i);
+  } else if (p.placement == "by_rail") {
+    // Rail by rail: GPU 0 of every server, then GPU 1, ...
+    const std::uint32_t G = std::max(1u, p.gpus_per_server);
+    if (endpoints % G != 0)
+      throw ConfigError("workload.placement: by_rail needs whole servers of " + std::to_string(G) + " GPUs");
+    const std::uint32_t servers = endpoints / G;
+    for (std::uint32_t k = 0; k < n; ++k) out.push_back((k % servers) * G + k / servers);
   } else if (p.placement == "random") {
     std::vector<net::EndpointId> all(endpoints);
     std::iota(all.begin(), all.end(), 0u);
@@ -71,7 +79,8 @@ std::vector<net::EndpointId> communicator(const CollectiveParams& p, std::uint32
     for (std::uint32_t i = 0; i < n; ++i) std::swap(all[i], all[i + rng.below(endpoints - i)]);
     out.assign(all.begin(), all.begin() + n);
   } else {
-    throw ConfigError("workload.placement: unknown placement '" + p.placement + "' (linear, random or list)");
+    throw ConfigError("workload.placement: unknown placement '" + p.placement +
+                      "' (linear, by_server, by_rail, random or list)");
   }
   return out;
 }

@@ -409,6 +409,15 @@ TEST(Collective, CommunicatorPlacementsAndErrors) {
   p.placement = "linear";
   p.ranks = 11;
   EXPECT_THROW(communicator(p, 10), util::ConfigError);
+  // 3 servers of 4 GPUs: by_server is consecutive, by_rail GPU 0 of each server first.
+  p.ranks = 0;
+  p.gpus_per_server = 4;
+  p.placement = "by_server";
+  EXPECT_EQ(communicator(p, 12), (std::vector<net::EndpointId>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}));
+  p.placement = "by_rail";
+  EXPECT_EQ(communicator(p, 12), (std::vector<net::EndpointId>{0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11}));
+  p.ranks = 5;
+  EXPECT_EQ(communicator(p, 12), (std::vector<net::EndpointId>{0, 4, 8, 1, 5}));
   EXPECT_DOUBLE_EQ(busbw_factor(CollectiveOp::Allreduce, 8), 2.0 * 7 / 8);
   EXPECT_DOUBLE_EQ(busbw_factor(CollectiveOp::Allgather, 8), 7.0 / 8);
   EXPECT_DOUBLE_EQ(busbw_factor(CollectiveOp::Broadcast, 8), 1.0);

@@ -40,11 +40,15 @@ struct CollectiveParams {
   CollectiveOp op = CollectiveOp::Allreduce;
   std::string algorithm = "ring";
   /// Communicator: `ranks` endpoints (0 = all) chosen by `placement`:
-  /// "linear" (0, 1, ...), "random" (a seeded random subset in random
-  /// order), "list" (`endpoints`, in that order).
+  /// "linear" (0, 1, ...), "by_server", "by_rail", "random" (a seeded
+  /// random subset in random order), "list" (`endpoints`, in that order).
   std::uint32_t ranks = 0;
   std::string placement = "linear";
   std::vector<std::uint32_t> endpoints;
+  /// GPUs per server (leaf_spine), for "by_server" (= linear: endpoints are
+  /// numbered server by server) and "by_rail" (GPU 0 of every server, then
+  /// GPU 1, ...); 1 elsewhere.
+  std::uint32_t gpus_per_server = 1;
   std::vector<std::uint64_t> sizes{1u << 20};  ///< bytes per rank (NCCL's "size")
   std::uint32_t iterations = 1;
   std::uint32_t warmup = 0;
