@@ -257,7 +257,7 @@ std::vector<ParamDecl> declare() {
                          "collective: the operation (NCCL semantics; the size is the buffer per rank)."));
   p.push_back(enum_param("workload", "algorithm", "auto",
                          {"auto", "ring", "bidirectional_ring", "halving_doubling", "double_binary_tree", "direct",
-                          "pairwise", "tree"},
+                          "pairwise", "tree", "hierarchical"},
                          "collective: `ring` (allreduce as reduce-scatter then allgather, 2(n-1) steps of S/n; "
                          "reduce_scatter and allgather n-1 steps), `halving_doubling` (allreduce: recursive halving "
                          "then doubling over the largest power of two of ranks, the others folded in first and "
@@ -267,7 +267,9 @@ std::vector<ParamDecl> declare() {
                          "each way round), `direct` (every part straight to its owner, then, for allreduce, the "
                          "reduced part straight to everyone), `pairwise` (alltoall: step i to rank r+i), `tree` "
                          "(broadcast and reduce: a binary tree from the root; their `ring` is a chain round the "
-                         "ring); `auto` picks ring, or pairwise for alltoall."));
+                         "ring), `hierarchical` (allreduce on `leaf_spine` GPU servers, consecutive ranks per "
+                         "server: ring reduce-scatter inside each server, ring allreduce of each 1/G part across "
+                         "servers, ring allgather inside); `auto` picks ring, or pairwise for alltoall."));
   p.push_back(int_param("workload", "root", "", 0,
                         "collective: root of broadcast and reduce, as a rank of the communicator.", 0, 1 << 24));
   p.push_back(int_list_param("workload", "sizes", "bytes", {},

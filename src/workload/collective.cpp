@@ -93,7 +93,15 @@ CollectiveWorkload::CollectiveWorkload(net::Network& network, const CollectivePa
   const std::string& a = params_.algorithm;
   const bool rooted = params_.op == CollectiveOp::Broadcast || params_.op == CollectiveOp::Reduce;
   const bool general = a == "ring" || a == "bidirectional_ring" || a == "direct" ||
-                       ((a == "halving_doubling" || a == "double_binary_tree") && params_.op == CollectiveOp::Allreduce);
+                       ((a == "halving_doubling" || a == "double_binary_tree" || a == "hierarchical") &&
+                        params_.op == CollectiveOp::Allreduce);
+  if (a == "hierarchical") {
+    const std::uint32_t G = params_.gpus_per_server;
+    if (G < 2 || ranks_.size() % G != 0 || ranks_.size() / G < 2)
+      throw ConfigError("workload.algorithm: hierarchical needs servers of several GPUs (a leaf_spine with "
+                        "gpus_per_server > 1) and a communicator of at least two whole servers (" +
+                        std::to_string(ranks_.size()) + " ranks, " + std::to_string(G) + " GPUs per server)");
+  }
   const bool ok = params_.op == CollectiveOp::Alltoall ? a == "pairwise" || a == "direct"
                   : rooted                             ? a == "ring" || a == "tree"
                                                        : ring_op && general;
@@ -102,7 +110,8 @@ CollectiveWorkload::CollectiveWorkload(net::Network& network, const CollectivePa
                       std::to_string(ranks_.size()) + "-rank communicator");
   if (!ok)
     throw ConfigError("workload.algorithm: '" + a + "' is not implemented for " + to_string(params_.op) +
-                      " (allreduce: ring, bidirectional_ring, halving_doubling, double_binary_tree, direct; reduce_scatter and "
+                      " (allreduce: ring, bidirectional_ring, halving_doubling, double_binary_tree, hierarchical, direct; "
+                      "reduce_scatter and "
                       "allgather: ring, bidirectional_ring, direct; alltoall: pairwise, direct; broadcast and reduce: "
                       "ring, tree)");
   if (params_.sizes.empty()) throw ConfigError("workload.sizes: give at least one size");
@@ -128,6 +137,8 @@ struct Send {
   bool reduced;
   bool after_all;  // waits for every earlier send to `from` of this operation (a phase barrier at `from`)
   std::int64_t after2 = -1;  // a second arrival it waits for (a tree node's second child)
+  std::uint8_t phase = 0;    // composed algorithms: after_all waits for the receipts of phase - 1 (or of
+                             // every earlier send when phase is 0)
 };
 
 // Rank r's part j of an S-byte buffer split n ways.
@@ -139,7 +150,11 @@ std::uint64_t part(std::uint64_t S, std::uint32_t n, std::uint32_t j) { return S
 // chunks; chunk c of step s+1 waits for chunk c of step s.  Appends to
 // `out`; index of (s, r, c): base + (s*n + r)*C + c.
 void append_ring(std::vector<Send>& out, CollectiveOp op, std::uint64_t S, std::uint32_t n, std::uint64_t chunk_bytes,
-                 int dir) {
+                 int dir, const std::vector<std::uint32_t>* member = nullptr, std::uint8_t phase = 0) {
+  // `member`: the ring's ranks (member[i] is its i-th), else 0..n-1.
+  // `phase` > 0: a later phase of a composed algorithm; its first step
+  // waits for the previous phase's receipts at the sender (after_all).
+  const auto rank_of = [&](std::uint32_t i) { return member ? (*member)[i] : i; };
   const bool allreduce = op == CollectiveOp::Allreduce;
   const bool reduces = allreduce || op == CollectiveOp::ReduceScatter;
   const bool alltoall = op == CollectiveOp::Alltoall;
@@ -159,7 +174,10 @@ void append_ring(std::vector<Send>& out, CollectiveOp op, std::uint64_t S, std::
       for (std::uint64_t c = 0; c < C; ++c) {
         const std::int64_t after =
             s == 0 ? -1 : static_cast<std::int64_t>(base + ((s - 1) * std::uint64_t{n} + prev_from) * C + c);
-        out.push_back(Send{r, to, bytes / C + (c < bytes % C ? 1 : 0), after, reduces && s >= 1 && s < n, false});
+        Send x{rank_of(r), rank_of(to), bytes / C + (c < bytes % C ? 1 : 0), after, reduces && s >= 1 && s < n,
+               phase > 0 && s == 0};
+        x.phase = phase;
+        out.push_back(x);
       }
     }
 }
@@ -309,6 +327,27 @@ void CollectiveWorkload::plan() {
       sched = halving_doubling_schedule(S, n);
     } else if (params_.op == CollectiveOp::Broadcast || params_.op == CollectiveOp::Reduce) {
       append_rooted(sched, params_.op, S, n, params_.chunk_bytes, params_.root, params_.algorithm == "tree");
+    } else if (params_.algorithm == "hierarchical") {
+      // Servers of G consecutive ranks: reduce-scatter inside each server,
+      // allreduce of each 1/G part among the ranks of the same local index
+      // across servers, allgather inside each server.
+      const std::uint32_t G = params_.gpus_per_server, servers = n / G;
+      std::vector<std::uint32_t> members;
+      for (std::uint32_t sv = 0; sv < servers; ++sv) {
+        members.clear();
+        for (std::uint32_t g = 0; g < G; ++g) members.push_back(sv * G + g);
+        append_ring(sched, CollectiveOp::ReduceScatter, S, G, params_.chunk_bytes, +1, &members, 0);
+      }
+      for (std::uint32_t g = 0; g < G; ++g) {
+        members.clear();
+        for (std::uint32_t sv = 0; sv < servers; ++sv) members.push_back(sv * G + g);
+        append_ring(sched, CollectiveOp::Allreduce, part(S, G, g), servers, params_.chunk_bytes, +1, &members, 1);
+      }
+      for (std::uint32_t sv = 0; sv < servers; ++sv) {
+        members.clear();
+        for (std::uint32_t g = 0; g < G; ++g) members.push_back(sv * G + g);
+        append_ring(sched, CollectiveOp::Allgather, S, G, params_.chunk_bytes, +1, &members, 2);
+      }
     } else if (params_.algorithm == "double_binary_tree") {
       append_tree(sched, S - S / 2, n, params_.chunk_bytes, false);
       append_tree(sched, S / 2, n, params_.chunk_bytes, true);
@@ -337,20 +376,30 @@ void CollectiveWorkload::plan() {
         ++gates_[gate0 + x.to].remaining;
         ++gates_[gate0 + x.from].remaining;
       }
-      // Phase barriers (after_all): a rank's after_all sends wait for every
-      // send to it that is not itself an after_all send.
-      std::vector<std::uint32_t> phase(n, UINT32_MAX);
+      // Phase barriers (after_all): a rank's after_all sends of phase p > 0
+      // wait for every send of phase p-1 to it; with phase 0 (direct), for
+      // every send to it that is not itself an after_all send.  Gate of
+      // (rank r, barrier phase p): phase[p * n + r].
+      std::uint8_t max_phase = 0;
+      for (const Send& x : sched) max_phase = std::max(max_phase, x.phase);
+      const std::size_t phases = max_phase + 1u;
+      std::vector<std::uint32_t> phase(phases * n, UINT32_MAX);
+      const auto counts_toward = [&](const Send& x) -> std::int32_t {  // barrier phase it counts for, or -1
+        if (x.after_all && x.phase == 0) return -1;
+        return x.phase == 0 ? (max_phase == 0 ? 0 : 1) : (x.phase < max_phase ? x.phase + 1 : -1);
+      };
       {
-        std::vector<std::uint32_t> plain_to(n, 0);
-        std::vector<std::uint8_t> has_barrier(n, 0);
+        std::vector<std::uint32_t> count(phases * n, 0);
+        std::vector<std::uint8_t> has_barrier(phases * n, 0);
         for (const Send& x : sched) {
-          if (!x.after_all) ++plain_to[x.to];
-          if (x.after_all) has_barrier[x.from] = 1;
+          const std::int32_t b = counts_toward(x);
+          if (b >= 0) ++count[static_cast<std::size_t>(b) * n + x.to];
+          if (x.after_all) has_barrier[static_cast<std::size_t>(x.phase) * n + x.from] = 1;
         }
-        for (std::uint32_t r = 0; r < n; ++r)
-          if (has_barrier[r]) {
-            phase[r] = static_cast<std::uint32_t>(gates_.size());
-            gates_.push_back(Gate{plain_to[r], 0, 0});
+        for (std::size_t k = 0; k < phases * n; ++k)
+          if (has_barrier[k]) {
+            phase[k] = static_cast<std::uint32_t>(gates_.size());
+            gates_.push_back(Gate{count[k], 0, 0});
           }
       }
       for (const Send& x : sched) {
@@ -361,9 +410,12 @@ void CollectiveWorkload::plan() {
         m.sgate = gate0 + x.from;
         m.waits = static_cast<std::uint8_t>((x.after >= 0 ? 1 : 0) + (x.after2 >= 0 ? 1 : 0) +
                                             (prev_gate0 != UINT32_MAX ? 1 : 0) + (x.after_all ? 1 : 0));
-        if (phase[x.to] != UINT32_MAX && !x.after_all) {
-          m.gate2 = phase[x.to];
-          m.reduce = params_.op == CollectiveOp::Allreduce;  // the barrier reduces what it waited for
+        const std::int32_t b = counts_toward(x);
+        if (b >= 0 && phase[static_cast<std::size_t>(b) * n + x.to] != UINT32_MAX) {
+          m.gate2 = phase[static_cast<std::size_t>(b) * n + x.to];
+          // The barrier reduces what it waited for (direct allreduce's
+          // scatter, hierarchical's intra-server reduce-scatter).
+          m.reduce = params_.op == CollectiveOp::Allreduce && x.phase == 0;
         }
         msgs_.push_back(m);
       }
@@ -378,12 +430,15 @@ void CollectiveWorkload::plan() {
         }
         conn_last_[key] = idx;
       }
-      for (std::uint32_t r = 0; r < n; ++r)
-        if (phase[r] != UINT32_MAX) {
-          Gate& g = gates_[phase[r]];
+      for (std::size_t kk = 0; kk < phases * n; ++kk)
+        if (phase[kk] != UINT32_MAX) {
+          const auto r = static_cast<std::uint32_t>(kk % n);
+          const auto ph = static_cast<std::uint8_t>(kk / n);
+          Gate& g = gates_[phase[kk]];
           g.post_begin = static_cast<std::uint32_t>(post_list_.size());
           for (std::size_t k = 0; k < sched.size(); ++k)
-            if (sched[k].from == r && sched[k].after_all) post_list_.push_back(first + static_cast<std::uint32_t>(k));
+            if (sched[k].from == r && sched[k].after_all && sched[k].phase == ph)
+              post_list_.push_back(first + static_cast<std::uint32_t>(k));
           g.post_end = static_cast<std::uint32_t>(post_list_.size());
         }
       for (std::size_t k = 0; k < sched.size(); ++k)

@@ -292,6 +292,31 @@ TEST(Collective, BroadcastAndReduceFromAnyRoot) {
   }
 }
 
+TEST(Collective, HierarchicalIsThreeRingPhasesOnOneSwitch) {
+  // 8 ranks as 4 servers of 2 (consecutive ranks): a reduce-scatter inside
+  // each server (G-1 steps of S/G), an allreduce of each S/G part across the
+  // 4 servers (2(4-1) steps of S/8), an allgather inside (G-1 steps of
+  // S/G); the phases of all servers and parts run side by side without
+  // sharing a link on one switch.
+  const std::uint64_t S = 8'000'000;
+  Bench b(8);
+  CollectiveParams p;
+  p.algorithm = "hierarchical";
+  p.gpus_per_server = 2;
+  p.sizes = {S};
+  b.run(p);
+  EXPECT_EQ(b.time_ps(0), 2 * message_ps(S / 2) + 6 * message_ps(S / 8));
+  std::uint64_t payload = 0;
+  for (const auto& m : b.net->messages()) payload += m.bytes;
+  // Intra phases: 4 servers x 2 ranks x S/2, twice (4S + 4S); across: 2
+  // rings x 6 steps x 4 ranks x S/8 (6S).
+  EXPECT_EQ(payload, 14 * S);
+  CollectiveParams bad = p;
+  bad.gpus_per_server = 3;  // 8 ranks are not whole servers of 3
+  Bench b2(8);
+  EXPECT_THROW(b2.run(bad), util::ConfigError);
+}
+
 TEST(Collective, ReductionTimeAddsOncePerReduceScatterStep) {
   // reduce_gbps = 50: each of the n-1 reduce-scatter receipts of a ring
   // allreduce is reduced (m bytes at 50 Gb/s) before the next step leaves.
