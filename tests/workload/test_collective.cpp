@@ -72,6 +72,21 @@ std::int64_t message_ps(std::uint64_t bytes) {
   return 2 * kLatency + kSwitch + static_cast<std::int64_t>((bytes + 64 * packets) * 80);
 }
 
+// Duration (ps) of the first operation of `p` on a 2-level fat tree of
+// `endpoints` with 8 per leaf and `radix`-port switches (16: nonblocking,
+// 12: 2:1 tapered), adaptive routing.
+std::int64_t tree_time_ps(std::uint32_t endpoints, std::uint32_t radix, const CollectiveParams& p) {
+  net::FatTreeParams ft;
+  ft.endpoints = endpoints;
+  ft.radix = radix;
+  ft.down_ports = 8;
+  Bench b(2);
+  b.topo = net::build_fat_tree(ft);
+  b.np.routing = net::RoutingAlgorithm::Adaptive;
+  b.run(p);
+  return b.time_ps(0);
+}
+
 TEST(Collective, RingAndPairwiseMatchAlphaBetaOnOneSwitch) {
   for (std::uint32_t n : {2u, 5u, 8u}) {
     for (std::uint64_t S : {65'536ull, 1'000'000ull, 16ull << 20, 256ull << 20}) {
@@ -192,18 +207,10 @@ TEST(Collective, HalvingDoublingBeatsTheRingSmallRingWinsLargeAcrossATaper) {
   // exchanges with ranks 32, 16 and 8 away, across the taper.  Small
   // messages: 12 exchanges beat 126 ring steps; large ones: the ring wins.
   const auto run = [](const char* algorithm, std::uint64_t S) {
-    net::FatTreeParams ft;
-    ft.endpoints = 64;
-    ft.radix = 12;
-    ft.down_ports = 8;
-    Bench b(2);
-    b.topo = net::build_fat_tree(ft);
-    b.np.routing = net::RoutingAlgorithm::Adaptive;
     CollectiveParams p;
     p.algorithm = algorithm;
     p.sizes = {S};
-    b.run(p);
-    return b.time_ps(0);
+    return tree_time_ps(64, 12, p);
   };
   const std::uint64_t small = 16 << 10, large = 16 << 20;
   const std::int64_t ring_small = run("ring", small), hd_small = run("halving_doubling", small);
@@ -233,18 +240,11 @@ TEST(Collective, DoubleBinaryTreeMovesItsVolumeAndBeatsTheRingOnlyWhenSmall) {
   // 64 ranks on a nonblocking fat tree: 12 tree levels of latency against
   // 126 ring steps for 4 KiB; for 16 MiB the ring's bandwidth wins.
   const auto run = [](const char* algorithm, std::uint64_t S) {
-    net::FatTreeParams ft;
-    ft.endpoints = 64;
-    ft.radix = 16;
-    Bench b(2);
-    b.topo = net::build_fat_tree(ft);
-    b.np.routing = net::RoutingAlgorithm::Adaptive;
     CollectiveParams p;
     p.algorithm = algorithm;
     p.sizes = {S};
     p.chunk_bytes = 262'144;
-    b.run(p);
-    return b.time_ps(0);
+    return tree_time_ps(64, 16, p);
   };
   const std::int64_t ring_small = run("ring", 4096), tree_small = run("double_binary_tree", 4096);
   const std::int64_t ring_large = run("ring", 16 << 20), tree_large = run("double_binary_tree", 16 << 20);
@@ -382,20 +382,12 @@ TEST(Collective, OperationsFollowEachOtherPerEndpoint) {
 // 4 leaves with 8 endpoints each, at 100 Gb/s; busbw in GB/s.  Nonblocking:
 // radix 16, 8 up-links per leaf; tapered 2:1: radix 12, 4 up-links.
 double tree_busbw(bool tapered, const char* placement) {
-  net::FatTreeParams ft;
-  ft.endpoints = 32;
-  ft.radix = tapered ? 12 : 16;
-  ft.down_ports = 8;
-  Bench b(2);
-  b.topo = net::build_fat_tree(ft);
-  b.np.routing = net::RoutingAlgorithm::Adaptive;
   CollectiveParams p;
   p.sizes = {32u << 20};
   p.placement = placement;
   p.ranks = 32;
   p.seed = 7;
-  b.run(p);
-  const double t_ns = static_cast<double>(b.time_ps(0)) / 1000.0;
+  const double t_ns = static_cast<double>(tree_time_ps(32, tapered ? 12 : 16, p)) / 1000.0;
   return static_cast<double>(p.sizes[0]) / t_ns * busbw_factor(CollectiveOp::Allreduce, 32);
 }
 
