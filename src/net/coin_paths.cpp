@@ -97,7 +97,7 @@ std::vector<std::vector<std::uint32_t>> k_shortest_coin_routes(std::uint32_t n, 
   return result;
 }
 
-CoinPaths::CoinPaths(const Topology& topo, std::uint32_t k) : k_(k) {
+CoinPaths::CoinPaths(const Topology& topo, std::uint32_t k) {
   if (topo.kind != "topoopt")
     throw util::ConfigError("routing.k_paths: k-shortest-path routing is for topoopt fabrics");
   n_ = static_cast<std::uint32_t>(topo.endpoint_count());
@@ -120,7 +120,7 @@ CoinPaths::CoinPaths(const Topology& topo, std::uint32_t k) : k_(k) {
     }
   routes_.resize(n_);
   for (std::uint32_t r = 1; r < n_; ++r)
-    for (const auto& route : k_shortest_coin_routes(n_, jumps_, r, k_)) {
+    for (const auto& route : k_shortest_coin_routes(n_, jumps_, r, k)) {
       std::vector<std::uint8_t> idx;
       for (std::uint32_t c : route)
         idx.push_back(static_cast<std::uint8_t>(std::find(jumps_.begin(), jumps_.end(), c) - jumps_.begin()));

@@ -459,8 +459,6 @@ void CollectiveWorkload::plan() {
             if (sched[k].from == r) post_list_.push_back(first + static_cast<std::uint32_t>(k));
           g.post_end = static_cast<std::uint32_t>(post_list_.size());
         }
-      // A rank that receives nothing releases its next operation at once
-      // (none does in these schedules; kept for safety).
       prev_gate0 = gate0;
       inst.last = base_ + static_cast<net::MessageId>(msgs_.size());
       instances_.push_back(inst);

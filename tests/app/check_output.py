@@ -48,7 +48,7 @@ def main():
         src = links["src"][:]
         kinds = f["nodes"]["kind"][:]
         from_endpoint = kinds[src] == 0
-        relaying = cfg["topology"]["kind"] in ("torus", "hammingmesh", "topoopt")
+        relaying = cfg["topology"]["kind"] in ("torus", "hammingmesh", "hyperx", "topoopt")
         header = cfg["network"]["header_bytes"]
         wire = payload + header * int(summ["packets_injected"])
         sent = int(tx_packets[from_endpoint].sum())

@@ -235,7 +235,9 @@ TEST(StateRoutes, TopoOptRoutesAreTheCoinChangeRoutesOverDataLinks) {
     const CoinChange cc = coin_change_mod(16, coins);
     for (EndpointId s = 0; s < 16; ++s)
       for (EndpointId x = 0; x < 16; ++x)
-        if (s != x) EXPECT_EQ(r.hops(t.endpoint_node(s), 0, x), cc.hops[(x + 16 - s) % 16]) << s << " -> " << x;
+        if (s != x) {
+          EXPECT_EQ(r.hops(t.endpoint_node(s), 0, x), cc.hops[(x + 16 - s) % 16]) << s << " -> " << x;
+        }
     check_routes(r, {true}, bidirectional ? "topoopt bidirectional" : "topoopt directed");
     expect_acyclic(r, false);
     std::vector<StateRoutes::Option> opts;
@@ -313,7 +315,9 @@ TEST(KShortestCoinRoutes, MatchTheShortestLoopFreeRoutesByEnumeration) {
         }
         EXPECT_EQ(at, r);
         for (std::size_t j = 0; j < i; ++j) EXPECT_NE(routes[i], routes[j]);
-        if (i > 0) EXPECT_GE(routes[i].size(), routes[i - 1].size()) << "not shortest first";
+        if (i > 0) {
+          EXPECT_GE(routes[i].size(), routes[i - 1].size()) << "not shortest first";
+        }
       }
       // The lengths are the smallest ones among all loop-free routes.
       std::vector<std::size_t> lengths;

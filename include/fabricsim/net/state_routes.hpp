@@ -115,7 +115,6 @@ class StateRoutes {
   /// `escape_only`, only escape moves on a shortest legal escape route.
   void options(NodeId at, std::uint8_t s, std::uint32_t target, std::vector<Option>& out,
                bool escape_only = false) const;
-  std::size_t memory_bytes() const { return dist_.size() * sizeof(std::uint16_t) * 2; }
 
  private:
   void build(std::size_t max_bytes);
@@ -163,11 +162,9 @@ class CoinPaths {
   /// Appends the links of route `choice` (< count) from src to dst.
   void path(EndpointId src, EndpointId dst, std::size_t choice, std::vector<LinkId>& out) const;
   std::uint32_t max_hops() const { return max_hops_; }
-  std::uint32_t k() const { return k_; }
 
  private:
   std::uint32_t n_ = 0;
-  std::uint32_t k_ = 1;
   std::vector<std::uint32_t> jumps_;              // distinct jumps of the data links
   std::vector<LinkId> link_;                      // [server * jumps + j]
   std::vector<std::vector<std::vector<std::uint8_t>>> routes_;  // [r][route] -> jump indices

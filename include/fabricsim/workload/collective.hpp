@@ -5,16 +5,17 @@
 // Every collective is a dependency graph of point-to-point messages, planned
 // up front (so message ids are the same on every process) and posted as
 // their dependencies are met.  Dependencies are local to an endpoint: a
-// message waits only for messages its sender has received (the previous
-// step of a ring, or all of the previous operation), so a partitioned run
-// needs no extra synchronization.
+// message waits only for what its sender has received (the previous step,
+// a tree node's children, a phase of a composed algorithm, all of the
+// previous operation) or sent (the previous message to the same peer), so
+// a partitioned run needs no extra synchronization.
 //
-// Algorithms here: `ring` for allreduce (reduce-scatter then allgather,
-// 2(n-1) steps of S/n), reduce_scatter and allgather (n-1 steps of S/n), and
-// broadcast (the root's buffer pipelined around the ring in chunks);
-// `pairwise` for alltoall (n-1 steps, step i to rank r+i, each waiting for
-// the previous step's receive).  Every step's message is cut into chunks of
-// at most `chunk_bytes` that move through the steps independently
+// Algorithms (schedules in collective.cpp, semantics in docs/model.md):
+// ring, bidirectional_ring, halving_doubling, double_binary_tree,
+// hierarchical and direct allreduce; ring, bidirectional_ring and direct
+// reduce_scatter / allgather; pairwise and direct alltoall; ring (a chain)
+// and tree broadcast / reduce.  Ring and tree messages are cut into chunks
+// of at most `chunk_bytes` that move through the steps independently
 // (pipelining).  An endpoint starts operation k+1 when it has received all
 // its data of operation k and its own messages of it have left its NIC.
 #pragma once
