@@ -285,7 +285,11 @@ workload::CollectiveParams collective_params(const config::Config& cfg) {
   workload::CollectiveParams p;
   p.op = workload::parse_collective_op(cfg.get_string("workload.op"));
   p.algorithm = cfg.get_string("workload.algorithm");
-  if (p.algorithm == "auto") p.algorithm = p.op == workload::CollectiveOp::Alltoall ? "pairwise" : "ring";
+  if (p.algorithm == "auto")
+    p.algorithm = p.op == workload::CollectiveOp::Alltoall  ? "pairwise"
+                  : p.op == workload::CollectiveOp::Barrier ? "dissemination"
+                                                             : "ring";
+  p.grid_rows = u32(cfg, "workload.grid_rows");
   p.ranks = u32(cfg, "workload.ranks");
   p.placement = cfg.get_string("workload.placement");
   for (std::int64_t e : cfg.get_int_list("workload.endpoints")) p.endpoints.push_back(static_cast<std::uint32_t>(e));

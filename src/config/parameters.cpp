@@ -253,11 +253,12 @@ std::vector<ParamDecl> declare() {
                          "benchmark of one collective (`op`, `algorithm`) over a communicator (`ranks`, "
                          "`placement`), for each of `sizes`, `warmup` + `iterations` times back to back."));
   p.push_back(enum_param("workload", "op", "allreduce",
-                         {"allreduce", "reduce_scatter", "allgather", "alltoall", "broadcast", "reduce"},
-                         "collective: the operation (NCCL semantics; the size is the buffer per rank)."));
+                         {"allreduce", "reduce_scatter", "allgather", "alltoall", "broadcast", "reduce", "barrier"},
+                         "collective: the operation (NCCL semantics; the size is the buffer per rank; a barrier "
+                         "moves one byte per message and ignores the size)."));
   p.push_back(enum_param("workload", "algorithm", "auto",
                          {"auto", "ring", "bidirectional_ring", "halving_doubling", "double_binary_tree", "direct",
-                          "pairwise", "tree", "hierarchical"},
+                          "pairwise", "tree", "hierarchical", "multi_ring", "torus_2d", "dissemination"},
                          "collective: `ring` (allreduce as reduce-scatter then allgather, 2(n-1) steps of S/n; "
                          "reduce_scatter and allgather n-1 steps), `halving_doubling` (allreduce: recursive halving "
                          "then doubling over the largest power of two of ranks, the others folded in first and "
@@ -269,7 +270,17 @@ std::vector<ParamDecl> declare() {
                          "(broadcast and reduce: a binary tree from the root; their `ring` is a chain round the "
                          "ring), `hierarchical` (allreduce on `leaf_spine` GPU servers, consecutive ranks per "
                          "server: ring reduce-scatter inside each server, ring allreduce of each 1/G part across "
-                         "servers, ring allgather inside); `auto` picks ring, or pairwise for alltoall."));
+                         "servers, ring allgather inside), `torus_2d` (allreduce over the ranks as a `grid_rows` x "
+                         "columns grid: half the buffer by the hierarchical scheme with rows as groups, the other "
+                         "half with columns as groups and the rings the other way round), `multi_ring` (allreduce, "
+                         "reduce_scatter, allgather on a square grid of m x m ranks, m >= 3: rings along the two "
+                         "edge-disjoint Hamiltonian cycles of the HammingMesh paper, each in both directions, a "
+                         "quarter of the buffer per ring), `dissemination` (barrier: ceil(log2 n) rounds, round k "
+                         "to rank r + 2^k); `auto` picks ring, pairwise for alltoall, dissemination for barrier."));
+  p.push_back(int_param("workload", "grid_rows", "", 0,
+                        "collective: `torus_2d` and `multi_ring` arrange the communicator row-major as `grid_rows` "
+                        "rows of n / grid_rows ranks (on a torus with linear placement: its rows); 0 = square.",
+                        0, 1 << 24));
   p.push_back(int_param("workload", "root", "", 0,
                         "collective: root of broadcast and reduce, as a rank of the communicator.", 0, 1 << 24));
   p.push_back(int_list_param("workload", "sizes", "bytes", {},

@@ -1329,6 +1329,7 @@ void Network::receive(const core::RemoteRecord& record) { impl_->receive(record)
 void Network::set_listener(MessageListener* listener) { impl_->listener_ = listener; }
 const Topology& Network::topology() const { return impl_->topo_; }
 core::SimTime Network::now() const { return impl_->sim_.now(); }
+core::Simulator& Network::simulator() const { return impl_->sim_; }
 const NetworkParams& Network::params() const { return impl_->params_; }
 const std::vector<Message>& Network::messages() const { return impl_->messages_; }
 const LinkStats& Network::link_stats() const {

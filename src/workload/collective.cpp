@@ -1,7 +1,10 @@
 #include "fabricsim/workload/collective.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
+#include <unordered_map>
+#include <utility>
 
 #include "fabricsim/util/error.hpp"
 #include "fabricsim/util/random.hpp"
@@ -18,6 +21,7 @@ CollectiveOp parse_collective_op(const std::string& name) {
   if (name == "alltoall") return CollectiveOp::Alltoall;
   if (name == "broadcast") return CollectiveOp::Broadcast;
   if (name == "reduce") return CollectiveOp::Reduce;
+  if (name == "barrier") return CollectiveOp::Barrier;
   throw ConfigError("workload.op: unknown collective '" + name + "'");
 }
 
@@ -29,6 +33,7 @@ const char* to_string(CollectiveOp op) {
     case CollectiveOp::Alltoall: return "alltoall";
     case CollectiveOp::Broadcast: return "broadcast";
     case CollectiveOp::Reduce: return "reduce";
+    case CollectiveOp::Barrier: return "barrier";
   }
   return "?";
 }
@@ -39,6 +44,7 @@ double busbw_factor(CollectiveOp op, std::uint32_t ranks) {
     case CollectiveOp::Allreduce: return 2.0 * (n - 1) / n;
     case CollectiveOp::Broadcast:
     case CollectiveOp::Reduce: return 1.0;
+    case CollectiveOp::Barrier: return 0.0;
     default: return (n - 1) / n;
   }
 }
@@ -85,60 +91,42 @@ std::vector<net::EndpointId> communicator(const CollectiveParams& p, std::uint32
   return out;
 }
 
-CollectiveWorkload::CollectiveWorkload(net::Network& network, const CollectiveParams& params)
-    : net_(network), params_(params) {
-  ranks_ = communicator(params_, static_cast<std::uint32_t>(net_.topology().endpoint_count()));
-  const bool ring_op = params_.op == CollectiveOp::Allreduce || params_.op == CollectiveOp::ReduceScatter ||
-                       params_.op == CollectiveOp::Allgather;
-  const std::string& a = params_.algorithm;
-  const bool rooted = params_.op == CollectiveOp::Broadcast || params_.op == CollectiveOp::Reduce;
-  const bool general = a == "ring" || a == "bidirectional_ring" || a == "direct" ||
-                       ((a == "halving_doubling" || a == "double_binary_tree" || a == "hierarchical") &&
-                        params_.op == CollectiveOp::Allreduce);
-  if (a == "hierarchical") {
-    const std::uint32_t G = params_.gpus_per_server;
-    if (G < 2 || ranks_.size() % G != 0 || ranks_.size() / G < 2)
-      throw ConfigError("workload.algorithm: hierarchical needs servers of several GPUs (a leaf_spine with "
-                        "gpus_per_server > 1) and a communicator of at least two whole servers (" +
-                        std::to_string(ranks_.size()) + " ranks, " + std::to_string(G) + " GPUs per server)");
-  }
-  const bool ok = params_.op == CollectiveOp::Alltoall ? a == "pairwise" || a == "direct"
-                  : rooted                             ? a == "ring" || a == "tree"
-                                                       : ring_op && general;
-  if (rooted && params_.root >= ranks_.size())
-    throw ConfigError("workload.root: " + std::to_string(params_.root) + " is not a rank of the " +
-                      std::to_string(ranks_.size()) + "-rank communicator");
-  if (!ok)
-    throw ConfigError("workload.algorithm: '" + a + "' is not implemented for " + to_string(params_.op) +
-                      " (allreduce: ring, bidirectional_ring, halving_doubling, double_binary_tree, hierarchical, direct; "
-                      "reduce_scatter and "
-                      "allgather: ring, bidirectional_ring, direct; alltoall: pairwise, direct; broadcast and reduce: "
-                      "ring, tree)");
-  if (params_.sizes.empty()) throw ConfigError("workload.sizes: give at least one size");
-  for (std::uint64_t s : params_.sizes)
-    if (s < ranks_.size())
-      throw ConfigError("workload.sizes: " + std::to_string(s) + " bytes cannot be split over " +
-                        std::to_string(ranks_.size()) + " ranks (at least one byte each)");
-  if (params_.iterations == 0) throw ConfigError("workload.iterations: must be at least 1");
-  net_.set_listener(this);
-  plan();
-}
-
 namespace {
 
 // One point-to-point send of an operation's schedule (ranks are indices in
-// the communicator).  `after`: the schedule index of the message whose
-// arrival at `from` it waits for (-1: none); `reduced`: that arrival is
-// reduced first.
+// the communicator).  `after`, `after2`: schedule indices of the messages
+// whose arrival at `from` it waits for (-1: none); `reduced`: those arrivals
+// are reduced first.  `wait`: a barrier of the schedule it waits for;
+// `feed`: the barrier its arrival counts towards.
 struct Send {
   std::uint32_t from, to;
   std::uint64_t bytes;
-  std::int64_t after;
-  bool reduced;
-  bool after_all;  // waits for every earlier send to `from` of this operation (a phase barrier at `from`)
-  std::int64_t after2 = -1;  // a second arrival it waits for (a tree node's second child)
-  std::uint8_t phase = 0;    // composed algorithms: after_all waits for the receipts of phase - 1 (or of
-                             // every earlier send when phase is 0)
+  std::int64_t after = -1;
+  bool reduced = false;
+  std::int64_t after2 = -1;
+  std::int32_t wait = -1;
+  std::int32_t feed = -1;
+};
+
+// A barrier at one rank: completes when every send feeding it has arrived
+// (a reducing barrier reduces the last of them first).
+struct Barrier {
+  std::uint32_t rank;
+  bool reduce;
+};
+
+struct Schedule {
+  std::vector<Send> sends;
+  std::vector<Barrier> barriers;
+  // One new barrier per rank 0..n-1.
+  std::vector<std::int32_t> barrier_per_rank(std::uint32_t n, bool reduce) {
+    std::vector<std::int32_t> ids(n);
+    for (std::uint32_t r = 0; r < n; ++r) {
+      ids[r] = static_cast<std::int32_t>(barriers.size());
+      barriers.push_back(Barrier{r, reduce});
+    }
+    return ids;
+  }
 };
 
 // Rank r's part j of an S-byte buffer split n ways.
@@ -147,13 +135,15 @@ std::uint64_t part(std::uint64_t S, std::uint32_t n, std::uint32_t j) { return S
 // Ring (allreduce: 2(n-1) steps, the first n-1 reducing; reduce_scatter:
 // n-1 reducing; allgather: n-1) in direction `dir` (+1: to r+1, -1: to r-1)
 // and pairwise alltoall (step i: r -> r+i+1), every step's message in C
-// chunks; chunk c of step s+1 waits for chunk c of step s.  Appends to
-// `out`; index of (s, r, c): base + (s*n + r)*C + c.
-void append_ring(std::vector<Send>& out, CollectiveOp op, std::uint64_t S, std::uint32_t n, std::uint64_t chunk_bytes,
-                 int dir, const std::vector<std::uint32_t>* member = nullptr, std::uint8_t phase = 0) {
-  // `member`: the ring's ranks (member[i] is its i-th), else 0..n-1.
-  // `phase` > 0: a later phase of a composed algorithm; its first step
-  // waits for the previous phase's receipts at the sender (after_all).
+// chunks; chunk c of step s+1 waits for chunk c of step s.  `member`: the
+// ring's ranks (member[i] is its i-th), else 0..n-1.  `wait` (by ring
+// position): a barrier the first step's sends wait for (a later phase of a
+// composed algorithm); `feed`: the barrier each position's receipts count
+// towards.
+void append_ring(Schedule& sc, CollectiveOp op, std::uint64_t S, std::uint32_t n, std::uint64_t chunk_bytes, int dir,
+                 const std::vector<std::uint32_t>* member = nullptr, const std::vector<std::int32_t>* wait = nullptr,
+                 const std::vector<std::int32_t>* feed = nullptr) {
+  std::vector<Send>& out = sc.sends;
   const auto rank_of = [&](std::uint32_t i) { return member ? (*member)[i] : i; };
   const bool allreduce = op == CollectiveOp::Allreduce;
   const bool reduces = allreduce || op == CollectiveOp::ReduceScatter;
@@ -172,30 +162,113 @@ void append_ring(std::vector<Send>& out, CollectiveOp op, std::uint64_t S, std::
       // The message r received in step s-1 came from r-1 (ring) or r-s (pairwise).
       const std::uint32_t prev_from = alltoall ? (r + n - s % n) % n : (r + n - fwd) % n;
       for (std::uint64_t c = 0; c < C; ++c) {
-        const std::int64_t after =
-            s == 0 ? -1 : static_cast<std::int64_t>(base + ((s - 1) * std::uint64_t{n} + prev_from) * C + c);
-        Send x{rank_of(r), rank_of(to), bytes / C + (c < bytes % C ? 1 : 0), after, reduces && s >= 1 && s < n,
-               phase > 0 && s == 0};
-        x.phase = phase;
+        Send x{rank_of(r), rank_of(to), bytes / C + (c < bytes % C ? 1 : 0)};
+        x.after = s == 0 ? -1 : static_cast<std::int64_t>(base + ((s - 1) * std::uint64_t{n} + prev_from) * C + c);
+        x.reduced = reduces && s >= 1 && s < n;
+        if (wait && s == 0) x.wait = (*wait)[r];
+        if (feed) x.feed = (*feed)[to];
         out.push_back(x);
       }
     }
+}
+
+// Two-level allreduce over equal groups of G ranks: a reduce-scatter ring
+// in each group, an allreduce ring of each 1/G part across the groups
+// (among the g-th members of every group), an allgather ring in each
+// group.  A rank's second phase starts once it has received (and reduced)
+// all of its first, its third once it has its second.  `hierarchical`: the
+// groups are GPU servers; `torus_2d`: the rows of a grid, and a second
+// instance on the columns, the other way round.
+void append_two_level(Schedule& sc, std::uint64_t S, const std::vector<std::vector<std::uint32_t>>& groups,
+                      std::uint32_t n, std::uint64_t chunk_bytes, int dir) {
+  const auto G = static_cast<std::uint32_t>(groups[0].size());
+  const auto k = static_cast<std::uint32_t>(groups.size());
+  // Barriers by rank (schedule-wide ids), fed by the previous phase.
+  const std::vector<std::int32_t> b1 = sc.barrier_per_rank(n, true), b2 = sc.barrier_per_rank(n, false);
+  const auto by_position = [&](const std::vector<std::int32_t>& b, const std::vector<std::uint32_t>& members) {
+    std::vector<std::int32_t> v;
+    for (std::uint32_t r : members) v.push_back(b[r]);
+    return v;
+  };
+  for (const auto& g : groups) {
+    const auto f = by_position(b1, g);
+    append_ring(sc, CollectiveOp::ReduceScatter, S, G, chunk_bytes, dir, &g, nullptr, &f);
+  }
+  std::vector<std::uint32_t> members;
+  for (std::uint32_t j = 0; j < G; ++j) {
+    members.clear();
+    for (std::uint32_t q = 0; q < k; ++q) members.push_back(groups[q][j]);
+    const auto w = by_position(b1, members), f = by_position(b2, members);
+    append_ring(sc, CollectiveOp::Allreduce, part(S, G, j), k, chunk_bytes, dir, &members, &w, &f);
+  }
+  for (const auto& g : groups) {
+    const auto w = by_position(b2, g);
+    append_ring(sc, CollectiveOp::Allgather, S, G, chunk_bytes, dir, &g, &w, nullptr);
+  }
+}
+
+// The two edge-disjoint Hamiltonian cycles of an m x m torus (m >= 3) that
+// the HammingMesh paper's "rings" allreduce uses (spec hammingmesh.md 7.3):
+// red (i,j) -> (i,j+1) unless j = -i-1 (mod m), then (i+1,j); green the
+// same with rows and columns swapped.  Grid position (i,j) is rank i*m + j.
+std::vector<std::uint32_t> hamiltonian_cycle(std::uint32_t m, bool green) {
+  std::vector<std::uint32_t> order;
+  std::uint32_t i = 0, j = 0;
+  for (std::uint32_t k = 0; k < m * m; ++k) {
+    order.push_back(i * m + j);
+    if (!green) {
+      if ((j + i + 1) % m == 0)
+        i = (i + 1) % m;
+      else
+        j = (j + 1) % m;
+    } else {
+      if ((i + j + 1) % m == 0)
+        j = (j + 1) % m;
+      else
+        i = (i + 1) % m;
+    }
+  }
+  return order;
 }
 
 // Direct: every rank sends its part j to rank j at once (alltoall: that is
 // all; allreduce: reduce-scatter), and for allreduce each rank, once it has
 // received and reduced all n-1 parts of its own, sends the result to every
 // other rank (allgather); allgather alone is that second half.
-void append_direct(std::vector<Send>& out, CollectiveOp op, std::uint64_t S, std::uint32_t n) {
+void append_direct(Schedule& sc, CollectiveOp op, std::uint64_t S, std::uint32_t n) {
   const bool scatter = op != CollectiveOp::Allgather;
   const bool gather = op == CollectiveOp::Allreduce || op == CollectiveOp::Allgather;
+  std::vector<std::int32_t> barrier;
+  if (scatter && gather) barrier = sc.barrier_per_rank(n, true);
   if (scatter)
     for (std::uint32_t r = 0; r < n; ++r)
-      for (std::uint32_t k = 1; k < n; ++k) out.push_back(Send{r, (r + k) % n, part(S, n, (r + k) % n), -1, false, false});
+      for (std::uint32_t k = 1; k < n; ++k) {
+        Send x{r, (r + k) % n, part(S, n, (r + k) % n)};
+        if (gather) x.feed = barrier[x.to];
+        sc.sends.push_back(x);
+      }
   if (gather)
     for (std::uint32_t r = 0; r < n; ++r)
-      for (std::uint32_t k = 1; k < n; ++k)
-        out.push_back(Send{r, (r + k) % n, part(S, n, r), -1, op == CollectiveOp::Allreduce, scatter});
+      for (std::uint32_t k = 1; k < n; ++k) {
+        Send x{r, (r + k) % n, part(S, n, r)};
+        if (scatter) x.wait = barrier[r];
+        sc.sends.push_back(x);
+      }
+}
+
+// Dissemination barrier: in round k (k < ceil(log2 n)) rank r sends a
+// one-byte message to r + 2^k once it has received round k-1's message
+// (from r - 2^(k-1)).
+void append_barrier(Schedule& sc, std::uint32_t n) {
+  const std::int64_t base = static_cast<std::int64_t>(sc.sends.size());
+  std::uint32_t rounds = 0;
+  while ((1u << rounds) < n) ++rounds;
+  for (std::uint32_t k = 0; k < rounds; ++k)
+    for (std::uint32_t r = 0; r < n; ++r) {
+      Send x{r, (r + (1u << k)) % n, 1};
+      if (k > 0) x.after = base + static_cast<std::int64_t>((k - 1) * n + (r + n - (1u << (k - 1))) % n);
+      sc.sends.push_back(x);
+    }
 }
 
 // One binary tree of a double binary tree allreduce over `S` bytes: ranks
@@ -204,9 +277,10 @@ void append_direct(std::vector<Send>& out, CollectiveOp op, std::uint64_t S, std
 // the other).  Every non-root position sends its (reduced) data up once
 // its children's have arrived; the root, and then every inner node, sends
 // the result down once it has it.  C chunks pipeline through the tree.
-void append_tree(std::vector<Send>& out, std::uint64_t S, std::uint32_t n, std::uint64_t chunk_bytes, bool reversed) {
+void append_tree(Schedule& sc, std::uint64_t S, std::uint32_t n, std::uint64_t chunk_bytes, bool reversed) {
   const std::uint64_t C =
       chunk_bytes == 0 ? 1 : std::max<std::uint64_t>(1, std::min<std::uint64_t>(S, (S + chunk_bytes - 1) / chunk_bytes));
+  std::vector<Send>& out = sc.sends;
   const auto rank = [&](std::uint32_t pos) { return reversed ? n - 1 - pos : pos; };
   const std::int64_t up0 = static_cast<std::int64_t>(out.size());
   const std::int64_t down0 = up0 + static_cast<std::int64_t>((n - 1) * C);
@@ -218,16 +292,15 @@ void append_tree(std::vector<Send>& out, std::uint64_t S, std::uint32_t n, std::
   };
   for (std::uint32_t i = 1; i < n; ++i)
     for (std::uint64_t c = 0; c < C; ++c) {
-      Send x{rank(i), rank((i - 1) / 2), S / C + (c < S % C ? 1 : 0), child(i, 0, c), true, false};
-      x.after2 = child(i, 1, c);
+      Send x{rank(i), rank((i - 1) / 2), S / C + (c < S % C ? 1 : 0), child(i, 0, c), true, child(i, 1, c)};
       if (x.after < 0) x.reduced = false;
       out.push_back(x);
     }
   for (std::uint32_t i = 1; i < n; ++i)
     for (std::uint64_t c = 0; c < C; ++c) {
       const std::uint32_t p = (i - 1) / 2;
-      Send x{rank(p), rank(i), S / C + (c < S % C ? 1 : 0), p == 0 ? child(0, 0, c) : down(p, c), p == 0, false};
-      if (p == 0) x.after2 = child(0, 1, c);
+      Send x{rank(p), rank(i), S / C + (c < S % C ? 1 : 0), p == 0 ? child(0, 0, c) : down(p, c), p == 0,
+             p == 0 ? child(0, 1, c) : -1};
       out.push_back(x);
     }
 }
@@ -238,10 +311,11 @@ void append_tree(std::vector<Send>& out, std::uint64_t S, std::uint32_t n, std::
 // its own).  Tree: a binary tree in heap order over the ranks starting at
 // the root (position i is rank (root + i) mod n); broadcast sends down,
 // reduce up (a node sends once both children's chunks have arrived).
-void append_rooted(std::vector<Send>& out, CollectiveOp op, std::uint64_t S, std::uint32_t n, std::uint64_t chunk_bytes,
+void append_rooted(Schedule& sc, CollectiveOp op, std::uint64_t S, std::uint32_t n, std::uint64_t chunk_bytes,
                    std::uint32_t root, bool tree) {
   const std::uint64_t C =
       chunk_bytes == 0 ? 1 : std::max<std::uint64_t>(1, std::min<std::uint64_t>(S, (S + chunk_bytes - 1) / chunk_bytes));
+  std::vector<Send>& out = sc.sends;
   const bool reduce = op == CollectiveOp::Reduce;
   const std::int64_t base = static_cast<std::int64_t>(out.size());
   const auto bytes = [&](std::uint64_t c) { return S / C + (c < S % C ? 1 : 0); };
@@ -252,7 +326,7 @@ void append_rooted(std::vector<Send>& out, CollectiveOp op, std::uint64_t S, std
     const auto rank = [&](std::uint32_t i) { return reduce ? (root + 1 + i) % n : (root + i) % n; };
     for (std::uint32_t i = 1; i < n; ++i)
       for (std::uint64_t c = 0; c < C; ++c)
-        out.push_back(Send{rank(i - 1), rank(i), bytes(c), i >= 2 ? into(i - 1, c) : -1, reduce && i >= 2, false});
+        out.push_back(Send{rank(i - 1), rank(i), bytes(c), i >= 2 ? into(i - 1, c) : -1, reduce && i >= 2});
     return;
   }
   const auto rank = [&](std::uint32_t i) { return (root + i) % n; };
@@ -260,12 +334,10 @@ void append_rooted(std::vector<Send>& out, CollectiveOp op, std::uint64_t S, std
     for (std::uint64_t c = 0; c < C; ++c) {
       const std::uint32_t p = (i - 1) / 2;
       if (!reduce) {  // parent -> i, once the parent has it
-        out.push_back(Send{rank(p), rank(i), bytes(c), p == 0 ? -1 : into(p, c), false, false});
+        out.push_back(Send{rank(p), rank(i), bytes(c), p == 0 ? -1 : into(p, c), false});
       } else {  // i -> parent, once i's children have arrived
         const std::uint32_t c1 = 2 * i + 1, c2 = 2 * i + 2;
-        Send x{rank(i), rank(p), bytes(c), c1 < n ? into(c1, c) : -1, c1 < n, false};
-        x.after2 = c2 < n ? into(c2, c) : -1;
-        out.push_back(x);
+        out.push_back(Send{rank(i), rank(p), bytes(c), c1 < n ? into(c1, c) : -1, c1 < n, c2 < n ? into(c2, c) : -1});
       }
     }
 }
@@ -277,15 +349,15 @@ void append_rooted(std::vector<Send>& out, CollectiveOp op, std::uint64_t S, std
 // allgather by recursive doubling (distances 1, 2, ..., p/2, the bytes
 // doubling from S/p), and the folded ranks get the result back.  Sizes
 // round up, so S not divisible by p moves a few bytes more.
-std::vector<Send> halving_doubling_schedule(std::uint64_t S, std::uint32_t n) {
+void append_halving_doubling(Schedule& sc, std::uint64_t S, std::uint32_t n) {
   std::uint32_t m = 0;
   while ((2u << m) <= n) ++m;
   const std::uint32_t p = 1u << m;
-  std::vector<Send> out;
+  std::vector<Send>& out = sc.sends;
   std::vector<std::int64_t> last_recv(n, -1);  // schedule index of each rank's latest receive
   std::vector<std::uint8_t> last_reduced(n, 0);
   auto send = [&](std::uint32_t from, std::uint32_t to, std::uint64_t bytes) {
-    out.push_back(Send{from, to, bytes, last_recv[from], static_cast<bool>(last_reduced[from]), false});
+    out.push_back(Send{from, to, bytes, last_recv[from], static_cast<bool>(last_reduced[from])});
     return static_cast<std::int64_t>(out.size() - 1);
   };
   // Fold: rank p + i sends everything to rank i.
@@ -311,213 +383,221 @@ std::vector<Send> halving_doubling_schedule(std::uint64_t S, std::uint32_t n) {
     }
   // Unfold: rank i sends the result to rank p + i.
   for (std::uint32_t r = p; r < n; ++r) send(r - p, r, S);
-  return out;
 }
 
 }  // namespace
 
-void CollectiveWorkload::plan() {
-  const auto n = static_cast<std::uint32_t>(ranks_.size());
-  base_ = static_cast<net::MessageId>(net_.messages().size());
-  std::uint32_t prev_gate0 = UINT32_MAX;  // gates of the previous operation: [prev_gate0 + rank]
-  for (std::uint32_t si = 0; si < params_.sizes.size(); ++si) {
-    const std::uint64_t S = params_.sizes[si];
-    std::vector<Send> sched;
-    if (params_.algorithm == "halving_doubling") {
-      sched = halving_doubling_schedule(S, n);
-    } else if (params_.op == CollectiveOp::Broadcast || params_.op == CollectiveOp::Reduce) {
-      append_rooted(sched, params_.op, S, n, params_.chunk_bytes, params_.root, params_.algorithm == "tree");
-    } else if (params_.algorithm == "hierarchical") {
-      // Servers of G consecutive ranks: reduce-scatter inside each server,
-      // allreduce of each 1/G part among the ranks of the same local index
-      // across servers, allgather inside each server.
-      const std::uint32_t G = params_.gpus_per_server, servers = n / G;
-      std::vector<std::uint32_t> members;
-      for (std::uint32_t sv = 0; sv < servers; ++sv) {
-        members.clear();
-        for (std::uint32_t g = 0; g < G; ++g) members.push_back(sv * G + g);
-        append_ring(sched, CollectiveOp::ReduceScatter, S, G, params_.chunk_bytes, +1, &members, 0);
-      }
-      for (std::uint32_t g = 0; g < G; ++g) {
-        members.clear();
-        for (std::uint32_t sv = 0; sv < servers; ++sv) members.push_back(sv * G + g);
-        append_ring(sched, CollectiveOp::Allreduce, part(S, G, g), servers, params_.chunk_bytes, +1, &members, 1);
-      }
-      for (std::uint32_t sv = 0; sv < servers; ++sv) {
-        members.clear();
-        for (std::uint32_t g = 0; g < G; ++g) members.push_back(sv * G + g);
-        append_ring(sched, CollectiveOp::Allgather, S, G, params_.chunk_bytes, +1, &members, 2);
-      }
-    } else if (params_.algorithm == "double_binary_tree") {
-      append_tree(sched, S - S / 2, n, params_.chunk_bytes, false);
-      append_tree(sched, S / 2, n, params_.chunk_bytes, true);
-    } else if (params_.algorithm == "direct") {
-      append_direct(sched, params_.op, S, n);
-    } else if (params_.algorithm == "bidirectional_ring") {
-      // Half the buffer each way round (the first half one byte more when S is odd).
-      append_ring(sched, params_.op, S - S / 2, n, params_.chunk_bytes, +1);
-      append_ring(sched, params_.op, S / 2, n, params_.chunk_bytes, -1);
-    } else {
-      append_ring(sched, params_.op, S, n, params_.chunk_bytes, +1);
+
+std::uint64_t min_collective_bytes(const CollectiveSpec& spec, std::uint32_t n) {
+  // Every message must carry at least one byte.
+  const std::string& a = spec.algorithm;
+  if (spec.op == CollectiveOp::Barrier) return 0;
+  if (spec.op == CollectiveOp::Broadcast || spec.op == CollectiveOp::Reduce) return 1;
+  if (a == "bidirectional_ring" || a == "torus_2d" || a == "double_binary_tree") return 2ull * n;
+  if (a == "multi_ring") return 4ull * n;
+  return n;
+}
+
+// The grid of torus_2d and multi_ring: rows x columns.
+std::pair<std::uint32_t, std::uint32_t> collective_grid(const CollectiveSpec& spec, std::uint32_t n) {
+  std::uint32_t rows = spec.grid_rows;
+  if (rows == 0) {
+    rows = static_cast<std::uint32_t>(std::lround(std::sqrt(static_cast<double>(n))));
+    if (rows * rows != n) return {0, 0};
+  }
+  if (rows == 0 || n % rows != 0) return {0, 0};
+  return {rows, n / rows};
+}
+
+void check_collective(const CollectiveSpec& spec, std::uint32_t n, const std::string& prefix) {
+  const std::string& a = spec.algorithm;
+  const CollectiveOp op = spec.op;
+  const bool ring_op = op == CollectiveOp::Allreduce || op == CollectiveOp::ReduceScatter || op == CollectiveOp::Allgather;
+  const bool rooted = op == CollectiveOp::Broadcast || op == CollectiveOp::Reduce;
+  const bool ok =
+      op == CollectiveOp::Barrier    ? a == "dissemination"
+      : op == CollectiveOp::Alltoall ? a == "pairwise" || a == "direct"
+      : rooted                       ? a == "ring" || a == "tree"
+      : ring_op && (a == "ring" || a == "bidirectional_ring" || a == "direct" || a == "multi_ring" ||
+                    ((a == "halving_doubling" || a == "double_binary_tree" || a == "hierarchical" || a == "torus_2d") &&
+                     op == CollectiveOp::Allreduce));
+  if (!ok)
+    throw ConfigError(prefix + ".algorithm: '" + a + "' is not implemented for " + to_string(op) +
+                      " (allreduce: ring, bidirectional_ring, multi_ring, halving_doubling, double_binary_tree, "
+                      "torus_2d, hierarchical, direct; reduce_scatter and allgather: ring, bidirectional_ring, "
+                      "multi_ring, direct; alltoall: pairwise, direct; broadcast and reduce: ring, tree; barrier: "
+                      "dissemination)");
+  if (rooted && spec.root >= n)
+    throw ConfigError(prefix + ".root: " + std::to_string(spec.root) + " is not a rank of the " + std::to_string(n) +
+                      "-rank communicator");
+  if (a == "hierarchical") {
+    const std::uint32_t G = spec.gpus_per_server;
+    if (G < 2 || n % G != 0 || n / G < 2)
+      throw ConfigError(prefix + ".algorithm: hierarchical needs servers of several GPUs (a leaf_spine with "
+                        "gpus_per_server > 1) and a communicator of at least two whole servers (" +
+                        std::to_string(n) + " ranks, " + std::to_string(G) + " GPUs per server)");
+  }
+  if (a == "torus_2d" || a == "multi_ring") {
+    const auto [rows, cols] = collective_grid(spec, n);
+    if (rows < 2 || cols < 2)
+      throw ConfigError(prefix + ".grid_rows: " + a + " arranges the " + std::to_string(n) +
+                        " ranks as a grid of rows x columns (both at least 2); " +
+                        (spec.grid_rows == 0 ? std::string("the rank count is not a square, so give grid_rows")
+                                             : std::to_string(spec.grid_rows) + " rows do not divide it"));
+    if (a == "multi_ring" && (rows != cols || rows < 3))
+      throw ConfigError(prefix + ".grid_rows: multi_ring uses the two edge-disjoint Hamiltonian cycles of a square "
+                        "grid of at least 3 x 3 ranks; " + std::to_string(rows) + " x " + std::to_string(cols) +
+                        " is not one");
+  }
+  if (spec.bytes < min_collective_bytes(spec, n))
+    throw ConfigError(prefix + ".sizes: " + std::to_string(spec.bytes) + " bytes cannot be split over " +
+                      std::to_string(n) + " ranks by " + a + " (at least " +
+                      std::to_string(min_collective_bytes(spec, n)) + " bytes)");
+}
+
+namespace {
+
+Schedule collective_schedule(const CollectiveSpec& spec, std::uint32_t n) {
+  Schedule sc;
+  const std::uint64_t S = spec.bytes;
+  const std::string& a = spec.algorithm;
+  if (spec.op == CollectiveOp::Barrier) {
+    append_barrier(sc, n);
+  } else if (a == "halving_doubling") {
+    append_halving_doubling(sc, S, n);
+  } else if (spec.op == CollectiveOp::Broadcast || spec.op == CollectiveOp::Reduce) {
+    append_rooted(sc, spec.op, S, n, spec.chunk_bytes, spec.root, a == "tree");
+  } else if (a == "hierarchical") {
+    // Servers of G consecutive ranks.
+    const std::uint32_t G = spec.gpus_per_server;
+    std::vector<std::vector<std::uint32_t>> servers(n / G);
+    for (std::uint32_t r = 0; r < n; ++r) servers[r / G].push_back(r);
+    append_two_level(sc, S, servers, n, spec.chunk_bytes, +1);
+  } else if (a == "torus_2d") {
+    // Half the data over rows then columns, the other half over columns
+    // then rows the other way round: all four ports of a torus node busy.
+    const auto [rows, cols] = collective_grid(spec, n);
+    std::vector<std::vector<std::uint32_t>> by_row(rows), by_col(cols);
+    for (std::uint32_t r = 0; r < n; ++r) {
+      by_row[r / cols].push_back(r);
+      by_col[r % cols].push_back(r);
     }
+    append_two_level(sc, S - S / 2, by_row, n, spec.chunk_bytes, +1);
+    append_two_level(sc, S / 2, by_col, n, spec.chunk_bytes, -1);
+  } else if (a == "multi_ring") {
+    // Two edge-disjoint Hamiltonian cycles, each used in both directions:
+    // four rings of a quarter of the data each.
+    const auto [m, cols] = collective_grid(spec, n);
+    (void)cols;
+    const std::uint64_t quarter[4] = {S / 4 + (S % 4 > 0), S / 4 + (S % 4 > 1), S / 4 + (S % 4 > 2), S / 4};
+    for (int k = 0; k < 4; ++k) {
+      const std::vector<std::uint32_t> cycle = hamiltonian_cycle(m, k >= 2);
+      append_ring(sc, spec.op, quarter[k], n, spec.chunk_bytes, k % 2 == 0 ? +1 : -1, &cycle);
+    }
+  } else if (a == "double_binary_tree") {
+    append_tree(sc, S - S / 2, n, spec.chunk_bytes, false);
+    append_tree(sc, S / 2, n, spec.chunk_bytes, true);
+  } else if (a == "direct") {
+    append_direct(sc, spec.op, S, n);
+  } else if (a == "bidirectional_ring") {
+    // Half the buffer each way round (the first half one byte more when S is odd).
+    append_ring(sc, spec.op, S - S / 2, n, spec.chunk_bytes, +1);
+    append_ring(sc, spec.op, S / 2, n, spec.chunk_bytes, -1);
+  } else {
+    append_ring(sc, spec.op, S, n, spec.chunk_bytes, +1);
+  }
+  return sc;
+}
+
+}  // namespace
+
+std::vector<TaskGraph::TaskId> append_collective(TaskGraph& g, const CollectiveSpec& spec,
+                                                 const std::vector<net::EndpointId>& ranks,
+                                                 const std::vector<TaskGraph::TaskId>& begin, std::uint32_t label) {
+  using TaskId = TaskGraph::TaskId;
+  const auto n = static_cast<std::uint32_t>(ranks.size());
+  const Schedule sc = collective_schedule(spec, n);
+  const auto has_begin = [&](std::uint32_t r) { return !begin.empty() && begin[r] != TaskGraph::kNone; };
+  std::vector<TaskId> msg(sc.sends.size()), bar(sc.barriers.size()), end(n);
+  for (std::size_t k = 0; k < sc.sends.size(); ++k)
+    msg[k] = g.add_message(ranks[sc.sends[k].from], ranks[sc.sends[k].to], sc.sends[k].bytes, label);
+  for (std::size_t b = 0; b < sc.barriers.size(); ++b)
+    bar[b] = g.add_join(ranks[sc.barriers[b].rank], label, sc.barriers[b].reduce ? spec.reduce_gbps : 0);
+  for (std::uint32_t r = 0; r < n; ++r) {
+    end[r] = g.add_join(ranks[r], label);
+    if (has_begin(r)) g.depend(begin[r], end[r]);
+  }
+  std::unordered_map<std::uint64_t, TaskId> last_on_connection;
+  for (std::size_t k = 0; k < sc.sends.size(); ++k) {
+    const Send& x = sc.sends[k];
+    if (has_begin(x.from)) g.depend(begin[x.from], msg[k]);
+    for (const std::int64_t a : {x.after, x.after2}) {
+      if (a < 0) continue;
+      const SimTime reduce = x.reduced && spec.reduce_gbps > 0
+                                 ? core::serialization_time(sc.sends[static_cast<std::size_t>(a)].bytes, spec.reduce_gbps)
+                                 : SimTime::zero();
+      g.depend(msg[static_cast<std::size_t>(a)], msg[k], reduce);
+    }
+    if (x.wait >= 0) g.depend(bar[static_cast<std::size_t>(x.wait)], msg[k]);
+    if (x.feed >= 0) g.depend(msg[k], bar[static_cast<std::size_t>(x.feed)]);
+    g.depend(msg[k], end[x.to]);
+    g.depend_sent(msg[k], end[x.from]);
+    // Per (sender, receiver) connection, messages go in schedule order.
+    const auto [it, fresh] = last_on_connection.try_emplace(static_cast<std::uint64_t>(x.from) * n + x.to, msg[k]);
+    if (!fresh) {
+      g.depend_sent(it->second, msg[k]);
+      it->second = msg[k];
+    }
+  }
+  return end;
+}
+
+CollectiveBenchmark::CollectiveBenchmark(TaskGraph& g, const CollectiveParams& params, std::uint32_t label)
+    : params_(params) {
+  const net::Network& net = g.network();
+  ranks_ = communicator(params_, static_cast<std::uint32_t>(net.topology().endpoint_count()));
+  const auto n = static_cast<std::uint32_t>(ranks_.size());
+  if (params_.sizes.empty()) throw ConfigError("workload.sizes: give at least one size");
+  if (params_.iterations == 0) throw ConfigError("workload.iterations: must be at least 1");
+  std::vector<TaskGraph::TaskId> prev;  // every rank's end of the previous operation
+  for (std::uint32_t si = 0; si < params_.sizes.size(); ++si) {
+    CollectiveSpec spec;
+    spec.op = params_.op;
+    spec.algorithm = params_.algorithm;
+    spec.bytes = params_.op == CollectiveOp::Barrier ? 0 : params_.sizes[si];
+    spec.chunk_bytes = params_.chunk_bytes;
+    spec.reduce_gbps = params_.reduce_gbps;
+    spec.root = params_.root;
+    spec.gpus_per_server = params_.gpus_per_server;
+    spec.grid_rows = params_.grid_rows;
+    check_collective(spec, n);
     for (std::int32_t it = -static_cast<std::int32_t>(params_.warmup); it < static_cast<std::int32_t>(params_.iterations);
          ++it) {
       CollectiveInstance inst;
       inst.size_index = si;
       inst.iteration = it;
-      inst.bytes = S;
-      const auto first = static_cast<std::uint32_t>(msgs_.size());
-      inst.first = base_ + first;
-      const auto gate0 = static_cast<std::uint32_t>(gates_.size());
-      gates_.resize(gates_.size() + n);
-      // A rank's operation ends when it has received everything and its own
-      // messages have all left its NIC.
-      for (const Send& x : sched) {
-        ++gates_[gate0 + x.to].remaining;
-        ++gates_[gate0 + x.from].remaining;
-      }
-      // Phase barriers (after_all): a rank's after_all sends of phase p > 0
-      // wait for every send of phase p-1 to it; with phase 0 (direct), for
-      // every send to it that is not itself an after_all send.  Gate of
-      // (rank r, barrier phase p): phase[p * n + r].
-      std::uint8_t max_phase = 0;
-      for (const Send& x : sched) max_phase = std::max(max_phase, x.phase);
-      const std::size_t phases = max_phase + 1u;
-      std::vector<std::uint32_t> phase(phases * n, UINT32_MAX);
-      const auto counts_toward = [&](const Send& x) -> std::int32_t {  // barrier phase it counts for, or -1
-        if (x.after_all && x.phase == 0) return -1;
-        return x.phase == 0 ? (max_phase == 0 ? 0 : 1) : (x.phase < max_phase ? x.phase + 1 : -1);
-      };
-      {
-        std::vector<std::uint32_t> count(phases * n, 0);
-        std::vector<std::uint8_t> has_barrier(phases * n, 0);
-        for (const Send& x : sched) {
-          const std::int32_t b = counts_toward(x);
-          if (b >= 0) ++count[static_cast<std::size_t>(b) * n + x.to];
-          if (x.after_all) has_barrier[static_cast<std::size_t>(x.phase) * n + x.from] = 1;
-        }
-        for (std::size_t k = 0; k < phases * n; ++k)
-          if (has_barrier[k]) {
-            phase[k] = static_cast<std::uint32_t>(gates_.size());
-            gates_.push_back(Gate{count[k], 0, 0});
-          }
-      }
-      for (const Send& x : sched) {
-        const net::MessageId id = net_.create(ranks_[x.from], ranks_[x.to], x.bytes, 0);
-        FABRICSIM_ASSERT(id == base_ + msgs_.size(), "collective message ids out of order");
-        Msg m;
-        m.gate = gate0 + x.to;
-        m.sgate = gate0 + x.from;
-        m.waits = static_cast<std::uint8_t>((x.after >= 0 ? 1 : 0) + (x.after2 >= 0 ? 1 : 0) +
-                                            (prev_gate0 != UINT32_MAX ? 1 : 0) + (x.after_all ? 1 : 0));
-        const std::int32_t b = counts_toward(x);
-        if (b >= 0 && phase[static_cast<std::size_t>(b) * n + x.to] != UINT32_MAX) {
-          m.gate2 = phase[static_cast<std::size_t>(b) * n + x.to];
-          // The barrier reduces what it waited for (direct allreduce's
-          // scatter, hierarchical's intra-server reduce-scatter).
-          m.reduce = params_.op == CollectiveOp::Allreduce && x.phase == 0;
-        }
-        msgs_.push_back(m);
-      }
-      // Per (sender, receiver) connection, messages go in schedule order.
-      for (std::size_t k = 0; k < sched.size(); ++k) {
-        const std::uint64_t key = static_cast<std::uint64_t>(sched[k].from) * n + sched[k].to;
-        const auto last = conn_last_.find(key);
-        const std::uint32_t idx = first + static_cast<std::uint32_t>(k);
-        if (last != conn_last_.end()) {
-          msgs_[last->second].fifo_next = idx;
-          ++msgs_[idx].waits;
-        }
-        conn_last_[key] = idx;
-      }
-      for (std::size_t kk = 0; kk < phases * n; ++kk)
-        if (phase[kk] != UINT32_MAX) {
-          const auto r = static_cast<std::uint32_t>(kk % n);
-          const auto ph = static_cast<std::uint8_t>(kk / n);
-          Gate& g = gates_[phase[kk]];
-          g.post_begin = static_cast<std::uint32_t>(post_list_.size());
-          for (std::size_t k = 0; k < sched.size(); ++k)
-            if (sched[k].from == r && sched[k].after_all && sched[k].phase == ph)
-              post_list_.push_back(first + static_cast<std::uint32_t>(k));
-          g.post_end = static_cast<std::uint32_t>(post_list_.size());
-        }
-      for (std::size_t k = 0; k < sched.size(); ++k)
-        for (std::int64_t a : {sched[k].after, sched[k].after2}) {
-          if (a < 0) continue;
-          Msg& trigger = msgs_[first + static_cast<std::uint32_t>(a)];
-          std::uint32_t& slot = trigger.next == UINT32_MAX ? trigger.next : trigger.next2;
-          FABRICSIM_ASSERT(slot == UINT32_MAX, "a message triggers at most two sends");
-          slot = first + static_cast<std::uint32_t>(k);
-          trigger.reduce = sched[k].reduced;
-        }
-      // The previous operation's gate of rank r releases every send of rank r here.
-      if (prev_gate0 != UINT32_MAX)
-        for (std::uint32_t r = 0; r < n; ++r) {
-          Gate& g = gates_[prev_gate0 + r];
-          g.post_begin = static_cast<std::uint32_t>(post_list_.size());
-          for (std::size_t k = 0; k < sched.size(); ++k)
-            if (sched[k].from == r) post_list_.push_back(first + static_cast<std::uint32_t>(k));
-          g.post_end = static_cast<std::uint32_t>(post_list_.size());
-        }
-      prev_gate0 = gate0;
-      inst.last = base_ + static_cast<net::MessageId>(msgs_.size());
+      inst.bytes = spec.bytes;
+      inst.first = static_cast<net::MessageId>(net.messages().size());
+      prev = append_collective(g, spec, ranks_, prev, label);
+      inst.last = static_cast<net::MessageId>(net.messages().size());
       instances_.push_back(inst);
     }
   }
-  const CollectiveInstance& first = instances_.front();
-  for (std::uint32_t i = first.first - base_; i < first.last - base_; ++i)
-    if (msgs_[i].waits == 0) post(i, params_.start);
 }
 
-void CollectiveWorkload::post(std::uint32_t i, SimTime at) { net_.post(base_ + i, at); }
-
-void CollectiveWorkload::on_message_sent(net::MessageId id) {
-  if (id < base_ || id - base_ >= msgs_.size()) return;
-  const Msg& m = msgs_[id - base_];
-  const SimTime now = net_.now();
-  if (m.fifo_next != UINT32_MAX) {
-    Msg& t = msgs_[m.fifo_next];
-    t.ready = std::max(t.ready, now);
-    if (--t.waits == 0) post(m.fifo_next, t.ready);
-  }
-  close_gate(m.sgate, now, false, 0);
+CollectiveWorkload::CollectiveWorkload(net::Network& network, const CollectiveParams& params)
+    : net_(network),
+      first_message_(static_cast<net::MessageId>(network.messages().size())),
+      graph_(network, network.simulator()),
+      bench_(graph_, params) {
+  graph_.start(params.start);
 }
 
-void CollectiveWorkload::close_gate(std::uint32_t gi, SimTime now, bool reduce, std::uint64_t bytes) {
-  if (gi == UINT32_MAX) return;
-  Gate& g = gates_[gi];
-  if (--g.remaining != 0) return;
-  const SimTime ready =
-      reduce && params_.reduce_gbps > 0 ? now + core::serialization_time(bytes, params_.reduce_gbps) : now;
-  for (std::uint32_t k = g.post_begin; k < g.post_end; ++k) {
-    Msg& t = msgs_[post_list_[k]];
-    t.ready = std::max(t.ready, ready);
-    if (--t.waits == 0) post(post_list_[k], t.ready);
-  }
-}
-
-void CollectiveWorkload::on_message_delivered(net::MessageId id) {
-  ++done_;
-  if (id < base_ || id - base_ >= msgs_.size()) return;
-  const std::uint32_t i = id - base_;
-  const SimTime now = net_.messages()[id].end_time;
-  const Msg& m = msgs_[i];
-  const auto release = [&](std::uint32_t j, SimTime ready) {
-    Msg& t = msgs_[j];
-    t.ready = std::max(t.ready, ready);
-    if (--t.waits == 0) post(j, t.ready);
-  };
-  if (m.next != UINT32_MAX) {
-    // The sends waiting for it leave once it is here (and reduced).
-    SimTime ready = now;
-    if (m.reduce && params_.reduce_gbps > 0)
-      ready = now + core::serialization_time(net_.messages()[id].bytes, params_.reduce_gbps);
-    release(m.next, ready);
-    if (m.next2 != UINT32_MAX) release(m.next2, ready);
-  }
-  // A phase barrier's receipts are reduced first (direct allreduce).
-  close_gate(m.gate2, now, m.reduce, net_.messages()[id].bytes);
-  close_gate(m.gate, now, false, 0);
+std::uint64_t CollectiveWorkload::messages_done() const {
+  std::uint64_t k = 0;
+  for (std::size_t m = first_message_; m < net_.messages().size(); ++m)
+    if (net_.messages()[m].end_time != SimTime::max()) ++k;
+  return k;
 }
 
 }  // namespace fabricsim::workload

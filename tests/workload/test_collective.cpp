@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <memory>
+#include <set>
 
 #include "fabricsim/core/simulator.hpp"
 #include "fabricsim/net/topology.hpp"
@@ -406,6 +407,119 @@ TEST(Collective, RingAllreduceAtLinkRateOnNonblockingTreeLessAcrossATaper) {
   EXPECT_LT(random_tapered, 0.8 * random_nonblocking);
   std::printf("ring allreduce busbw (GB/s, link %.2f): linear %.2f; random order: nonblocking %.2f, 2:1 taper %.2f\n",
               link_GBps, linear, random_nonblocking, random_tapered);
+}
+
+TEST(Collective, MultiRingAndTorus2dMatchAlphaBetaOnOneSwitch) {
+  // 3 x 3 and 4 x 4 grids.  multi_ring: four rings (two Hamiltonian cycles,
+  // both ways), a quarter of the buffer each: every step sends four
+  // messages of S/4n that share the NIC, 2(n-1) steps.  torus_2d (square):
+  // two instances on half the buffer each; every phase step sends one
+  // message per instance: 2(C-1) row steps of S/2C and 2(R-1) column steps
+  // of S/2n (the reduce-scatter and allgather in the rows, the allreduce
+  // of the S/2C part in the columns, and the transposed instance alike).
+  for (std::uint32_t m : {3u, 4u}) {
+    const std::uint32_t n = m * m;
+    for (std::uint64_t S : {1ull << 20, 16ull << 20}) {
+      SCOPED_TRACE("grid " + std::to_string(m) + " S=" + std::to_string(S));
+      const auto measure = [&](const char* algorithm) {
+        Bench b(n);
+        CollectiveParams p;
+        p.algorithm = algorithm;
+        p.sizes = {S};
+        b.run(p);
+        std::uint64_t payload = 0;
+        for (const auto& msg : b.net->messages()) payload += msg.bytes;
+        // Allreduce volume: 2(n-1)/n of S from every rank, whatever the rings.
+        EXPECT_NEAR(static_cast<double>(payload), 2.0 * (n - 1) * static_cast<double>(S), 64.0 * n);
+        return static_cast<double>(b.time_ps(0));
+      };
+      const double alpha = 2 * kLatency + kSwitch;
+      const auto shared = [&](std::uint32_t k, std::uint64_t bytes) {  // k messages of `bytes` share the NIC
+        return static_cast<double>(k * (message_ps(bytes) - 2 * kLatency - kSwitch)) + alpha;
+      };
+      const double multi = 2.0 * (n - 1) * shared(4, S / (4 * n));
+      EXPECT_NEAR(measure("multi_ring"), multi, 0.02 * multi);
+      const double torus = 2.0 * (m - 1) * shared(2, S / (2 * m)) + 2.0 * (m - 1) * shared(2, S / (2 * n));
+      EXPECT_NEAR(measure("torus_2d"), torus, 0.02 * torus);
+    }
+  }
+  // The two cycles of the construction visit every rank once and share no
+  // edge (in either direction), so all four rings use distinct links of a torus.
+  Bench b(16);
+  CollectiveParams p;
+  p.algorithm = "multi_ring";
+  p.sizes = {1 << 16};
+  b.run(p);
+  std::set<std::pair<net::EndpointId, net::EndpointId>> pairs;
+  for (const auto& msg : b.net->messages()) pairs.insert({std::min(msg.src, msg.dst), std::max(msg.src, msg.dst)});
+  EXPECT_EQ(pairs.size(), 2u * 16u);  // 2 cycles x 16 undirected edges, all distinct
+  for (const auto& [a, c] : pairs) {  // torus neighbours: same row or column, adjacent mod 4
+    const bool row = a / 4 == c / 4 && ((a + 1) % 4 == c % 4 || (c + 1) % 4 == a % 4);
+    const bool col = a % 4 == c % 4 && ((a / 4 + 1) % 4 == c / 4 || (c / 4 + 1) % 4 == a / 4);
+    EXPECT_TRUE(row || col) << a << "-" << c;
+  }
+  CollectiveParams bad = p;
+  Bench b2(12);  // 12 ranks: no square grid
+  EXPECT_THROW(b2.run(bad), util::ConfigError);
+  bad.algorithm = "torus_2d";
+  bad.grid_rows = 5;  // does not divide 12
+  EXPECT_THROW(b2.run(bad), util::ConfigError);
+  bad.grid_rows = 3;
+  b2.run(bad);
+}
+
+TEST(Collective, BarrierIsLogRoundsOfOneByte) {
+  for (std::uint32_t n : {2u, 5u, 8u, 9u}) {
+    Bench b(n);
+    CollectiveParams p;
+    p.op = CollectiveOp::Barrier;
+    p.algorithm = "dissemination";
+    p.iterations = 2;
+    b.run(p);
+    std::uint32_t rounds = 0;
+    while ((1u << rounds) < n) ++rounds;
+    for (std::size_t i = 0; i < 2; ++i) EXPECT_EQ(b.time_ps(i), rounds * message_ps(1)) << "n=" << n;
+    EXPECT_EQ(b.net->messages().size(), 2u * rounds * n);
+  }
+}
+
+TEST(Collective, SeveralCommunicatorsRunAtOnce) {
+  // Two 4-rank ring allreduces on the two halves of an 8-port switch share
+  // no link: each takes its time alone.  Two on the same 4 endpoints share
+  // every NIC: each takes about twice as long.
+  const std::uint64_t S = 4u << 20;
+  const auto run_two = [&](std::vector<std::uint32_t> a, std::vector<std::uint32_t> c) {
+    Bench b(8);
+    b.sim = std::make_unique<core::Simulator>(b.topo.node_count());
+    b.net = std::make_unique<net::Network>(b.topo, b.np, *b.sim);
+    TaskGraph g(*b.net, *b.sim);
+    CollectiveParams p;
+    p.sizes = {S};
+    p.placement = "list";
+    p.endpoints = std::move(a);
+    CollectiveBenchmark first(g, p, 0);
+    p.endpoints = std::move(c);
+    CollectiveBenchmark second(g, p, 1);
+    g.start(SimTime::zero());
+    b.sim->run_until(SimTime::max());
+    EXPECT_EQ(g.completed(), g.size());
+    std::vector<double> t;
+    for (const CollectiveBenchmark* x : {&first, &second}) {
+      SimTime lo = SimTime::max(), hi = SimTime::zero();
+      for (net::MessageId m = x->instances()[0].first; m < x->instances()[0].last; ++m) {
+        lo = std::min(lo, b.net->messages()[m].post_time);
+        hi = std::max(hi, b.net->messages()[m].end_time);
+      }
+      t.push_back(static_cast<double>((hi - lo).ps()));
+    }
+    return t;
+  };
+  const double alone = static_cast<double>(6 * message_ps(S / 4));
+  for (double t : run_two({0, 1, 2, 3}, {4, 5, 6, 7})) EXPECT_EQ(t, alone);
+  for (double t : run_two({0, 1, 2, 3}, {3, 2, 1, 0})) {
+    EXPECT_GT(t, 1.8 * alone);
+    EXPECT_LT(t, 2.1 * alone);
+  }
 }
 
 TEST(Collective, CommunicatorPlacementsAndErrors) {

@@ -176,6 +176,8 @@ class Network {
   const Topology& topology() const;
   /// The simulated time now.
   core::SimTime now() const;
+  /// The simulator it schedules its events on.
+  core::Simulator& simulator() const;
   const NetworkParams& params() const;
   const std::vector<Message>& messages() const;
   const LinkStats& link_stats() const;

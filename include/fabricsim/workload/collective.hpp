@@ -22,19 +22,20 @@
 
 #include <cstdint>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "fabricsim/core/time.hpp"
 #include "fabricsim/net/network.hpp"
+#include "fabricsim/workload/task_graph.hpp"
 
 namespace fabricsim::workload {
 
-enum class CollectiveOp : std::uint8_t { Allreduce, ReduceScatter, Allgather, Alltoall, Broadcast, Reduce };
+enum class CollectiveOp : std::uint8_t { Allreduce, ReduceScatter, Allgather, Alltoall, Broadcast, Reduce, Barrier };
 CollectiveOp parse_collective_op(const std::string& name);
 const char* to_string(CollectiveOp op);
 /// NCCL's bus-bandwidth factor: 2(n-1)/n for allreduce, (n-1)/n for
-/// reduce_scatter, allgather and alltoall, 1 for broadcast and reduce.
+/// reduce_scatter, allgather and alltoall, 1 for broadcast and reduce, 0
+/// for a barrier (it moves no data).
 double busbw_factor(CollectiveOp op, std::uint32_t ranks);
 
 struct CollectiveParams {
@@ -56,6 +57,7 @@ struct CollectiveParams {
   std::uint64_t chunk_bytes = 0;   ///< 0: one message per step
   double reduce_gbps = 0;          ///< reduction speed per endpoint, 0 = infinite
   std::uint32_t root = 0;          ///< broadcast: index in the communicator
+  std::uint32_t grid_rows = 0;     ///< torus_2d, multi_ring: the communicator as rows x columns; 0 = square
   core::SimTime start;
   std::uint64_t seed = 1;
 };
@@ -63,6 +65,33 @@ struct CollectiveParams {
 /// The communicator's endpoints, in rank order.  ConfigError (naming
 /// workload.*) for bad ranks, placement or list.
 std::vector<net::EndpointId> communicator(const CollectiveParams& p, std::uint32_t endpoints);
+
+/// One operation of a collective on a communicator, as it is planned into
+/// a task graph.
+struct CollectiveSpec {
+  CollectiveOp op = CollectiveOp::Allreduce;
+  std::string algorithm = "ring";
+  std::uint64_t bytes = 0;          ///< NCCL's "size": the buffer per rank
+  std::uint64_t chunk_bytes = 0;
+  double reduce_gbps = 0;
+  std::uint32_t root = 0;
+  std::uint32_t gpus_per_server = 1;  ///< hierarchical
+  std::uint32_t grid_rows = 0;        ///< torus_2d, multi_ring: ranks as rows x (n / rows), row-major; 0: square
+};
+
+/// Checks that `spec.algorithm` implements `spec.op` on `n` ranks; throws
+/// ConfigError naming `prefix`.algorithm (or .root, .grid_rows).
+void check_collective(const CollectiveSpec& spec, std::uint32_t n, const std::string& prefix = "workload");
+
+/// Plans one operation over `ranks` (endpoints in rank order) into `g`.
+/// Rank r's messages wait for `begin[r]` (a task completing at ranks[r];
+/// `begin` may be empty).  Returns per rank a join that completes when the
+/// rank has received all its data and its own messages have left its NIC.
+/// Messages from one rank to one peer go in order, as over one NCCL
+/// connection.  Tasks get `label`.
+std::vector<TaskGraph::TaskId> append_collective(TaskGraph& g, const CollectiveSpec& spec,
+                                                 const std::vector<net::EndpointId>& ranks,
+                                                 const std::vector<TaskGraph::TaskId>& begin, std::uint32_t label = 0);
 
 /// One operation instance: size index, iteration (warm-up ones first,
 /// negative), and its messages [first, last).
@@ -74,54 +103,39 @@ struct CollectiveInstance {
   net::MessageId last = 0;
 };
 
-class CollectiveWorkload : public net::MessageListener {
+/// An NCCL-tests style benchmark on one communicator: every size, `warmup +
+/// iterations` times, back to back (a rank starts an operation when it
+/// has finished the previous one), planned into a task graph.  Several
+/// benchmarks in one graph run at once (several communicators).
+class CollectiveBenchmark {
  public:
-  CollectiveWorkload(net::Network& network, const CollectiveParams& params);
-  void on_message_delivered(net::MessageId id) override;
-  /// Messages from one rank to one peer go in order, as over one NCCL
-  /// connection: the next waits until the previous has left the NIC.
-  void on_message_sent(net::MessageId id) override;
-  bool wants_sent() const override { return true; }
-
+  CollectiveBenchmark(TaskGraph& g, const CollectiveParams& params, std::uint32_t label = 0);
   const std::vector<CollectiveInstance>& instances() const { return instances_; }
   const std::vector<net::EndpointId>& ranks() const { return ranks_; }
   const CollectiveParams& params() const { return params_; }
-  std::uint64_t messages_total() const { return msgs_.size(); }
-  std::uint64_t messages_done() const { return done_; }
 
  private:
-  struct Msg {
-    std::uint32_t next = UINT32_MAX;     // messages its delivery triggers (next step of a chunk; a tree
-    std::uint32_t next2 = UINT32_MAX;    // node's sends to both children)
-    std::uint32_t gate = UINT32_MAX;     // gate its delivery counts towards (its receiver's end of the op)
-    std::uint32_t gate2 = UINT32_MAX;    // and its receiver's phase barrier, if any (direct allreduce)
-    std::uint32_t fifo_next = UINT32_MAX;  // the next message from the same sender to the same receiver
-    std::uint32_t sgate = UINT32_MAX;    // its sender's end-of-operation gate (counts it once it has left)
-    bool reduce = false;                 // the receiver reduces it before the next step leaves
-    std::uint8_t waits = 0;              // conditions left before it is posted (previous step, previous op)
-    core::SimTime ready;                 // latest condition time so far
-  };
-  struct Gate {
-    std::uint32_t remaining = 0;
-    std::uint32_t post_begin = 0;  // messages it posts: post_list_[post_begin, post_end)
-    std::uint32_t post_end = 0;
-  };
-  void plan();
-  void post(std::uint32_t id, core::SimTime at);
-  /// One condition of gate gi met at `now`: at zero, release what it holds
-  /// (after reducing `bytes` when `reduce`).
-  void close_gate(std::uint32_t gi, core::SimTime now, bool reduce, std::uint64_t bytes);
-
-  net::Network& net_;
   CollectiveParams params_;
   std::vector<net::EndpointId> ranks_;
   std::vector<CollectiveInstance> instances_;
-  std::vector<Msg> msgs_;
-  std::vector<Gate> gates_;
-  std::vector<std::uint32_t> post_list_;
-  std::unordered_map<std::uint64_t, std::uint32_t> conn_last_;  // (sender, receiver) -> its latest message (planning)
-  std::uint64_t done_ = 0;
-  net::MessageId base_ = 0;  // id of the first message (ids of this workload are base_ + index)
+};
+
+/// One benchmark alone on the network (its own task graph, started at
+/// `params.start`).
+class CollectiveWorkload {
+ public:
+  CollectiveWorkload(net::Network& network, const CollectiveParams& params);
+  const std::vector<CollectiveInstance>& instances() const { return bench_.instances(); }
+  const std::vector<net::EndpointId>& ranks() const { return bench_.ranks(); }
+  const CollectiveParams& params() const { return bench_.params(); }
+  std::uint64_t messages_total() const { return net_.messages().size() - first_message_; }
+  std::uint64_t messages_done() const;
+
+ private:
+  net::Network& net_;
+  net::MessageId first_message_;
+  TaskGraph graph_;
+  CollectiveBenchmark bench_;
 };
 
 }  // namespace fabricsim::workload

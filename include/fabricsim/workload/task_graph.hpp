@@ -1,0 +1,122 @@
+// A dependency graph of compute tasks, point-to-point messages and joins,
+// executed on the packet network: the common engine of the collective and
+// DNN workloads (and of several jobs sharing a fabric).
+//
+// Tasks live on endpoints.  A compute task occupies its endpoint's compute
+// stream for a fixed duration (tasks of one endpoint run one at a time, in
+// the order they became ready; ties by task id); a message is a network
+// message, posted when its dependencies are met and complete when its last
+// byte has arrived; a join completes as soon as its dependencies are met
+// (a reducing join first reduces the bytes of the message that completed
+// it).  Every dependency is local to an endpoint: a task waits only for
+// what completes where it starts (a compute or join at its endpoint, a
+// message arriving there) or for a message it sends leaving its NIC.  A
+// partitioned run therefore needs no synchronization beyond the network's,
+// and the graph (planned in full, in the same order, by every process)
+// gives the same message ids and results at any rank count.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "fabricsim/core/event.hpp"
+#include "fabricsim/core/simulator.hpp"
+#include "fabricsim/core/time.hpp"
+#include "fabricsim/net/network.hpp"
+
+namespace fabricsim::workload {
+
+class TaskGraph final : public net::MessageListener {
+ public:
+  using TaskId = std::uint32_t;
+  static constexpr TaskId kNone = UINT32_MAX;
+  enum class Kind : std::uint8_t { Compute, Message, Join };
+
+  struct Task {
+    Kind kind = Kind::Join;
+    std::uint32_t label = 0;            ///< caller's tag (job, phase, ...)
+    net::EndpointId at = 0;             ///< compute/join: its endpoint; message: the source
+    std::uint32_t waits = 0;            ///< dependencies not yet met
+    core::SimTime duration;             ///< compute
+    net::MessageId message = 0;         ///< message: the network's id
+    double reduce_gbps = 0;             ///< reducing join: reduction rate (0 = instant)
+    core::SimTime ready;                ///< latest dependency time so far
+    core::SimTime start = core::SimTime::max();  ///< compute: began; message: posted; join: completed
+    core::SimTime end = core::SimTime::max();    ///< completed (message: last byte arrived)
+    TaskId queue_next = kNone;          ///< compute stream FIFO
+  };
+
+  /// The graph is the network's message listener.
+  TaskGraph(net::Network& network, core::Simulator& sim);
+
+  TaskId add_compute(net::EndpointId at, core::SimTime duration, std::uint32_t label = 0);
+  TaskId add_message(net::EndpointId src, net::EndpointId dst, std::uint64_t bytes, std::uint32_t label = 0);
+  TaskId add_join(net::EndpointId at, std::uint32_t label = 0, double reduce_gbps = 0);
+  /// `after` begins once `before` has completed, plus `delay`.  `before`
+  /// must complete where `after` begins (compute/join: the same endpoint;
+  /// a message: `after` is at its destination).
+  void depend(TaskId before, TaskId after, core::SimTime delay = {});
+  /// `after`, at the message's source, begins once message `msg` has left
+  /// the source NIC.
+  void depend_sent(TaskId msg, TaskId after);
+  /// Starts every task without dependencies at `at`.  Call once, after the
+  /// whole graph is added.
+  void start(core::SimTime at);
+
+  const Task& task(TaskId t) const { return tasks_[t]; }
+  net::Network& network() const { return net_; }
+  std::size_t size() const { return tasks_.size(); }
+  /// Where task t completes: its endpoint, or a message's destination.
+  net::EndpointId completes_at(TaskId t) const;
+  /// Tasks completed on this process (of those it simulates).
+  std::uint64_t completed() const { return completed_; }
+  /// Tasks this process simulates (compute and joins at its endpoints,
+  /// messages it sends).
+  std::uint64_t local_tasks() const;
+  /// Task of a network message, or kNone.
+  TaskId task_of_message(net::MessageId id) const;
+
+  void on_message_delivered(net::MessageId id) override;
+  void on_message_sent(net::MessageId id) override;
+  bool wants_sent() const override { return true; }
+
+ private:
+  struct Edge {
+    TaskId to;
+    std::uint32_t delay;  // index into delays_ (0: none)
+  };
+  void finalize();
+  void release(TaskId from, bool sent, core::SimTime at, core::SimTime extra = {});
+  void begin(TaskId t, core::SimTime at);
+  void complete(TaskId t, core::SimTime at);
+  void run_stream(net::EndpointId e, core::SimTime now);
+  void on_event(const core::Event& ev);
+  bool local(net::EndpointId e) const;
+
+  net::Network& net_;
+  core::Simulator& sim_;
+  core::Simulator::BindingId binding_ = 0;
+  std::vector<Task> tasks_;
+  std::vector<TaskId> of_message_;  // network message id - base -> task
+  net::MessageId base_ = 0;
+  // Edges while the graph is being built, then as adjacency (CSR) by task:
+  // completion successors and "left the NIC" successors.
+  struct PendingEdge {
+    TaskId from;
+    Edge e;
+    bool sent;
+  };
+  std::vector<PendingEdge> pending_;
+  std::vector<std::uint32_t> first_done_, first_sent_;
+  std::vector<Edge> done_edges_, sent_edges_;
+  std::vector<core::SimTime> delays_{core::SimTime::zero()};
+  // Per endpoint: compute stream busy until, FIFO of ready compute tasks.
+  std::vector<core::SimTime> busy_until_;
+  std::vector<TaskId> queue_head_, queue_tail_;
+  std::vector<std::uint8_t> running_;
+  std::vector<TaskId> work_;  // tasks whose dependencies were met, to begin (iterative, no deep recursion)
+  std::uint64_t completed_ = 0;
+  bool started_ = false;
+};
+
+}  // namespace fabricsim::workload

@@ -1,0 +1,244 @@
+#include "fabricsim/workload/task_graph.hpp"
+
+#include <algorithm>
+
+#include "fabricsim/util/assert.hpp"
+
+namespace fabricsim::workload {
+
+using core::SimTime;
+
+namespace {
+// Above the network's priorities (credits 0 ... deliveries 4): a task that
+// completes at the time a message arrives runs after the arrival.
+constexpr std::uint32_t kPrioTask = 5;
+enum EventKind : std::uint64_t { kComputeReady = 0, kComputeDone = 1, kJoinDue = 2 };
+}  // namespace
+
+TaskGraph::TaskGraph(net::Network& network, core::Simulator& sim) : net_(network), sim_(sim) {
+  const std::size_t endpoints = net_.topology().endpoint_count();
+  busy_until_.assign(endpoints, SimTime::zero());
+  queue_head_.assign(endpoints, kNone);
+  queue_tail_.assign(endpoints, kNone);
+  running_.assign(endpoints, 0);
+  base_ = static_cast<net::MessageId>(net_.messages().size());
+  binding_ = sim_.bind(core::Simulator::handler<TaskGraph, &TaskGraph::on_event>(), this);
+  net_.set_listener(this);
+}
+
+TaskGraph::TaskId TaskGraph::add_compute(net::EndpointId at, SimTime duration, std::uint32_t label) {
+  FABRICSIM_ASSERT(!started_, "task added after start");
+  FABRICSIM_ASSERT(at < busy_until_.size(), "compute task on a missing endpoint");
+  Task t;
+  t.kind = Kind::Compute;
+  t.at = at;
+  t.duration = duration;
+  t.label = label;
+  tasks_.push_back(t);
+  return static_cast<TaskId>(tasks_.size() - 1);
+}
+
+TaskGraph::TaskId TaskGraph::add_message(net::EndpointId src, net::EndpointId dst, std::uint64_t bytes,
+                                         std::uint32_t label) {
+  FABRICSIM_ASSERT(!started_, "task added after start");
+  Task t;
+  t.kind = Kind::Message;
+  t.at = src;
+  t.label = label;
+  t.message = net_.create(src, dst, bytes, 0);
+  FABRICSIM_ASSERT(t.message == base_ + of_message_.size(), "another workload created messages in between");
+  of_message_.push_back(static_cast<TaskId>(tasks_.size()));
+  tasks_.push_back(t);
+  return static_cast<TaskId>(tasks_.size() - 1);
+}
+
+TaskGraph::TaskId TaskGraph::add_join(net::EndpointId at, std::uint32_t label, double reduce_gbps) {
+  FABRICSIM_ASSERT(!started_, "task added after start");
+  FABRICSIM_ASSERT(at < busy_until_.size(), "join on a missing endpoint");
+  Task t;
+  t.kind = Kind::Join;
+  t.at = at;
+  t.label = label;
+  t.reduce_gbps = reduce_gbps;
+  tasks_.push_back(t);
+  return static_cast<TaskId>(tasks_.size() - 1);
+}
+
+net::EndpointId TaskGraph::completes_at(TaskId t) const {
+  const Task& k = tasks_[t];
+  return k.kind == Kind::Message ? net_.messages()[k.message].dst : k.at;
+}
+
+void TaskGraph::depend(TaskId before, TaskId after, SimTime delay) {
+  FABRICSIM_ASSERT(before < tasks_.size() && after < tasks_.size() && before != after, "bad dependency");
+  FABRICSIM_ASSERT(completes_at(before) == tasks_[after].at, "a dependency must be local to an endpoint");
+  std::uint32_t d = 0;
+  if (delay > SimTime::zero()) {
+    d = static_cast<std::uint32_t>(delays_.size());
+    delays_.push_back(delay);
+  }
+  pending_.push_back(PendingEdge{before, Edge{after, d}, false});
+  ++tasks_[after].waits;
+}
+
+void TaskGraph::depend_sent(TaskId msg, TaskId after) {
+  FABRICSIM_ASSERT(tasks_[msg].kind == Kind::Message, "depend_sent needs a message");
+  FABRICSIM_ASSERT(tasks_[msg].at == tasks_[after].at, "a send dependency must be at the message's source");
+  pending_.push_back(PendingEdge{msg, Edge{after, 0}, true});
+  ++tasks_[after].waits;
+}
+
+void TaskGraph::finalize() {
+  const std::size_t n = tasks_.size();
+  first_done_.assign(n + 1, 0);
+  first_sent_.assign(n + 1, 0);
+  for (const PendingEdge& p : pending_) ++(p.sent ? first_sent_ : first_done_)[p.from + 1];
+  for (std::size_t i = 0; i < n; ++i) {
+    first_done_[i + 1] += first_done_[i];
+    first_sent_[i + 1] += first_sent_[i];
+  }
+  done_edges_.resize(first_done_[n]);
+  sent_edges_.resize(first_sent_[n]);
+  std::vector<std::uint32_t> fill_done(first_done_.begin(), first_done_.end() - 1);
+  std::vector<std::uint32_t> fill_sent(first_sent_.begin(), first_sent_.end() - 1);
+  for (const PendingEdge& p : pending_) {
+    if (p.sent)
+      sent_edges_[fill_sent[p.from]++] = p.e;
+    else
+      done_edges_[fill_done[p.from]++] = p.e;
+  }
+  pending_.clear();
+  pending_.shrink_to_fit();
+}
+
+bool TaskGraph::local(net::EndpointId e) const { return net_.owns(net_.topology().endpoint_node(e)); }
+
+std::uint64_t TaskGraph::local_tasks() const {
+  std::uint64_t k = 0;
+  for (TaskId t = 0; t < tasks_.size(); ++t)
+    if (local(completes_at(t))) ++k;
+  return k;
+}
+
+TaskGraph::TaskId TaskGraph::task_of_message(net::MessageId id) const {
+  return id >= base_ && id - base_ < of_message_.size() ? of_message_[id - base_] : kNone;
+}
+
+void TaskGraph::start(SimTime at) {
+  FABRICSIM_ASSERT(!started_, "started twice");
+  finalize();
+  started_ = true;
+  for (TaskId t = 0; t < tasks_.size(); ++t) {
+    if (tasks_[t].waits != 0) continue;
+    tasks_[t].ready = at;
+    if (tasks_[t].kind == Kind::Message || local(tasks_[t].at)) work_.push_back(t);
+  }
+  // Runs before any event: `now` is the start.
+  for (std::size_t i = 0; i < work_.size(); ++i) begin(work_[i], at);
+  work_.clear();
+}
+
+void TaskGraph::release(TaskId from, bool sent, SimTime at, SimTime extra) {
+  const auto& first = sent ? first_sent_ : first_done_;
+  const auto& edges = sent ? sent_edges_ : done_edges_;
+  for (std::uint32_t k = first[from]; k < first[from + 1]; ++k) {
+    Task& t = tasks_[edges[k].to];
+    t.ready = std::max(t.ready, at + delays_[edges[k].delay] + extra);
+    if (--t.waits != 0) continue;
+    if (t.kind == Kind::Join && t.reduce_gbps > 0 && tasks_[from].kind == Kind::Message)
+      t.ready = std::max(t.ready, at + core::serialization_time(net_.messages()[tasks_[from].message].bytes, t.reduce_gbps));
+    work_.push_back(edges[k].to);
+  }
+}
+
+void TaskGraph::begin(TaskId id, SimTime now) {
+  Task& t = tasks_[id];
+  const SimTime ready = std::max(t.ready, now);
+  const net::NodeId node = net_.topology().endpoint_node(t.at);
+  switch (t.kind) {
+    case Kind::Message:
+      t.start = ready;
+      net_.post(t.message, ready);
+      break;
+    case Kind::Compute:
+      if (ready > now) {
+        sim_.schedule_bound(ready, kPrioTask, node, binding_, id, kComputeReady);
+      } else {
+        if (queue_tail_[t.at] == kNone)
+          queue_head_[t.at] = id;
+        else
+          tasks_[queue_tail_[t.at]].queue_next = id;
+        queue_tail_[t.at] = id;
+        run_stream(t.at, now);
+      }
+      break;
+    case Kind::Join:
+      if (ready > now)
+        sim_.schedule_bound(ready, kPrioTask, node, binding_, id, kJoinDue);
+      else
+        complete(id, now);
+      break;
+  }
+}
+
+void TaskGraph::complete(TaskId id, SimTime at) {
+  Task& t = tasks_[id];
+  if (t.kind == Kind::Join) t.start = at;
+  t.end = at;
+  ++completed_;
+  release(id, false, at);
+}
+
+void TaskGraph::run_stream(net::EndpointId e, SimTime now) {
+  if (running_[e] || queue_head_[e] == kNone) return;
+  const TaskId id = queue_head_[e];
+  Task& t = tasks_[id];
+  queue_head_[e] = t.queue_next;
+  if (queue_head_[e] == kNone) queue_tail_[e] = kNone;
+  running_[e] = 1;
+  t.start = now;
+  busy_until_[e] = now + t.duration;
+  sim_.schedule_bound(busy_until_[e], kPrioTask, net_.topology().endpoint_node(e), binding_, id, kComputeDone);
+}
+
+void TaskGraph::on_event(const core::Event& ev) {
+  const TaskId id = ev.arg32;
+  const SimTime now = sim_.now();
+  switch (ev.arg0) {
+    case kComputeReady: {
+      Task& t = tasks_[id];
+      t.ready = SimTime::zero();  // already waited for
+      begin(id, now);
+      break;
+    }
+    case kComputeDone:
+      running_[tasks_[id].at] = 0;
+      complete(id, now);
+      break;
+    case kJoinDue: complete(id, now); break;
+    default: break;
+  }
+  for (std::size_t i = 0; i < work_.size(); ++i) begin(work_[i], now);
+  work_.clear();
+  if (ev.arg0 == kComputeDone) run_stream(tasks_[id].at, now);
+}
+
+void TaskGraph::on_message_delivered(net::MessageId id) {
+  const TaskId t = task_of_message(id);
+  if (t == kNone) return;
+  const SimTime now = net_.messages()[id].end_time;
+  complete(t, now);
+  for (std::size_t i = 0; i < work_.size(); ++i) begin(work_[i], now);
+  work_.clear();
+}
+
+void TaskGraph::on_message_sent(net::MessageId id) {
+  const TaskId t = task_of_message(id);
+  if (t == kNone) return;
+  const SimTime now = net_.now();
+  release(t, true, now);
+  for (std::size_t i = 0; i < work_.size(); ++i) begin(work_[i], now);
+  work_.clear();
+}
+
+}  // namespace fabricsim::workload
