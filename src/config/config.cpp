@@ -197,6 +197,28 @@ std::string toml_double(double v) {
 void apply_table(Config& cfg, const toml::table& root, std::string_view source) {
   for (auto&& [skey, snode] : root) {
     std::string sname(skey.str());
+    if (sname == "jobs") {
+      // [[jobs]]: an array of tables of workload keys.
+      const toml::array* arr = snode.as_array();
+      if (arr == nullptr || !arr->is_array_of_tables() || arr->empty())
+        throw ConfigError(fmt::format("{}: jobs: expected one or more [[jobs]] tables", position(source, skey.source())));
+      for (const auto& job : *arr) {
+        std::vector<std::pair<std::string, Value>> keys;
+        std::vector<std::string> origins;
+        for (auto&& [k, v] : *job.as_table()) {
+          const std::string name = "workload." + std::string(k.str());
+          const ParamDecl* d = find_parameter(name);
+          const std::string where = position(source, k.source());
+          if (!d)
+            throw ConfigError(fmt::format("{}: jobs.{}: unknown key (a job takes the keys of [workload]){}", where,
+                                          k.str(), suggestion(k.str(), keys_of("workload"))));
+          keys.emplace_back(name, convert(*d, v, position(source, v.source())));
+          origins.push_back(where);
+        }
+        add_job(cfg, std::move(keys), std::move(origins));
+      }
+      continue;
+    }
     const auto& secs = sections();
     if (std::find(secs.begin(), secs.end(), sname) == secs.end()) {
       if (!snode.is_table())
@@ -354,6 +376,24 @@ std::string Config::locate(const std::string& message) const {
   return origin + ": " + message;
 }
 
+void add_job(Config& cfg, std::vector<std::pair<std::string, Value>> keys, std::vector<std::string> origins) {
+  std::vector<std::pair<std::string, Config::Entry>> job;
+  for (std::size_t i = 0; i < keys.size(); ++i)
+    job.emplace_back(keys[i].first, Config::Entry{std::move(keys[i].second), std::move(origins[i])});
+  cfg.jobs_.push_back(std::move(job));
+}
+
+std::vector<Config> Config::jobs() const {
+  std::vector<Config> out;
+  for (const auto& job : jobs_) {
+    Config c = *this;
+    c.jobs_.clear();
+    for (const auto& [name, e] : job) c.values_[name] = e;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
 std::string Config::to_toml() const {
   std::string out = fmt::format("# fabricsim resolved configuration (source: {})\n", source_);
   for (const auto& sec : sections()) {
@@ -364,6 +404,10 @@ std::string Config::to_toml() const {
       if (!d.unit.empty()) line = fmt::format("{:<40} # {}", line, d.unit);
       out += line + "\n";
     }
+  }
+  for (const auto& job : jobs_) {
+    out += "\n[[jobs]]\n";
+    for (const auto& [name, e] : job) out += fmt::format("{} = {}\n", name.substr(name.find('.') + 1), to_toml_value(e.value));
   }
   return out;
 }

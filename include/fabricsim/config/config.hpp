@@ -48,6 +48,9 @@ std::string to_toml_value(const Value& v);
 /// A readable type name ("integer", "number", "boolean", "string", "one of ...").
 std::string type_name(const ParamDecl& d);
 
+class Config;
+void add_job(Config& cfg, std::vector<std::pair<std::string, Value>> keys, std::vector<std::string> origins);
+
 class Config {
  public:
   /// A configuration holding every default.
@@ -78,6 +81,11 @@ class Config {
   /// Where the configuration came from: a file path or "(built-in default scenario)".
   const std::string& source() const { return source_; }
   void set_source(std::string s) { source_ = std::move(s); }
+  /// Multi-job runs: one configuration per `[[jobs]]` table, each this
+  /// configuration with the table's `workload` keys (any `workload.*` key,
+  /// written without the section) set over it.  Empty without [[jobs]].
+  std::vector<Config> jobs() const;
+  std::size_t job_count() const { return jobs_.size(); }
   /// Directory that relative paths in the configuration are resolved against.
   const std::string& base_dir() const { return base_dir_; }
   void set_base_dir(std::string d) { base_dir_ = std::move(d); }
@@ -89,6 +97,9 @@ class Config {
   };
   const Entry& entry(std::string_view name) const;
   std::map<std::string, Entry, std::less<>> values_;
+  // [[jobs]]: per job, the workload keys it sets (full names), in file order.
+  std::vector<std::vector<std::pair<std::string, Entry>>> jobs_;
+  friend void add_job(Config& cfg, std::vector<std::pair<std::string, Value>> keys, std::vector<std::string> origins);
   std::string source_ = "(built-in default scenario)";
   std::string base_dir_ = ".";
 };

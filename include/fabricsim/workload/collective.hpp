@@ -83,6 +83,10 @@ struct CollectiveSpec {
 /// ConfigError naming `prefix`.algorithm (or .root, .grid_rows).
 void check_collective(const CollectiveSpec& spec, std::uint32_t n, const std::string& prefix = "workload");
 
+/// The smallest size `spec.algorithm` can split over n ranks (every message
+/// carries at least one byte).
+std::uint64_t min_collective_bytes(const CollectiveSpec& spec, std::uint32_t n);
+
 /// Plans one operation over `ranks` (endpoints in rank order) into `g`.
 /// Rank r's messages wait for `begin[r]` (a task completing at ranks[r];
 /// `begin` may be empty).  Returns per rank a join that completes when the

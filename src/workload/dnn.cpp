@@ -1,0 +1,342 @@
+#include "fabricsim/workload/dnn.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "fabricsim/util/error.hpp"
+
+namespace fabricsim::workload {
+
+using core::SimTime;
+using util::ConfigError;
+using TaskId = TaskGraph::TaskId;
+
+const char* to_string(DnnPhase p) {
+  switch (p) {
+    case DnnPhase::Forward: return "forward";
+    case DnnPhase::Backward: return "backward";
+    case DnnPhase::Optimizer: return "optimizer";
+    case DnnPhase::DataParallel: return "data_parallel";
+    case DnnPhase::Pipeline: return "pipeline";
+    case DnnPhase::TensorParallel: return "tensor_parallel";
+    case DnnPhase::Alltoall: return "alltoall";
+    case DnnPhase::Control: return "control";
+  }
+  return "?";
+}
+
+namespace {
+
+std::uint64_t minibatch_of(const DnnParams& p) { return p.minibatch ? p.minibatch : p.model.minibatch; }
+
+}  // namespace
+
+std::uint32_t dnn_endpoints(const DnnParams& p, const std::string& prefix) {
+  const std::uint64_t n = std::uint64_t{p.data_parallel} * p.pipeline_parallel * p.tensor_parallel;
+  if (p.model.layers.empty()) throw ConfigError(prefix + ".model: the model '" + p.model.name + "' has no layers");
+  if (p.pipeline_parallel > p.model.layers.size())
+    throw ConfigError(prefix + ".pipeline_parallel: " + std::to_string(p.pipeline_parallel) + " stages for " +
+                      std::to_string(p.model.layers.size()) + " layers of " + p.model.name);
+  if (p.data_parallel % p.expert_parallel != 0)
+    throw ConfigError(prefix + ".expert_parallel: " + std::to_string(p.expert_parallel) +
+                      " does not divide data_parallel = " + std::to_string(p.data_parallel) +
+                      " (experts are spread over groups of data-parallel replicas)");
+  const std::uint64_t mb = minibatch_of(p);
+  if (mb % (std::uint64_t{p.data_parallel} * p.micro_batches) != 0)
+    throw ConfigError(prefix + ".micro_batches: a minibatch of " + std::to_string(mb) + " samples does not split into " +
+                      std::to_string(p.data_parallel) + " replicas x " + std::to_string(p.micro_batches) +
+                      " micro-batches of whole samples (set " + prefix + ".minibatch)");
+  if (p.schedule != "gpipe" && p.schedule != "1f1b")
+    throw ConfigError(prefix + ".schedule: '" + p.schedule + "' is not gpipe or 1f1b");
+  if (n > UINT32_MAX) throw ConfigError(prefix + ".data_parallel: the layout is too large");
+  return static_cast<std::uint32_t>(n);
+}
+
+DnnJob::DnnJob(TaskGraph& g, const DnnParams& params, std::uint32_t job) : params_(params), job_(job) {
+  const std::uint32_t D = params_.data_parallel, P = params_.pipeline_parallel, O = params_.tensor_parallel,
+                      E = params_.expert_parallel, M = params_.micro_batches;
+  if (params_.endpoints.size() != dnn_endpoints(params_))
+    throw ConfigError("workload.data_parallel: the layout needs " + std::to_string(dnn_endpoints(params_)) +
+                      " endpoints, the job has " + std::to_string(params_.endpoints.size()));
+  const DnnModel& model = params_.model;
+  const auto L = static_cast<std::uint32_t>(model.layers.size());
+  const double b = static_cast<double>(minibatch_of(params_)) / D / M;  // samples per micro-batch
+  const auto W = model.bytes_per_value;
+  const std::size_t K = params_.endpoints.size();
+  const auto index = [&](std::uint32_t d, std::uint32_t p, std::uint32_t o) { return (std::size_t{d} * P + p) * O + o; };
+  const auto ep = [&](std::size_t k) { return params_.endpoints[k]; };
+  const auto label = [&](DnnPhase ph) { return job_ << 8 | static_cast<std::uint32_t>(ph); };
+  const auto stage_lo = [&](std::uint32_t p) { return static_cast<std::uint32_t>(std::uint64_t{p} * L / P); };
+  const auto bytes = [&](double per_sample, std::uint64_t at_least) {
+    return std::max<std::uint64_t>(at_least, static_cast<std::uint64_t>(std::ceil(per_sample * b)));
+  };
+  CollectiveSpec tp_spec, a2a_spec, dp_spec;
+  tp_spec.op = CollectiveOp::Allreduce;
+  tp_spec.algorithm = params_.tp_algorithm;
+  a2a_spec.op = CollectiveOp::Alltoall;
+  a2a_spec.algorithm = params_.alltoall_algorithm;
+  dp_spec.op = CollectiveOp::Allreduce;
+  dp_spec.algorithm = params_.dp_algorithm;
+
+  tasks_.assign(K, {});
+  const std::uint32_t iters = params_.warmup + params_.iterations;
+  iter_begin_.assign(iters, std::vector<TaskId>(K, TaskGraph::kNone));
+  iter_end_.assign(iters, std::vector<TaskId>(K, TaskGraph::kNone));
+  std::vector<TaskId> prev_end(K, TaskGraph::kNone);
+  // One collective over `members` (job endpoint indices) that each waits for cur[k]; cur[k] = its end.
+  std::vector<TaskId> cur(K);
+  const auto collective = [&](CollectiveSpec spec, const std::vector<std::size_t>& members, DnnPhase ph,
+                              std::uint32_t it) {
+    std::vector<net::EndpointId> ranks;
+    std::vector<TaskId> begin;
+    for (std::size_t k : members) {
+      ranks.push_back(ep(k));
+      begin.push_back(cur[k]);
+    }
+    spec.bytes = std::max(spec.bytes, min_collective_bytes(spec, static_cast<std::uint32_t>(members.size())));
+    check_collective(spec, static_cast<std::uint32_t>(members.size()));
+    const auto end = append_collective(g, spec, ranks, begin, label(ph));
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      ops_.push_back(Op{static_cast<std::uint32_t>(members[i]), it, ph, cur[members[i]], end[i]});
+      cur[members[i]] = end[i];
+    }
+  };
+  const auto compute = [&](std::size_t k, double ns, DnnPhase ph) {
+    const TaskId t = g.add_compute(ep(k), SimTime::from_ns_f(ns), label(ph));
+    if (cur[k] != TaskGraph::kNone) g.depend(cur[k], t);
+    cur[k] = t;
+    tasks_[k].push_back(t);
+  };
+
+  for (std::uint32_t it = 0; it < iters; ++it) {
+    for (std::size_t k = 0; k < K; ++k) {
+      const TaskId j = g.add_join(ep(k), label(DnnPhase::Control));
+      if (prev_end[k] != TaskGraph::kNone) g.depend(prev_end[k], j);
+      iter_begin_[it][k] = cur[k] = j;
+      tasks_[k].push_back(j);
+    }
+    // Pipeline messages: forward m from stage p to p+1, backward m from p+1 to p.
+    std::vector<TaskId> fwd(std::size_t{M} * K, TaskGraph::kNone), bwd(std::size_t{M} * K, TaskGraph::kNone);
+    for (std::uint32_t m = 0; m < M; ++m)
+      for (std::uint32_t d = 0; d < D; ++d)
+        for (std::uint32_t p = 0; p + 1 < P; ++p)
+          for (std::uint32_t o = 0; o < O; ++o) {
+            const std::uint64_t act =
+                bytes(static_cast<double>(model.layers[stage_lo(p + 1) - 1].activation_bytes) / O, 1);
+            const std::size_t a = index(d, p, o), c = index(d, p + 1, o);
+            fwd[m * K + a] = g.add_message(ep(a), ep(c), act, label(DnnPhase::Pipeline));
+            bwd[m * K + c] = g.add_message(ep(c), ep(a), act, label(DnnPhase::Pipeline));
+            ops_.push_back(Op{static_cast<std::uint32_t>(a), it, DnnPhase::Pipeline, fwd[m * K + a], fwd[m * K + a]});
+            ops_.push_back(Op{static_cast<std::uint32_t>(c), it, DnnPhase::Pipeline, bwd[m * K + c], bwd[m * K + c]});
+          }
+    for (std::uint32_t p = 0; p < P; ++p) {
+      // The stage's order of (micro-batch, forward?) units.
+      std::vector<std::pair<std::uint32_t, bool>> units;
+      if (params_.schedule == "gpipe") {
+        for (std::uint32_t m = 0; m < M; ++m) units.emplace_back(m, true);
+        for (std::uint32_t m = M; m-- > 0;) units.emplace_back(m, false);
+      } else {
+        const std::uint32_t w = std::min(P - p - 1, M);
+        for (std::uint32_t m = 0; m < w; ++m) units.emplace_back(m, true);
+        for (std::uint32_t i = 0; i + w < M; ++i) {
+          units.emplace_back(w + i, true);
+          units.emplace_back(i, false);
+        }
+        for (std::uint32_t m = M - w; m < M; ++m) units.emplace_back(m, false);
+      }
+      const std::uint32_t lo = stage_lo(p), hi = stage_lo(p + 1);
+      std::vector<std::vector<TaskId>> grad_ready(hi - lo, std::vector<TaskId>(K, TaskGraph::kNone));
+      for (std::size_t u = 0; u < units.size(); ++u) {
+        const auto [m, forward] = units[u];
+        const bool last_backward = !forward && u + 1 == units.size();
+        for (std::uint32_t d = 0; d < D; ++d)
+          for (std::uint32_t o = 0; o < O; ++o) {
+            const std::size_t k = index(d, p, o);
+            // Inputs from the neighbouring stage.
+            const TaskId in = forward ? (p > 0 ? fwd[m * K + index(d, p - 1, o)] : TaskGraph::kNone)
+                                      : (p + 1 < P ? bwd[m * K + index(d, p + 1, o)] : TaskGraph::kNone);
+            if (in != TaskGraph::kNone) {
+              const TaskId j = g.add_join(ep(k), label(DnnPhase::Control));
+              g.depend(cur[k], j);
+              g.depend(in, j);
+              cur[k] = j;
+            }
+          }
+        for (std::uint32_t i = 0; i < hi - lo; ++i) {
+          const std::uint32_t l = forward ? lo + i : hi - 1 - i;
+          const DnnLayer& layer = model.layers[l];
+          const std::uint32_t tp = O > 1 ? layer.tp_allreduces : 0, a2a = E > 1 ? layer.alltoalls : 0;
+          const std::uint32_t pieces = std::max(1u, tp + a2a);
+          const double ns = (forward ? layer.forward_ns : layer.backward_ns) * b / O / pieces;
+          for (std::uint32_t piece = 0; piece < pieces; ++piece) {
+            for (std::size_t k = 0; k < K; ++k)
+              if ((k / O) % P == p) compute(k, ns, forward ? DnnPhase::Forward : DnnPhase::Backward);
+            if (piece < tp) {
+              tp_spec.bytes = bytes(static_cast<double>(layer.tp_allreduce_bytes), 1);
+              for (std::uint32_t d = 0; d < D; ++d) {
+                std::vector<std::size_t> members;
+                for (std::uint32_t o = 0; o < O; ++o) members.push_back(index(d, p, o));
+                collective(tp_spec, members, DnnPhase::TensorParallel, it);
+              }
+            } else if (piece < tp + a2a) {
+              a2a_spec.bytes = bytes(static_cast<double>(layer.alltoall_bytes), 1);
+              for (std::uint32_t g0 = 0; g0 < D; g0 += E)
+                for (std::uint32_t o = 0; o < O; ++o) {
+                  std::vector<std::size_t> members;
+                  for (std::uint32_t d = g0; d < g0 + E; ++d) members.push_back(index(d, p, o));
+                  collective(a2a_spec, members, DnnPhase::Alltoall, it);
+                }
+            }
+          }
+          if (last_backward)
+            for (std::size_t k = 0; k < K; ++k)
+              if ((k / O) % P == p) grad_ready[l - lo][k] = cur[k];
+        }
+        // Outputs to the neighbouring stage (they do not block the stage).
+        for (std::uint32_t d = 0; d < D; ++d)
+          for (std::uint32_t o = 0; o < O; ++o) {
+            const std::size_t k = index(d, p, o);
+            const TaskId out = forward ? (p + 1 < P ? fwd[m * K + k] : TaskGraph::kNone)
+                                       : (p > 0 ? bwd[m * K + k] : TaskGraph::kNone);
+            if (out != TaskGraph::kNone) g.depend(cur[k], out);
+          }
+      }
+      // Gradient buckets, in backward order, one allreduce each per (stage, shard).
+      if (D > 1) {
+        std::vector<TaskId> compute_end(K);
+        for (std::size_t k = 0; k < K; ++k) compute_end[k] = cur[k];
+        std::vector<TaskId> bucket_end(K, TaskGraph::kNone);
+        std::uint64_t acc = 0;
+        for (std::uint32_t i = 0; i < hi - lo; ++i) {
+          const std::uint32_t l = hi - 1 - i;
+          acc += (model.layers[l].params * W + O - 1) / O;
+          const bool last = i + 1 == hi - lo;
+          if (!(last || (params_.bucket_bytes > 0 && acc >= params_.bucket_bytes))) continue;
+          if (acc == 0) continue;
+          dp_spec.bytes = acc;
+          acc = 0;
+          for (std::uint32_t o = 0; o < O; ++o) {
+            std::vector<std::size_t> members;
+            for (std::uint32_t d = 0; d < D; ++d) {
+              const std::size_t k = index(d, p, o);
+              members.push_back(k);
+              // Starts when its gradients are ready (or, with one bucket,
+              // after the whole backward pass) and the previous bucket is done.
+              const TaskId j = g.add_join(ep(k), label(DnnPhase::Control));
+              g.depend(params_.bucket_bytes > 0 ? grad_ready[l - lo][k] : compute_end[k], j);
+              if (bucket_end[k] != TaskGraph::kNone) g.depend(bucket_end[k], j);
+              cur[k] = j;
+            }
+            collective(dp_spec, members, DnnPhase::DataParallel, it);
+            for (std::size_t k : members) bucket_end[k] = cur[k];
+          }
+        }
+        // The iteration ends after the compute and the last bucket.
+        for (std::size_t k = 0; k < K; ++k)
+          if ((k / O) % P == p && bucket_end[k] != TaskGraph::kNone) {
+            const TaskId j = g.add_join(ep(k), label(DnnPhase::Control));
+            g.depend(compute_end[k], j);
+            g.depend(bucket_end[k], j);
+            cur[k] = j;
+          }
+      }
+    }
+    for (std::size_t k = 0; k < K; ++k) {
+      if (model.optimizer_ns > 0) compute(k, model.optimizer_ns, DnnPhase::Optimizer);
+      const TaskId j = g.add_join(ep(k), label(DnnPhase::Control));
+      g.depend(cur[k], j);
+      iter_end_[it][k] = prev_end[k] = cur[k] = j;
+      tasks_[k].push_back(j);
+    }
+  }
+  // Every pipeline message must be waited for somewhere: its receiver's
+  // iteration end (a last stage's forward output has no reader otherwise).
+  (void)E;
+}
+
+DnnJob::Partial DnnJob::partial(const TaskGraph& g) const {
+  const net::Network& net = g.network();
+  const auto local = [&](net::EndpointId e) { return net.owns(net.topology().endpoint_node(e)); };
+  Partial out;
+  const std::size_t K = params_.endpoints.size();
+  const std::uint32_t iters = iterations_total();
+  out.times.assign(2 * (iters * K + ops_.size()), INT64_MIN);
+  for (std::uint32_t it = 0; it < iters; ++it)
+    for (std::size_t k = 0; k < K; ++k)
+      if (local(params_.endpoints[k])) {
+        out.times[2 * (it * K + k)] = g.task(iter_begin_[it][k]).end.ps();
+        out.times[2 * (it * K + k) + 1] = g.task(iter_end_[it][k]).end.ps();
+      }
+  const std::size_t base = 2 * iters * K;
+  for (std::size_t i = 0; i < ops_.size(); ++i) {
+    const Op& op = ops_[i];
+    const auto& b = g.task(op.begin);
+    const auto& e = g.task(op.end);
+    if (b.kind == TaskGraph::Kind::Message) {  // a pipeline send: posted at the source, arrived at the destination
+      if (local(b.at)) out.times[base + 2 * i] = b.start.ps();
+      if (local(g.completes_at(op.end))) out.times[base + 2 * i + 1] = e.end.ps();
+    } else if (local(params_.endpoints[op.endpoint_index])) {
+      out.times[base + 2 * i] = b.end.ps();
+      out.times[base + 2 * i + 1] = e.end.ps();
+    }
+  }
+  return out;
+}
+
+std::vector<DnnIteration> DnnJob::results(const Partial& combined, const TaskGraph& g) const {
+  const std::size_t K = params_.endpoints.size();
+  const std::uint32_t iters = iterations_total();
+  // Compute per (iteration, endpoint, phase), from the plan.
+  std::vector<double> phase(std::size_t{iters} * K * kDnnPhases, 0.0);
+  for (std::size_t k = 0; k < K; ++k) {
+    std::uint32_t it = 0;
+    for (TaskId t : tasks_[k]) {
+      const auto& task = g.task(t);
+      if (t == iter_end_[it][k]) {
+        ++it;
+        continue;
+      }
+      if (task.kind == TaskGraph::Kind::Compute)
+        phase[(it * K + k) * kDnnPhases + (task.label & 0xFF)] += task.duration.ns();
+    }
+  }
+  const std::size_t base = 2 * iters * K;
+  for (std::size_t i = 0; i < ops_.size(); ++i) {
+    const std::int64_t a = combined.times[base + 2 * i], z = combined.times[base + 2 * i + 1];
+    if (a == INT64_MIN || z == INT64_MIN) continue;
+    const Op& op = ops_[i];
+    phase[(op.iteration * K + op.endpoint_index) * kDnnPhases + static_cast<std::size_t>(op.phase)] +=
+        static_cast<double>(z - a) / 1000.0;
+  }
+  std::vector<DnnIteration> out;
+  for (std::uint32_t it = 0; it < iters; ++it) {
+    DnnIteration r;
+    r.iteration = static_cast<std::int32_t>(it) - static_cast<std::int32_t>(params_.warmup);
+    std::int64_t lo = INT64_MAX, hi = INT64_MIN;
+    std::size_t busiest = 0;
+    double most = -1;
+    for (std::size_t k = 0; k < K; ++k) {
+      lo = std::min(lo, combined.times[2 * (it * K + k)]);
+      hi = std::max(hi, combined.times[2 * (it * K + k) + 1]);
+      const double* ph = &phase[(it * K + k) * kDnnPhases];
+      const double c = ph[0] + ph[1] + ph[2];
+      if (c > most) {
+        most = c;
+        busiest = k;
+      }
+    }
+    // Iterations overlap at the edges (a last stage starts the next one
+    // while the first still finishes this one): an iteration's time runs
+    // from the end of the previous one, so that the times add up.
+    r.start_ns = out.empty() ? static_cast<double>(lo) / 1000.0 : out.back().end_ns;
+    r.end_ns = static_cast<double>(hi) / 1000.0;
+    r.time_ns = r.end_ns - r.start_ns;
+    r.compute_ns = most;
+    r.exposed_comm_ns = r.time_ns - most;
+    for (std::size_t q = 0; q < kDnnPhases; ++q) r.phase_ns[q] = phase[(it * K + busiest) * kDnnPhases + q];
+    out.push_back(r);
+  }
+  return out;
+}
+
+}  // namespace fabricsim::workload
