@@ -1,4 +1,5 @@
 #include "graph_file.hpp"
+#include "toml_file.hpp"
 
 #include <fstream>
 #include <map>
@@ -12,65 +13,11 @@
 
 namespace fabricsim::app {
 
-namespace {
-
 using util::ConfigError;
-
-std::string at(const std::string& file, const toml::source_region& r) {
-  return fmt::format("{}:{}:{}", file, r.begin.line, r.begin.column);
-}
-
-const toml::table& as_table(const toml::node& n, const std::string& file, const char* what) {
-  const toml::table* t = n.as_table();
-  if (t == nullptr) throw ConfigError(fmt::format("{}: {}: expected a table", at(file, n.source()), what));
-  return *t;
-}
-
-std::string get_string(const toml::table& t, const char* key, const std::string& file, const char* ctx,
-                       bool required, const std::string& def = "") {
-  const toml::node* n = t.get(key);
-  if (n == nullptr) {
-    if (required) throw ConfigError(fmt::format("{}: {}: missing `{}`", at(file, t.source()), ctx, key));
-    return def;
-  }
-  const auto v = n->value<std::string>();
-  if (!v) throw ConfigError(fmt::format("{}: {}.{}: expected a string", at(file, n->source()), ctx, key));
-  return *v;
-}
-
-double get_number(const toml::table& t, const char* key, const std::string& file, const char* ctx, double def,
-                  double min_exclusive) {
-  const toml::node* n = t.get(key);
-  if (n == nullptr) return def;
-  const auto v = n->value<double>();
-  if (!v) throw ConfigError(fmt::format("{}: {}.{}: expected a number", at(file, n->source()), ctx, key));
-  if (!(*v > min_exclusive))
-    throw ConfigError(fmt::format("{}: {}.{}: {} must be greater than {}", at(file, n->source()), ctx, key, *v,
-                                  min_exclusive));
-  return *v;
-}
-
-void check_keys(const toml::table& t, const std::set<std::string>& allowed, const std::string& file,
-                const char* ctx) {
-  for (const auto& [k, v] : t) {
-    if (allowed.count(std::string(k.str())) == 0)
-      throw ConfigError(fmt::format("{}: {}.{}: unknown key", at(file, k.source()), ctx, k.str()));
-  }
-}
-
-}  // namespace
+using namespace toml_file;
 
 net::Topology build_graph_file(const std::string& path, const net::LinkParams& host, const net::LinkParams& fabric) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(fmt::format("topology.file: cannot open '{}'", path));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  toml::table root;
-  try {
-    root = toml::parse(ss.str(), path);
-  } catch (const toml::parse_error& e) {
-    throw ConfigError(fmt::format("{}: syntax error: {}", at(path, e.source()), e.description()));
-  }
+  const toml::table root = parse_file(path, "topology.file");
   check_keys(root, {"node", "link"}, path, "graph");
   const toml::array* nodes = root["node"].as_array();
   const toml::array* links = root["link"].as_array();

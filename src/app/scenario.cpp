@@ -1,5 +1,8 @@
 #include "scenario.hpp"
 
+#include "model_file.hpp"
+#include "fabricsim/util/random.hpp"
+
 #include "graph_file.hpp"
 #include "fabricsim/net/cdg.hpp"
 #include "fabricsim/net/state_routes.hpp"
@@ -314,6 +317,57 @@ workload::CollectiveParams collective_params(const config::Config& cfg) {
   if (cfg.get_string("topology.kind") == "leaf_spine") p.gpus_per_server = u32(cfg, "topology.gpus_per_server");
   p.start = SimTime::from_ns_f(cfg.get_float("workload.start_ns"));
   p.seed = static_cast<std::uint64_t>(cfg.get_int("engine.seed"));
+  return p;
+}
+
+workload::DnnParams dnn_params(const config::Config& cfg, std::uint32_t endpoints, std::vector<std::uint8_t>& used) {
+  workload::DnnParams p;
+  std::string path = cfg.get_string("workload.model");
+  if (!path.empty() && path[0] != '/') path = cfg.base_dir() + "/" + path;
+  p.model = load_model(path);
+  p.data_parallel = u32(cfg, "workload.data_parallel");
+  p.pipeline_parallel = u32(cfg, "workload.pipeline_parallel");
+  p.tensor_parallel = u32(cfg, "workload.tensor_parallel");
+  p.expert_parallel = u32(cfg, "workload.expert_parallel");
+  p.micro_batches = u32(cfg, "workload.micro_batches");
+  p.schedule = cfg.get_string("workload.schedule");
+  p.minibatch = static_cast<std::uint64_t>(cfg.get_int("workload.minibatch"));
+  p.bucket_bytes = static_cast<std::uint64_t>(cfg.get_int("workload.bucket_bytes"));
+  p.dp_algorithm = cfg.get_string("workload.dp_algorithm");
+  p.tp_algorithm = cfg.get_string("workload.tp_algorithm");
+  p.iterations = u32(cfg, "workload.iterations");
+  p.warmup = u32(cfg, "workload.warmup");
+  p.start = SimTime::from_ns_f(cfg.get_float("workload.start_ns"));
+  const std::uint32_t n = workload::dnn_endpoints(p);
+  std::vector<net::EndpointId> free;
+  for (net::EndpointId e = 0; e < endpoints; ++e)
+    if (!used[e]) free.push_back(e);
+  const std::string& placement = cfg.get_string("workload.placement");
+  if (placement == "list") {
+    for (std::int64_t e : cfg.get_int_list("workload.endpoints")) {
+      if (e < 0 || e >= endpoints || used[static_cast<std::size_t>(e)])
+        throw util::ConfigError("workload.endpoints: endpoint " + std::to_string(e) +
+                                " does not exist or belongs to another job");
+      p.endpoints.push_back(static_cast<net::EndpointId>(e));
+      used[static_cast<std::size_t>(e)] = 1;
+    }
+    if (p.endpoints.size() != n)
+      throw util::ConfigError("workload.endpoints: the layout needs " + std::to_string(n) + " endpoints, " +
+                              std::to_string(p.endpoints.size()) + " are listed");
+    return p;
+  }
+  if (placement == "by_rail")
+    throw util::ConfigError("workload.placement: by_rail is for collectives; a dnn job takes linear, by_server, "
+                            "random or list");
+  if (free.size() < n)
+    throw util::ConfigError("workload.data_parallel: the layout needs " + std::to_string(n) + " endpoints, " +
+                            std::to_string(free.size()) + " are free");
+  if (placement == "random") {
+    util::RandomStream rng(static_cast<std::uint64_t>(cfg.get_int("engine.seed")), 0x444E'4E00ull + used.size());
+    for (std::size_t i = 0; i < n; ++i) std::swap(free[i], free[i + rng.below(free.size() - i)]);
+  }
+  p.endpoints.assign(free.begin(), free.begin() + n);
+  for (net::EndpointId e : p.endpoints) used[e] = 1;
   return p;
 }
 

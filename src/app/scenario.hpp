@@ -9,6 +9,7 @@
 #include "fabricsim/net/state_routes.hpp"
 #include "fabricsim/net/topology.hpp"
 #include "fabricsim/workload/collective.hpp"
+#include "fabricsim/workload/dnn.hpp"
 #include "fabricsim/workload/traffic.hpp"
 
 namespace fabricsim::app {
@@ -37,6 +38,10 @@ workload::TrafficParams traffic_params(const config::Config& cfg);
 /// workload.kind = "collective": its parameters (sizes from `sizes`, or
 /// the min_bytes..max_bytes range by step_factor).
 workload::CollectiveParams collective_params(const config::Config& cfg);
+/// A dnn job's parameters (the model file loaded, relative to the
+/// configuration's directory), with its endpoints placed among those not in
+/// `used` (which it then marks); ConfigError naming the key.
+workload::DnnParams dnn_params(const config::Config& cfg, std::uint32_t endpoints, std::vector<std::uint8_t>& used);
 
 /// The node graph the partitioners split: vertices weighted by the packets
 /// the fluid estimate expects each node to send (plus one), edges carrying

@@ -248,10 +248,41 @@ std::vector<ParamDecl> declare() {
                          "Hash function of `ecmp` over (src, dst, source port, destination port, protocol)."));
   p.push_back(int_param("routing", "ecmp_seed", "", 0, "Seed mixed into the `ecmp` hash.", 0, 4294967295.0));
   // ---------------------------------------------------------------- workload
-  p.push_back(enum_param("workload", "kind", "traffic", {"traffic", "collective"},
+  p.push_back(enum_param("workload", "kind", "traffic", {"traffic", "collective", "dnn"},
                          "`traffic`: synthetic traffic patterns (see `pattern`). `collective`: an NCCL-tests style "
                          "benchmark of one collective (`op`, `algorithm`) over a communicator (`ranks`, "
-                         "`placement`), for each of `sizes`, `warmup` + `iterations` times back to back."));
+                         "`placement`), for each of `sizes`, `warmup` + `iterations` times back to back. `dnn`: "
+                         "training iterations of `model` on a data x pipeline x tensor x expert parallel layout "
+                         "(docs/model.md). Several dnn jobs: `[[jobs]]` tables of workload keys plus `start_ns`."));
+  const std::vector<std::string> allreduces{"ring", "bidirectional_ring", "halving_doubling", "double_binary_tree",
+                                            "direct", "multi_ring", "torus_2d", "hierarchical"};
+  p.push_back(string_param("workload", "model", "model.toml",
+                           "dnn: the model description (TOML, relative to the configuration file; "
+                           "inputs/models/ has the reference papers' models, format in docs/models.md)."));
+  p.push_back(int_param("workload", "data_parallel", "", 1, "dnn: data-parallel replicas D.", 1, 1 << 20));
+  p.push_back(int_param("workload", "pipeline_parallel", "", 1,
+                        "dnn: pipeline stages P (layers split evenly, in order).", 1, 1 << 20));
+  p.push_back(int_param("workload", "tensor_parallel", "", 1,
+                        "dnn: tensor (operator) parallel shards O per stage; compute divides by O, each layer "
+                        "runs its tensor-parallel allreduces among them.", 1, 1 << 20));
+  p.push_back(int_param("workload", "expert_parallel", "", 1,
+                        "dnn: replicas per alltoall group E (MoE experts, DLRM embeddings); divides "
+                        "data_parallel; 1 = no alltoalls.", 1, 1 << 20));
+  p.push_back(int_param("workload", "micro_batches", "", 1, "dnn: micro-batches per replica and iteration.", 1,
+                        1 << 20));
+  p.push_back(enum_param("workload", "schedule", "1f1b", {"1f1b", "gpipe"},
+                         "dnn: pipeline schedule: `gpipe` (all forwards, then all backwards) or `1f1b` (P - p - 1 "
+                         "warm-up forwards at stage p, then one forward and one backward in turn)."));
+  p.push_back(int_param("workload", "minibatch", "samples", 0,
+                        "dnn: samples per iteration over all replicas; 0 = the model's.", 0, 1ll << 40));
+  p.push_back(int_param("workload", "bucket_bytes", "bytes", 25 << 20,
+                        "dnn: gradient bucket size (PyTorch DDP's 25 MiB): layers' gradients, in backward order, "
+                        "are reduced in buckets of at least this size as soon as they are ready; 0 = one bucket "
+                        "after the backward pass.", 0, 1ll << 40));
+  p.push_back(enum_param("workload", "dp_algorithm", "ring", allreduces,
+                         "dnn: allreduce algorithm of the gradient buckets (see `algorithm`)."));
+  p.push_back(enum_param("workload", "tp_algorithm", "ring", allreduces,
+                         "dnn: allreduce algorithm of the tensor-parallel allreduces."));
   p.push_back(enum_param("workload", "op", "allreduce",
                          {"allreduce", "reduce_scatter", "allgather", "alltoall", "broadcast", "reduce", "barrier"},
                          "collective: the operation (NCCL semantics; the size is the buffer per rank; a barrier "
@@ -291,8 +322,8 @@ std::vector<ParamDecl> declare() {
   p.push_back(int_param("workload", "max_bytes", "bytes", 0,
                         "collective: largest size when `sizes` is empty; 0 = `min_bytes`.", 0, 1ll << 40));
   p.push_back(int_param("workload", "step_factor", "", 2, "collective: size multiplier between sizes.", 2, 1024));
-  p.push_back(int_param("workload", "iterations", "", 1, "collective: timed runs per size.", 1, 1 << 20));
-  p.push_back(int_param("workload", "warmup", "", 0, "collective: untimed runs per size, before the timed ones.", 0,
+  p.push_back(int_param("workload", "iterations", "", 1, "collective: timed runs per size; dnn: timed iterations.", 1, 1 << 20));
+  p.push_back(int_param("workload", "warmup", "", 0, "collective: untimed runs per size, before the timed ones; dnn: untimed iterations first.", 0,
                         1 << 20));
   p.push_back(int_param("workload", "chunk_bytes", "bytes", 0,
                         "collective: each step's message is cut into chunks of at most this many bytes that move "
@@ -304,8 +335,11 @@ std::vector<ParamDecl> declare() {
                          "collective: which endpoints form the communicator, in rank order: `linear` (0, 1, ...), "
                          "`by_server` (the same on `leaf_spine`, where endpoints are numbered server by server: "
                          "a server's GPUs are consecutive ranks), `by_rail` (GPU 0 of every server, then GPU 1, "
-                         "...), `random` (seeded by engine.seed), `list` (`endpoints`)."));
-  p.push_back(int_list_param("workload", "endpoints", "", {}, "collective: the communicator for `placement = \"list\"`."));
+                         "...), `random` (seeded by engine.seed), `list` (`endpoints`). dnn: the job's endpoints "
+                         "in layout order (((d P) + p) O + o); `linear` and `by_server` take the lowest endpoints "
+                         "no earlier job uses, `random` random unused ones, `list` exactly `endpoints`."));
+  p.push_back(int_list_param("workload", "endpoints", "", {},
+                             "collective: the communicator for `placement = \"list\"`; dnn: the job's endpoints."));
   p.push_back(float_param("workload", "reduce_gbps", "Gb/s", 0,
                           "collective: reduction speed per endpoint (a received chunk is reduced before it is sent "
                           "on); 0 = infinitely fast.",
@@ -321,7 +355,7 @@ std::vector<ParamDecl> declare() {
   p.push_back(int_param("workload", "message_bytes", "bytes", 1048576, "Payload bytes per message.", 1, 1ll << 50));
   p.push_back(int_param("workload", "messages", "", 1,
                         "Messages per source (for `alltoall`: rounds of the shift schedule, 0 = p-1).", 0, 1 << 30));
-  p.push_back(float_param("workload", "start_ns", "ns", 0, "Time the first message is posted.", 0, 1e15));
+  p.push_back(float_param("workload", "start_ns", "ns", 0, "Time the first message is posted (dnn, [[jobs]]: when the job starts).", 0, 1e15));
   p.push_back(float_param("workload", "load", "", 1.0,
                           "Offered load as a fraction of the injection rate: messages of one source are posted "
                           "with gaps so that the source offers this share of its link.",

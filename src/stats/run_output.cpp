@@ -23,6 +23,57 @@ void write_collectives(H5Writer& out, const CollectiveReport& r, bool is_root) {
   out.write_rows("/collectives/busbw_gbps", n, rows, is_root ? r.busbw_gbps : std::vector<double>{});
 }
 
+void write_dnn(H5Writer& out, const DnnReport& r, bool is_root) {
+  const auto all = [&](std::uint64_t n) {
+    std::vector<std::uint64_t> rows;
+    if (is_root)
+      for (std::uint64_t i = 0; i < n; ++i) rows.push_back(i);
+    return rows;
+  };
+  const auto col = [&](const std::string& name, std::uint64_t n, const auto& v) {
+    using V = std::decay_t<decltype(v)>;
+    out.write_rows(name, n, all(n), is_root ? v : V{});
+  };
+  out.group("/jobs");
+  std::string models, schedules;
+  std::vector<std::uint32_t> d, p, o, e, mb, eps;
+  std::vector<double> start, mean;
+  for (const auto& j : r.jobs) {
+    models += (models.empty() ? "" : "\n") + j.model;
+    schedules += (schedules.empty() ? "" : "\n") + j.schedule;
+    d.push_back(j.data_parallel);
+    p.push_back(j.pipeline_parallel);
+    o.push_back(j.tensor_parallel);
+    e.push_back(j.expert_parallel);
+    mb.push_back(j.micro_batches);
+    eps.push_back(j.endpoints);
+    start.push_back(j.start_ns);
+    mean.push_back(j.mean_time_ns);
+  }
+  out.attr("/jobs", "models", models);
+  out.attr("/jobs", "schedules", schedules);
+  const std::uint64_t nj = r.jobs.size();
+  col("/jobs/data_parallel", nj, d);
+  col("/jobs/pipeline_parallel", nj, p);
+  col("/jobs/tensor_parallel", nj, o);
+  col("/jobs/expert_parallel", nj, e);
+  col("/jobs/micro_batches", nj, mb);
+  col("/jobs/endpoints", nj, eps);
+  col("/jobs/start_ns", nj, start);
+  col("/jobs/mean_iteration_ns", nj, mean);
+  out.group("/iterations");
+  const std::uint64_t n = r.job.size();
+  col("/iterations/job", n, r.job);
+  col("/iterations/iteration", n, r.iteration);
+  col("/iterations/start_ns", n, r.start_ns);
+  col("/iterations/end_ns", n, r.end_ns);
+  col("/iterations/time_ns", n, r.time_ns);
+  col("/iterations/compute_ns", n, r.compute_ns);
+  col("/iterations/exposed_comm_ns", n, r.exposed_comm_ns);
+  for (std::size_t q = 0; q < r.phase_names.size(); ++q)
+    col("/iterations/" + r.phase_names[q] + "_ns", n, r.phase_ns[q]);
+}
+
 std::uint64_t peak_memory_bytes() {
   struct rusage ru {};
   getrusage(RUSAGE_SELF, &ru);

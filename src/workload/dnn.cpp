@@ -111,7 +111,10 @@ DnnJob::DnnJob(TaskGraph& g, const DnnParams& params, std::uint32_t job) : param
   for (std::uint32_t it = 0; it < iters; ++it) {
     for (std::size_t k = 0; k < K; ++k) {
       const TaskId j = g.add_join(ep(k), label(DnnPhase::Control));
-      if (prev_end[k] != TaskGraph::kNone) g.depend(prev_end[k], j);
+      if (prev_end[k] != TaskGraph::kNone)
+        g.depend(prev_end[k], j);
+      else
+        g.not_before(j, params_.start);
       iter_begin_[it][k] = cur[k] = j;
       tasks_[k].push_back(j);
     }
@@ -249,9 +252,6 @@ DnnJob::DnnJob(TaskGraph& g, const DnnParams& params, std::uint32_t job) : param
       tasks_[k].push_back(j);
     }
   }
-  // Every pipeline message must be waited for somewhere: its receiver's
-  // iteration end (a last stage's forward output has no reader otherwise).
-  (void)E;
 }
 
 DnnJob::Partial DnnJob::partial(const TaskGraph& g) const {

@@ -130,7 +130,7 @@ void TaskGraph::start(SimTime at) {
   started_ = true;
   for (TaskId t = 0; t < tasks_.size(); ++t) {
     if (tasks_[t].waits != 0) continue;
-    tasks_[t].ready = at;
+    tasks_[t].ready = std::max(tasks_[t].ready, at);
     if (tasks_[t].kind == Kind::Message || local(tasks_[t].at)) work_.push_back(t);
   }
   // Runs before any event: `now` is the start.

@@ -76,6 +76,27 @@ struct CollectiveReport {
 /// Collective call; the root's report is written.
 void write_collectives(H5Writer& out, const CollectiveReport& report, bool is_root);
 
+/// DNN jobs (workload.kind = "dnn"): one row per job and iteration in
+/// /iterations, one per job in /jobs.
+struct DnnReport {
+  struct Job {
+    std::string model;
+    std::string schedule;
+    std::uint32_t data_parallel = 1, pipeline_parallel = 1, tensor_parallel = 1, expert_parallel = 1;
+    std::uint32_t micro_batches = 1, endpoints = 0;
+    double start_ns = 0;
+    double mean_time_ns = 0;  ///< over the timed iterations
+  };
+  std::vector<Job> jobs;
+  std::vector<std::string> phase_names;  ///< columns <name>_ns of /iterations
+  std::vector<std::uint32_t> job;
+  std::vector<std::int64_t> iteration;  ///< < 0: warm-up
+  std::vector<double> start_ns, end_ns, time_ns, compute_ns, exposed_comm_ns;
+  std::vector<std::vector<double>> phase_ns;  ///< per phase, per row
+};
+/// Collective call; the root's report is written.
+void write_dnn(H5Writer& out, const DnnReport& report, bool is_root);
+
 /// Peak resident memory of this process, in bytes.
 std::uint64_t peak_memory_bytes();
 

@@ -16,6 +16,7 @@
 // gives the same message ids and results at any rank count.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -59,7 +60,9 @@ class TaskGraph final : public net::MessageListener {
   /// `after`, at the message's source, begins once message `msg` has left
   /// the source NIC.
   void depend_sent(TaskId msg, TaskId after);
-  /// Starts every task without dependencies at `at`.  Call once, after the
+  /// Task t starts no earlier than `at` (a job's start time).
+  void not_before(TaskId t, core::SimTime at) { tasks_[t].ready = std::max(tasks_[t].ready, at); }
+  /// Starts every task without dependencies at `at` (or its not_before).  Call once, after the
   /// whole graph is added.
   void start(core::SimTime at);
 

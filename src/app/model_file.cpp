@@ -1,0 +1,76 @@
+#include "model_file.hpp"
+
+#include <cmath>
+
+#include "toml_file.hpp"
+
+namespace fabricsim::app {
+
+using namespace toml_file;
+
+namespace {
+
+std::uint64_t get_count(const toml::table& t, const char* key, const std::string& file, const char* ctx,
+                        std::uint64_t def, std::uint64_t min) {
+  const toml::node* n = t.get(key);
+  if (n == nullptr) return def;
+  const auto v = n->value<std::int64_t>();
+  if (!v || n->is_floating_point())
+    throw ConfigError(fmt::format("{}: {}.{}: expected an integer", at(file, n->source()), ctx, key));
+  if (*v < static_cast<std::int64_t>(min))
+    throw ConfigError(fmt::format("{}: {}.{}: {} is below {}", at(file, n->source()), ctx, key, *v, min));
+  return static_cast<std::uint64_t>(*v);
+}
+
+double get_time(const toml::table& t, const char* key, const std::string& file, const char* ctx) {
+  const double v = get_number(t, key, file, ctx, 0.0, -1.0);
+  if (!std::isfinite(v) || v < 0)
+    throw ConfigError(fmt::format("{}: {}.{}: must be a finite time >= 0", at(file, t.get(key)->source()), ctx, key));
+  return v;
+}
+
+}  // namespace
+
+workload::DnnModel load_model(const std::string& path) {
+  const toml::table root = parse_file(path, "workload.model");
+  check_keys(root, {"model", "layer"}, path, "model file");
+  const toml::node* mnode = root.get("model");
+  if (mnode == nullptr) throw ConfigError(fmt::format("{}: model file: missing [model]", path));
+  const toml::table& m = as_table(*mnode, path, "model");
+  check_keys(m, {"name", "source", "bytes_per_value", "minibatch", "optimizer_ns"}, path, "model");
+  workload::DnnModel model;
+  model.name = get_string(m, "name", path, "model", true);
+  model.source = get_string(m, "source", path, "model", false);
+  model.bytes_per_value = static_cast<std::uint32_t>(get_count(m, "bytes_per_value", path, "model", 4, 1));
+  model.minibatch = get_count(m, "minibatch", path, "model", 0, 1);
+  if (model.minibatch == 0) throw ConfigError(fmt::format("{}: model: missing `minibatch`", at(path, m.source())));
+  if (m.get("optimizer_ns")) model.optimizer_ns = get_time(m, "optimizer_ns", path, "model");
+  const toml::array* layers = root["layer"].as_array();
+  if (layers == nullptr || layers->empty()) throw ConfigError(fmt::format("{}: model file: no [[layer]] tables", path));
+  for (const toml::node& n : *layers) {
+    const toml::table& t = as_table(n, path, "layer");
+    check_keys(t,
+               {"name", "count", "forward_ns", "backward_ns", "params", "activation_bytes", "tp_allreduce_bytes",
+                "tp_allreduces", "alltoall_bytes", "alltoalls"},
+               path, "layer");
+    workload::DnnLayer l;
+    l.name = get_string(t, "name", path, "layer", true);
+    if (t.get("forward_ns")) l.forward_ns = get_time(t, "forward_ns", path, "layer");
+    if (t.get("backward_ns")) l.backward_ns = get_time(t, "backward_ns", path, "layer");
+    l.params = get_count(t, "params", path, "layer", 0, 0);
+    l.activation_bytes = get_count(t, "activation_bytes", path, "layer", 0, 0);
+    l.tp_allreduce_bytes = get_count(t, "tp_allreduce_bytes", path, "layer", 0, 0);
+    l.tp_allreduces = static_cast<std::uint32_t>(get_count(t, "tp_allreduces", path, "layer", 0, 0));
+    l.alltoall_bytes = get_count(t, "alltoall_bytes", path, "layer", 0, 0);
+    l.alltoalls = static_cast<std::uint32_t>(get_count(t, "alltoalls", path, "layer", 0, 0));
+    if ((l.tp_allreduces > 0) != (l.tp_allreduce_bytes > 0) || (l.alltoalls > 0) != (l.alltoall_bytes > 0))
+      throw ConfigError(fmt::format("{}: layer {}: give both the count and the bytes of its allreduces/alltoalls",
+                                    at(path, t.source()), l.name));
+    const std::uint64_t count = get_count(t, "count", path, "layer", 1, 1);
+    if (count > 100000) throw ConfigError(fmt::format("{}: layer.count: {} is too many", at(path, t.source()), count));
+    for (std::uint64_t i = 0; i < count; ++i) model.layers.push_back(l);
+  }
+  return model;
+}
+
+}  // namespace fabricsim::app
