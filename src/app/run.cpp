@@ -254,6 +254,15 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
                                           messages_total));
     }
 
+    if ((collective || dnn) && comm.size() > 1) {
+      // /flows: a message's start is known where its sender runs, its row
+      // is written where its receiver runs.
+      std::vector<std::int64_t> posts(network.messages().size(), INT64_MAX);
+      for (net::MessageId m = 0; m < posts.size(); ++m)
+        if (network.owns(topo.endpoint_node(network.messages()[m].src))) posts[m] = network.messages()[m].post_time.ps();
+      comm.allreduce_min(posts);
+      for (net::MessageId m = 0; m < posts.size(); ++m) network.set_post_time(m, core::SimTime::from_ps(posts[m]));
+    }
     stats::DnnReport dreport;
     if (dnn) {
       if (end == core::SimTime::max() &&
@@ -303,23 +312,16 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
     if (collective) {
       const auto& inst = coll->instances();
       std::vector<std::int64_t> first(inst.size(), INT64_MAX), last(inst.size(), INT64_MIN);
-      std::vector<std::int64_t> posts(network.messages().size(), INT64_MAX);
       for (std::size_t i = 0; i < inst.size(); ++i)
         for (net::MessageId m = inst[i].first; m < inst[i].last; ++m) {
           const auto& msg = network.messages()[m];
           if (network.owns(topo.endpoint_node(msg.src))) {
             first[i] = std::min(first[i], msg.post_time.ps());
-            posts[m] = msg.post_time.ps();
           }
           if (network.owns(topo.endpoint_node(msg.dst))) last[i] = std::max(last[i], msg.end_time.ps());
         }
       comm.allreduce_min(first);
       comm.allreduce_max(last);
-      if (comm.size() > 1) {  // /flows: every row's start where its receiver is written
-        comm.allreduce_min(posts);
-        for (net::MessageId m = 0; m < posts.size(); ++m)
-          network.set_post_time(m, core::SimTime::from_ps(posts[m]));
-      }
       const auto& cp = coll->params();
       const auto n = static_cast<std::uint32_t>(coll->ranks().size());
       creport.op = workload::to_string(cp.op);
