@@ -215,7 +215,7 @@ void apply_table(Config& cfg, const toml::table& root, std::string_view source) 
           keys.emplace_back(name, convert(*d, v, position(source, v.source())));
           origins.push_back(where);
         }
-        add_job(cfg, std::move(keys), std::move(origins));
+        cfg.add_job(std::move(keys), std::move(origins));
       }
       continue;
     }
@@ -376,11 +376,10 @@ std::string Config::locate(const std::string& message) const {
   return origin + ": " + message;
 }
 
-void add_job(Config& cfg, std::vector<std::pair<std::string, Value>> keys, std::vector<std::string> origins) {
-  std::vector<std::pair<std::string, Config::Entry>> job;
-  for (std::size_t i = 0; i < keys.size(); ++i)
-    job.emplace_back(keys[i].first, Config::Entry{std::move(keys[i].second), std::move(origins[i])});
-  cfg.jobs_.push_back(std::move(job));
+void Config::add_job(std::vector<std::pair<std::string, Value>> keys, std::vector<std::string> origins) {
+  std::vector<std::pair<std::string, Entry>> job;
+  for (std::size_t i = 0; i < keys.size(); ++i) job.emplace_back(keys[i].first, Entry{std::move(keys[i].second), std::move(origins[i])});
+  jobs_.push_back(std::move(job));
 }
 
 std::vector<Config> Config::jobs() const {

@@ -17,7 +17,6 @@ enum EventKind : std::uint64_t { kComputeReady = 0, kComputeDone = 1, kJoinDue =
 
 TaskGraph::TaskGraph(net::Network& network, core::Simulator& sim) : net_(network), sim_(sim) {
   const std::size_t endpoints = net_.topology().endpoint_count();
-  busy_until_.assign(endpoints, SimTime::zero());
   queue_head_.assign(endpoints, kNone);
   queue_tail_.assign(endpoints, kNone);
   running_.assign(endpoints, 0);
@@ -26,21 +25,24 @@ TaskGraph::TaskGraph(net::Network& network, core::Simulator& sim) : net_(network
   net_.set_listener(this);
 }
 
-TaskGraph::TaskId TaskGraph::add_compute(net::EndpointId at, SimTime duration, std::uint32_t label) {
+TaskGraph::TaskId TaskGraph::add(Task t) {
   FABRICSIM_ASSERT(!started_, "task added after start");
-  FABRICSIM_ASSERT(at < busy_until_.size(), "compute task on a missing endpoint");
+  FABRICSIM_ASSERT(t.at < running_.size(), "task on a missing endpoint");
+  tasks_.push_back(t);
+  return static_cast<TaskId>(tasks_.size() - 1);
+}
+
+TaskGraph::TaskId TaskGraph::add_compute(net::EndpointId at, SimTime duration, std::uint32_t label) {
   Task t;
   t.kind = Kind::Compute;
   t.at = at;
   t.duration = duration;
   t.label = label;
-  tasks_.push_back(t);
-  return static_cast<TaskId>(tasks_.size() - 1);
+  return add(t);
 }
 
 TaskGraph::TaskId TaskGraph::add_message(net::EndpointId src, net::EndpointId dst, std::uint64_t bytes,
                                          std::uint32_t label) {
-  FABRICSIM_ASSERT(!started_, "task added after start");
   Task t;
   t.kind = Kind::Message;
   t.at = src;
@@ -48,20 +50,16 @@ TaskGraph::TaskId TaskGraph::add_message(net::EndpointId src, net::EndpointId ds
   t.message = net_.create(src, dst, bytes, 0);
   FABRICSIM_ASSERT(t.message == base_ + of_message_.size(), "another workload created messages in between");
   of_message_.push_back(static_cast<TaskId>(tasks_.size()));
-  tasks_.push_back(t);
-  return static_cast<TaskId>(tasks_.size() - 1);
+  return add(t);
 }
 
 TaskGraph::TaskId TaskGraph::add_join(net::EndpointId at, std::uint32_t label, double reduce_gbps) {
-  FABRICSIM_ASSERT(!started_, "task added after start");
-  FABRICSIM_ASSERT(at < busy_until_.size(), "join on a missing endpoint");
   Task t;
   t.kind = Kind::Join;
   t.at = at;
   t.label = label;
   t.reduce_gbps = reduce_gbps;
-  tasks_.push_back(t);
-  return static_cast<TaskId>(tasks_.size() - 1);
+  return add(t);
 }
 
 net::EndpointId TaskGraph::completes_at(TaskId t) const {
@@ -133,9 +131,7 @@ void TaskGraph::start(SimTime at) {
     tasks_[t].ready = std::max(tasks_[t].ready, at);
     if (tasks_[t].kind == Kind::Message || local(tasks_[t].at)) work_.push_back(t);
   }
-  // Runs before any event: `now` is the start.
-  for (std::size_t i = 0; i < work_.size(); ++i) begin(work_[i], at);
-  work_.clear();
+  drain(at);  // before any event: `now` is the start
 }
 
 void TaskGraph::release(TaskId from, bool sent, SimTime at, SimTime extra) {
@@ -149,6 +145,12 @@ void TaskGraph::release(TaskId from, bool sent, SimTime at, SimTime extra) {
       t.ready = std::max(t.ready, at + core::serialization_time(net_.messages()[tasks_[from].message].bytes, t.reduce_gbps));
     work_.push_back(edges[k].to);
   }
+}
+
+void TaskGraph::drain(SimTime now) {
+  // Beginning a task may complete joins and release more: by index, as the list grows.
+  for (std::size_t i = 0; i < work_.size(); ++i) begin(work_[i], now);
+  work_.clear();
 }
 
 void TaskGraph::begin(TaskId id, SimTime now) {
@@ -197,8 +199,7 @@ void TaskGraph::run_stream(net::EndpointId e, SimTime now) {
   if (queue_head_[e] == kNone) queue_tail_[e] = kNone;
   running_[e] = 1;
   t.start = now;
-  busy_until_[e] = now + t.duration;
-  sim_.schedule_bound(busy_until_[e], kPrioTask, net_.topology().endpoint_node(e), binding_, id, kComputeDone);
+  sim_.schedule_bound(now + t.duration, kPrioTask, net_.topology().endpoint_node(e), binding_, id, kComputeDone);
 }
 
 void TaskGraph::on_event(const core::Event& ev) {
@@ -218,8 +219,7 @@ void TaskGraph::on_event(const core::Event& ev) {
     case kJoinDue: complete(id, now); break;
     default: break;
   }
-  for (std::size_t i = 0; i < work_.size(); ++i) begin(work_[i], now);
-  work_.clear();
+  drain(now);
   if (ev.arg0 == kComputeDone) run_stream(tasks_[id].at, now);
 }
 
@@ -228,8 +228,7 @@ void TaskGraph::on_message_delivered(net::MessageId id) {
   if (t == kNone) return;
   const SimTime now = net_.messages()[id].end_time;
   complete(t, now);
-  for (std::size_t i = 0; i < work_.size(); ++i) begin(work_[i], now);
-  work_.clear();
+  drain(now);
 }
 
 void TaskGraph::on_message_sent(net::MessageId id) {
@@ -237,8 +236,7 @@ void TaskGraph::on_message_sent(net::MessageId id) {
   if (t == kNone) return;
   const SimTime now = net_.now();
   release(t, true, now);
-  for (std::size_t i = 0; i < work_.size(); ++i) begin(work_[i], now);
-  work_.clear();
+  drain(now);
 }
 
 }  // namespace fabricsim::workload

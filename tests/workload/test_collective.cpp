@@ -15,6 +15,7 @@
 #include "fabricsim/net/network.hpp"
 #include "fabricsim/util/error.hpp"
 #include "fabricsim/workload/collective.hpp"
+#include "star.hpp"
 
 namespace fabricsim::workload {
 namespace {
@@ -26,15 +27,7 @@ constexpr double kGbps = 100.0;          // 80 ps per byte: no rounding
 constexpr std::int64_t kLatency = 3'000;  // ps per link
 constexpr std::int64_t kSwitch = 50'000;  // ps
 
-Topology star(std::uint32_t n) {
-  Topology t;
-  for (std::uint32_t i = 0; i < n; ++i) t.add_node(net::NodeKind::Endpoint, 0, 1, "ep" + std::to_string(i), false);
-  const net::NodeId sw = t.add_node(net::NodeKind::Switch, 1, n, "sw", true);
-  for (std::uint32_t i = 0; i < n; ++i)
-    t.connect(i, sw, net::LinkClass::Host, net::LinkParams{kGbps, SimTime::from_ps(kLatency)});
-  t.kind = "star";
-  return t;
-}
+Topology star(std::uint32_t n) { return testing::star(n, kGbps, SimTime::from_ps(kLatency)); }
 
 struct Bench {
   Topology topo;

@@ -11,6 +11,7 @@
 #include "fabricsim/util/error.hpp"
 #include "fabricsim/workload/collective.hpp"
 #include "fabricsim/workload/dnn.hpp"
+#include "star.hpp"
 
 namespace fabricsim::workload {
 namespace {
@@ -24,13 +25,8 @@ struct Star {
   std::unique_ptr<net::Network> net;
   std::unique_ptr<TaskGraph> g;
   // `ideal`: links of 10^9 Gb/s and no latency anywhere.
-  Star(std::uint32_t n, bool ideal) {
-    const double gbps = ideal ? 1e9 : 100.0;
-    const SimTime lat = ideal ? SimTime::zero() : SimTime::from_ns(3);
-    for (std::uint32_t i = 0; i < n; ++i) topo.add_node(net::NodeKind::Endpoint, 0, 1, "ep" + std::to_string(i), false);
-    const net::NodeId sw = topo.add_node(net::NodeKind::Switch, 1, n, "sw", true);
-    for (std::uint32_t i = 0; i < n; ++i) topo.connect(i, sw, net::LinkClass::Host, net::LinkParams{gbps, lat});
-    topo.kind = "star";
+  Star(std::uint32_t n, bool ideal)
+      : topo(testing::star(n, ideal ? 1e9 : 100.0, ideal ? SimTime::zero() : SimTime::from_ns(3))) {
     np.switch_latency = ideal ? SimTime::zero() : SimTime::from_ns(50);
     // Ideal: whole messages in one packet too, so that the picosecond
     // rounding of serialization is paid once per message and hop.

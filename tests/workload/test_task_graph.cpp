@@ -8,6 +8,7 @@
 #include "fabricsim/net/network.hpp"
 #include "fabricsim/net/topology.hpp"
 #include "fabricsim/workload/task_graph.hpp"
+#include "star.hpp"
 
 namespace fabricsim::workload {
 namespace {
@@ -22,12 +23,7 @@ struct Star {
   std::unique_ptr<core::Simulator> sim;
   std::unique_ptr<net::Network> net;
   std::unique_ptr<TaskGraph> g;
-  explicit Star(std::uint32_t n) {
-    for (std::uint32_t i = 0; i < n; ++i) topo.add_node(net::NodeKind::Endpoint, 0, 1, "ep" + std::to_string(i), false);
-    const net::NodeId sw = topo.add_node(net::NodeKind::Switch, 1, n, "sw", true);
-    for (std::uint32_t i = 0; i < n; ++i)
-      topo.connect(i, sw, net::LinkClass::Host, net::LinkParams{100.0, SimTime::from_ps(kLatency)});
-    topo.kind = "star";
+  explicit Star(std::uint32_t n) : topo(testing::star(n, 100.0, SimTime::from_ps(kLatency))) {
     np.switch_latency = SimTime::from_ps(kSwitch);
     np.packet_bytes = 4096;
     np.header_bytes = 64;

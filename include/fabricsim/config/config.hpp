@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <utility>
 #include <vector>
 
 namespace fabricsim::config {
@@ -48,9 +49,6 @@ std::string to_toml_value(const Value& v);
 /// A readable type name ("integer", "number", "boolean", "string", "one of ...").
 std::string type_name(const ParamDecl& d);
 
-class Config;
-void add_job(Config& cfg, std::vector<std::pair<std::string, Value>> keys, std::vector<std::string> origins);
-
 class Config {
  public:
   /// A configuration holding every default.
@@ -86,6 +84,8 @@ class Config {
   /// written without the section) set over it.  Empty without [[jobs]].
   std::vector<Config> jobs() const;
   std::size_t job_count() const { return jobs_.size(); }
+  /// Appends a [[jobs]] table: its workload keys (full names, validated) and where each was given.
+  void add_job(std::vector<std::pair<std::string, Value>> keys, std::vector<std::string> origins);
   /// Directory that relative paths in the configuration are resolved against.
   const std::string& base_dir() const { return base_dir_; }
   void set_base_dir(std::string d) { base_dir_ = std::move(d); }
@@ -99,7 +99,6 @@ class Config {
   std::map<std::string, Entry, std::less<>> values_;
   // [[jobs]]: per job, the workload keys it sets (full names), in file order.
   std::vector<std::vector<std::pair<std::string, Entry>>> jobs_;
-  friend void add_job(Config& cfg, std::vector<std::pair<std::string, Value>> keys, std::vector<std::string> origins);
   std::string source_ = "(built-in default scenario)";
   std::string base_dir_ = ".";
 };

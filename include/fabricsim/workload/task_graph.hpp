@@ -88,7 +88,9 @@ class TaskGraph final : public net::MessageListener {
     TaskId to;
     std::uint32_t delay;  // index into delays_ (0: none)
   };
+  TaskId add(Task t);
   void finalize();
+  void drain(core::SimTime now);  // begins every task in work_
   void release(TaskId from, bool sent, core::SimTime at, core::SimTime extra = {});
   void begin(TaskId t, core::SimTime at);
   void complete(TaskId t, core::SimTime at);
@@ -113,8 +115,7 @@ class TaskGraph final : public net::MessageListener {
   std::vector<std::uint32_t> first_done_, first_sent_;
   std::vector<Edge> done_edges_, sent_edges_;
   std::vector<core::SimTime> delays_{core::SimTime::zero()};
-  // Per endpoint: compute stream busy until, FIFO of ready compute tasks.
-  std::vector<core::SimTime> busy_until_;
+  // Per endpoint: FIFO of ready compute tasks, whether one is running.
   std::vector<TaskId> queue_head_, queue_tail_;
   std::vector<std::uint8_t> running_;
   std::vector<TaskId> work_;  // tasks whose dependencies were met, to begin (iterative, no deep recursion)
