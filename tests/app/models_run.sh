@@ -21,7 +21,8 @@ for block in re.split(r"^\[\[layer\]\]", text, flags=re.M)[1:]:
 m = re.search(r"^optimizer_ns\s*=\s*([0-9.eE+_-]+)", text, re.M)
 if m: opt = float(m.group(1))
 t = h5py.File(sys.argv[2], "r")["iterations"]["time_ns"][0]
-assert abs(t - total - opt) <= 1e-6 * (total + opt) + 1e-3 * 2 * 1000, (sys.argv[1], t, total + opt)
+# Within 1 ns: each compute task's time is rounded to the picosecond.
+assert abs(t - total - opt) <= 1.0, (sys.argv[1], t, total + opt)
 print(f"{sys.argv[1].split('/')[-1]}: {t / 1e6:.3f} ms per sample OK")
 PY
 done

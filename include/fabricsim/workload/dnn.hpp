@@ -118,9 +118,6 @@ class DnnJob {
   Partial partial(const TaskGraph& g) const;
   /// Iteration results from the combined partials.
   std::vector<DnnIteration> results(const Partial& combined, const TaskGraph& g) const;
-  /// The tasks of endpoint index `k` of the job (for a timeline).
-  const std::vector<TaskGraph::TaskId>& tasks_of(std::size_t k) const { return tasks_[k]; }
-  std::size_t endpoint_count() const { return params_.endpoints.size(); }
   std::uint32_t iterations_total() const { return params_.warmup + params_.iterations; }
 
  private:
