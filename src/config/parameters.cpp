@@ -304,9 +304,10 @@ std::vector<ParamDecl> declare() {
                          "servers, ring allgather inside), `torus_2d` (allreduce over the ranks as a `grid_rows` x "
                          "columns grid: half the buffer by the hierarchical scheme with rows as groups, the other "
                          "half with columns as groups and the rings the other way round), `multi_ring` (allreduce, "
-                         "reduce_scatter, allgather on a square grid of m x m ranks, m >= 3: rings along the two "
-                         "edge-disjoint Hamiltonian cycles of the HammingMesh paper, each in both directions, a "
-                         "quarter of the buffer per ring), `dissemination` (barrier: ceil(log2 n) rounds, round k "
+                         "reduce_scatter, allgather on a `grid_rows` x columns grid, sides >= 3: rings along two "
+                         "edge-disjoint Hamiltonian cycles of the torus (the HammingMesh paper's for square grids; "
+                         "see docs/model.md for other shapes), each in both directions, a quarter of the buffer "
+                         "per ring), `dissemination` (barrier: ceil(log2 n) rounds, round k "
                          "to rank r + 2^k); `auto` picks ring, pairwise for alltoall, dissemination for barrier."));
   p.push_back(int_param("workload", "grid_rows", "", 0,
                         "collective: `torus_2d` and `multi_ring` arrange the communicator row-major as `grid_rows` "

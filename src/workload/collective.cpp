@@ -1,6 +1,7 @@
 #include "fabricsim/workload/collective.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <numeric>
 #include <unordered_map>
@@ -207,28 +208,58 @@ void append_two_level(Schedule& sc, std::uint64_t S, const std::vector<std::vect
   }
 }
 
-// The two edge-disjoint Hamiltonian cycles of an m x m torus (m >= 3) that
-// the HammingMesh paper's "rings" allreduce uses (spec hammingmesh.md 7.3):
-// red (i,j) -> (i,j+1) unless j = -i-1 (mod m), then (i+1,j); green the
-// same with rows and columns swapped.  Grid position (i,j) is rank i*m + j.
-std::vector<std::uint32_t> hamiltonian_cycle(std::uint32_t m, bool green) {
+// Two edge-disjoint Hamiltonian cycles of a rows x cols torus (spec
+// hammingmesh.md 7.3), of the diagonal-switch kind: with D a union of the
+// g = gcd(rows, cols) anti-diagonal classes (i + j) mod g, red goes
+// (i,j) -> (i,j+1) off D and (i,j) -> (i+1,j) on D, green the other way
+// round.  Every node then has one red and one green edge out and in (the
+// classes are closed under (i-1, j+1)), so the two cover all 2 rows cols
+// edges once; what is left is that both be single cycles.  For a square
+// m x m grid D = {i + j = m - 1 (mod m)} is the spec's construction; for
+// other shapes the first D of one or two classes that works is taken
+// (it exists for 8x4, 9x3, 16x8, 6x4, 10x8, ..., not for e.g. 12x8 or
+// 4x12, nor when rows and cols are coprime).  Grid position (i,j) is
+// rank i*cols + j.  Empty when no such D is found.
+std::vector<std::uint32_t> diagonal_cycle(std::uint32_t rows, std::uint32_t cols, const std::vector<std::uint8_t>& on_d,
+                                          bool green) {
+  const std::uint32_t g = static_cast<std::uint32_t>(on_d.size());
   std::vector<std::uint32_t> order;
+  order.reserve(static_cast<std::size_t>(rows) * cols);
   std::uint32_t i = 0, j = 0;
-  for (std::uint32_t k = 0; k < m * m; ++k) {
-    order.push_back(i * m + j);
-    if (!green) {
-      if ((j + i + 1) % m == 0)
-        i = (i + 1) % m;
-      else
-        j = (j + 1) % m;
-    } else {
-      if ((i + j + 1) % m == 0)
-        j = (j + 1) % m;
-      else
-        i = (i + 1) % m;
-    }
-  }
+  do {
+    order.push_back(i * cols + j);
+    const bool d = on_d[(i + j) % g] != 0;
+    if (d == green)
+      j = (j + 1) % cols;
+    else
+      i = (i + 1) % rows;
+  } while ((i != 0 || j != 0) && order.size() <= static_cast<std::size_t>(rows) * cols);
+  if (order.size() != static_cast<std::size_t>(rows) * cols) return {};
   return order;
+}
+
+std::array<std::vector<std::uint32_t>, 2> hamiltonian_cycles(std::uint32_t rows, std::uint32_t cols) {
+  const std::uint32_t g = std::gcd(rows, cols);
+  if (rows < 3 || cols < 3) return {};
+  const auto attempt = [&](const std::vector<std::uint8_t>& on_d) -> std::array<std::vector<std::uint32_t>, 2> {
+    auto red = diagonal_cycle(rows, cols, on_d, false);
+    if (red.empty()) return {};
+    auto green = diagonal_cycle(rows, cols, on_d, true);
+    if (green.empty()) return {};
+    return {std::move(red), std::move(green)};
+  };
+  std::vector<std::uint8_t> on_d(g, 0);
+  for (std::uint32_t a = g; a-- > 0;) {  // one class, the last first (the square case)
+    on_d[a] = 1;
+    if (auto c = attempt(on_d); !c[0].empty()) return c;
+    for (std::uint32_t b = a; b-- > 0;) {  // two classes
+      on_d[b] = 1;
+      if (auto c = attempt(on_d); !c[0].empty()) return c;
+      on_d[b] = 0;
+    }
+    on_d[a] = 0;
+  }
+  return {};
 }
 
 // Direct: every rank sends its part j to rank j at once (alltoall: that is
@@ -444,10 +475,11 @@ void check_collective(const CollectiveSpec& spec, std::uint32_t n, const std::st
                         " ranks as a grid of rows x columns (both at least 2); " +
                         (spec.grid_rows == 0 ? std::string("the rank count is not a square, so give grid_rows")
                                              : std::to_string(spec.grid_rows) + " rows do not divide it"));
-    if (a == "multi_ring" && (rows != cols || rows < 3))
-      throw ConfigError(prefix + ".grid_rows: multi_ring uses the two edge-disjoint Hamiltonian cycles of a square "
-                        "grid of at least 3 x 3 ranks; " + std::to_string(rows) + " x " + std::to_string(cols) +
-                        " is not one");
+    if (a == "multi_ring" && hamiltonian_cycles(rows, cols)[0].empty())
+      throw ConfigError(prefix + ".grid_rows: multi_ring found no two edge-disjoint Hamiltonian cycles of the "
+                        "diagonal-switch kind on a " + std::to_string(rows) + " x " + std::to_string(cols) +
+                        " grid (square grids of at least 3 x 3 have them, as do e.g. 8 x 4, 9 x 3, 16 x 8; "
+                        "see docs/model.md); choose another grid_rows or torus_2d");
   }
   if (spec.bytes < min_collective_bytes(spec, n))
     throw ConfigError(prefix + ".sizes: " + std::to_string(spec.bytes) + " bytes cannot be split over " +
@@ -487,13 +519,11 @@ Schedule collective_schedule(const CollectiveSpec& spec, std::uint32_t n) {
   } else if (a == "multi_ring") {
     // Two edge-disjoint Hamiltonian cycles, each used in both directions:
     // four rings of a quarter of the data each.
-    const auto [m, cols] = collective_grid(spec, n);
-    (void)cols;
+    const auto [rows, cols] = collective_grid(spec, n);
+    const auto cycles = hamiltonian_cycles(rows, cols);
     const std::uint64_t quarter[4] = {S / 4 + (S % 4 > 0), S / 4 + (S % 4 > 1), S / 4 + (S % 4 > 2), S / 4};
-    for (int k = 0; k < 4; ++k) {
-      const std::vector<std::uint32_t> cycle = hamiltonian_cycle(m, k >= 2);
-      append_ring(sc, spec.op, quarter[k], n, spec.chunk_bytes, k % 2 == 0 ? +1 : -1, &cycle);
-    }
+    for (int k = 0; k < 4; ++k)
+      append_ring(sc, spec.op, quarter[k], n, spec.chunk_bytes, k % 2 == 0 ? +1 : -1, &cycles[k / 2]);
   } else if (a == "double_binary_tree") {
     append_tree(sc, S - S / 2, n, spec.chunk_bytes, false);
     append_tree(sc, S / 2, n, spec.chunk_bytes, true);

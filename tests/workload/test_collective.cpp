@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <set>
 
@@ -437,20 +438,34 @@ TEST(Collective, MultiRingAndTorus2dMatchAlphaBetaOnOneSwitch) {
     }
   }
   // The two cycles of the construction visit every rank once and share no
-  // edge (in either direction), so all four rings use distinct links of a torus.
-  Bench b(16);
+  // edge (in either direction), so all four rings use distinct links of a
+  // torus: square grids and the non-square shapes of the spec (8 x 4, 9 x 3).
   CollectiveParams p;
   p.algorithm = "multi_ring";
   p.sizes = {1 << 16};
-  b.run(p);
-  std::set<std::pair<net::EndpointId, net::EndpointId>> pairs;
-  for (const auto& msg : b.net->messages()) pairs.insert({std::min(msg.src, msg.dst), std::max(msg.src, msg.dst)});
-  EXPECT_EQ(pairs.size(), 2u * 16u);  // 2 cycles x 16 undirected edges, all distinct
-  for (const auto& [a, c] : pairs) {  // torus neighbours: same row or column, adjacent mod 4
-    const bool row = a / 4 == c / 4 && ((a + 1) % 4 == c % 4 || (c + 1) % 4 == a % 4);
-    const bool col = a % 4 == c % 4 && ((a / 4 + 1) % 4 == c / 4 || (c / 4 + 1) % 4 == a / 4);
-    EXPECT_TRUE(row || col) << a << "-" << c;
+  for (const auto [rows, cols] : {std::pair{4u, 4u}, std::pair{8u, 4u}, std::pair{3u, 9u}}) {
+    SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(cols));
+    const std::uint32_t n = rows * cols;
+    Bench b(n);
+    p.grid_rows = rows;
+    b.run(p);
+    std::set<std::pair<net::EndpointId, net::EndpointId>> pairs;
+    std::map<std::pair<net::EndpointId, net::EndpointId>, int> directed;
+    for (const auto& msg : b.net->messages()) {
+      pairs.insert({std::min(msg.src, msg.dst), std::max(msg.src, msg.dst)});
+      ++directed[{msg.src, msg.dst}];
+    }
+    EXPECT_EQ(pairs.size(), 2u * n);  // 2 cycles x n undirected edges, all distinct
+    for (const auto& [a, c] : pairs) {  // torus neighbours: same row or column, adjacent
+      const bool row = a / cols == c / cols && ((a + 1) % cols == c % cols || (c + 1) % cols == a % cols);
+      const bool col = a % cols == c % cols && ((a / cols + 1) % rows == c / cols || (c / cols + 1) % rows == a / cols);
+      EXPECT_TRUE(row || col) << a << "-" << c;
+    }
+    // Every directed edge carries the same number of messages (each ring
+    // is a Hamiltonian cycle used once per direction): 2(n-1) steps.
+    for (const auto& [e, k] : directed) EXPECT_EQ(k, static_cast<int>(2 * (n - 1))) << e.first << "->" << e.second;
   }
+  p.grid_rows = 0;
   CollectiveParams bad = p;
   Bench b2(12);  // 12 ranks: no square grid
   EXPECT_THROW(b2.run(bad), util::ConfigError);
@@ -459,6 +474,10 @@ TEST(Collective, MultiRingAndTorus2dMatchAlphaBetaOnOneSwitch) {
   EXPECT_THROW(b2.run(bad), util::ConfigError);
   bad.grid_rows = 3;
   b2.run(bad);
+  bad.algorithm = "multi_ring";  // 3 x 4: coprime sides, no diagonal-switch cycles
+  EXPECT_THROW(b2.run(bad), util::ConfigError);
+  bad.grid_rows = 2;  // 2 x 6: a side of 2 is not a torus ring
+  EXPECT_THROW(b2.run(bad), util::ConfigError);
 }
 
 TEST(Collective, BarrierIsLogRoundsOfOneByte) {
