@@ -312,6 +312,7 @@ workload::CollectiveParams collective_params(const config::Config& cfg) {
   p.iterations = u32(cfg, "workload.iterations");
   p.warmup = u32(cfg, "workload.warmup");
   p.chunk_bytes = static_cast<std::uint64_t>(cfg.get_int("workload.chunk_bytes"));
+  p.channels = u32(cfg, "workload.channels");
   p.reduce_gbps = cfg.get_float("workload.reduce_gbps");
   p.root = u32(cfg, "workload.root");
   if (cfg.get_string("topology.kind") == "leaf_spine") p.gpus_per_server = u32(cfg, "topology.gpus_per_server");

@@ -330,6 +330,11 @@ std::vector<ParamDecl> declare() {
                         "collective: each step's message is cut into chunks of at most this many bytes that move "
                         "through the steps independently (pipelining); 0: one message per step.",
                         0, 1ll << 40));
+  p.push_back(int_param("workload", "channels", "", 1,
+                        "collective: NCCL's channels: the buffer is split into this many parts, each run by its "
+                        "own instance of the algorithm over its own connections, all at once (more messages in "
+                        "flight per step, spread over more paths).",
+                        1, 64));
   p.push_back(int_param("workload", "ranks", "", 0, "collective: communicator size; 0 = every endpoint.", 0,
                         1 << 24));
   p.push_back(enum_param("workload", "placement", "linear", {"linear", "by_server", "by_rail", "random", "list"},

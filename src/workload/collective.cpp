@@ -420,13 +420,14 @@ void append_halving_doubling(Schedule& sc, std::uint64_t S, std::uint32_t n) {
 
 
 std::uint64_t min_collective_bytes(const CollectiveSpec& spec, std::uint32_t n) {
-  // Every message must carry at least one byte.
+  // Every message must carry at least one byte, in every channel.
   const std::string& a = spec.algorithm;
+  const std::uint64_t c = std::max(1u, spec.channels);
   if (spec.op == CollectiveOp::Barrier) return 0;
-  if (spec.op == CollectiveOp::Broadcast || spec.op == CollectiveOp::Reduce) return 1;
-  if (a == "bidirectional_ring" || a == "torus_2d" || a == "double_binary_tree") return 2ull * n;
-  if (a == "multi_ring") return 4ull * n;
-  return n;
+  if (spec.op == CollectiveOp::Broadcast || spec.op == CollectiveOp::Reduce) return c;
+  if (a == "bidirectional_ring" || a == "torus_2d" || a == "double_binary_tree") return 2ull * n * c;
+  if (a == "multi_ring") return 4ull * n * c;
+  return n * c;
 }
 
 // The grid of torus_2d and multi_ring: rows x columns.
@@ -546,37 +547,45 @@ std::vector<TaskGraph::TaskId> append_collective(TaskGraph& g, const CollectiveS
                                                  const std::vector<TaskGraph::TaskId>& begin, std::uint32_t label) {
   using TaskId = TaskGraph::TaskId;
   const auto n = static_cast<std::uint32_t>(ranks.size());
-  const Schedule sc = collective_schedule(spec, n);
   const auto has_begin = [&](std::uint32_t r) { return !begin.empty() && begin[r] != TaskGraph::kNone; };
-  std::vector<TaskId> msg(sc.sends.size()), bar(sc.barriers.size()), end(n);
-  for (std::size_t k = 0; k < sc.sends.size(); ++k)
-    msg[k] = g.add_message(ranks[sc.sends[k].from], ranks[sc.sends[k].to], sc.sends[k].bytes, label);
-  for (std::size_t b = 0; b < sc.barriers.size(); ++b)
-    bar[b] = g.add_join(ranks[sc.barriers[b].rank], label, sc.barriers[b].reduce ? spec.reduce_gbps : 0);
+  std::vector<TaskId> end(n);
   for (std::uint32_t r = 0; r < n; ++r) {
     end[r] = g.add_join(ranks[r], label);
     if (has_begin(r)) g.depend(begin[r], end[r]);
   }
-  std::unordered_map<std::uint64_t, TaskId> last_on_connection;
-  for (std::size_t k = 0; k < sc.sends.size(); ++k) {
-    const Send& x = sc.sends[k];
-    if (has_begin(x.from)) g.depend(begin[x.from], msg[k]);
-    for (const std::int64_t a : {x.after, x.after2}) {
-      if (a < 0) continue;
-      const SimTime reduce = x.reduced && spec.reduce_gbps > 0
-                                 ? core::serialization_time(sc.sends[static_cast<std::size_t>(a)].bytes, spec.reduce_gbps)
-                                 : SimTime::zero();
-      g.depend(msg[static_cast<std::size_t>(a)], msg[k], reduce);
-    }
-    if (x.wait >= 0) g.depend(bar[static_cast<std::size_t>(x.wait)], msg[k]);
-    if (x.feed >= 0) g.depend(msg[k], bar[static_cast<std::size_t>(x.feed)]);
-    g.depend(msg[k], end[x.to]);
-    g.depend_sent(msg[k], end[x.from]);
-    // Per (sender, receiver) connection, messages go in schedule order.
-    const auto [it, fresh] = last_on_connection.try_emplace(static_cast<std::uint64_t>(x.from) * n + x.to, msg[k]);
-    if (!fresh) {
-      g.depend_sent(it->second, msg[k]);
-      it->second = msg[k];
+  // A barrier has no buffer to split: one channel.
+  const std::uint32_t channels = spec.op == CollectiveOp::Barrier ? 1 : std::max(1u, spec.channels);
+  for (std::uint32_t c = 0; c < channels; ++c) {
+    CollectiveSpec part = spec;
+    part.bytes = spec.bytes / channels + (c < spec.bytes % channels ? 1 : 0);
+    const Schedule sc = collective_schedule(part, n);
+    std::vector<TaskId> msg(sc.sends.size()), bar(sc.barriers.size());
+    for (std::size_t k = 0; k < sc.sends.size(); ++k)
+      msg[k] = g.add_message(ranks[sc.sends[k].from], ranks[sc.sends[k].to], sc.sends[k].bytes, label);
+    for (std::size_t b = 0; b < sc.barriers.size(); ++b)
+      bar[b] = g.add_join(ranks[sc.barriers[b].rank], label, sc.barriers[b].reduce ? spec.reduce_gbps : 0);
+    std::unordered_map<std::uint64_t, TaskId> last_on_connection;
+    for (std::size_t k = 0; k < sc.sends.size(); ++k) {
+      const Send& x = sc.sends[k];
+      if (has_begin(x.from)) g.depend(begin[x.from], msg[k]);
+      for (const std::int64_t a : {x.after, x.after2}) {
+        if (a < 0) continue;
+        const SimTime reduce = x.reduced && spec.reduce_gbps > 0
+                                   ? core::serialization_time(sc.sends[static_cast<std::size_t>(a)].bytes, spec.reduce_gbps)
+                                   : SimTime::zero();
+        g.depend(msg[static_cast<std::size_t>(a)], msg[k], reduce);
+      }
+      if (x.wait >= 0) g.depend(bar[static_cast<std::size_t>(x.wait)], msg[k]);
+      if (x.feed >= 0) g.depend(msg[k], bar[static_cast<std::size_t>(x.feed)]);
+      g.depend(msg[k], end[x.to]);
+      g.depend_sent(msg[k], end[x.from]);
+      // Per (sender, receiver) connection of the channel, messages go in
+      // schedule order.
+      const auto [it, fresh] = last_on_connection.try_emplace(static_cast<std::uint64_t>(x.from) * n + x.to, msg[k]);
+      if (!fresh) {
+        g.depend_sent(it->second, msg[k]);
+        it->second = msg[k];
+      }
     }
   }
   return end;
@@ -596,6 +605,7 @@ CollectiveBenchmark::CollectiveBenchmark(TaskGraph& g, const CollectiveParams& p
     spec.algorithm = params_.algorithm;
     spec.bytes = params_.op == CollectiveOp::Barrier ? 0 : params_.sizes[si];
     spec.chunk_bytes = params_.chunk_bytes;
+    spec.channels = params_.channels;
     spec.reduce_gbps = params_.reduce_gbps;
     spec.root = params_.root;
     spec.gpus_per_server = params_.gpus_per_server;

@@ -480,6 +480,37 @@ TEST(Collective, MultiRingAndTorus2dMatchAlphaBetaOnOneSwitch) {
   EXPECT_THROW(b2.run(bad), util::ConfigError);
 }
 
+TEST(Collective, ChannelsSplitTheBufferIntoConcurrentInstances) {
+  // C channels: C instances of the ring on S/C each, at once.  Every step
+  // the C messages of S/(nC) share the sender's NIC, so on one switch a
+  // step costs C serializations of S/(nC) plus one alpha; the volume is
+  // the ring's whatever C.
+  const std::uint32_t n = 8;
+  const std::uint64_t S = 16ull << 20;
+  const double alpha = 2 * kLatency + kSwitch;
+  for (std::uint32_t C : {1u, 2u, 4u}) {
+    SCOPED_TRACE("channels " + std::to_string(C));
+    Bench b(n);
+    CollectiveParams p;
+    p.sizes = {S};
+    p.channels = C;
+    b.run(p);
+    const double step = static_cast<double>(C * (message_ps(S / (n * C)) - 2 * kLatency - kSwitch)) + alpha;
+    const double expect = 2.0 * (n - 1) * step;
+    EXPECT_NEAR(static_cast<double>(b.time_ps(0)), expect, 0.02 * expect);
+    std::uint64_t payload = 0;
+    for (const auto& msg : b.net->messages()) payload += msg.bytes;
+    EXPECT_EQ(b.net->messages().size(), static_cast<std::size_t>(2 * (n - 1) * n * C));
+    EXPECT_NEAR(static_cast<double>(payload), 2.0 * (n - 1) * static_cast<double>(S), 2.0 * n * C);
+  }
+  // Too small to give every message of every channel a byte: an error.
+  Bench b(n);
+  CollectiveParams p;
+  p.sizes = {n * 4};
+  p.channels = 8;
+  EXPECT_THROW(b.run(p), util::ConfigError);
+}
+
 TEST(Collective, BarrierIsLogRoundsOfOneByte) {
   for (std::uint32_t n : {2u, 5u, 8u, 9u}) {
     Bench b(n);

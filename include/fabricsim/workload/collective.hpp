@@ -55,6 +55,7 @@ struct CollectiveParams {
   std::uint32_t iterations = 1;
   std::uint32_t warmup = 0;
   std::uint64_t chunk_bytes = 0;   ///< 0: one message per step
+  std::uint32_t channels = 1;      ///< independent instances on 1/channels of the buffer each
   double reduce_gbps = 0;          ///< reduction speed per endpoint, 0 = infinite
   std::uint32_t root = 0;          ///< broadcast: index in the communicator
   std::uint32_t grid_rows = 0;     ///< torus_2d, multi_ring: the communicator as rows x columns; 0 = square
@@ -73,6 +74,10 @@ struct CollectiveSpec {
   std::string algorithm = "ring";
   std::uint64_t bytes = 0;          ///< NCCL's "size": the buffer per rank
   std::uint64_t chunk_bytes = 0;
+  /// NCCL's channels: the buffer is split into `channels` parts (the first
+  /// ones a byte larger when it does not divide), each reduced by its own
+  /// instance of the algorithm, all at once, over their own connections.
+  std::uint32_t channels = 1;
   double reduce_gbps = 0;
   std::uint32_t root = 0;
   std::uint32_t gpus_per_server = 1;  ///< hierarchical
@@ -91,8 +96,8 @@ std::uint64_t min_collective_bytes(const CollectiveSpec& spec, std::uint32_t n);
 /// Rank r's messages wait for `begin[r]` (a task completing at ranks[r];
 /// `begin` may be empty).  Returns per rank a join that completes when the
 /// rank has received all its data and its own messages have left its NIC.
-/// Messages from one rank to one peer go in order, as over one NCCL
-/// connection.  Tasks get `label`.
+/// Messages from one rank to one peer of one channel go in order, as over
+/// one NCCL connection.  Tasks get `label`.
 std::vector<TaskGraph::TaskId> append_collective(TaskGraph& g, const CollectiveSpec& spec,
                                                  const std::vector<net::EndpointId>& ranks,
                                                  const std::vector<TaskGraph::TaskId>& begin, std::uint32_t label = 0);
