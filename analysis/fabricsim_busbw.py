@@ -3,7 +3,8 @@
 
 usage: fabricsim_busbw.py RUN.h5 [RUN.h5 ...] [--label NAME ...] [--png OUT.png]
 
-Each file is a `workload.kind = "collective"` run.  For each file and size
+Each file is a `workload.kind = "collective"` run (or a run of [[jobs]] with
+collective jobs: one line per job).  For each file, job and size
 the script prints the mean time, algbw and busbw over the timed iterations
 (warm-up ones, iteration < 0 in /collectives, are left out), and with --png
 draws busbw (GB/s) against size (bytes, log scale), one line per file, the
@@ -19,33 +20,49 @@ import h5py
 import numpy as np
 
 
+def _text(v):
+    return v.decode() if isinstance(v, bytes) else str(v)
+
+
 def load(path):
-    """(label, sizes, time_us, algbw_GBps, busbw_GBps) of one run file."""
+    """One (label, sizes, time_us, algbw_GBps, busbw_GBps) per collective job of a run file."""
     with h5py.File(path, "r") as f:
         if "collectives" not in f:
             raise ValueError(f"{path}: no /collectives (not a collective run)")
         c = f["collectives"]
-        kind = f["topology"].attrs["kind"] if "topology" in f else "?"
-        if isinstance(kind, bytes):
-            kind = kind.decode()
-        op, alg = c.attrs["op"], c.attrs["algorithm"]
-        op = op.decode() if isinstance(op, bytes) else op
-        alg = alg.decode() if isinstance(alg, bytes) else alg
-        ranks = int(c.attrs["ranks"])
+        kind = _text(f["topology"].attrs["kind"]) if "topology" in f else "?"
         size = c["bytes"][:]
         it = c["iteration"][:]
         t_ns = c["end_ns"][:] - c["start_ns"][:]
-        ratio = c["busbw_gbps"][:] / c["algbw_gbps"][:]
-    timed = it >= 0
-    sizes = np.unique(size[timed])
-    time_us, algbw, busbw = [], [], []
-    for s in sizes:
-        sel = timed & (size == s)
-        t = t_ns[sel].mean()
-        time_us.append(t / 1000.0)
-        algbw.append(s / t)  # bytes per ns = GB/s
-        busbw.append(s / t * ratio[sel][0])
-    return f"{kind} {op} {alg} ({ranks} ranks)", sizes, np.array(time_us), np.array(algbw), np.array(busbw)
+        ratio = c["busbw_gbps"][:] / np.where(c["algbw_gbps"][:] > 0, c["algbw_gbps"][:], 1)
+        if "job" in c:  # one row per operation, with its job, op, algorithm and ranks
+            job = c["job"][:]
+            op = [_text(v) for v in c["op"][:]]
+            alg = [_text(v) for v in c["algorithm"][:]]
+            ranks = c["ranks"][:]
+        else:  # files of fabricsim before [[jobs]]: one benchmark, in attributes
+            job = np.zeros(len(size), dtype=int)
+            op = [_text(c.attrs["op"])] * len(size)
+            alg = [_text(c.attrs["algorithm"])] * len(size)
+            ranks = np.full(len(size), int(c.attrs["ranks"]))
+    curves = []
+    jobs = np.unique(job)
+    for j in jobs:
+        first = int(np.argmax(job == j))
+        label = f"{kind} {op[first]} {alg[first]} ({int(ranks[first])} ranks)"
+        if len(jobs) > 1:
+            label = f"job {int(j)}: {label}"
+        timed = (it >= 0) & (job == j)
+        sizes = np.unique(size[timed])
+        time_us, algbw, busbw = [], [], []
+        for s in sizes:
+            sel = timed & (size == s)
+            t = t_ns[sel].mean()
+            time_us.append(t / 1000.0)
+            algbw.append(s / t)  # bytes per ns = GB/s
+            busbw.append(s / t * ratio[sel][0])
+        curves.append((label, sizes, np.array(time_us), np.array(algbw), np.array(busbw)))
+    return curves
 
 
 def main(argv=None):
@@ -60,17 +77,18 @@ def main(argv=None):
     curves = []
     for i, path in enumerate(a.runs):
         try:
-            label, sizes, t, alg, bus = load(path)
+            loaded = load(path)
         except (OSError, ValueError, KeyError) as e:
             print(f"error: {e}", file=sys.stderr)
             return 1
-        if a.label:
-            label = a.label[i]
-        curves.append((label, sizes, bus))
-        print(f"# {label}: {path}")
-        print(f"# {'size (B)':>12} {'time (us)':>12} {'algbw (GB/s)':>13} {'busbw (GB/s)':>13}")
-        for s, ti, al, bu in zip(sizes, t, alg, bus):
-            print(f"  {int(s):>12} {ti:>12.2f} {al:>13.2f} {bu:>13.2f}")
+        for label, sizes, t, alg, bus in loaded:
+            if a.label:
+                label = a.label[i] if len(loaded) == 1 else f"{a.label[i]} {label.split(':')[0]}"
+            curves.append((label, sizes, bus))
+            print(f"# {label}: {path}")
+            print(f"# {'size (B)':>12} {'time (us)':>12} {'algbw (GB/s)':>13} {'busbw (GB/s)':>13}")
+            for s, ti, al, bu in zip(sizes, t, alg, bus):
+                print(f"  {int(s):>12} {ti:>12.2f} {al:>13.2f} {bu:>13.2f}")
     if a.png:
         import matplotlib
         matplotlib.use("Agg")

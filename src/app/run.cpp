@@ -20,6 +20,7 @@
 #include "fabricsim/stats/run_output.hpp"
 #include "fabricsim/util/error.hpp"
 #include "fabricsim/version_info.hpp"
+#include "jobs.hpp"
 #include "scenario.hpp"
 
 namespace fabricsim::app {
@@ -118,14 +119,7 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
     throw util::ConfigError("routing.algorithm: ugal_global reads the queues of the whole fabric, which one rank "
                             "cannot see in a partitioned run; run it on one rank or use ugal_local");
   const workload::TrafficParams tp = traffic_params(cfg);
-  const bool dnn = cfg.get_string("workload.kind") == "dnn" || cfg.job_count() > 0;
-  const bool collective = cfg.get_string("workload.kind") == "collective" && !dnn;
-  const std::vector<config::Config> job_cfgs = cfg.job_count() > 0 ? cfg.jobs() : std::vector<config::Config>{cfg};
-  if (cfg.job_count() > 0)
-    for (const auto& j : job_cfgs)
-      if (j.get_string("workload.kind") != "dnn")
-        throw util::ConfigError(j.locate("workload.kind: a [[jobs]] table runs a dnn job (set kind = \"dnn\" in "
-                                         "[workload] or the table)"));
+  const bool dependent = runs_jobs(cfg);  // collectives and DNN jobs: a task graph
   core::Simulator sim(topo.node_count());
   net::Network network(topo, np, sim);
   const double build_s = seconds_since(t_build);
@@ -139,10 +133,10 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
   const std::string partitioner = comm.size() > 1 ? cfg.get_string("engine.partitioner") : std::string("none");
   if (comm.size() > 1) {
     const net::RoutingTable routes(topo);
-    // (A collective's messages depend on each other: no fluid estimate;
+    // (A task graph's messages depend on each other: no fluid estimate;
     // the partition weighs every node alike.)
     const auto fluid = workload::estimate_fluid(
-        topo, routes, collective || dnn ? std::vector<workload::PlannedMessage>{} : workload::plan_traffic(tp, topo, np), np);
+        topo, routes, dependent ? std::vector<workload::PlannedMessage>{} : workload::plan_traffic(tp, topo, np), np);
     const auto r = partition_nodes(node_graph(topo, fluid.link_bytes, np.packet_bytes), comm.size(),
                                    par::parse_partitioner(partitioner),
                                    core::SimTime::from_ns_f(cfg.get_float("engine.min_cut_latency_ns")),
@@ -167,31 +161,12 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
     network.set_partition(part, comm.rank(), exchange.get());
   }
   std::unique_ptr<workload::TrafficWorkload> traffic;
-  std::unique_ptr<workload::CollectiveWorkload> coll;
-  std::unique_ptr<workload::TaskGraph> graph;
-  std::vector<std::unique_ptr<workload::DnnJob>> jobs;
-  if (dnn) {
-    graph = std::make_unique<workload::TaskGraph>(network, sim);
-    std::vector<std::uint8_t> used(topo.endpoint_count(), 0);
-    for (std::size_t j = 0; j < job_cfgs.size(); ++j) {
-      try {
-        jobs.push_back(std::make_unique<workload::DnnJob>(
-            *graph, dnn_params(job_cfgs[j], static_cast<std::uint32_t>(topo.endpoint_count()), used),
-            static_cast<std::uint32_t>(j)));
-      } catch (const util::ConfigError& e) {
-        const std::string where = job_cfgs[j].locate(e.what());
-        throw util::ConfigError(cfg.job_count() > 0 ? fmt::format("{} (job {})", where, j) : where);
-      }
-    }
-    graph->start(core::SimTime::zero());
-  } else if (collective) {
-    coll = std::make_unique<workload::CollectiveWorkload>(network, collective_params(cfg));
-  } else {
+  std::unique_ptr<RunJobs> jobs;
+  if (dependent)
+    jobs = std::make_unique<RunJobs>(cfg, network, sim);
+  else
     traffic = std::make_unique<workload::TrafficWorkload>(network, tp);
-  }
-  const std::uint64_t messages_total = collective ? coll->messages_total()
-                                       : dnn      ? network.messages().size()
-                                                  : traffic->messages_total();
+  const std::uint64_t messages_total = dependent ? network.messages().size() : traffic->messages_total();
   const double partition_s = seconds_since(t_part);
 
   // Run.
@@ -254,7 +229,7 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
                                           messages_total));
     }
 
-    if ((collective || dnn) && comm.size() > 1) {
+    if (dependent && comm.size() > 1) {
       // /flows: a message's start is known where its sender runs, its row
       // is written where its receiver runs.
       std::vector<std::int64_t> posts(network.messages().size(), INT64_MAX);
@@ -263,81 +238,7 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
       comm.allreduce_min(posts);
       for (net::MessageId m = 0; m < posts.size(); ++m) network.set_post_time(m, core::SimTime::from_ps(posts[m]));
     }
-    stats::DnnReport dreport;
-    if (dnn) {
-      if (end == core::SimTime::max() &&
-          comm.allreduce_sum(graph->completed()) != comm.allreduce_sum(graph->local_tasks()))
-        throw util::UserError("internal check failed: the DNN task graph did not complete");
-      for (std::size_t q = 0; q < workload::kDnnPhases - 1; ++q)  // all but the control joins
-        dreport.phase_names.emplace_back(workload::to_string(static_cast<workload::DnnPhase>(q)));
-      dreport.phase_ns.resize(dreport.phase_names.size());
-      for (std::size_t j = 0; j < jobs.size(); ++j) {
-        auto part = jobs[j]->partial(*graph);
-        comm.allreduce_max(part.times);
-        const auto its = jobs[j]->results(part, *graph);
-        const auto& jp = jobs[j]->params();
-        stats::DnnReport::Job row;
-        row.model = jp.model.name;
-        row.schedule = jp.schedule;
-        row.data_parallel = jp.data_parallel;
-        row.pipeline_parallel = jp.pipeline_parallel;
-        row.tensor_parallel = jp.tensor_parallel;
-        row.expert_parallel = jp.expert_parallel;
-        row.micro_batches = jp.micro_batches;
-        row.endpoints = static_cast<std::uint32_t>(jp.endpoints.size());
-        row.start_ns = jp.start.ns();
-        int timed = 0;
-        for (const auto& it : its) {
-          dreport.job.push_back(static_cast<std::uint32_t>(j));
-          dreport.iteration.push_back(it.iteration);
-          dreport.start_ns.push_back(it.start_ns);
-          dreport.end_ns.push_back(it.end_ns);
-          dreport.time_ns.push_back(it.time_ns);
-          dreport.compute_ns.push_back(it.compute_ns);
-          dreport.exposed_comm_ns.push_back(it.exposed_comm_ns);
-          for (std::size_t q = 0; q < dreport.phase_ns.size(); ++q) dreport.phase_ns[q].push_back(it.phase_ns[q]);
-          if (it.iteration >= 0) {
-            row.mean_time_ns += it.time_ns;
-            ++timed;
-          }
-        }
-        row.mean_time_ns /= std::max(timed, 1);
-        dreport.jobs.push_back(row);
-      }
-    }
-
-    // Collective timing: each instance from its first post (known where its
-    // sender runs) to its last arrival (where its receiver runs).
-    stats::CollectiveReport creport;
-    if (collective) {
-      const auto& inst = coll->instances();
-      std::vector<std::int64_t> first(inst.size(), INT64_MAX), last(inst.size(), INT64_MIN);
-      for (std::size_t i = 0; i < inst.size(); ++i)
-        for (net::MessageId m = inst[i].first; m < inst[i].last; ++m) {
-          const auto& msg = network.messages()[m];
-          if (network.owns(topo.endpoint_node(msg.src))) {
-            first[i] = std::min(first[i], msg.post_time.ps());
-          }
-          if (network.owns(topo.endpoint_node(msg.dst))) last[i] = std::max(last[i], msg.end_time.ps());
-        }
-      comm.allreduce_min(first);
-      comm.allreduce_max(last);
-      const auto& cp = coll->params();
-      const auto n = static_cast<std::uint32_t>(coll->ranks().size());
-      creport.op = workload::to_string(cp.op);
-      creport.algorithm = cp.algorithm;
-      creport.ranks = n;
-      for (std::size_t i = 0; i < inst.size(); ++i) {
-        const double t_ns = static_cast<double>(last[i] - first[i]) / 1000.0;
-        const double alg = static_cast<double>(inst[i].bytes) * 8.0 / t_ns;  // Gb/s
-        creport.bytes.push_back(inst[i].bytes);
-        creport.iteration.push_back(inst[i].iteration);
-        creport.start_ns.push_back(static_cast<double>(first[i]) / 1000.0);
-        creport.end_ns.push_back(static_cast<double>(last[i]) / 1000.0);
-        creport.algbw_gbps.push_back(alg);
-        creport.busbw_gbps.push_back(alg * workload::busbw_factor(cp.op, n));
-      }
-    }
+    const RunJobs::Reports reports = dependent ? jobs->report(comm, end == core::SimTime::max()) : RunJobs::Reports{};
 
     // Write.
     const auto t_write = Clock::now();
@@ -379,8 +280,11 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
     eng.peak_memory_bytes_per_rank = comm.allgather(stats::peak_memory_bytes());
     eng.write_seconds = seconds_since(t_write);
     stats::write_engine(writer, eng);
-    if (collective) stats::write_collectives(writer, creport, comm.is_root());
-    if (dnn) stats::write_dnn(writer, dreport, comm.is_root());
+    if (dependent) {
+      stats::write_jobs(writer, reports.jobs, comm.is_root());
+      if (jobs->has_collective()) stats::write_collectives(writer, reports.collectives, comm.is_root());
+      if (jobs->has_dnn()) stats::write_dnn(writer, reports.dnn, comm.is_root());
+    }
     writer.commit();
 
     if (comm.is_root()) {
@@ -422,48 +326,7 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
     }
     fmt::print("  memory      {} peak per rank\n", human_bytes(static_cast<double>(peak)));
       fmt::print("  output      {}\n", out_path);
-      if (dnn) {
-        // Per job and iteration: time, compute, exposed communication, and
-        // where the time of the endpoint with the most compute went.
-        for (std::size_t j = 0; j < dreport.jobs.size(); ++j) {
-          const auto& jr = dreport.jobs[j];
-          fmt::print("\n# job {}: {} on {} endpoints (D {} x P {} x O {}, E {}), {} micro-batches, {}; mean "
-                     "iteration {:.3f} ms\n",
-                     j, jr.model, jr.endpoints, jr.data_parallel, jr.pipeline_parallel, jr.tensor_parallel,
-                     jr.expert_parallel, jr.micro_batches, jr.schedule, jr.mean_time_ns / 1e6);
-          fmt::print("# {:>5} {:>11} {:>11} {:>11}", "iter", "time (us)", "compute", "exposed");
-          for (const auto& name : dreport.phase_names) fmt::print(" {:>11}", name.substr(0, 11));
-          fmt::print("\n");
-          for (std::size_t i = 0; i < dreport.job.size(); ++i) {
-            if (dreport.job[i] != j) continue;
-            fmt::print("  {:>5} {:>11.2f} {:>11.2f} {:>11.2f}", dreport.iteration[i], dreport.time_ns[i] / 1e3,
-                       dreport.compute_ns[i] / 1e3, dreport.exposed_comm_ns[i] / 1e3);
-            for (const auto& ph : dreport.phase_ns) fmt::print(" {:>11.2f}", ph[i] / 1e3);
-            fmt::print("\n");
-          }
-        }
-      }
-      if (collective) {
-        // NCCL-tests layout: per size, the mean over the timed iterations.
-        const auto& cp = coll->params();
-        fmt::print("\n# {} ({}), {} ranks ({} placement), {} warm-up + {} timed iterations per size\n",
-                   creport.op, creport.algorithm, creport.ranks, cp.placement, cp.warmup, cp.iterations);
-        fmt::print("# {:>12} {:>12} {:>6} {:>10} {:>9} {:>9}\n", "size", "count", "type", "time", "algbw", "busbw");
-        fmt::print("# {:>12} {:>12} {:>6} {:>10} {:>9} {:>9}\n", "(B)", "(elements)", "", "(us)", "(GB/s)", "(GB/s)");
-        for (std::size_t si = 0; si < cp.sizes.size(); ++si) {
-          double t_ns = 0;
-          int k = 0;
-          for (std::size_t i = 0; i < creport.bytes.size(); ++i)
-            if (coll->instances()[i].size_index == si && creport.iteration[i] >= 0) {
-              t_ns += creport.end_ns[i] - creport.start_ns[i];
-              ++k;
-            }
-          t_ns /= k;
-          const double algbw = static_cast<double>(cp.sizes[si]) / t_ns;  // bytes per ns = GB/s
-          fmt::print("  {:>12} {:>12} {:>6} {:>10.2f} {:>9.2f} {:>9.2f}\n", cp.sizes[si], cp.sizes[si] / 4, "float",
-                     t_ns / 1000.0, algbw, algbw * workload::busbw_factor(cp.op, creport.ranks));
-        }
-      }
+      if (dependent) jobs->print(reports);
     }
     return 0;
   } catch (const std::exception& e) {

@@ -6,72 +6,101 @@
 
 namespace fabricsim::stats {
 
+namespace {
+
+// Rows 0..n-1, all written by the root.
+struct RootRows {
+  H5Writer& out;
+  bool is_root;
+  std::vector<std::uint64_t> rows(std::uint64_t n) const {
+    std::vector<std::uint64_t> r;
+    if (is_root)
+      for (std::uint64_t i = 0; i < n; ++i) r.push_back(i);
+    return r;
+  }
+  template <typename V>
+  void col(const std::string& name, std::uint64_t n, const V& v) const {
+    out.write_rows(name, n, rows(n), is_root ? v : V{});
+  }
+  void strings(const std::string& name, std::uint64_t n, const std::vector<std::string>& v) const {
+    out.write_string_rows(name, n, rows(n), is_root ? v : std::vector<std::string>{});
+  }
+};
+
+}  // namespace
+
 void write_collectives(H5Writer& out, const CollectiveReport& r, bool is_root) {
   out.group("/collectives");
-  out.attr("/collectives", "op", r.op);
-  out.attr("/collectives", "algorithm", r.algorithm);
-  out.attr("/collectives", "ranks", static_cast<std::uint64_t>(r.ranks));
+  // Every process needs the row count and whether one job wrote them all
+  // (attribute writes are collective too): the root's report decides, and
+  // all processes hold the same report (it is gathered before writing).
   const std::uint64_t n = r.bytes.size();
-  std::vector<std::uint64_t> rows;
-  if (is_root)
-    for (std::uint64_t i = 0; i < n; ++i) rows.push_back(i);
-  out.write_rows("/collectives/bytes", n, rows, is_root ? r.bytes : std::vector<std::uint64_t>{});
-  out.write_rows("/collectives/iteration", n, rows, is_root ? r.iteration : std::vector<std::int64_t>{});
-  out.write_rows("/collectives/start_ns", n, rows, is_root ? r.start_ns : std::vector<double>{});
-  out.write_rows("/collectives/end_ns", n, rows, is_root ? r.end_ns : std::vector<double>{});
-  out.write_rows("/collectives/algbw_gbps", n, rows, is_root ? r.algbw_gbps : std::vector<double>{});
-  out.write_rows("/collectives/busbw_gbps", n, rows, is_root ? r.busbw_gbps : std::vector<double>{});
+  const bool one_job = n > 0 && std::all_of(r.job.begin(), r.job.end(), [&](std::uint32_t j) { return j == r.job[0]; });
+  if (one_job) {
+    out.attr("/collectives", "op", r.op[0]);
+    out.attr("/collectives", "algorithm", r.algorithm[0]);
+    out.attr("/collectives", "ranks", static_cast<std::uint64_t>(r.ranks[0]));
+  }
+  const RootRows w{out, is_root};
+  w.col("/collectives/job", n, r.job);
+  w.strings("/collectives/op", n, r.op);
+  w.strings("/collectives/algorithm", n, r.algorithm);
+  w.col("/collectives/ranks", n, r.ranks);
+  w.col("/collectives/bytes", n, r.bytes);
+  w.col("/collectives/iteration", n, r.iteration);
+  w.col("/collectives/start_ns", n, r.start_ns);
+  w.col("/collectives/end_ns", n, r.end_ns);
+  w.col("/collectives/algbw_gbps", n, r.algbw_gbps);
+  w.col("/collectives/busbw_gbps", n, r.busbw_gbps);
+}
+
+void write_jobs(H5Writer& out, const std::vector<JobRow>& jobs, bool is_root) {
+  out.group("/jobs");
+  const std::uint64_t n = jobs.size();
+  const auto strings = [&](auto field) {
+    std::vector<std::string> v;
+    for (const auto& j : jobs) v.push_back(j.*field);
+    return v;
+  };
+  const auto u32 = [&](auto field) {
+    std::vector<std::uint32_t> v;
+    for (const auto& j : jobs) v.push_back(j.*field);
+    return v;
+  };
+  const auto f64 = [&](auto field) {
+    std::vector<double> v;
+    for (const auto& j : jobs) v.push_back(j.*field);
+    return v;
+  };
+  const RootRows w{out, is_root};
+  w.strings("/jobs/kind", n, strings(&JobRow::kind));
+  w.strings("/jobs/model", n, strings(&JobRow::model));
+  w.strings("/jobs/schedule", n, strings(&JobRow::schedule));
+  w.strings("/jobs/op", n, strings(&JobRow::op));
+  w.strings("/jobs/algorithm", n, strings(&JobRow::algorithm));
+  w.col("/jobs/data_parallel", n, u32(&JobRow::data_parallel));
+  w.col("/jobs/pipeline_parallel", n, u32(&JobRow::pipeline_parallel));
+  w.col("/jobs/tensor_parallel", n, u32(&JobRow::tensor_parallel));
+  w.col("/jobs/expert_parallel", n, u32(&JobRow::expert_parallel));
+  w.col("/jobs/micro_batches", n, u32(&JobRow::micro_batches));
+  w.col("/jobs/endpoints", n, u32(&JobRow::endpoints));
+  w.col("/jobs/start_ns", n, f64(&JobRow::start_ns));
+  w.col("/jobs/mean_iteration_ns", n, f64(&JobRow::mean_time_ns));
 }
 
 void write_dnn(H5Writer& out, const DnnReport& r, bool is_root) {
-  const auto all = [&](std::uint64_t n) {
-    std::vector<std::uint64_t> rows;
-    if (is_root)
-      for (std::uint64_t i = 0; i < n; ++i) rows.push_back(i);
-    return rows;
-  };
-  const auto col = [&](const std::string& name, std::uint64_t n, const auto& v) {
-    using V = std::decay_t<decltype(v)>;
-    out.write_rows(name, n, all(n), is_root ? v : V{});
-  };
-  out.group("/jobs");
-  std::string models, schedules;
-  std::vector<std::uint32_t> d, p, o, e, mb, eps;
-  std::vector<double> start, mean;
-  for (const auto& j : r.jobs) {
-    models += (models.empty() ? "" : "\n") + j.model;
-    schedules += (schedules.empty() ? "" : "\n") + j.schedule;
-    d.push_back(j.data_parallel);
-    p.push_back(j.pipeline_parallel);
-    o.push_back(j.tensor_parallel);
-    e.push_back(j.expert_parallel);
-    mb.push_back(j.micro_batches);
-    eps.push_back(j.endpoints);
-    start.push_back(j.start_ns);
-    mean.push_back(j.mean_time_ns);
-  }
-  out.attr("/jobs", "models", models);
-  out.attr("/jobs", "schedules", schedules);
-  const std::uint64_t nj = r.jobs.size();
-  col("/jobs/data_parallel", nj, d);
-  col("/jobs/pipeline_parallel", nj, p);
-  col("/jobs/tensor_parallel", nj, o);
-  col("/jobs/expert_parallel", nj, e);
-  col("/jobs/micro_batches", nj, mb);
-  col("/jobs/endpoints", nj, eps);
-  col("/jobs/start_ns", nj, start);
-  col("/jobs/mean_iteration_ns", nj, mean);
   out.group("/iterations");
+  const RootRows w{out, is_root};
   const std::uint64_t n = r.job.size();
-  col("/iterations/job", n, r.job);
-  col("/iterations/iteration", n, r.iteration);
-  col("/iterations/start_ns", n, r.start_ns);
-  col("/iterations/end_ns", n, r.end_ns);
-  col("/iterations/time_ns", n, r.time_ns);
-  col("/iterations/compute_ns", n, r.compute_ns);
-  col("/iterations/exposed_comm_ns", n, r.exposed_comm_ns);
+  w.col("/iterations/job", n, r.job);
+  w.col("/iterations/iteration", n, r.iteration);
+  w.col("/iterations/start_ns", n, r.start_ns);
+  w.col("/iterations/end_ns", n, r.end_ns);
+  w.col("/iterations/time_ns", n, r.time_ns);
+  w.col("/iterations/compute_ns", n, r.compute_ns);
+  w.col("/iterations/exposed_comm_ns", n, r.exposed_comm_ns);
   for (std::size_t q = 0; q < r.phase_names.size(); ++q)
-    col("/iterations/" + r.phase_names[q] + "_ns", n, r.phase_ns[q]);
+    w.col("/iterations/" + r.phase_names[q] + "_ns", n, r.phase_ns[q]);
 }
 
 std::uint64_t peak_memory_bytes() {

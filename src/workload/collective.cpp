@@ -51,40 +51,49 @@ double busbw_factor(CollectiveOp op, std::uint32_t ranks) {
 }
 
 std::vector<net::EndpointId> communicator(const CollectiveParams& p, std::uint32_t endpoints) {
+  std::vector<net::EndpointId> free = p.available;
+  if (free.empty()) {
+    free.resize(endpoints);
+    std::iota(free.begin(), free.end(), 0u);
+  }
+  const bool all = free.size() == endpoints;
   std::vector<net::EndpointId> out;
   if (p.placement == "list") {
     if (p.endpoints.size() < 2) throw ConfigError("workload.endpoints: a communicator needs at least 2 endpoints");
-    std::vector<std::uint8_t> seen(endpoints, 0);
+    std::vector<std::uint8_t> ok(endpoints, 0), seen(endpoints, 0);
+    for (net::EndpointId e : free) ok[e] = 1;
     for (std::uint32_t e : p.endpoints) {
       if (e >= endpoints)
         throw ConfigError("workload.endpoints: " + std::to_string(e) + " is not an endpoint (there are " +
                           std::to_string(endpoints) + ")");
+      if (!ok[e]) throw ConfigError("workload.endpoints: endpoint " + std::to_string(e) + " belongs to another job");
       if (seen[e]) throw ConfigError("workload.endpoints: endpoint " + std::to_string(e) + " appears twice");
       seen[e] = 1;
       out.push_back(e);
     }
     return out;
   }
-  const std::uint32_t n = p.ranks == 0 ? endpoints : p.ranks;
-  if (n < 2 || n > endpoints)
-    throw ConfigError("workload.ranks: " + std::to_string(n) + " ranks on " + std::to_string(endpoints) +
-                      " endpoints (need 2 to " + std::to_string(endpoints) + ")");
+  const auto avail = static_cast<std::uint32_t>(free.size());
+  const std::uint32_t n = p.ranks == 0 ? avail : p.ranks;
+  if (n < 2 || n > avail)
+    throw ConfigError("workload.ranks: " + std::to_string(n) + " ranks on " + std::to_string(avail) +
+                      (all ? " endpoints" : " free endpoints") + " (need 2 to " + std::to_string(avail) + ")");
   if (p.placement == "linear" || p.placement == "by_server") {
     // Endpoints are numbered server by server (GPU g of server s is s*G + g).
-    for (std::uint32_t i = 0; i < n; ++i) out.push_back(i);
+    out.assign(free.begin(), free.begin() + n);
   } else if (p.placement == "by_rail") {
     // Rail by rail: GPU 0 of every server, then GPU 1, ...
     const std::uint32_t G = std::max(1u, p.gpus_per_server);
     if (endpoints % G != 0)
       throw ConfigError("workload.placement: by_rail needs whole servers of " + std::to_string(G) + " GPUs");
-    const std::uint32_t servers = endpoints / G;
-    for (std::uint32_t k = 0; k < n; ++k) out.push_back((k % servers) * G + k / servers);
+    std::stable_sort(free.begin(), free.end(), [G](net::EndpointId a, net::EndpointId b) {
+      return std::pair{a % G, a / G} < std::pair{b % G, b / G};
+    });
+    out.assign(free.begin(), free.begin() + n);
   } else if (p.placement == "random") {
-    std::vector<net::EndpointId> all(endpoints);
-    std::iota(all.begin(), all.end(), 0u);
     util::RandomStream rng(p.seed, 0x434F'4D4D'0000ull);  // "COMM"
-    for (std::uint32_t i = 0; i < n; ++i) std::swap(all[i], all[i + rng.below(endpoints - i)]);
-    out.assign(all.begin(), all.begin() + n);
+    for (std::uint32_t i = 0; i < n; ++i) std::swap(free[i], free[i + rng.below(avail - i)]);
+    out.assign(free.begin(), free.begin() + n);
   } else {
     throw ConfigError("workload.placement: unknown placement '" + p.placement +
                       "' (linear, by_server, by_rail, random or list)");
@@ -599,6 +608,12 @@ CollectiveBenchmark::CollectiveBenchmark(TaskGraph& g, const CollectiveParams& p
   if (params_.sizes.empty()) throw ConfigError("workload.sizes: give at least one size");
   if (params_.iterations == 0) throw ConfigError("workload.iterations: must be at least 1");
   std::vector<TaskGraph::TaskId> prev;  // every rank's end of the previous operation
+  if (params_.start > SimTime::zero()) {  // the first one waits for the start time
+    for (net::EndpointId e : ranks_) {
+      prev.push_back(g.add_join(e, label));
+      g.not_before(prev.back(), params_.start);
+    }
+  }
   for (std::uint32_t si = 0; si < params_.sizes.size(); ++si) {
     CollectiveSpec spec;
     spec.op = params_.op;

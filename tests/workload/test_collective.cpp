@@ -443,7 +443,7 @@ TEST(Collective, MultiRingAndTorus2dMatchAlphaBetaOnOneSwitch) {
   CollectiveParams p;
   p.algorithm = "multi_ring";
   p.sizes = {1 << 16};
-  for (const auto [rows, cols] : {std::pair{4u, 4u}, std::pair{8u, 4u}, std::pair{3u, 9u}}) {
+  for (const auto& [rows, cols] : {std::pair{4u, 4u}, std::pair{8u, 4u}, std::pair{3u, 9u}}) {
     SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(cols));
     const std::uint32_t n = rows * cols;
     Bench b(n);

@@ -53,7 +53,8 @@ DnnModel uniform_model(std::uint32_t layers, double fwd, double bwd, std::uint64
   m.minibatch = 64;
   for (std::uint32_t i = 0; i < layers; ++i) {
     DnnLayer l;
-    l.name = "l" + std::to_string(i);
+    l.name = "l";
+    l.name += std::to_string(i);
     l.forward_ns = fwd;
     l.backward_ns = bwd;
     l.params = params;

@@ -59,12 +59,13 @@ void write_network(H5Writer& out, const net::Network& network, const net::Networ
                    const std::vector<std::int32_t>& node_rank, bool write_flows, double sim_time_ns,
                    double interval_ns);
 
-/// One collective benchmark (workload.kind = "collective"): per operation
-/// instance, rows of /collectives.
+/// The collective benchmarks of a run (workload.kind = "collective", or
+/// [[jobs]] of that kind): one row of /collectives per operation instance.
 struct CollectiveReport {
-  std::string op;
-  std::string algorithm;
-  std::uint32_t ranks = 0;
+  std::vector<std::uint32_t> job;    ///< job index (0 without [[jobs]])
+  std::vector<std::string> op;
+  std::vector<std::string> algorithm;
+  std::vector<std::uint32_t> ranks;
   std::vector<std::uint64_t> bytes;
   std::vector<std::int64_t> iteration;  ///< < 0: warm-up
   std::vector<double> start_ns;
@@ -72,22 +73,28 @@ struct CollectiveReport {
   std::vector<double> algbw_gbps;
   std::vector<double> busbw_gbps;
 };
-/// /collectives: attributes op, algorithm, ranks; datasets per instance.
-/// Collective call; the root's report is written.
+/// /collectives: datasets per instance; when every row is of one job, also
+/// attributes op, algorithm, ranks.  Collective call; the root's report is
+/// written.
 void write_collectives(H5Writer& out, const CollectiveReport& report, bool is_root);
 
-/// DNN jobs (workload.kind = "dnn"): one row per job and iteration in
-/// /iterations, one per job in /jobs.
+/// One row of /jobs: a collective benchmark or a DNN job.
+struct JobRow {
+  std::string kind;       ///< "collective" or "dnn"
+  std::string model;      ///< dnn
+  std::string schedule;   ///< dnn
+  std::string op;         ///< collective
+  std::string algorithm;  ///< collective
+  std::uint32_t data_parallel = 0, pipeline_parallel = 0, tensor_parallel = 0, expert_parallel = 0;
+  std::uint32_t micro_batches = 0, endpoints = 0;
+  double start_ns = 0;
+  double mean_time_ns = 0;  ///< dnn: over the timed iterations
+};
+/// /jobs.  Collective call; the root's rows are written.
+void write_jobs(H5Writer& out, const std::vector<JobRow>& jobs, bool is_root);
+
+/// DNN jobs: one row per job and iteration in /iterations.
 struct DnnReport {
-  struct Job {
-    std::string model;
-    std::string schedule;
-    std::uint32_t data_parallel = 1, pipeline_parallel = 1, tensor_parallel = 1, expert_parallel = 1;
-    std::uint32_t micro_batches = 1, endpoints = 0;
-    double start_ns = 0;
-    double mean_time_ns = 0;  ///< over the timed iterations
-  };
-  std::vector<Job> jobs;
   std::vector<std::string> phase_names;  ///< columns <name>_ns of /iterations
   std::vector<std::uint32_t> job;
   std::vector<std::int64_t> iteration;  ///< < 0: warm-up

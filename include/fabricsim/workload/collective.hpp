@@ -47,6 +47,9 @@ struct CollectiveParams {
   std::uint32_t ranks = 0;
   std::string placement = "linear";
   std::vector<std::uint32_t> endpoints;
+  /// The endpoints the placement chooses from, in order (a job of a
+  /// multi-job run gets those no earlier job took); empty: all.
+  std::vector<std::uint32_t> available;
   /// GPUs per server (leaf_spine), for "by_server" (= linear: endpoints are
   /// numbered server by server) and "by_rail" (GPU 0 of every server, then
   /// GPU 1, ...); 1 elsewhere.
@@ -63,8 +66,9 @@ struct CollectiveParams {
   std::uint64_t seed = 1;
 };
 
-/// The communicator's endpoints, in rank order.  ConfigError (naming
-/// workload.*) for bad ranks, placement or list.
+/// The communicator's endpoints, in rank order, chosen among `p.available`
+/// (empty: all `endpoints`).  ConfigError (naming workload.*) for bad
+/// ranks, placement or list.
 std::vector<net::EndpointId> communicator(const CollectiveParams& p, std::uint32_t endpoints);
 
 /// One operation of a collective on a communicator, as it is planned into

@@ -1,0 +1,195 @@
+#include "jobs.hpp"
+
+#include <algorithm>
+#include <cstdint>
+
+#include <fmt/format.h>
+
+#include "fabricsim/util/error.hpp"
+#include "scenario.hpp"
+
+namespace fabricsim::app {
+
+bool runs_jobs(const config::Config& cfg) {
+  const std::string& kind = cfg.get_string("workload.kind");
+  return cfg.job_count() > 0 || kind == "dnn" || kind == "collective";
+}
+
+RunJobs::RunJobs(const config::Config& cfg, net::Network& network, core::Simulator& sim)
+    : net_(network), graph_(std::make_unique<workload::TaskGraph>(network, sim)) {
+  const bool tables = cfg.job_count() > 0;
+  const std::vector<config::Config> cfgs = tables ? cfg.jobs() : std::vector<config::Config>{cfg};
+  const auto endpoints = static_cast<std::uint32_t>(network.topology().endpoint_count());
+  std::vector<std::uint8_t> used(endpoints, 0);
+  for (std::size_t j = 0; j < cfgs.size(); ++j) {
+    const config::Config& c = cfgs[j];
+    try {
+      const std::string& kind = c.get_string("workload.kind");
+      Job job;
+      if (kind == "dnn") {
+        job.dnn = std::make_unique<workload::DnnJob>(*graph_, dnn_params(c, endpoints, used), static_cast<std::uint32_t>(j));
+      } else if (kind == "collective") {
+        workload::CollectiveParams p = collective_params(c);
+        for (net::EndpointId e = 0; e < endpoints; ++e)
+          if (!used[e]) p.available.push_back(e);
+        if (p.available.empty())
+          throw util::ConfigError("workload.ranks: no endpoints are left for this job");
+        job.coll = std::make_unique<workload::CollectiveBenchmark>(*graph_, p, static_cast<std::uint32_t>(j));
+        for (net::EndpointId e : job.coll->ranks()) used[e] = 1;
+      } else {
+        throw util::ConfigError("workload.kind: a [[jobs]] table runs a dnn or collective job, not '" + kind +
+                                "' (set kind in [workload] or in the table)");
+      }
+      jobs_.push_back(std::move(job));
+    } catch (const util::ConfigError& e) {
+      const std::string where = c.locate(e.what());
+      throw util::ConfigError(tables ? fmt::format("{} (job {})", where, j) : where);
+    }
+  }
+  graph_->start(core::SimTime::zero());
+}
+
+bool RunJobs::has_dnn() const {
+  return std::any_of(jobs_.begin(), jobs_.end(), [](const Job& j) { return j.dnn != nullptr; });
+}
+
+bool RunJobs::has_collective() const {
+  return std::any_of(jobs_.begin(), jobs_.end(), [](const Job& j) { return j.coll != nullptr; });
+}
+
+RunJobs::Reports RunJobs::report(const par::Comm& comm, bool complete) const {
+  Reports out;
+  if (complete && comm.allreduce_sum(graph_->completed()) != comm.allreduce_sum(graph_->local_tasks()))
+    throw util::UserError("internal check failed: the task graph did not complete");
+  const net::Topology& topo = net_.topology();
+  for (std::size_t q = 0; q < workload::kDnnPhases - 1; ++q)  // all but the control joins
+    out.dnn.phase_names.emplace_back(workload::to_string(static_cast<workload::DnnPhase>(q)));
+  out.dnn.phase_ns.resize(out.dnn.phase_names.size());
+  for (std::size_t j = 0; j < jobs_.size(); ++j) {
+    stats::JobRow row;
+    if (const auto* dnn = jobs_[j].dnn.get()) {
+      auto partial = dnn->partial(*graph_);
+      comm.allreduce_max(partial.times);
+      const auto& jp = dnn->params();
+      row.kind = "dnn";
+      row.model = jp.model.name;
+      row.schedule = jp.schedule;
+      row.data_parallel = jp.data_parallel;
+      row.pipeline_parallel = jp.pipeline_parallel;
+      row.tensor_parallel = jp.tensor_parallel;
+      row.expert_parallel = jp.expert_parallel;
+      row.micro_batches = jp.micro_batches;
+      row.endpoints = static_cast<std::uint32_t>(jp.endpoints.size());
+      row.start_ns = jp.start.ns();
+      int timed = 0;
+      auto& d = out.dnn;
+      for (const auto& it : dnn->results(partial, *graph_)) {
+        d.job.push_back(static_cast<std::uint32_t>(j));
+        d.iteration.push_back(it.iteration);
+        d.start_ns.push_back(it.start_ns);
+        d.end_ns.push_back(it.end_ns);
+        d.time_ns.push_back(it.time_ns);
+        d.compute_ns.push_back(it.compute_ns);
+        d.exposed_comm_ns.push_back(it.exposed_comm_ns);
+        for (std::size_t q = 0; q < d.phase_ns.size(); ++q) d.phase_ns[q].push_back(it.phase_ns[q]);
+        if (it.iteration >= 0) {
+          row.mean_time_ns += it.time_ns;
+          ++timed;
+        }
+      }
+      row.mean_time_ns /= std::max(timed, 1);
+    } else {
+      // Each operation instance from its first post (known where its sender
+      // runs) to its last arrival (where its receiver runs).
+      const auto& bench = *jobs_[j].coll;
+      const auto& inst = bench.instances();
+      std::vector<std::int64_t> first(inst.size(), INT64_MAX), last(inst.size(), INT64_MIN);
+      for (std::size_t i = 0; i < inst.size(); ++i)
+        for (net::MessageId m = inst[i].first; m < inst[i].last; ++m) {
+          const auto& msg = net_.messages()[m];
+          if (net_.owns(topo.endpoint_node(msg.src))) first[i] = std::min(first[i], msg.post_time.ps());
+          if (net_.owns(topo.endpoint_node(msg.dst))) last[i] = std::max(last[i], msg.end_time.ps());
+        }
+      comm.allreduce_min(first);
+      comm.allreduce_max(last);
+      const auto& cp = bench.params();
+      const auto n = static_cast<std::uint32_t>(bench.ranks().size());
+      row.kind = "collective";
+      row.op = workload::to_string(cp.op);
+      row.algorithm = cp.algorithm;
+      row.endpoints = n;
+      row.start_ns = cp.start.ns();
+      auto& c = out.collectives;
+      for (std::size_t i = 0; i < inst.size(); ++i) {
+        const double t_ns = static_cast<double>(last[i] - first[i]) / 1000.0;
+        const double alg = static_cast<double>(inst[i].bytes) * 8.0 / t_ns;  // Gb/s
+        c.job.push_back(static_cast<std::uint32_t>(j));
+        c.op.push_back(row.op);
+        c.algorithm.push_back(row.algorithm);
+        c.ranks.push_back(n);
+        c.bytes.push_back(inst[i].bytes);
+        c.iteration.push_back(inst[i].iteration);
+        c.start_ns.push_back(static_cast<double>(first[i]) / 1000.0);
+        c.end_ns.push_back(static_cast<double>(last[i]) / 1000.0);
+        c.algbw_gbps.push_back(alg);
+        c.busbw_gbps.push_back(alg * workload::busbw_factor(cp.op, n));
+      }
+    }
+    out.jobs.push_back(row);
+  }
+  return out;
+}
+
+void RunJobs::print(const Reports& r) const {
+  const bool several = jobs_.size() > 1;
+  for (std::size_t j = 0; j < jobs_.size(); ++j) {
+    const auto& jr = r.jobs[j];
+    if (jobs_[j].dnn) {
+      // Per iteration: time, compute, exposed communication, and where the
+      // time of the endpoint with the most compute went.
+      const auto& d = r.dnn;
+      fmt::print("\n# job {}: {} on {} endpoints (D {} x P {} x O {}, E {}), {} micro-batches, {}; mean "
+                 "iteration {:.3f} ms\n",
+                 j, jr.model, jr.endpoints, jr.data_parallel, jr.pipeline_parallel, jr.tensor_parallel,
+                 jr.expert_parallel, jr.micro_batches, jr.schedule, jr.mean_time_ns / 1e6);
+      fmt::print("# {:>5} {:>11} {:>11} {:>11}", "iter", "time (us)", "compute", "exposed");
+      for (const auto& name : d.phase_names) fmt::print(" {:>11}", name.substr(0, 11));
+      fmt::print("\n");
+      for (std::size_t i = 0; i < d.job.size(); ++i) {
+        if (d.job[i] != j) continue;
+        fmt::print("  {:>5} {:>11.2f} {:>11.2f} {:>11.2f}", d.iteration[i], d.time_ns[i] / 1e3, d.compute_ns[i] / 1e3,
+                   d.exposed_comm_ns[i] / 1e3);
+        for (const auto& ph : d.phase_ns) fmt::print(" {:>11.2f}", ph[i] / 1e3);
+        fmt::print("\n");
+      }
+      continue;
+    }
+    // NCCL-tests layout: per size, the mean over the timed iterations.
+    const auto& bench = *jobs_[j].coll;
+    const auto& cp = bench.params();
+    const auto& c = r.collectives;
+    fmt::print("\n# {}{} ({}), {} ranks ({} placement), {} warm-up + {} timed iterations per size\n",
+               several ? fmt::format("job {}: ", j) : std::string(), jr.op, jr.algorithm, jr.endpoints, cp.placement,
+               cp.warmup, cp.iterations);
+    fmt::print("# {:>12} {:>12} {:>6} {:>10} {:>9} {:>9}\n", "size", "count", "type", "time", "algbw", "busbw");
+    fmt::print("# {:>12} {:>12} {:>6} {:>10} {:>9} {:>9}\n", "(B)", "(elements)", "", "(us)", "(GB/s)", "(GB/s)");
+    // This job's rows of the report, in instance order.
+    std::size_t row0 = 0;
+    while (row0 < c.job.size() && c.job[row0] != j) ++row0;
+    for (std::size_t si = 0; si < cp.sizes.size(); ++si) {
+      double t_ns = 0;
+      int k = 0;
+      for (std::size_t i = 0; i < bench.instances().size(); ++i)
+        if (bench.instances()[i].size_index == si && c.iteration[row0 + i] >= 0) {
+          t_ns += c.end_ns[row0 + i] - c.start_ns[row0 + i];
+          ++k;
+        }
+      t_ns /= k;
+      const double algbw = static_cast<double>(cp.sizes[si]) / t_ns;  // bytes per ns = GB/s
+      fmt::print("  {:>12} {:>12} {:>6} {:>10.2f} {:>9.2f} {:>9.2f}\n", cp.sizes[si], cp.sizes[si] / 4, "float",
+                 t_ns / 1000.0, algbw, algbw * workload::busbw_factor(cp.op, jr.endpoints));
+    }
+  }
+}
+
+}  // namespace fabricsim::app

@@ -1,0 +1,58 @@
+// The dependent workloads of a run: a collective benchmark
+// (workload.kind = "collective"), a DNN job (kind = "dnn"), or one of
+// either per [[jobs]] table, all in one task graph on the shared fabric.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "fabricsim/config/config.hpp"
+#include "fabricsim/core/simulator.hpp"
+#include "fabricsim/net/network.hpp"
+#include "fabricsim/par/comm.hpp"
+#include "fabricsim/stats/run_output.hpp"
+#include "fabricsim/workload/collective.hpp"
+#include "fabricsim/workload/dnn.hpp"
+#include "fabricsim/workload/task_graph.hpp"
+
+namespace fabricsim::app {
+
+/// Whether the configuration runs task-graph jobs (rather than traffic).
+bool runs_jobs(const config::Config& cfg);
+
+class RunJobs {
+ public:
+  /// Plans every job into one graph and starts it.  Jobs get disjoint
+  /// endpoints, in table order.  ConfigError located in the job's table.
+  RunJobs(const config::Config& cfg, net::Network& network, core::Simulator& sim);
+
+  workload::TaskGraph& graph() { return *graph_; }
+  bool has_dnn() const;
+  bool has_collective() const;
+
+  /// After the run, on every process: the rows of /jobs, /iterations and
+  /// /collectives (collective calls over `comm`; every process gets the
+  /// whole report).  Throws UserError if `complete` and the graph did not
+  /// finish.
+  struct Reports {
+    std::vector<stats::JobRow> jobs;
+    stats::DnnReport dnn;
+    stats::CollectiveReport collectives;
+  };
+  Reports report(const par::Comm& comm, bool complete) const;
+
+  /// The per-job tables on stdout: per DNN iteration its breakdown, per
+  /// collective size the NCCL-tests columns.
+  void print(const Reports& r) const;
+
+ private:
+  struct Job {
+    std::unique_ptr<workload::DnnJob> dnn;
+    std::unique_ptr<workload::CollectiveBenchmark> coll;
+  };
+  net::Network& net_;
+  std::unique_ptr<workload::TaskGraph> graph_;
+  std::vector<Job> jobs_;
+};
+
+}  // namespace fabricsim::app
