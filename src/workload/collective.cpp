@@ -116,6 +116,7 @@ struct Send {
   std::int64_t after2 = -1;
   std::int32_t wait = -1;
   std::int32_t feed = -1;
+  std::uint8_t conn = 0;  // which of the schedule's concurrent instances (its own connections)
 };
 
 // A barrier at one rank: completes when every send feeding it has arrived
@@ -503,6 +504,12 @@ Schedule collective_schedule(const CollectiveSpec& spec, std::uint32_t n) {
   Schedule sc;
   const std::uint64_t S = spec.bytes;
   const std::string& a = spec.algorithm;
+  // The sends appended since `from` form concurrent instance k, with
+  // connections of their own (as NCCL runs them on separate channels): its
+  // messages are not ordered behind another instance's to the same peer.
+  const auto instance = [&sc](std::size_t from, std::uint8_t k) {
+    for (std::size_t i = from; i < sc.sends.size(); ++i) sc.sends[i].conn = k;
+  };
   if (spec.op == CollectiveOp::Barrier) {
     append_barrier(sc, n);
   } else if (a == "halving_doubling") {
@@ -525,24 +532,35 @@ Schedule collective_schedule(const CollectiveSpec& spec, std::uint32_t n) {
       by_col[r % cols].push_back(r);
     }
     append_two_level(sc, S - S / 2, by_row, n, spec.chunk_bytes, +1);
+    const std::size_t second = sc.sends.size();
     append_two_level(sc, S / 2, by_col, n, spec.chunk_bytes, -1);
+    instance(second, 1);
   } else if (a == "multi_ring") {
     // Two edge-disjoint Hamiltonian cycles, each used in both directions:
     // four rings of a quarter of the data each.
     const auto [rows, cols] = collective_grid(spec, n);
     const auto cycles = hamiltonian_cycles(rows, cols);
     const std::uint64_t quarter[4] = {S / 4 + (S % 4 > 0), S / 4 + (S % 4 > 1), S / 4 + (S % 4 > 2), S / 4};
-    for (int k = 0; k < 4; ++k)
+    for (int k = 0; k < 4; ++k) {
+      const std::size_t from = sc.sends.size();
       append_ring(sc, spec.op, quarter[k], n, spec.chunk_bytes, k % 2 == 0 ? +1 : -1, &cycles[k / 2]);
+      instance(from, static_cast<std::uint8_t>(k));
+    }
   } else if (a == "double_binary_tree") {
+    // Two trees on two channels: a pair joined in both (a child in one, a
+    // parent in the other) has a connection per tree.
     append_tree(sc, S - S / 2, n, spec.chunk_bytes, false);
+    const std::size_t second = sc.sends.size();
     append_tree(sc, S / 2, n, spec.chunk_bytes, true);
+    instance(second, 1);
   } else if (a == "direct") {
     append_direct(sc, spec.op, S, n);
   } else if (a == "bidirectional_ring") {
     // Half the buffer each way round (the first half one byte more when S is odd).
     append_ring(sc, spec.op, S - S / 2, n, spec.chunk_bytes, +1);
+    const std::size_t second = sc.sends.size();
     append_ring(sc, spec.op, S / 2, n, spec.chunk_bytes, -1);
+    instance(second, 1);
   } else {
     append_ring(sc, spec.op, S, n, spec.chunk_bytes, +1);
   }
@@ -588,9 +606,10 @@ std::vector<TaskGraph::TaskId> append_collective(TaskGraph& g, const CollectiveS
       if (x.feed >= 0) g.depend(msg[k], bar[static_cast<std::size_t>(x.feed)]);
       g.depend(msg[k], end[x.to]);
       g.depend_sent(msg[k], end[x.from]);
-      // Per (sender, receiver) connection of the channel, messages go in
-      // schedule order.
-      const auto [it, fresh] = last_on_connection.try_emplace(static_cast<std::uint64_t>(x.from) * n + x.to, msg[k]);
+      // Per (sender, receiver) connection of the channel and instance,
+      // messages go in schedule order.
+      const std::uint64_t connection = ((static_cast<std::uint64_t>(x.from) * n + x.to) << 8) | x.conn;
+      const auto [it, fresh] = last_on_connection.try_emplace(connection, msg[k]);
       if (!fresh) {
         g.depend_sent(it->second, msg[k]);
         it->second = msg[k];

@@ -511,6 +511,64 @@ TEST(Collective, ChannelsSplitTheBufferIntoConcurrentInstances) {
   EXPECT_THROW(b.run(p), util::ConfigError);
 }
 
+TEST(Collective, EveryAlgorithmAtBothEndsOfTheSizeRange) {
+  // The range, 64 KiB and 256 MiB, for the algorithms the other
+  // tests time at middle sizes (the ring and pairwise cover it above).
+  // Alpha-beta on one switch, derived per algorithm: a round in which
+  // every busy NIC (or receiving link) carries k messages of b bytes takes
+  // alpha + k serializations of b, `shared(k, b)`.
+  const double alpha = 2 * kLatency + kSwitch;
+  const auto ser = [](std::uint64_t bytes) { return static_cast<double>(message_ps(bytes) - 2 * kLatency - kSwitch); };
+  const auto shared = [&](std::uint32_t k, std::uint64_t bytes) { return k * ser(bytes) + alpha; };
+  for (std::uint64_t S : {64ull << 10, 256ull << 20}) {
+    const auto measure = [&](std::uint32_t n, CollectiveOp op, const char* algorithm, std::uint32_t extra = 0) {
+      Bench b(n);
+      CollectiveParams p;
+      p.op = op;
+      p.algorithm = algorithm;
+      p.sizes = {S};
+      p.gpus_per_server = extra;
+      b.run(p);
+      return static_cast<double>(b.time_ps(0));
+    };
+    struct Case {
+      const char* what;
+      double got, want;
+    };
+    const std::uint32_t n = 8;
+    std::int64_t hd = 0;  // halving-doubling: one message per step, S/2 ... S/n and back
+    for (std::uint64_t d = S / 2; d >= S / n; d /= 2) hd += 2 * message_ps(d);
+    const Case cases[] = {
+        // Both directions at once: two messages of S/2n per NIC per step.
+        {"bidirectional_ring", measure(n, CollectiveOp::Allreduce, "bidirectional_ring"), 2.0 * (n - 1) * shared(2, S / (2 * n))},
+        // All n-1 parts at once, twice for allreduce.
+        {"direct allreduce", measure(n, CollectiveOp::Allreduce, "direct"), 2 * shared(n - 1, S / n)},
+        {"direct alltoall", measure(n, CollectiveOp::Alltoall, "direct"), shared(n - 1, S / n)},
+        {"halving_doubling", measure(n, CollectiveOp::Allreduce, "halving_doubling"), static_cast<double>(hd)},
+        // Servers of 2: G-1 steps of S/2 inside, 2(4-1) steps of S/8 across, G-1 inside.
+        {"hierarchical", measure(n, CollectiveOp::Allreduce, "hierarchical", 2),
+         static_cast<double>(2 * message_ps(S / 2) + 6 * message_ps(S / 8))},
+        // 7 ranks, two complete trees of depth 2, each over S/2: every round
+        // (leaves up, up to the root, root down, down to the leaves) a busy
+        // NIC or receiving link carries two halves.
+        {"double_binary_tree", measure(7, CollectiveOp::Allreduce, "double_binary_tree"), 4 * shared(2, S / 2)},
+        // Broadcast and reduce down/up a binary tree of 7: two rounds of two whole buffers.
+        {"tree broadcast", measure(7, CollectiveOp::Broadcast, "tree"), 2 * shared(2, S)},
+        {"tree reduce", measure(7, CollectiveOp::Reduce, "tree"), 2 * shared(2, S)},
+        {"ring broadcast", measure(7, CollectiveOp::Broadcast, "ring"), 6.0 * static_cast<double>(message_ps(S))},
+        // 3 x 3: four rings of S/4, 2(9-1) steps of four S/36 messages;
+        // torus_2d two halves, 2(3-1) row steps of two S/6 and 2(3-1)
+        // column steps of two S/18.  The instances are not in lockstep: a
+        // ring's next step leaves while the NIC still sends the others', so
+        // the NIC never idles and only one alpha shows.
+        {"multi_ring", measure(9, CollectiveOp::Allreduce, "multi_ring"), 16 * 4 * ser(S / 36) + alpha},
+        {"torus_2d", measure(9, CollectiveOp::Allreduce, "torus_2d"), 4 * 2 * ser(S / 6) + 4 * 2 * ser(S / 18) + alpha},
+    };
+    for (const Case& c : cases)
+      EXPECT_NEAR(c.got, c.want, 0.02 * c.want) << c.what << " S=" << S;
+  }
+}
+
 TEST(Collective, BarrierIsLogRoundsOfOneByte) {
   for (std::uint32_t n : {2u, 5u, 8u, 9u}) {
     Bench b(n);
