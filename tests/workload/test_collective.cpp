@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -516,56 +517,82 @@ TEST(Collective, EveryAlgorithmAtBothEndsOfTheSizeRange) {
   // tests time at middle sizes (the ring and pairwise cover it above).
   // Alpha-beta on one switch, derived per algorithm: a round in which
   // every busy NIC (or receiving link) carries k messages of b bytes takes
-  // alpha + k serializations of b, `shared(k, b)`.
+  // alpha + k serializations of b, `shared(k, b)`.  And every endpoint's
+  // payload, from its NIC link's counters, against the algorithm's volume.
   const double alpha = 2 * kLatency + kSwitch;
   const auto ser = [](std::uint64_t bytes) { return static_cast<double>(message_ps(bytes) - 2 * kLatency - kSwitch); };
   const auto shared = [&](std::uint32_t k, std::uint64_t bytes) { return k * ser(bytes) + alpha; };
+  // Children of heap position i among n.
+  const auto children = [](std::uint32_t i, std::uint32_t n) {
+    return static_cast<double>((2 * i + 1 < n) + (2 * i + 2 < n));
+  };
   for (std::uint64_t S : {64ull << 10, 256ull << 20}) {
-    const auto measure = [&](std::uint32_t n, CollectiveOp op, const char* algorithm, std::uint32_t extra = 0) {
-      Bench b(n);
-      CollectiveParams p;
-      p.op = op;
-      p.algorithm = algorithm;
-      p.sizes = {S};
-      p.gpus_per_server = extra;
-      b.run(p);
-      return static_cast<double>(b.time_ps(0));
-    };
+    const double s = static_cast<double>(S);
     struct Case {
       const char* what;
-      double got, want;
+      std::uint32_t n;
+      CollectiveOp op;
+      const char* algorithm;
+      double want;                               // ps
+      std::function<double(std::uint32_t)> volume;  // payload bytes sent by rank r
     };
-    const std::uint32_t n = 8;
-    std::int64_t hd = 0;  // halving-doubling: one message per step, S/2 ... S/n and back
-    for (std::uint64_t d = S / 2; d >= S / n; d /= 2) hd += 2 * message_ps(d);
+    std::int64_t hd = 0;  // halving-doubling: one message per step, S/2 ... S/8 and back
+    for (std::uint64_t d = S / 2; d >= S / 8; d /= 2) hd += 2 * message_ps(d);
+    const auto ring_volume = [s](std::uint32_t n) { return [s, n](std::uint32_t) { return 2.0 * (n - 1) * s / n; }; };
     const Case cases[] = {
         // Both directions at once: two messages of S/2n per NIC per step.
-        {"bidirectional_ring", measure(n, CollectiveOp::Allreduce, "bidirectional_ring"), 2.0 * (n - 1) * shared(2, S / (2 * n))},
+        {"bidirectional_ring", 8, CollectiveOp::Allreduce, "bidirectional_ring", 14 * shared(2, S / 16), ring_volume(8)},
         // All n-1 parts at once, twice for allreduce.
-        {"direct allreduce", measure(n, CollectiveOp::Allreduce, "direct"), 2 * shared(n - 1, S / n)},
-        {"direct alltoall", measure(n, CollectiveOp::Alltoall, "direct"), shared(n - 1, S / n)},
-        {"halving_doubling", measure(n, CollectiveOp::Allreduce, "halving_doubling"), static_cast<double>(hd)},
-        // Servers of 2: G-1 steps of S/2 inside, 2(4-1) steps of S/8 across, G-1 inside.
-        {"hierarchical", measure(n, CollectiveOp::Allreduce, "hierarchical", 2),
-         static_cast<double>(2 * message_ps(S / 2) + 6 * message_ps(S / 8))},
-        // 7 ranks, two complete trees of depth 2, each over S/2: every round
-        // (leaves up, up to the root, root down, down to the leaves) a busy
-        // NIC or receiving link carries two halves.
-        {"double_binary_tree", measure(7, CollectiveOp::Allreduce, "double_binary_tree"), 4 * shared(2, S / 2)},
-        // Broadcast and reduce down/up a binary tree of 7: two rounds of two whole buffers.
-        {"tree broadcast", measure(7, CollectiveOp::Broadcast, "tree"), 2 * shared(2, S)},
-        {"tree reduce", measure(7, CollectiveOp::Reduce, "tree"), 2 * shared(2, S)},
-        {"ring broadcast", measure(7, CollectiveOp::Broadcast, "ring"), 6.0 * static_cast<double>(message_ps(S))},
+        {"direct allreduce", 8, CollectiveOp::Allreduce, "direct", 2 * shared(7, S / 8), ring_volume(8)},
+        {"direct alltoall", 8, CollectiveOp::Alltoall, "direct", shared(7, S / 8), [s](std::uint32_t) { return 7 * s / 8; }},
+        {"halving_doubling", 8, CollectiveOp::Allreduce, "halving_doubling", static_cast<double>(hd), ring_volume(8)},
+        // Servers of 2: a step of S/2 inside, 2(4-1) steps of S/8 across,
+        // a step of S/2 inside; S/2 + 6 S/8 + S/2 per rank.
+        {"hierarchical", 8, CollectiveOp::Allreduce, "hierarchical",
+         static_cast<double>(2 * message_ps(S / 2) + 6 * message_ps(S / 8)), [s](std::uint32_t) { return 1.75 * s; }},
+        // 7 ranks, two complete trees of depth 2 (heap order, and reversed),
+        // each over S/2: every round (leaves up, up to the root, root down,
+        // down to the leaves) a busy NIC or receiving link carries two
+        // halves.  A rank sends its half up (but the root) and down to each child, per tree.
+        {"double_binary_tree", 7, CollectiveOp::Allreduce, "double_binary_tree", 4 * shared(2, S / 2),
+         [&](std::uint32_t r) {
+           return s / 2 * ((r != 0) + children(r, 7) + (r != 6) + children(6 - r, 7));
+         }},
+        // Broadcast down / reduce up a binary tree of 7 from rank 0: two
+        // rounds of two whole buffers; a rank sends S per child (broadcast)
+        // or S to its parent (reduce).
+        {"tree broadcast", 7, CollectiveOp::Broadcast, "tree", 2 * shared(2, S), [&](std::uint32_t r) { return s * children(r, 7); }},
+        {"tree reduce", 7, CollectiveOp::Reduce, "tree", 2 * shared(2, S), [s](std::uint32_t r) { return r == 0 ? 0.0 : s; }},
+        // A chain 0 -> 1 -> ... -> 6, store and forward.
+        {"ring broadcast", 7, CollectiveOp::Broadcast, "ring", 6.0 * static_cast<double>(message_ps(S)),
+         [s](std::uint32_t r) { return r == 6 ? 0.0 : s; }},
         // 3 x 3: four rings of S/4, 2(9-1) steps of four S/36 messages;
         // torus_2d two halves, 2(3-1) row steps of two S/6 and 2(3-1)
         // column steps of two S/18.  The instances are not in lockstep: a
         // ring's next step leaves while the NIC still sends the others', so
-        // the NIC never idles and only one alpha shows.
-        {"multi_ring", measure(9, CollectiveOp::Allreduce, "multi_ring"), 16 * 4 * ser(S / 36) + alpha},
-        {"torus_2d", measure(9, CollectiveOp::Allreduce, "torus_2d"), 4 * 2 * ser(S / 6) + 4 * 2 * ser(S / 18) + alpha},
+        // the NIC never idles and only one alpha shows.  Both move a
+        // ring's volume.
+        {"multi_ring", 9, CollectiveOp::Allreduce, "multi_ring", 16 * 4 * ser(S / 36) + alpha, ring_volume(9)},
+        {"torus_2d", 9, CollectiveOp::Allreduce, "torus_2d", 4 * 2 * ser(S / 6) + 4 * 2 * ser(S / 18) + alpha,
+         ring_volume(9)},
     };
-    for (const Case& c : cases)
-      EXPECT_NEAR(c.got, c.want, 0.02 * c.want) << c.what << " S=" << S;
+    for (const Case& c : cases) {
+      SCOPED_TRACE(std::string(c.what) + " S=" + std::to_string(S));
+      Bench b(c.n);
+      CollectiveParams p;
+      p.op = c.op;
+      p.algorithm = c.algorithm;
+      p.sizes = {S};
+      p.gpus_per_server = 2;
+      b.run(p);
+      EXPECT_NEAR(static_cast<double>(b.time_ps(0)), c.want, 0.02 * c.want);
+      const auto& st = b.net->link_stats();
+      for (std::uint32_t e = 0; e < c.n; ++e) {
+        const net::LinkId nic = b.topo.node(b.topo.endpoint_node(e)).out[0];
+        // Within a byte per message: parts round up.
+        EXPECT_NEAR(static_cast<double>(st.tx_bytes[nic] - 64 * st.tx_packets[nic]), c.volume(e), 64.0) << "rank " << e;
+      }
+    }
   }
 }
 
