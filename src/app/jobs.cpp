@@ -16,7 +16,9 @@ bool runs_jobs(const config::Config& cfg) {
 }
 
 RunJobs::RunJobs(const config::Config& cfg, net::Network& network, core::Simulator& sim)
-    : net_(network), graph_(std::make_unique<workload::TaskGraph>(network, sim)) {
+    : net_(network),
+      timeline_(cfg.get_bool("output.timeline")),
+      graph_(std::make_unique<workload::TaskGraph>(network, sim)) {
   const bool tables = cfg.job_count() > 0;
   const std::vector<config::Config> cfgs = tables ? cfg.jobs() : std::vector<config::Config>{cfg};
   const auto endpoints = static_cast<std::uint32_t>(network.topology().endpoint_count());
@@ -64,6 +66,7 @@ RunJobs::Reports RunJobs::report(const par::Comm& comm, bool complete) const {
   const net::Topology& topo = net_.topology();
   for (std::size_t q = 0; q < workload::kDnnPhases - 1; ++q)  // all but the control joins
     out.dnn.phase_names.emplace_back(workload::to_string(static_cast<workload::DnnPhase>(q)));
+  out.timeline.phase_names = out.dnn.phase_names;
   out.dnn.phase_ns.resize(out.dnn.phase_names.size());
   for (std::size_t j = 0; j < jobs_.size(); ++j) {
     stats::JobRow row;
@@ -98,6 +101,19 @@ RunJobs::Reports RunJobs::report(const par::Comm& comm, bool complete) const {
         }
       }
       row.mean_time_ns /= std::max(timed, 1);
+      if (timeline_) {
+        workload::DnnJob::Timeline t;
+        dnn->timeline(*graph_, partial, out.timeline.total, comm.is_root(), t);
+        out.timeline.total += dnn->timeline_rows(*graph_);
+        auto& tl = out.timeline;
+        tl.rows.insert(tl.rows.end(), t.row.begin(), t.row.end());
+        tl.job.insert(tl.job.end(), t.job.begin(), t.job.end());
+        tl.endpoint.insert(tl.endpoint.end(), t.endpoint.begin(), t.endpoint.end());
+        tl.iteration.insert(tl.iteration.end(), t.iteration.begin(), t.iteration.end());
+        tl.phase.insert(tl.phase.end(), t.phase.begin(), t.phase.end());
+        tl.start_ns.insert(tl.start_ns.end(), t.start_ns.begin(), t.start_ns.end());
+        tl.end_ns.insert(tl.end_ns.end(), t.end_ns.begin(), t.end_ns.end());
+      }
     } else {
       // Each operation instance from its first post (known where its sender
       // runs) to its last arrival (where its receiver runs).

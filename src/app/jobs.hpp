@@ -32,12 +32,14 @@ class RunJobs {
 
   /// After the run, on every process: the rows of /jobs, /iterations and
   /// /collectives (collective calls over `comm`; every process gets the
-  /// whole report).  Throws UserError if `complete` and the graph did not
+  /// whole report, but the timeline, of which it holds its own rows).
+  /// Throws UserError if `complete` and the graph did not
   /// finish.
   struct Reports {
     std::vector<stats::JobRow> jobs;
     stats::DnnReport dnn;
     stats::CollectiveReport collectives;
+    stats::TimelineReport timeline;  ///< output.timeline: this process's rows
   };
   Reports report(const par::Comm& comm, bool complete) const;
 
@@ -51,6 +53,7 @@ class RunJobs {
     std::unique_ptr<workload::CollectiveBenchmark> coll;
   };
   net::Network& net_;
+  bool timeline_ = false;
   std::unique_ptr<workload::TaskGraph> graph_;
   std::vector<Job> jobs_;
 };

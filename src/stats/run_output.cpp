@@ -103,6 +103,19 @@ void write_dnn(H5Writer& out, const DnnReport& r, bool is_root) {
     w.col("/iterations/" + r.phase_names[q] + "_ns", n, r.phase_ns[q]);
 }
 
+void write_timeline(H5Writer& out, const TimelineReport& t) {
+  out.group("/timeline");
+  std::string names;
+  for (const auto& n : t.phase_names) names += (names.empty() ? "" : ",") + n;
+  out.attr("/timeline", "phase_names", names);
+  out.write_rows("/timeline/job", t.total, t.rows, t.job);
+  out.write_rows("/timeline/endpoint", t.total, t.rows, t.endpoint);
+  out.write_rows("/timeline/iteration", t.total, t.rows, t.iteration);
+  out.write_rows("/timeline/phase", t.total, t.rows, t.phase);
+  out.write_rows("/timeline/start_ns", t.total, t.rows, t.start_ns);
+  out.write_rows("/timeline/end_ns", t.total, t.rows, t.end_ns);
+}
+
 std::uint64_t peak_memory_bytes() {
   struct rusage ru {};
   getrusage(RUSAGE_SELF, &ru);

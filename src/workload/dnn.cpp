@@ -288,18 +288,9 @@ std::vector<DnnIteration> DnnJob::results(const Partial& combined, const TaskGra
   const std::uint32_t iters = iterations_total();
   // Compute per (iteration, endpoint, phase), from the plan.
   std::vector<double> phase(std::size_t{iters} * K * kDnnPhases, 0.0);
-  for (std::size_t k = 0; k < K; ++k) {
-    std::uint32_t it = 0;
-    for (TaskId t : tasks_[k]) {
-      const auto& task = g.task(t);
-      if (t == iter_end_[it][k]) {
-        ++it;
-        continue;
-      }
-      if (task.kind == TaskGraph::Kind::Compute)
-        phase[(it * K + k) * kDnnPhases + (task.label & 0xFF)] += task.duration.ns();
-    }
-  }
+  each_compute(g, [&](std::size_t k, std::uint32_t it, const TaskGraph::Task& task) {
+    phase[(it * K + k) * kDnnPhases + (task.label & 0xFF)] += task.duration.ns();
+  });
   const std::size_t base = 2 * iters * K;
   for (std::size_t i = 0; i < ops_.size(); ++i) {
     const std::int64_t a = combined.times[base + 2 * i], z = combined.times[base + 2 * i + 1];
@@ -337,6 +328,42 @@ std::vector<DnnIteration> DnnJob::results(const Partial& combined, const TaskGra
     out.push_back(r);
   }
   return out;
+}
+
+std::uint64_t DnnJob::timeline_rows(const TaskGraph& g) const {
+  std::uint64_t n = ops_.size();
+  each_compute(g, [&](std::size_t, std::uint32_t, const TaskGraph::Task&) { ++n; });
+  return n;
+}
+
+void DnnJob::timeline(const TaskGraph& g, const Partial& combined, std::uint64_t first_row, bool communications,
+                      Timeline& out) const {
+  const net::Network& net = g.network();
+  const std::size_t K = params_.endpoints.size();
+  const auto add = [&](std::uint64_t row, std::size_t k, std::uint32_t it, std::uint8_t phase, double a, double z) {
+    out.row.push_back(row);
+    out.job.push_back(job_);
+    out.endpoint.push_back(params_.endpoints[k]);
+    out.iteration.push_back(static_cast<std::int32_t>(it) - static_cast<std::int32_t>(params_.warmup));
+    out.phase.push_back(phase);
+    out.start_ns.push_back(a);
+    out.end_ns.push_back(z);
+  };
+  std::uint64_t row = first_row;
+  each_compute(g, [&](std::size_t k, std::uint32_t it, const TaskGraph::Task& task) {
+    if (net.owns(net.topology().endpoint_node(params_.endpoints[k])))  // (-1: never ran, the run was cut short)
+      add(row, k, it, static_cast<std::uint8_t>(task.label & 0xFF),
+          task.start == SimTime::max() ? -1.0 : task.start.ns(), task.end == SimTime::max() ? -1.0 : task.end.ns());
+    ++row;
+  });
+  if (!communications) return;
+  const std::size_t base = 2 * std::size_t{iterations_total()} * K;
+  for (std::size_t i = 0; i < ops_.size(); ++i, ++row) {
+    const Op& op = ops_[i];
+    const auto ns = [](std::int64_t ps) { return ps == INT64_MIN ? -1.0 : static_cast<double>(ps) / 1000.0; };
+    add(row, op.endpoint_index, op.iteration, static_cast<std::uint8_t>(op.phase), ns(combined.times[base + 2 * i]),
+        ns(combined.times[base + 2 * i + 1]));
+  }
 }
 
 }  // namespace fabricsim::workload

@@ -58,6 +58,47 @@ jobs = f["jobs"]
 assert list(jobs["endpoints"][:]) == [8, 8] and list(jobs["pipeline_parallel"][:]) == [2, 2]
 print("PASS: /iterations, /jobs")
 PY
+# The timeline: per endpoint, compute tasks one at a time (one stream),
+# their durations adding up to /iterations' compute of the busiest endpoint;
+# communications within their iteration.  Then the analysis script's table,
+# stacked bars and Gantt chart of one endpoint.
+"$exe" run "$dir/run.toml" --set output.timeline=true -o "$dir/t.h5" > /dev/null
+"$python" - "$dir/t.h5" <<'PY'
+import sys, h5py, numpy as np
+f = h5py.File(sys.argv[1], "r")
+t = f["timeline"]
+names = t.attrs["phase_names"]
+names = (names.decode() if isinstance(names, bytes) else names).split(",")
+job, ep, it, ph = t["job"][:], t["endpoint"][:], t["iteration"][:], t["phase"][:]
+a, z = t["start_ns"][:], t["end_ns"][:]
+assert np.all(a >= 0) and np.all(z >= a)
+compute = np.isin(ph, [names.index(n) for n in ("forward", "backward", "optimizer")])
+assert np.all(np.isin(ph[~compute], [names.index(n) for n in ("data_parallel", "pipeline", "tensor_parallel")]))
+its = f["iterations"]
+for j in (0, 1):
+    assert len(np.unique(ep[job == j])) == 8
+    for k in np.unique(it[job == j]):
+        row = (its["job"][:] == j) & (its["iteration"][:] == k)
+        best = 0
+        for e in np.unique(ep[job == j]):
+            sel = (job == j) & (ep == e) & (it == k) & compute
+            order = np.argsort(a[sel])
+            assert np.all(a[sel][order][1:] >= z[sel][order][:-1] - 1e-6), "two compute tasks at once"
+            best = max(best, (z[sel] - a[sel]).sum())
+        assert np.isclose(best, its["compute_ns"][:][row][0]), (best, its["compute_ns"][:][row])
+        sel = (job == j) & (it == k)
+        assert z[sel].max() <= its["end_ns"][:][row][0] + 1e-6  # all of it done by the iteration's end
+print("PASS: /timeline")
+PY
+MPLBACKEND=Agg "$python" "$src/analysis/fabricsim_dnn.py" "$dir/t.h5" "$dir/d.h5" --label a --label b \
+  --bars "$dir/bars.png" --gantt "$dir/gantt.png" --job 1 > "$dir/dnn.txt"
+cat "$dir/dnn.txt"
+[ "$(grep -cE '^ +[01] +toy ' "$dir/dnn.txt")" = 4 ] || { echo "FAIL: table rows"; exit 1; }
+[ -s "$dir/bars.png" ] && [ -s "$dir/gantt.png" ] || { echo "FAIL: no plots"; exit 1; }
+if "$python" "$src/analysis/fabricsim_dnn.py" "$dir/d.h5" --gantt "$dir/g2.png" 2> "$dir/err.txt"; then
+  echo "FAIL: a Gantt chart without /timeline"; exit 1
+fi
+grep -q "no /timeline: rerun with --set output.timeline=true" "$dir/err.txt" || { cat "$dir/err.txt"; exit 1; }
 # Bad model file: one line naming file, line and key; no output file.
 sed 's/^params = 250000/parms = 250000/' "$src/tests/app/dnn_toy_model.toml" > "$dir/bad.toml"
 if "$exe" run "$dir/run.toml" --set workload.model="$dir/bad.toml" -o "$dir/bad.h5" 2> "$dir/err.txt"; then

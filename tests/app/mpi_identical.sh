@@ -35,7 +35,7 @@ case $case in
   dnn) args=(--set topology.endpoints=24 --set topology.radix=8 --set workload.kind=dnn
              --set workload.model="$(cd "$(dirname "$0")" && pwd)/dnn_toy_model.toml" --set workload.data_parallel=2
              --set workload.pipeline_parallel=2 --set workload.tensor_parallel=2 --set workload.micro_batches=2
-             --set workload.placement=random --set workload.iterations=2) ;;
+             --set workload.placement=random --set workload.iterations=2 --set output.timeline=true) ;;
   *) echo "unknown case $case"; exit 2 ;;
 esac
 "$exe" run "${args[@]}" --set output.interval_ns=500 -o "$dir/seq.h5" > /dev/null
@@ -45,7 +45,7 @@ grep -q "$ranks ranks \[partitioned\]" "$dir/par.txt" || { cat "$dir/par.txt"; e
 fail=0
 groups="/links /flows /nodes/kind /nodes/level /nodes/name"
 [ "$case" = collective ] && groups="$groups /collectives"
-[ "$case" = dnn ] && groups="$groups /iterations /jobs"
+[ "$case" = dnn ] && groups="$groups /iterations /jobs /timeline"
 for g in $groups; do
   h5diff -q "$dir/seq.h5" "$dir/par.h5" "$g" "$g" > /dev/null || { echo "FAIL: $g differs"; fail=1; }
 done

@@ -104,6 +104,20 @@ struct DnnReport {
 /// Collective call; the root's report is written.
 void write_dnn(H5Writer& out, const DnnReport& report, bool is_root);
 
+/// /timeline (output.timeline): per DNN endpoint its compute tasks and its
+/// communications.  Collective call; each process writes the rows it
+/// holds (`rows` are their global row numbers, `total` the row count).
+struct TimelineReport {
+  std::uint64_t total = 0;
+  std::vector<std::string> phase_names;
+  std::vector<std::uint64_t> rows;
+  std::vector<std::uint32_t> job, endpoint;
+  std::vector<std::int32_t> iteration;
+  std::vector<std::uint8_t> phase;
+  std::vector<double> start_ns, end_ns;
+};
+void write_timeline(H5Writer& out, const TimelineReport& t);
+
 /// Peak resident memory of this process, in bytes.
 std::uint64_t peak_memory_bytes();
 

@@ -118,6 +118,23 @@ class DnnJob {
   Partial partial(const TaskGraph& g) const;
   /// Iteration results from the combined partials.
   std::vector<DnnIteration> results(const Partial& combined, const TaskGraph& g) const;
+
+  /// Rows of the timeline (output.timeline): per endpoint its compute tasks
+  /// and its communications (begin to end), with iteration and phase.  Row
+  /// numbers are the same on every process: the job's compute tasks in
+  /// endpoint-layout order, then its communications, from `first_row` on.
+  struct Timeline {
+    std::vector<std::uint64_t> row;
+    std::vector<std::uint32_t> job, endpoint;
+    std::vector<std::int32_t> iteration;
+    std::vector<std::uint8_t> phase;
+    std::vector<double> start_ns, end_ns;
+  };
+  std::uint64_t timeline_rows(const TaskGraph& g) const;
+  /// Appends the rows this process knows: compute tasks at its endpoints,
+  /// and (if `communications`) every communication, from the combined partials.
+  void timeline(const TaskGraph& g, const Partial& combined, std::uint64_t first_row, bool communications,
+                Timeline& out) const;
   std::uint32_t iterations_total() const { return params_.warmup + params_.iterations; }
 
  private:
@@ -127,6 +144,21 @@ class DnnJob {
     DnnPhase phase;
     TaskGraph::TaskId begin, end;
   };
+  /// f(endpoint index, iteration index, task) for every compute task, per
+  /// endpoint in plan order.
+  template <typename F>
+  void each_compute(const TaskGraph& g, F f) const {
+    for (std::size_t k = 0; k < tasks_.size(); ++k) {
+      std::uint32_t it = 0;
+      for (TaskGraph::TaskId t : tasks_[k]) {
+        if (t == iter_end_[it][k]) {
+          ++it;
+          continue;
+        }
+        if (g.task(t).kind == TaskGraph::Kind::Compute) f(k, it, g.task(t));
+      }
+    }
+  }
   DnnParams params_;
   std::uint32_t job_;
   std::vector<std::vector<TaskGraph::TaskId>> tasks_;  // per endpoint index: its compute and join tasks
