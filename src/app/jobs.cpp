@@ -32,7 +32,11 @@ RunJobs::RunJobs(const config::Config& cfg, net::Network& network, core::Simulat
         job.dnn = std::make_unique<workload::DnnJob>(*graph_, dnn_params(c, endpoints, used), static_cast<std::uint32_t>(j));
       } else if (kind == "collective") {
         workload::CollectiveParams p = collective_params(c);
-        for (net::EndpointId e = 0; e < endpoints; ++e)
+        std::vector<net::EndpointId> order = std::move(p.available);  // by_board's order, or all in id order
+        if (order.empty())
+          for (net::EndpointId e = 0; e < endpoints; ++e) order.push_back(e);
+        p.available.clear();
+        for (net::EndpointId e : order)
           if (!used[e]) p.available.push_back(e);
         if (p.available.empty())
           throw util::ConfigError("workload.ranks: no endpoints are left for this job");

@@ -284,6 +284,42 @@ workload::TrafficParams traffic_params(const config::Config& cfg) {
   return p;
 }
 
+std::vector<net::EndpointId> board_order(const config::Config& cfg) {
+  if (cfg.get_string("topology.kind") != "hammingmesh")
+    throw util::ConfigError("workload.placement: by_board places ranks board by board on a hammingmesh topology; "
+                            "this one is a " + cfg.get_string("topology.kind"));
+  const std::uint32_t a = u32(cfg, "topology.board_a"), b = u32(cfg, "topology.board_b");
+  const std::uint32_t x = u32(cfg, "topology.x"), y = u32(cfg, "topology.y");
+  // On a board (rows i of `a` accelerators j): a cycle through its mesh when
+  // one exists (an even number of rows, or of columns: along row 0, snake
+  // back and forth over columns 1.. of the other rows, return up column 0),
+  // else a snake path.
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> cell;  // (i, j)
+  const auto cycle = [&cell](std::uint32_t rows, std::uint32_t cols, bool swap) {
+    const auto put = [&](std::uint32_t r, std::uint32_t c) { cell.emplace_back(swap ? c : r, swap ? r : c); };
+    for (std::uint32_t c = 0; c < cols; ++c) put(0, c);
+    for (std::uint32_t r = 1; r < rows; ++r)
+      for (std::uint32_t k = 1; k < cols; ++k) put(r, r % 2 == 1 ? cols - k : k);
+    for (std::uint32_t r = rows; r-- > 1;) put(r, 0);
+  };
+  if (b % 2 == 0 && a >= 2) {
+    cycle(b, a, false);
+  } else if (a % 2 == 0 && b >= 2) {
+    cycle(a, b, true);
+  } else {
+    for (std::uint32_t i = 0; i < b; ++i)
+      for (std::uint32_t k = 0; k < a; ++k) cell.emplace_back(i, i % 2 == 0 ? k : a - 1 - k);
+  }
+  // Boards in a snake over the board grid.
+  std::vector<net::EndpointId> out;
+  for (std::uint32_t Y = 0; Y < y; ++Y)
+    for (std::uint32_t k = 0; k < x; ++k) {
+      const std::uint32_t X = Y % 2 == 0 ? k : x - 1 - k;
+      for (const auto& [i, j] : cell) out.push_back(((Y * x + X) * b + i) * a + j);
+    }
+  return out;
+}
+
 workload::CollectiveParams collective_params(const config::Config& cfg) {
   workload::CollectiveParams p;
   p.op = workload::parse_collective_op(cfg.get_string("workload.op"));
@@ -295,6 +331,7 @@ workload::CollectiveParams collective_params(const config::Config& cfg) {
   p.grid_rows = u32(cfg, "workload.grid_rows");
   p.ranks = u32(cfg, "workload.ranks");
   p.placement = cfg.get_string("workload.placement");
+  if (p.placement == "by_board") p.available = board_order(cfg);
   for (std::int64_t e : cfg.get_int_list("workload.endpoints")) p.endpoints.push_back(static_cast<std::uint32_t>(e));
   p.sizes.clear();
   for (std::int64_t s : cfg.get_int_list("workload.sizes")) {
@@ -340,10 +377,15 @@ workload::DnnParams dnn_params(const config::Config& cfg, std::uint32_t endpoint
   p.warmup = u32(cfg, "workload.warmup");
   p.start = SimTime::from_ns_f(cfg.get_float("workload.start_ns"));
   const std::uint32_t n = workload::dnn_endpoints(p);
-  std::vector<net::EndpointId> free;
-  for (net::EndpointId e = 0; e < endpoints; ++e)
-    if (!used[e]) free.push_back(e);
   const std::string& placement = cfg.get_string("workload.placement");
+  std::vector<net::EndpointId> free;
+  if (placement == "by_board") {
+    for (net::EndpointId e : board_order(cfg))
+      if (!used[e]) free.push_back(e);
+  } else {
+    for (net::EndpointId e = 0; e < endpoints; ++e)
+      if (!used[e]) free.push_back(e);
+  }
   if (placement == "list") {
     for (std::int64_t e : cfg.get_int_list("workload.endpoints")) {
       if (e < 0 || e >= endpoints || used[static_cast<std::size_t>(e)])

@@ -35,6 +35,12 @@ Routing setup_routing(const config::Config& cfg, const net::Topology& topo, net:
 net::CostModel cost_model(const config::Config& cfg);
 net::NetworkParams network_params(const config::Config& cfg);
 workload::TrafficParams traffic_params(const config::Config& cfg);
+/// The endpoints of a hammingmesh in the order of placement "by_board":
+/// board after board in a snake over the board grid, each board's
+/// accelerators along a cycle of its mesh (consecutive ranks are
+/// board-link neighbours, so rings of a board's size stay on the board).
+/// ConfigError on other topologies.
+std::vector<net::EndpointId> board_order(const config::Config& cfg);
 /// workload.kind = "collective": its parameters (sizes from `sizes`, or
 /// the min_bytes..max_bytes range by step_factor).
 workload::CollectiveParams collective_params(const config::Config& cfg);
