@@ -12,7 +12,7 @@ namespace fabricsim::app {
 
 bool runs_jobs(const config::Config& cfg) {
   const std::string& kind = cfg.get_string("workload.kind");
-  return cfg.job_count() > 0 || kind == "dnn" || kind == "collective";
+  return cfg.job_count() > 0 || kind == "dnn" || kind == "collective" || kind == "trace";
 }
 
 RunJobs::RunJobs(const config::Config& cfg, net::Network& network, core::Simulator& sim)
@@ -42,8 +42,11 @@ RunJobs::RunJobs(const config::Config& cfg, net::Network& network, core::Simulat
           throw util::ConfigError("workload.ranks: no endpoints are left for this job");
         job.coll = std::make_unique<workload::CollectiveBenchmark>(*graph_, p, static_cast<std::uint32_t>(j));
         for (net::EndpointId e : job.coll->ranks()) used[e] = 1;
+      } else if (kind == "trace") {
+        job.trace =
+            std::make_unique<workload::TraceJob>(*graph_, trace_params(c, endpoints, used), static_cast<std::uint32_t>(j));
       } else {
-        throw util::ConfigError("workload.kind: a [[jobs]] table runs a dnn or collective job, not '" + kind +
+        throw util::ConfigError("workload.kind: a [[jobs]] table runs a dnn, collective or trace job, not '" + kind +
                                 "' (set kind in [workload] or in the table)");
       }
       jobs_.push_back(std::move(job));
@@ -57,6 +60,10 @@ RunJobs::RunJobs(const config::Config& cfg, net::Network& network, core::Simulat
 
 bool RunJobs::has_dnn() const {
   return std::any_of(jobs_.begin(), jobs_.end(), [](const Job& j) { return j.dnn != nullptr; });
+}
+
+bool RunJobs::has_iterations() const {
+  return std::any_of(jobs_.begin(), jobs_.end(), [](const Job& j) { return j.dnn != nullptr || j.trace != nullptr; });
 }
 
 bool RunJobs::has_collective() const {
@@ -118,6 +125,24 @@ RunJobs::Reports RunJobs::report(const par::Comm& comm, bool complete) const {
         tl.start_ns.insert(tl.start_ns.end(), t.start_ns.begin(), t.start_ns.end());
         tl.end_ns.insert(tl.end_ns.end(), t.end_ns.begin(), t.end_ns.end());
       }
+    } else if (const auto* tj = jobs_[j].trace.get()) {
+      auto partial = tj->partial(*graph_);
+      comm.allreduce_max(partial.times);
+      const auto res = tj->result(partial, *graph_);
+      row.kind = "trace";
+      row.model = tj->params().trace.name;
+      row.endpoints = static_cast<std::uint32_t>(tj->params().endpoints.size());
+      row.start_ns = res.start_ns;
+      row.mean_time_ns = res.time_ns;
+      auto& d = out.dnn;
+      d.job.push_back(static_cast<std::uint32_t>(j));
+      d.iteration.push_back(0);
+      d.start_ns.push_back(res.start_ns);
+      d.end_ns.push_back(res.end_ns);
+      d.time_ns.push_back(res.time_ns);
+      d.compute_ns.push_back(res.compute_ns);
+      d.exposed_comm_ns.push_back(res.time_ns - res.compute_ns);
+      for (auto& ph : d.phase_ns) ph.push_back(0.0);  // (a trace's nodes carry no phase)
     } else {
       // Each operation instance from its first post (known where its sender
       // runs) to its last arrival (where its receiver runs).
@@ -164,6 +189,16 @@ void RunJobs::print(const Reports& r) const {
   const bool several = jobs_.size() > 1;
   for (std::size_t j = 0; j < jobs_.size(); ++j) {
     const auto& jr = r.jobs[j];
+    if (jobs_[j].trace) {
+      const auto& d = r.dnn;
+      for (std::size_t i = 0; i < d.job.size(); ++i)
+        if (d.job[i] == j)
+          fmt::print("\n# job {}: trace {} on {} endpoints: {:.3f} us, compute {:.3f} us (the busiest rank), exposed "
+                     "communication {:.3f} us\n",
+                     j, jr.model.empty() ? "(unnamed)" : jr.model, jr.endpoints, d.time_ns[i] / 1e3,
+                     d.compute_ns[i] / 1e3, d.exposed_comm_ns[i] / 1e3);
+      continue;
+    }
     if (jobs_[j].dnn) {
       // Per iteration: time, compute, exposed communication, and where the
       // time of the endpoint with the most compute went.

@@ -1,6 +1,7 @@
 // The dependent workloads of a run: a collective benchmark
-// (workload.kind = "collective"), a DNN job (kind = "dnn"), or one of
-// either per [[jobs]] table, all in one task graph on the shared fabric.
+// (workload.kind = "collective"), a DNN job (kind = "dnn"), a trace replay
+// (kind = "trace"), or one of them per [[jobs]] table, all in one task
+// graph on the shared fabric.
 #pragma once
 
 #include <memory>
@@ -14,6 +15,7 @@
 #include "fabricsim/workload/collective.hpp"
 #include "fabricsim/workload/dnn.hpp"
 #include "fabricsim/workload/task_graph.hpp"
+#include "fabricsim/workload/trace.hpp"
 
 namespace fabricsim::app {
 
@@ -27,6 +29,8 @@ class RunJobs {
   RunJobs(const config::Config& cfg, net::Network& network, core::Simulator& sim);
 
   workload::TaskGraph& graph() { return *graph_; }
+  /// DNN or trace jobs: rows of /iterations.
+  bool has_iterations() const;
   bool has_dnn() const;
   bool has_collective() const;
 
@@ -51,6 +55,7 @@ class RunJobs {
   struct Job {
     std::unique_ptr<workload::DnnJob> dnn;
     std::unique_ptr<workload::CollectiveBenchmark> coll;
+    std::unique_ptr<workload::TraceJob> trace;
   };
   net::Network& net_;
   bool timeline_ = false;

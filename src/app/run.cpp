@@ -283,7 +283,7 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
     if (dependent) {
       stats::write_jobs(writer, reports.jobs, comm.is_root());
       if (jobs->has_collective()) stats::write_collectives(writer, reports.collectives, comm.is_root());
-      if (jobs->has_dnn()) stats::write_dnn(writer, reports.dnn, comm.is_root());
+      if (jobs->has_iterations()) stats::write_dnn(writer, reports.dnn, comm.is_root());
       if (jobs->has_dnn() && cfg.get_bool("output.timeline")) stats::write_timeline(writer, reports.timeline);
     }
     writer.commit();

@@ -1,6 +1,7 @@
 #include "scenario.hpp"
 
 #include "model_file.hpp"
+#include "trace_file.hpp"
 #include "fabricsim/util/random.hpp"
 
 #include "graph_file.hpp"
@@ -376,8 +377,30 @@ workload::DnnParams dnn_params(const config::Config& cfg, std::uint32_t endpoint
   p.iterations = u32(cfg, "workload.iterations");
   p.warmup = u32(cfg, "workload.warmup");
   p.start = SimTime::from_ns_f(cfg.get_float("workload.start_ns"));
-  const std::uint32_t n = workload::dnn_endpoints(p);
+  p.endpoints = place_job(cfg, workload::dnn_endpoints(p), endpoints, used, "workload.data_parallel: the layout");
+  return p;
+}
+
+std::vector<net::EndpointId> place_job(const config::Config& cfg, std::uint32_t n, std::uint32_t endpoints,
+                                       std::vector<std::uint8_t>& used, const std::string& what) {
   const std::string& placement = cfg.get_string("workload.placement");
+  std::vector<net::EndpointId> out;
+  if (placement == "list") {
+    for (std::int64_t e : cfg.get_int_list("workload.endpoints")) {
+      if (e < 0 || e >= endpoints || used[static_cast<std::size_t>(e)])
+        throw util::ConfigError("workload.endpoints: endpoint " + std::to_string(e) +
+                                " does not exist or belongs to another job");
+      out.push_back(static_cast<net::EndpointId>(e));
+      used[static_cast<std::size_t>(e)] = 1;
+    }
+    if (out.size() != n)
+      throw util::ConfigError("workload.endpoints: the job needs " + std::to_string(n) + " endpoints, " +
+                              std::to_string(out.size()) + " are listed");
+    return out;
+  }
+  if (placement == "by_rail")
+    throw util::ConfigError("workload.placement: by_rail is for collectives; a dnn or trace job takes linear, "
+                            "by_server, by_board, random or list");
   std::vector<net::EndpointId> free;
   if (placement == "by_board") {
     for (net::EndpointId e : board_order(cfg))
@@ -386,31 +409,27 @@ workload::DnnParams dnn_params(const config::Config& cfg, std::uint32_t endpoint
     for (net::EndpointId e = 0; e < endpoints; ++e)
       if (!used[e]) free.push_back(e);
   }
-  if (placement == "list") {
-    for (std::int64_t e : cfg.get_int_list("workload.endpoints")) {
-      if (e < 0 || e >= endpoints || used[static_cast<std::size_t>(e)])
-        throw util::ConfigError("workload.endpoints: endpoint " + std::to_string(e) +
-                                " does not exist or belongs to another job");
-      p.endpoints.push_back(static_cast<net::EndpointId>(e));
-      used[static_cast<std::size_t>(e)] = 1;
-    }
-    if (p.endpoints.size() != n)
-      throw util::ConfigError("workload.endpoints: the layout needs " + std::to_string(n) + " endpoints, " +
-                              std::to_string(p.endpoints.size()) + " are listed");
-    return p;
-  }
-  if (placement == "by_rail")
-    throw util::ConfigError("workload.placement: by_rail is for collectives; a dnn job takes linear, by_server, "
-                            "random or list");
   if (free.size() < n)
-    throw util::ConfigError("workload.data_parallel: the layout needs " + std::to_string(n) + " endpoints, " +
-                            std::to_string(free.size()) + " are free");
+    throw util::ConfigError(what + " needs " + std::to_string(n) + " endpoints, " + std::to_string(free.size()) +
+                            " are free");
   if (placement == "random") {
     util::RandomStream rng(static_cast<std::uint64_t>(cfg.get_int("engine.seed")), 0x444E'4E00ull + used.size());
     for (std::size_t i = 0; i < n; ++i) std::swap(free[i], free[i + rng.below(free.size() - i)]);
   }
-  p.endpoints.assign(free.begin(), free.begin() + n);
-  for (net::EndpointId e : p.endpoints) used[e] = 1;
+  out.assign(free.begin(), free.begin() + n);
+  for (net::EndpointId e : out) used[e] = 1;
+  return out;
+}
+
+workload::TraceParams trace_params(const config::Config& cfg, std::uint32_t endpoints, std::vector<std::uint8_t>& used) {
+  workload::TraceParams p;
+  std::string path = cfg.get_string("workload.trace");
+  if (!path.empty() && path[0] != '/') path = cfg.base_dir() + "/" + path;
+  p.trace = load_trace(path);
+  p.algorithm = cfg.get_string("workload.algorithm");
+  if (p.algorithm == "auto") p.algorithm = "ring";
+  p.start = SimTime::from_ns_f(cfg.get_float("workload.start_ns"));
+  p.endpoints = place_job(cfg, p.trace.ranks, endpoints, used, "workload.trace: the trace");
   return p;
 }
 

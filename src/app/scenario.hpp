@@ -10,6 +10,7 @@
 #include "fabricsim/net/topology.hpp"
 #include "fabricsim/workload/collective.hpp"
 #include "fabricsim/workload/dnn.hpp"
+#include "fabricsim/workload/trace.hpp"
 #include "fabricsim/workload/traffic.hpp"
 
 namespace fabricsim::app {
@@ -48,6 +49,15 @@ workload::CollectiveParams collective_params(const config::Config& cfg);
 /// configuration's directory), with its endpoints placed among those not in
 /// `used` (which it then marks); ConfigError naming the key.
 workload::DnnParams dnn_params(const config::Config& cfg, std::uint32_t endpoints, std::vector<std::uint8_t>& used);
+/// A trace job's parameters (the trace loaded, relative to the
+/// configuration's directory), its ranks placed like a dnn job's.
+workload::TraceParams trace_params(const config::Config& cfg, std::uint32_t endpoints, std::vector<std::uint8_t>& used);
+/// `n` endpoints of a dnn or trace job by workload.placement (linear,
+/// by_server, by_board, random, list) among those not in `used`, which it
+/// then marks; ConfigError naming the key (`what` starts the message when
+/// too few are free).
+std::vector<net::EndpointId> place_job(const config::Config& cfg, std::uint32_t n, std::uint32_t endpoints,
+                                       std::vector<std::uint8_t>& used, const std::string& what);
 
 /// The node graph the partitioners split: vertices weighted by the packets
 /// the fluid estimate expects each node to send (plus one), edges carrying

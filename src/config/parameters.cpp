@@ -248,17 +248,22 @@ std::vector<ParamDecl> declare() {
                          "Hash function of `ecmp` over (src, dst, source port, destination port, protocol)."));
   p.push_back(int_param("routing", "ecmp_seed", "", 0, "Seed mixed into the `ecmp` hash.", 0, 4294967295.0));
   // ---------------------------------------------------------------- workload
-  p.push_back(enum_param("workload", "kind", "traffic", {"traffic", "collective", "dnn"},
+  p.push_back(enum_param("workload", "kind", "traffic", {"traffic", "collective", "dnn", "trace"},
                          "`traffic`: synthetic traffic patterns (see `pattern`). `collective`: an NCCL-tests style "
                          "benchmark of one collective (`op`, `algorithm`) over a communicator (`ranks`, "
                          "`placement`), for each of `sizes`, `warmup` + `iterations` times back to back. `dnn`: "
                          "training iterations of `model` on a data x pipeline x tensor x expert parallel layout "
-                         "(docs/model.md). Several dnn jobs: `[[jobs]]` tables of workload keys plus `start_ns`."));
+                         "(docs/model.md). `trace`: replay of an execution trace (`trace`, JSON close to Chakra's "
+                         "schema, docs/model.md). Several jobs: `[[jobs]]` tables of workload keys plus `start_ns`."));
   const std::vector<std::string> allreduces{"ring", "bidirectional_ring", "halving_doubling", "double_binary_tree",
                                             "direct", "multi_ring", "torus_2d", "hierarchical"};
   p.push_back(string_param("workload", "model", "model.toml",
                            "dnn: the model description (TOML, relative to the configuration file; "
                            "inputs/models/ has the reference papers' models, format in docs/models.md)."));
+  p.push_back(string_param("workload", "trace", "trace.json",
+                           "trace: the execution trace (JSON, relative to the configuration file; format in "
+                           "docs/model.md). Its collectives use `algorithm` for allreduce, reduce_scatter and "
+                           "allgather."));
   p.push_back(int_param("workload", "data_parallel", "", 1, "dnn: data-parallel replicas D.", 1, 1 << 20));
   p.push_back(int_param("workload", "pipeline_parallel", "", 1,
                         "dnn: pipeline stages P (layers split evenly, in order).", 1, 1 << 20));

@@ -93,7 +93,7 @@ done
 printf '%s\n[[jobs]]\nranks = 4\n[[jobs]]\nkind = "traffic"\n' "$head" > "$dir/bad.toml"
 if "$exe" run "$dir/bad.toml" -o "$dir/bad.h5" 2> "$dir/err.txt"; then echo "FAIL: traffic job accepted"; exit 1; fi
 cat "$dir/err.txt"
-grep -q "bad.toml:17:1: workload.kind: a \[\[jobs\]\] table runs a dnn or collective job.*(job 1)" "$dir/err.txt" ||
+grep -q "bad.toml:17:1: workload.kind: a \[\[jobs\]\] table runs a dnn, collective or trace job.*(job 1)" "$dir/err.txt" ||
   { echo "FAIL: error message"; exit 1; }
 [ ! -e "$dir/bad.h5" ] || { echo "FAIL: output file left"; exit 1; }
 echo PASS

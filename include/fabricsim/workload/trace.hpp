@@ -1,0 +1,94 @@
+// Execution traces (issue 7, trace input): a per-rank graph of compute and
+// communication nodes with dependencies, close to the Chakra execution-trace
+// schema (format in docs/model.md), replayed on the fabric through the task
+// graph:
+//
+// - a compute node occupies its rank's compute stream for its duration;
+// - a send node posts a message once its dependencies are met, and is done
+//   when the message has left the NIC; the matching receive node (the k-th
+//   send from a to b with a tag matches the k-th receive at b from a with
+//   that tag, in node-id order) is done when the message has arrived and its
+//   own dependencies are met;
+// - a collective node joins the collective of its group (the k-th
+//   collective node of a rank with a given group matches the k-th of every
+//   other member): every member begins it when its dependencies are met, and
+//   its node is done when it has finished there.
+// Dependencies (data and control alike) are between nodes of one rank;
+// ranks talk only through communication nodes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fabricsim/core/time.hpp"
+#include "fabricsim/net/network.hpp"
+#include "fabricsim/workload/collective.hpp"
+#include "fabricsim/workload/task_graph.hpp"
+
+namespace fabricsim::workload {
+
+struct TraceNode {
+  enum class Kind : std::uint8_t { Compute, Send, Recv, Collective };
+  std::uint64_t id = 0;
+  std::uint32_t rank = 0;
+  Kind kind = Kind::Compute;
+  std::string name;
+  double duration_ns = 0;  ///< compute
+  std::uint32_t peer = 0;  ///< send: destination rank; recv: source rank
+  std::int64_t tag = 0;    ///< send, recv
+  std::uint64_t bytes = 0;  ///< communication: message size, or a collective's size per rank
+  CollectiveOp op = CollectiveOp::Allreduce;  ///< collective
+  std::vector<std::uint32_t> group;           ///< collective: member ranks in rank order (empty: all)
+  std::uint32_t root = 0;                     ///< broadcast / reduce: index in the group
+  std::vector<std::uint64_t> deps;            ///< ids of nodes of the same rank
+  std::uint32_t line = 0;                     ///< where in the file (for errors)
+};
+
+struct Trace {
+  std::string file;
+  std::string name;
+  std::uint32_t ranks = 0;
+  std::vector<TraceNode> nodes;
+};
+
+struct TraceParams {
+  Trace trace;
+  /// Algorithm of allreduce, reduce_scatter and allgather nodes (alltoall
+  /// is pairwise, barriers dissemination, broadcast and reduce a tree).
+  std::string algorithm = "ring";
+  core::SimTime start;
+  /// Trace rank r runs on endpoints[r].
+  std::vector<net::EndpointId> endpoints;
+};
+
+class TraceJob {
+ public:
+  /// Plans the trace into `g` (tasks labelled job << 8 | DnnPhase: compute
+  /// nodes as Forward, communication by kind).  ConfigError "file:line:
+  /// nodes[id]...: message" for a trace that cannot run: unmatched sends or
+  /// receives, collectives whose members disagree, dependencies on unknown
+  /// nodes or across ranks, cycles.
+  TraceJob(TaskGraph& g, const TraceParams& params, std::uint32_t job);
+  const TraceParams& params() const { return params_; }
+
+  /// Per rank: first start and last completion (ps; INT64_MIN unknown), to
+  /// be combined over processes by element-wise maximum (starts negated).
+  struct Partial {
+    std::vector<std::int64_t> times;
+  };
+  Partial partial(const TaskGraph& g) const;
+  struct Result {
+    double start_ns = 0, end_ns = 0, time_ns = 0;
+    double compute_ns = 0;  ///< the most compute of one rank
+  };
+  Result result(const Partial& combined, const TaskGraph& g) const;
+
+ private:
+  TraceParams params_;
+  std::uint32_t job_;
+  std::vector<std::vector<TaskGraph::TaskId>> done_;  // per rank: the tasks completing its nodes
+  std::vector<double> compute_ns_;                    // per rank
+};
+
+}  // namespace fabricsim::workload

@@ -1,0 +1,38 @@
+// A small JSON reader for the project's own JSON inputs (execution traces):
+// the whole document as a tree of values, each knowing its line and column,
+// so that every error can name the file, line and key.  No dependency on a
+// JSON library (Debian has none among the project's build dependencies).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace fabricsim::app::json {
+
+struct Value {
+  enum class Type : std::uint8_t { Null, Bool, Number, String, Array, Object };
+  Type type = Type::Null;
+  bool boolean = false;
+  double number = 0;
+  std::string string;
+  std::vector<Value> array;
+  std::vector<std::pair<std::string, Value>> object;  ///< in file order
+  std::uint32_t line = 0, column = 0;
+
+  /// The member `key` of an object, or nullptr.
+  const Value* find(std::string_view key) const;
+};
+
+const char* to_string(Value::Type t);
+
+/// Parses `text`; ConfigError "file:line:column: message" on bad syntax
+/// (duplicate object keys included).
+Value parse(std::string_view text, const std::string& file);
+
+/// Reads and parses a file; ConfigError naming `key` if it cannot be read.
+Value parse_file(const std::string& path, const std::string& key);
+
+}  // namespace fabricsim::app::json
