@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <type_traits>
 
 namespace fabricsim::stats {
 
@@ -57,35 +58,26 @@ void write_collectives(H5Writer& out, const CollectiveReport& r, bool is_root) {
 void write_jobs(H5Writer& out, const std::vector<JobRow>& jobs, bool is_root) {
   out.group("/jobs");
   const std::uint64_t n = jobs.size();
-  const auto strings = [&](auto field) {
-    std::vector<std::string> v;
-    for (const auto& j : jobs) v.push_back(j.*field);
-    return v;
-  };
-  const auto u32 = [&](auto field) {
-    std::vector<std::uint32_t> v;
-    for (const auto& j : jobs) v.push_back(j.*field);
-    return v;
-  };
-  const auto f64 = [&](auto field) {
-    std::vector<double> v;
+  // One column: the field of every row.
+  const auto column = [&](auto field) {
+    std::vector<std::decay_t<decltype(jobs[0].*field)>> v;
     for (const auto& j : jobs) v.push_back(j.*field);
     return v;
   };
   const RootRows w{out, is_root};
-  w.strings("/jobs/kind", n, strings(&JobRow::kind));
-  w.strings("/jobs/model", n, strings(&JobRow::model));
-  w.strings("/jobs/schedule", n, strings(&JobRow::schedule));
-  w.strings("/jobs/op", n, strings(&JobRow::op));
-  w.strings("/jobs/algorithm", n, strings(&JobRow::algorithm));
-  w.col("/jobs/data_parallel", n, u32(&JobRow::data_parallel));
-  w.col("/jobs/pipeline_parallel", n, u32(&JobRow::pipeline_parallel));
-  w.col("/jobs/tensor_parallel", n, u32(&JobRow::tensor_parallel));
-  w.col("/jobs/expert_parallel", n, u32(&JobRow::expert_parallel));
-  w.col("/jobs/micro_batches", n, u32(&JobRow::micro_batches));
-  w.col("/jobs/endpoints", n, u32(&JobRow::endpoints));
-  w.col("/jobs/start_ns", n, f64(&JobRow::start_ns));
-  w.col("/jobs/mean_iteration_ns", n, f64(&JobRow::mean_time_ns));
+  w.strings("/jobs/kind", n, column(&JobRow::kind));
+  w.strings("/jobs/model", n, column(&JobRow::model));
+  w.strings("/jobs/schedule", n, column(&JobRow::schedule));
+  w.strings("/jobs/op", n, column(&JobRow::op));
+  w.strings("/jobs/algorithm", n, column(&JobRow::algorithm));
+  w.col("/jobs/data_parallel", n, column(&JobRow::data_parallel));
+  w.col("/jobs/pipeline_parallel", n, column(&JobRow::pipeline_parallel));
+  w.col("/jobs/tensor_parallel", n, column(&JobRow::tensor_parallel));
+  w.col("/jobs/expert_parallel", n, column(&JobRow::expert_parallel));
+  w.col("/jobs/micro_batches", n, column(&JobRow::micro_batches));
+  w.col("/jobs/endpoints", n, column(&JobRow::endpoints));
+  w.col("/jobs/start_ns", n, column(&JobRow::start_ns));
+  w.col("/jobs/mean_iteration_ns", n, column(&JobRow::mean_time_ns));
 }
 
 void write_dnn(H5Writer& out, const DnnReport& r, bool is_root) {
