@@ -6,6 +6,8 @@
 # iteration time, exposed communication, run-phase seconds, events/s,
 # packet-hops/s and peak memory (the figures of docs/performance.md).
 #   [TOPOLOGIES="fat_tree hammingmesh leaf_spine"] jobs/local/dnn_models.sh [MICRO_BATCHES] [MODEL ...]
+# LAUNCH (e.g. "mpiexec -n 4" for 4 ranks each), FABRICSIM (the binary) and
+# PYTHON (one with h5py) override the defaults.
 # The LLMs (one sample per micro-batch in their papers, hundreds of micro-
 # batches) run MICRO_BATCHES micro-batches (default 8) to keep a run within
 # minutes on a workstation core; the other models run their papers' batches.
@@ -13,7 +15,8 @@
 # Hx2Mesh of that size.
 set -euo pipefail
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-exe=$src/build/src/fabricsim
+exe=${FABRICSIM:-$src/build/src/fabricsim}
+py=${PYTHON:-/usr/bin/python3}
 mb=${1:-8}
 shift || true
 models=("$@")
@@ -21,8 +24,8 @@ models=("$@")
                                    bloom gpt3_175b llama2_70b)
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-printf '%-12s %-11s %5s %-16s %5s %12s %12s %8s %10s %10s %9s\n' model topology eps "D x P x O (E)" M "iter (ms)" \
-  "exposed (ms)" "run (s)" "events/s" "hops/s" "peak mem"
+printf '%-12s %-11s %5s %-16s %5s %12s %12s %8s %10s %10s %9s %5s\n' model topology eps "D x P x O (E)" M "iter (ms)" \
+  "exposed (ms)" "run (s)" "events/s" "hops/s" "peak mem" ranks
 for m in "${models[@]}"; do
   file=$src/inputs/models/$m.toml
   layout=$(grep '^# layout:' "$file" | sed 's/^# layout: *//')
@@ -46,8 +49,8 @@ for m in "${models[@]}"; do
     IFS=: read -r topo config extra <<< "$r"
     case " ${TOPOLOGIES:-fat_tree hammingmesh leaf_spine} " in *" $topo "*) ;; *) continue ;; esac
     # shellcheck disable=SC2086
-    "$exe" run "$config" "${args[@]}" $extra -o "$dir/run.h5" > "$dir/out.txt"
-    /usr/bin/python3 - "$dir/run.h5" "$m" "$topo" "$n" "$D x $P x $O ($E)" "$M" <<'PY'
+    ${LAUNCH:-} "$exe" run "$config" "${args[@]}" $extra -o "$dir/run.h5" > "$dir/out.txt"
+    "$py" - "$dir/run.h5" "$m" "$topo" "$n" "$D x $P x $O ($E)" "$M" <<'PY'
 import sys, h5py
 f = h5py.File(sys.argv[1], "r")
 it, e, s = f["iterations"], f["engine"].attrs, f["summary"].attrs
@@ -55,7 +58,7 @@ run = float(e["run_seconds"])
 mem = max(e["peak_memory_bytes_per_rank"]) / 2**20
 print(f"{sys.argv[2]:<12} {sys.argv[3]:<11} {sys.argv[4]:>5} {sys.argv[5]:<16} {sys.argv[6]:>5} {it['time_ns'][0] / 1e6:>12.3f} "
       f"{it['exposed_comm_ns'][0] / 1e6:>12.3f} {run:>8.2f} {float(s['events']) / run / 1e6:>9.2f}M "
-      f"{float(s['packet_hops']) / run / 1e6:>9.2f}M {mem:>7.0f}Mi", flush=True)
+      f"{float(s['packet_hops']) / run / 1e6:>9.2f}M {mem:>7.0f}Mi {len(e['peak_memory_bytes_per_rank']):>3}", flush=True)
 PY
   done
 done
