@@ -130,6 +130,7 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
   par::PartitionQuality quality;
   quality.lookahead = core::SimTime::max();
   std::unique_ptr<par::RecordExchange> exchange;
+  std::vector<std::int32_t> rank_distance;  // hops between this rank's part and each other one
   const std::string partitioner = comm.size() > 1 ? cfg.get_string("engine.partitioner") : std::string("none");
   if (comm.size() > 1) {
     const net::RoutingTable routes(topo);
@@ -157,6 +158,12 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
     std::vector<std::int32_t> neighbours;
     for (int rk = 0; rk < comm.size(); ++rk)
       if (is_neighbour[static_cast<std::size_t>(rk)]) neighbours.push_back(rk);
+    std::vector<std::pair<std::int32_t, std::int32_t>> rank_edges;
+    for (net::LinkId l = 0; l < topo.link_count(); ++l)
+      if (part[topo.link(l).src] != part[topo.link(l).dst]) rank_edges.emplace_back(part[topo.link(l).src], part[topo.link(l).dst]);
+    std::sort(rank_edges.begin(), rank_edges.end());
+    rank_edges.erase(std::unique(rank_edges.begin(), rank_edges.end()), rank_edges.end());
+    rank_distance = par::rank_distances(comm.size(), rank_edges, comm.rank());
     exchange = std::make_unique<par::RecordExchange>(comm, std::move(link_owner), std::move(neighbours));
     network.set_partition(part, comm.rank(), exchange.get());
   }
@@ -200,7 +207,7 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
       const core::SimTime lookahead =
           quality.lookahead == core::SimTime::max() ? core::SimTime::from_ps(INT64_MAX / 4) : quality.lookahead;
       windows = par::run_conservative(
-          sim, comm, *exchange, lookahead, end, [&](const core::RemoteRecord& r) { network.receive(r); }, report);
+          sim, comm, *exchange, rank_distance, lookahead, end, [&](const core::RemoteRecord& r) { network.receive(r); }, report);
     }
     const double run_s = seconds_since(t_run);
     progress.clear();

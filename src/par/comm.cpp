@@ -50,6 +50,10 @@ std::vector<std::uint64_t> Comm::allgather(std::uint64_t v) const {
   MPI_Allgather(&v, 1, MPI_UINT64_T, out.data(), 1, MPI_UINT64_T, comm_);
   return out;
 }
+void Comm::allgather(std::int64_t v, std::vector<std::int64_t>& out) const {
+  out.resize(static_cast<std::size_t>(size_));
+  MPI_Allgather(&v, 1, MPI_INT64_T, out.data(), 1, MPI_INT64_T, comm_);
+}
 
 std::string Comm::broadcast(const std::string& s, int root) const {
   std::uint64_t n = s.size();

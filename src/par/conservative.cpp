@@ -3,6 +3,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <deque>
 
 #include "fabricsim/util/assert.hpp"
 
@@ -17,11 +18,16 @@ RecordExchange::RecordExchange(const Comm& comm, std::vector<std::int32_t> link_
 
 void RecordExchange::post(const core::RemoteRecord& record) {
   out_[static_cast<std::size_t>(link_owner_[record.link])].push_back(record);
-  earliest_sent_ = std::min(earliest_sent_, record.key.time.ps());
+  // A reply to this record could come back at its time + L: not beyond that.
+  const std::int64_t t = record.key.time.ps();
+  if (t < horizon_ - lookahead_) {
+    horizon_ = t + lookahead_;
+    if (sim_ != nullptr) sim_->stop();
+  }
   ++sent_;
 }
 
-const std::vector<core::RemoteRecord>& RecordExchange::exchange(core::SimTime local_next, core::SimTime& global_next) {
+const std::vector<core::RemoteRecord>& RecordExchange::exchange() {
   constexpr int kTag = 4711;
   constexpr int kBytes = static_cast<int>(sizeof(core::RemoteRecord));
   // Point-to-point with the neighbours only; MPI keeps messages between a
@@ -43,32 +49,67 @@ const std::vector<core::RemoteRecord>& RecordExchange::exchange(core::SimTime lo
   }
   MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
   for (const std::int32_t to : neighbours_) out_[static_cast<std::size_t>(to)].clear();
-  global_next = core::SimTime::from_ps(comm_.allreduce_min(std::min(local_next.ps(), earliest_sent_)));
-  earliest_sent_ = INT64_MAX;
   return in_;
 }
 
+std::vector<std::int32_t> rank_distances(int ranks, const std::vector<std::pair<std::int32_t, std::int32_t>>& edges,
+                                         std::int32_t to) {
+  std::vector<std::vector<std::int32_t>> adj(static_cast<std::size_t>(ranks));
+  for (const auto& [a, b] : edges) {
+    adj[static_cast<std::size_t>(a)].push_back(b);
+    adj[static_cast<std::size_t>(b)].push_back(a);
+  }
+  std::vector<std::int32_t> d(static_cast<std::size_t>(ranks), -1);
+  std::deque<std::int32_t> q{to};
+  d[static_cast<std::size_t>(to)] = 0;
+  while (!q.empty()) {
+    const std::int32_t v = q.front();
+    q.pop_front();
+    for (const std::int32_t u : adj[static_cast<std::size_t>(v)])
+      if (d[static_cast<std::size_t>(u)] < 0) {
+        d[static_cast<std::size_t>(u)] = d[static_cast<std::size_t>(v)] + 1;
+        q.push_back(u);
+      }
+  }
+  return d;
+}
+
 WindowStats run_conservative(core::Simulator& sim, const Comm& comm, RecordExchange& exchange,
-                             core::SimTime lookahead, core::SimTime end,
+                             const std::vector<std::int32_t>& distance, core::SimTime lookahead, core::SimTime end,
                              const std::function<void(const core::RemoteRecord&)>& deliver,
                              const std::function<void()>& after_window) {
   FABRICSIM_ASSERT(lookahead > core::SimTime::zero(), "conservative windows need a positive lookahead");
+  FABRICSIM_ASSERT(distance.size() == static_cast<std::size_t>(comm.size()), "one distance per rank");
   WindowStats st;
-  core::SimTime previous_end = core::SimTime::zero();
-  // The first agreement; afterwards each exchange carries the next one.
-  core::SimTime next = core::SimTime::from_ps(comm.allreduce_min(sim.next_event_time().ps()));
-  while (next != core::SimTime::max() && next < end) {
-    if (st.windows > 0 && next > previous_end) ++st.skipped_stretches;
-    const core::SimTime window_end = std::min(end, next + lookahead);  // next < max, lookahead bounded
-    previous_end = window_end;
-    sim.run_until(window_end);
-    for (const auto& r : exchange.exchange(sim.next_event_time(), next)) {
+  const std::int64_t l = lookahead.ps();
+  const auto plus = [](std::int64_t t, std::int64_t dt) { return t > INT64_MAX - dt ? INT64_MAX : t + dt; };
+  std::vector<std::int64_t> reach(distance.size(), INT64_MAX);  // d(s, r) L; max where s cannot reach us
+  for (std::size_t s = 0; s < distance.size(); ++s)
+    if (distance[s] > 0) reach[s] = distance[s] > INT64_MAX / l ? INT64_MAX : distance[s] * l;
+  std::vector<std::int64_t> next;  // every rank's earliest pending event, records received included
+  comm.allgather(sim.next_event_time().ps(), next);
+  std::int64_t previous_first = INT64_MIN;
+  for (;;) {
+    const std::int64_t first = *std::min_element(next.begin(), next.end());
+    if (first == INT64_MAX || first >= end.ps()) break;
+    if (st.windows > 0 && first > plus(previous_first, l)) ++st.skipped_stretches;
+    previous_first = first;
+    std::int64_t horizon = end.ps();
+    for (std::size_t s = 0; s < next.size(); ++s)
+      if (reach[s] != INT64_MAX) horizon = std::min(horizon, plus(next[s], reach[s]));
+    exchange.open_window(horizon, l, &sim);
+    // post() lowers the horizon and stops the run: go on up to the new one.
+    while (sim.next_event_time().ps() < exchange.horizon()) sim.run_until(core::SimTime::from_ps(exchange.horizon()));
+    [[maybe_unused]] const core::SimTime window_end = core::SimTime::from_ps(exchange.horizon());
+    exchange.open_window(INT64_MAX, l, nullptr);
+    for (const auto& r : exchange.exchange()) {
       FABRICSIM_DEBUG_ASSERT(r.key.time >= window_end, "a remote record arrived after its time");
       deliver(r);
       ++st.records_received;
     }
     ++st.windows;
     if (after_window) after_window();
+    comm.allgather(sim.next_event_time().ps(), next);
   }
   st.records_sent = exchange.records_sent();
   return st;

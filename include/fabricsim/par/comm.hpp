@@ -29,6 +29,9 @@ class Comm {
   void allreduce_min(std::vector<std::int64_t>& v) const;
   void allreduce_max(std::vector<std::int64_t>& v) const;
   std::vector<std::uint64_t> allgather(std::uint64_t v) const;
+  /// Every rank's `v` into `out` (resized to the rank count); no allocation
+  /// once `out` has its size.
+  void allgather(std::int64_t v, std::vector<std::int64_t>& out) const;
   /// Broadcasts a string from `root` to every rank.
   std::string broadcast(const std::string& s, int root = 0) const;
 
