@@ -26,7 +26,8 @@ e, s = f["engine"].attrs, f["summary"].attrs
 run = float(e["run_seconds"])
 line = (f"ranks {sys.argv[2]}: run phase {run:.3f} s, {float(s['events']) / run / 1e6:.2f} M events/s, "
         f"{float(s['packet_hops']) / run / 1e6:.2f} M packet-hops/s, "
-        f"peak {max(e['peak_memory_bytes_per_rank']) / 2**20:.0f} MiB per rank")
+        f"peak {max(e['peak_memory_bytes_per_rank']) / 2**20:.0f} MiB per rank"
+        + (f", {int(e['windows'])} windows" if "windows" in e else ""))
 if len(sys.argv) > 3:
     g = h5py.File(sys.argv[3], "r")
     def same(a, b):

@@ -273,6 +273,11 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
     eng.edge_cut = quality.edge_cut;
     eng.windows = windows.windows;
     eng.skipped_stretches = windows.skipped_stretches;
+    eng.critical_path_events = comm.size() == 1 ? events : windows.critical_events;
+    eng.window_efficiency = eng.critical_path_events > 0 ? static_cast<double>(events) /
+                                                               (static_cast<double>(comm.size()) *
+                                                                static_cast<double>(eng.critical_path_events))
+                                                         : 1.0;
     eng.remote_records_per_rank = comm.allgather(windows.records_received);
     eng.partition_seconds = partition_s;
     eng.build_seconds = build_s;
@@ -310,13 +315,24 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
       if (!routing_note.empty()) fmt::print("  routing     {}\n", routing_note);
       fmt::print("  simulated   {} in {:.3f} s run phase ({:.3f} s build), {} ranks [{}]\n", human_time_ns(sim_end.ns()),
                  run_s, build_s, comm.size(), eng.mode);
-      if (comm.size() > 1)
+      if (comm.size() > 1) {
         fmt::print("  engine      {} partition: {} links cut, lookahead {} ns, events imbalance {:.3f}; {} windows ({} "
-                   "empty stretches skipped), {} remote records\n",
+                   "empty stretches skipped), {} remote records; window efficiency {:.0f}%\n",
                    partitioner, quality.edge_cut, eng.lookahead_ns, eng.event_imbalance, windows.windows,
                    windows.skipped_stretches,
                    std::accumulate(eng.remote_records_per_rank.begin(), eng.remote_records_per_rank.end(),
-                                   std::uint64_t{0}));
+                                   std::uint64_t{0}),
+                   100.0 * eng.window_efficiency);
+        // A window costs a synchronization of a few microseconds: worth
+        // tens of events.  Below that, waiting dominates.
+        const double per_window = windows.windows ? static_cast<double>(eng.critical_path_events) /
+                                                        static_cast<double>(windows.windows)
+                                                  : 0.0;
+        if (windows.windows > 1000 && per_window < 200)
+          fmt::print("  note        {:.0f} events per window on the busiest rank: this run is bound by synchronization, "
+                     "and fewer ranks (or one) are likely faster (docs/performance.md, \"Parallel runs\")\n",
+                     per_window);
+      }
       fmt::print("  events      {} ({}events/s)\n", summary.events, human_rate(summary.events_per_second));
       fmt::print("  delivered   {} of {} messages, {} payload, {} packets over {} packet-hops\n",
                  totals.messages_delivered, network.messages().size(), human_bytes(static_cast<double>(totals.bytes_delivered)),

@@ -50,9 +50,9 @@ std::vector<std::uint64_t> Comm::allgather(std::uint64_t v) const {
   MPI_Allgather(&v, 1, MPI_UINT64_T, out.data(), 1, MPI_UINT64_T, comm_);
   return out;
 }
-void Comm::allgather(std::int64_t v, std::vector<std::int64_t>& out) const {
-  out.resize(static_cast<std::size_t>(size_));
-  MPI_Allgather(&v, 1, MPI_INT64_T, out.data(), 1, MPI_INT64_T, comm_);
+void Comm::allgather(const std::int64_t* v, int n, std::vector<std::int64_t>& out) const {
+  out.resize(static_cast<std::size_t>(size_) * static_cast<std::size_t>(n));
+  MPI_Allgather(v, n, MPI_INT64_T, out.data(), n, MPI_INT64_T, comm_);
 }
 
 std::string Comm::broadcast(const std::string& s, int root) const {

@@ -86,17 +86,36 @@ WindowStats run_conservative(core::Simulator& sim, const Comm& comm, RecordExcha
   std::vector<std::int64_t> reach(distance.size(), INT64_MAX);  // d(s, r) L; max where s cannot reach us
   for (std::size_t s = 0; s < distance.size(); ++s)
     if (distance[s] > 0) reach[s] = distance[s] > INT64_MAX / l ? INT64_MAX : distance[s] * l;
-  std::vector<std::int64_t> next;  // every rank's earliest pending event, records received included
-  comm.allgather(sim.next_event_time().ps(), next);
+  // Per rank: its earliest pending event (records received included) and
+  // the events it processed in the window just ended.
+  std::vector<std::int64_t> gathered;
+  std::uint64_t counted = sim.events_processed();
+  const auto gather = [&] {
+    const std::int64_t mine[2] = {sim.next_event_time().ps(), static_cast<std::int64_t>(sim.events_processed() - counted)};
+    counted = sim.events_processed();
+    comm.allgather(mine, 2, gathered);
+    std::int64_t most = 0;
+    for (std::size_t s = 0; s < distance.size(); ++s) most = std::max(most, gathered[2 * s + 1]);
+    st.critical_events += static_cast<std::uint64_t>(most);
+  };
+  gather();
   std::int64_t previous_first = INT64_MIN;
   for (;;) {
-    const std::int64_t first = *std::min_element(next.begin(), next.end());
+    std::int64_t first = INT64_MAX;
+    for (std::size_t s = 0; s < distance.size(); ++s) first = std::min(first, gathered[2 * s]);
     if (first == INT64_MAX || first >= end.ps()) break;
     if (st.windows > 0 && first > plus(previous_first, l)) ++st.skipped_stretches;
     previous_first = first;
     std::int64_t horizon = end.ps();
-    for (std::size_t s = 0; s < next.size(); ++s)
-      if (reach[s] != INT64_MAX) horizon = std::min(horizon, plus(next[s], reach[s]));
+    for (std::size_t s = 0; s < distance.size(); ++s)
+      if (reach[s] != INT64_MAX) horizon = std::min(horizon, plus(gathered[2 * s], reach[s]));
+    // Run ahead only when no other rank can reach this one within 2L of the
+    // earliest event anywhere; otherwise keep to the shared window
+    // [first, first + L).  Without this, two busy ranks a little apart
+    // leapfrog: the one behind runs to the other's e + L while that one
+    // waits, then the roles swap, and the ranks take turns instead of
+    // working together (16k fat tree, 2 ranks: 1.8x slower).
+    if (horizon < plus(first, 2 * l)) horizon = std::min(horizon, plus(first, l));
     exchange.open_window(horizon, l, &sim);
     // post() lowers the horizon and stops the run: go on up to the new one.
     while (sim.next_event_time().ps() < exchange.horizon()) sim.run_until(core::SimTime::from_ps(exchange.horizon()));
@@ -109,7 +128,7 @@ WindowStats run_conservative(core::Simulator& sim, const Comm& comm, RecordExcha
     }
     ++st.windows;
     if (after_window) after_window();
-    comm.allgather(sim.next_event_time().ps(), next);
+    gather();
   }
   st.records_sent = exchange.records_sent();
   return st;

@@ -167,6 +167,8 @@ void write_engine(H5Writer& out, const EngineTelemetry& e) {
   out.attr("/engine", "edge_cut", e.edge_cut);
   out.attr("/engine", "windows", e.windows);
   out.attr("/engine", "skipped_stretches", e.skipped_stretches);
+  out.attr("/engine", "critical_path_events", e.critical_path_events);
+  out.attr("/engine", "window_efficiency", e.window_efficiency);
   out.attr("/engine", "event_imbalance", e.event_imbalance);
   out.attr("/engine", "remote_records_per_rank", e.remote_records_per_rank);
 }

@@ -16,7 +16,10 @@
 // whose activity stays inside its part thus runs ahead until another rank
 // could reach it; with one shared horizon (min over all e_s, + L) such a
 // rank crawled in steps of L while the others idled (gpt3 on the Hx2Mesh:
-// 17.5 M windows of 7 events).  The run ends when no rank has an event left.
+// 17.5 M windows of 7 events).  Where H_r < first + 2L (first: the earliest
+// event anywhere), the rank keeps to the shared window [first, first + L)
+// instead, so busy ranks work on the same stretch of time together rather
+// than taking turns.  The run ends when no rank has an event left.
 #pragma once
 
 #include <cstdint>
@@ -74,6 +77,10 @@ struct WindowStats {
   /// rank and was skipped.
   std::uint64_t skipped_stretches = 0;
   std::uint64_t records_received = 0;
+  /// Sum over windows of the most events any rank processed in it: the
+  /// run's critical path in events.  events / (ranks x this) is the share of
+  /// the ranks' time spent on events rather than waiting for the slowest.
+  std::uint64_t critical_events = 0;
   std::uint64_t records_sent = 0;
 };
 

@@ -41,6 +41,8 @@ struct EngineTelemetry {
   std::uint64_t edge_cut = 0;
   std::uint64_t windows = 0;
   std::uint64_t skipped_stretches = 0;
+  std::uint64_t critical_path_events = 0;  ///< sum over windows of the most events of any rank
+  double window_efficiency = 1.0;          ///< events / (ranks x critical_path_events)
   double event_imbalance = 1.0;  ///< max events per rank / mean
   std::vector<std::uint64_t> remote_records_per_rank;  ///< records received
 };
