@@ -55,8 +55,9 @@ RunJobs::RunJobs(const config::Config& cfg, net::Network& network, core::Simulat
       throw util::ConfigError(tables ? fmt::format("{} (job {})", where, j) : where);
     }
   }
-  graph_->start(core::SimTime::zero());
 }
+
+void RunJobs::start() { graph_->start(core::SimTime::zero()); }
 
 bool RunJobs::has_dnn() const {
   return std::any_of(jobs_.begin(), jobs_.end(), [](const Job& j) { return j.dnn != nullptr; });

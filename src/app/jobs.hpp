@@ -26,7 +26,11 @@ class RunJobs {
  public:
   /// Plans every job into one graph and starts it.  Jobs get disjoint
   /// endpoints, in table order.  ConfigError located in the job's table.
+  /// Builds every job's task graph (and so creates its messages); nothing
+  /// is posted until start().
   RunJobs(const config::Config& cfg, net::Network& network, core::Simulator& sim);
+  /// Posts what can begin at time zero: after the partition is set.
+  void start();
 
   workload::TaskGraph& graph() { return *graph_; }
   /// DNN or trace jobs: rows of /iterations.
