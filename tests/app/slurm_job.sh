@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Starts a real single-node Slurm (Debian's slurmctld, slurmd and munge) in a
 # private directory, submits jobs/slurm/fat_tree_16k.sbatch with a small
-# configuration and 2 tasks, waits for it, checks the HDF5 result and shuts
-# Slurm down.  Exits 77 (reported by ctest as skipped) when Slurm cannot be
+# configuration and 2 tasks, waits for it, checks the HDF5 result, runs one
+# task of jobs/slurm/dnn_models.sbatch, and shuts Slurm down.  Exits 77 (reported by ctest as skipped) when Slurm cannot be
 # started here: not root, or the packages are missing.
 #   slurm_job.sh SOURCE_DIR BUILD_EXE
 set -u
@@ -95,12 +95,16 @@ job=$(cd "$dir/work" && CONFIG="$dir/small.toml" OUT="$dir/results/run.h5" \
       sbatch --parsable --ntasks=2 --mem-per-cpu=256M --time=5 --output="$dir/job.out" \
       "$src/jobs/slurm/fat_tree_16k.sbatch") || { echo "FAIL: sbatch refused the job"; exit 1; }
 echo "submitted job $job"
-state=""
-for _ in $(seq 1 180); do
-  state=$(scontrol show job "$job" 2>/dev/null | grep -oE 'JobState=[A-Z_]+' | cut -d= -f2)
-  case $state in COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY) break ;; esac
-  sleep 1
-done
+wait_job() {  # prints the final state of job $1 (array jobs: of their task 0)
+  local st=""
+  for _ in $(seq 1 180); do
+    st=$(scontrol show job "$1" 2>/dev/null | grep -oE 'JobState=[A-Z_]+' | head -1 | cut -d= -f2)
+    case $st in COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY) break ;; esac
+    sleep 1
+  done
+  echo "$st"
+}
+state=$(wait_job "$job")
 echo "job $job: $state"
 cat "$dir/job.out"
 [ "$state" = COMPLETED ] || { echo "FAIL: job ended $state"; tail -20 "$dir/slurmd.log"; exit 1; }
@@ -110,3 +114,14 @@ ranks=$(h5dump -a /meta/ranks "$dir/results/run.h5" | grep '(0)' | awk '{print $
 delivered=$(h5dump -a /summary/messages_delivered "$dir/results/run.h5" | grep '(0)' | awk '{print $2}')
 [ "$delivered" = 64 ] || { echo "FAIL: $delivered of 64 messages delivered"; exit 1; }
 echo "PASS: Slurm job $job ran fabricsim on 2 ranks and wrote a complete result"
+
+# The DNN array job, one small task (DLRM on the 1k fat tree: 128 ranks, seconds).
+job=$(cd "$dir/work" && REPO="$src" FABRICSIM="$exe" RUNS="dlrm:fat_tree" \
+      sbatch --parsable --array=0-0 --mem=1G --time=5 --output="$dir/dnn-%a.out" \
+      "$src/jobs/slurm/dnn_models.sbatch") || { echo "FAIL: sbatch refused the DNN array job"; exit 1; }
+state=$(wait_job "$job")
+echo "job $job: $state"
+cat "$dir/dnn-0.out"
+[ "$state" = COMPLETED ] || { echo "FAIL: DNN array job ended $state"; exit 1; }
+grep -qE '^dlrm +fat_tree +128 ' "$dir/dnn-0.out" || { echo "FAIL: no DLRM row in the array task's output"; exit 1; }
+echo "PASS: Slurm array job $job ran a DNN model at its paper's layout"
