@@ -159,23 +159,21 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
     if (quality.lookahead == core::SimTime::zero())
       throw util::ConfigError("engine.min_cut_latency_ns: a link of zero latency would be cut between ranks; "
                               "raise engine.min_cut_latency_ns above 0");
+    // Records of a link go to the rank of its receiving node; the ranks that
+    // share a link form a graph whose hop distances bound the windows.
     std::vector<std::int32_t> link_owner(topo.link_count());
-    std::vector<std::uint8_t> is_neighbour(static_cast<std::size_t>(comm.size()), 0);
+    std::vector<std::pair<std::int32_t, std::int32_t>> rank_edges;
     for (net::LinkId l = 0; l < topo.link_count(); ++l) {
       const auto& link = topo.link(l);
       link_owner[l] = part[link.dst];
-      if (part[link.src] == comm.rank() && part[link.dst] != comm.rank())
-        is_neighbour[static_cast<std::size_t>(part[link.dst])] = 1;  // cables go both ways: symmetric
+      if (part[link.src] != part[link.dst]) rank_edges.emplace_back(part[link.src], part[link.dst]);
     }
-    std::vector<std::int32_t> neighbours;
-    for (int rk = 0; rk < comm.size(); ++rk)
-      if (is_neighbour[static_cast<std::size_t>(rk)]) neighbours.push_back(rk);
-    std::vector<std::pair<std::int32_t, std::int32_t>> rank_edges;
-    for (net::LinkId l = 0; l < topo.link_count(); ++l)
-      if (part[topo.link(l).src] != part[topo.link(l).dst]) rank_edges.emplace_back(part[topo.link(l).src], part[topo.link(l).dst]);
     std::sort(rank_edges.begin(), rank_edges.end());
     rank_edges.erase(std::unique(rank_edges.begin(), rank_edges.end()), rank_edges.end());
     rank_distance = par::rank_distances(comm.size(), rank_edges, comm.rank());
+    std::vector<std::int32_t> neighbours;  // cables go both ways: the ranks one hop away
+    for (int rk = 0; rk < comm.size(); ++rk)
+      if (rank_distance[static_cast<std::size_t>(rk)] == 1) neighbours.push_back(rk);
     exchange = std::make_unique<par::RecordExchange>(comm, std::move(link_owner), std::move(neighbours));
     network.set_partition(part, comm.rank(), exchange.get());
   }
