@@ -29,10 +29,8 @@ class Comm {
   void allreduce_min(std::vector<std::int64_t>& v) const;
   void allreduce_max(std::vector<std::int64_t>& v) const;
   std::vector<std::uint64_t> allgather(std::uint64_t v) const;
-  /// Every rank's `v` into `out` (resized to the rank count); no allocation
-  /// once `out` has its size.
-  void allgather(std::int64_t v, std::vector<std::int64_t>& out) const { allgather(&v, 1, out); }
-  /// `n` values per rank, rank after rank.
+  /// `n` values of every rank into `out`, rank after rank (resized to
+  /// ranks x n; no allocation once it has that size).
   void allgather(const std::int64_t* v, int n, std::vector<std::int64_t>& out) const;
   /// Broadcasts a string from `root` to every rank.
   std::string broadcast(const std::string& s, int root = 0) const;

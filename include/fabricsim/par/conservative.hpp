@@ -53,17 +53,14 @@ class RecordExchange : public core::RemoteSink {
   /// window, possibly empty) and returns what the neighbours posted to us.
   const std::vector<core::RemoteRecord>& exchange();
   std::uint64_t records_sent() const { return sent_; }
-  const std::vector<std::int32_t>& neighbours() const { return neighbours_; }
 
  private:
   const Comm& comm_;
   std::vector<std::int32_t> link_owner_;
   std::vector<std::vector<core::RemoteRecord>> out_;
   std::vector<core::RemoteRecord> in_;
-  std::vector<core::RemoteRecord> send_buf_;
   std::vector<std::int32_t> neighbours_;
   std::vector<MPI_Request> requests_;
-  std::vector<core::RemoteRecord> scratch_;
   std::int64_t horizon_ = INT64_MAX;
   std::int64_t lookahead_ = 0;
   core::Simulator* sim_ = nullptr;
