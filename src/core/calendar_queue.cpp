@@ -167,6 +167,8 @@ void CalendarQueue::settle() {
       if (!sorted_) {
         sort_bucket(cur);
         sorted_ = true;
+        cur_ = cur.data();
+        cur_size_ = cur.size();
       }
       return;
     }

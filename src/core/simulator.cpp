@@ -26,7 +26,7 @@ void Simulator::set_prefetch(BindingId binding, PrefetchFn fn) {
 std::uint64_t Simulator::run_until(SimTime end) { return run_until(end, UINT64_MAX); }
 
 namespace {
-constexpr std::size_t kPrefetchDistance[2] = {4, 1};
+constexpr std::size_t kPrefetchDistance = 4;
 }
 
 std::uint64_t Simulator::run_until(SimTime end, std::uint64_t max_events) {
@@ -35,12 +35,10 @@ std::uint64_t Simulator::run_until(SimTime end, std::uint64_t max_events) {
   Event ev;
   while (n < max_events && queue_.pop_before(end, ev)) {
     now_ = ev.key.time;
-    for (unsigned stage = 0; stage < 2; ++stage) {
-      if (const EventQueue::Entry* next = queue_.peek_ahead(kPrefetchDistance[stage])) {
-        const std::size_t b = next->meta >> 48;
-        if (b < prefetch_.size() && prefetch_[b].fn)
-          prefetch_[b].fn(prefetch_[b].target, static_cast<std::uint32_t>(next->meta), next->arg0, stage);
-      }
+    if (const EventQueue::Entry* next = queue_.peek_ahead(kPrefetchDistance)) {
+      const std::size_t b = next->meta >> 48;
+      if (b < prefetch_.size() && prefetch_[b].fn)
+        prefetch_[b].fn(prefetch_[b].target, static_cast<std::uint32_t>(next->meta), next->arg0);
     }
     ev.handler(ev.target, ev);
     ++n;

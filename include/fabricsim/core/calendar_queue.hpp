@@ -43,10 +43,9 @@ class CalendarQueue {
   /// (the event loop's step: one look at the queue instead of two).
   bool pop_before(SimTime end, Event& out) {
     if (size_ == 0) return false;
-    const auto& cur = ring_[cursor_ & (kBuckets - 1)];
-    if (sorted_ && side_.empty() && drain_ < cur.size()) {  // the common case: next in the sorted bucket
-      if (static_cast<std::int64_t>(cur[drain_].hi ^ EventQueue::kTimeBias) >= end.ps()) return false;
-      far_.decode(cur[drain_++], out);
+    if (sorted_ && drain_ < cur_size_ && side_.empty()) {  // the common case: next in the sorted bucket
+      if (static_cast<std::int64_t>(cur_[drain_].hi ^ EventQueue::kTimeBias) >= end.ps()) return false;
+      far_.decode(cur_[drain_++], out);
       --size_;
       return true;
     }
@@ -58,8 +57,7 @@ class CalendarQueue {
   /// The event `k` places after the least one in the bucket being drained,
   /// or nullptr: a hint for prefetching (ignores the side heap).
   const EventQueue::Entry* peek_ahead(std::size_t k) const {
-    const auto& cur = ring_[cursor_ & (kBuckets - 1)];
-    return sorted_ && drain_ + k < cur.size() ? &cur[drain_ + k] : nullptr;
+    return sorted_ && drain_ + k < cur_size_ ? &cur_[drain_ + k] : nullptr;
   }
   std::size_t size() const { return size_; }
 
@@ -88,6 +86,10 @@ class CalendarQueue {
   std::uint64_t cursor_ = 0;             // absolute bucket number of the current bucket
   std::size_t drain_ = 0;                // next index to pop in the current (sorted) bucket
   bool sorted_ = false;                  // the current bucket is sorted from drain_ on
+  // While sorted_: the current bucket's entries (it does not change while
+  // it drains: pushes into it go to side_), for the pop fast path.
+  const Entry* cur_ = nullptr;
+  std::size_t cur_size_ = 0;
   std::size_t size_ = 0;
 };
 

@@ -37,9 +37,9 @@ class Simulator {
   /// ahead in the queue, so the memory the handler needs is in cache by the
   /// time it runs (a packet network's state does not fit the cache).  Hints
   /// only: it must not change any state.
-  /// It is called twice per event: `stage` 0 some events ahead, 1 closer,
-  /// so stage 1 may read what stage 0 prefetched and follow a pointer.
-  using PrefetchFn = void (*)(void* target, std::uint32_t arg32, std::uint64_t arg0, unsigned stage);
+  /// (A second, closer call per event, to follow a pointer the first one
+  /// fetched, cost more instructions than its hints saved; none used it.)
+  using PrefetchFn = void (*)(void* target, std::uint32_t arg32, std::uint64_t arg0);
   void set_prefetch(BindingId binding, PrefetchFn fn);
 
   /// schedule() / schedule_keyed() with a registered handler binding.
