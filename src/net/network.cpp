@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cstddef>
 
 #include "fabricsim/core/link.hpp"
 #include "fabricsim/net/state_routes.hpp"
@@ -138,34 +137,32 @@ class NetworkImpl {
   //
   // As an output port of its source node: what routing and arbitration
   // read, and what its input side (at the far end) needs for the crossbar.
+  struct Voq;
   struct alignas(128) OutPort {
-    // First line: everything routing, arrivals, arbitration and a
-    // transmission read.
+    // First line: what routing, arrivals and arbitration read.
     SimTime busy_until;
     std::uint64_t queued;  // bytes routed to this output, not yet sent
     SimTime wake_at;       // pending wake-up of the output, or max()
-    SimTime full_ser;      // serialization of a full packet
-    SimTime send_delay;    // link latency plus the far end's traversal latency
     std::uint64_t max_queue_bytes;  // largest `queued` seen
-    NodeId src;
-    // Switch outputs: how many non-empty VOQs feed this output (they are
-    // in voqs_[o], or in spill_[o] when there are more than kInlineVoqs).
-    std::uint32_t nreq;
+    // Switch outputs: the non-empty VOQs that feed this output, in the
+    // order they became non-empty (the round-robin order); see Voq.
+    std::vector<Voq> requesters;
     std::uint32_t rr;      // round-robin position among requesters
     bool from_endpoint;
     bool remote;           // the far end is simulated by another process
     bool mixed;            // a forwarding endpoint's output: relayed packets and its own NIC share it
-    bool stalled;          // waiting for credits since stall_since
-    // Second line: the counters a transmission adds to (written, and read
-    // only to add: no load on the packet path waits for this line).
+    // Second line: what a transmission reads and adds up (a 128-byte
+    // aligned pair of lines is one fetch for the adjacent-line prefetcher).
     std::uint64_t tx_bytes;
     std::uint64_t tx_packets;
     std::int64_t busy_ps;
     std::int64_t stall_ps;
     SimTime stall_since;   // max() when not stalled on credits
+    SimTime full_ser;      // serialization of a full packet
+    SimTime send_delay;    // link latency plus the far end's traversal latency
+    NodeId src;
     std::uint32_t flows;
   };
-  static_assert(offsetof(OutPort, tx_bytes) == 64, "the first line holds what the packet path reads");
   std::vector<OutPort> port_;
   // Outputs blocked on credits with none on the way, one bit each: the
   // sender's credit return checks it, and a bitset stays in cache.
@@ -221,42 +218,6 @@ class NetworkImpl {
     std::uint8_t vc;           // virtual channel of the input buffer
     std::uint8_t out_vc;       // virtual channel requested on the output (route rules may change it per hop)
   };
-  // The requesters of each output, in the order they became non-empty
-  // (the round-robin order), in a fixed block per output indexed by link
-  // id: the block's address does not depend on a load (a vector's heap
-  // buffer did: a dependent cache miss on every arrival and grant, perf's
-  // largest stall).  Eight cover 98% of arbitrations in the 1k fat tree;
-  // an output with more keeps all of them in spill_[o] meanwhile.
-  static constexpr std::uint32_t kInlineVoqs = 8;
-  struct alignas(128) VoqBlock {
-    Voq v[kInlineVoqs];
-  };
-  std::vector<VoqBlock> voqs_;
-  std::vector<std::vector<Voq>> spill_;
-  Voq* requesters(LinkId o) { return port_[o].nreq <= kInlineVoqs ? voqs_[o].v : spill_[o].data(); }
-  void push_requester(LinkId o, const Voq& q) {
-    std::uint32_t& n = port_[o].nreq;
-    if (n < kInlineVoqs) {
-      voqs_[o].v[n++] = q;
-      return;
-    }
-    std::vector<Voq>& s = spill_[o];
-    if (n == kInlineVoqs) s.assign(voqs_[o].v, voqs_[o].v + kInlineVoqs);
-    s.push_back(q);
-    ++n;
-  }
-  void erase_requester(LinkId o, std::size_t idx) {
-    std::uint32_t& n = port_[o].nreq;
-    if (n <= kInlineVoqs) {
-      Voq* v = voqs_[o].v;
-      std::copy(v + idx + 1, v + n, v + idx);
-      --n;
-      return;
-    }
-    std::vector<Voq>& s = spill_[o];
-    s.erase(s.begin() + static_cast<std::ptrdiff_t>(idx));
-    if (--n == kInlineVoqs) std::copy(s.begin(), s.end(), voqs_[o].v);
-  }
   std::vector<std::vector<MessageId>> nic_active_;       // endpoint outputs: messages with data left
 
   std::vector<util::RandomStream> node_rng_;
@@ -485,8 +446,6 @@ NetworkImpl::NetworkImpl(const Topology& topo, const NetworkParams& params, core
   wake_mask_.assign(wake_mask_base_.back(), 0);
   wake_times_.resize(topo_.node_count());
   nic_active_.resize(nl);
-  voqs_.resize(nl);
-  spill_.resize(nl);
   if (duato_) reserved_.assign(nl * vcs, 0);
 
   stats_.tx_bytes.assign(nl, 0);
@@ -791,16 +750,15 @@ void NetworkImpl::on_relay(const core::Event& ev) { route_in(ev.arg32, static_ca
   }
   port_[out].queued += pkt.bytes;
   note_queue(out);
-  Voq* req = requesters(out);
-  for (std::uint32_t i = 0, n = port_[out].nreq; i < n; ++i) {
-    Voq& voq = req[i];
+  auto& req = port_[out].requesters;
+  for (Voq& voq : req) {
     if (voq.in == in && voq.vc == pkt.vc && voq.out_vc == out_vc) {
       packets_[voq.tail].next = p;
       voq.tail = p;
       return;
     }
   }
-  push_requester(out, Voq{p, p, in, pkt.vc, out_vc});
+  req.push_back(Voq{p, p, in, pkt.vc, out_vc});
   arbitrate(out);
 }
 
@@ -1029,7 +987,7 @@ void NetworkImpl::schedule_wake(LinkId o, SimTime at) {
 
 void NetworkImpl::arbitrate(LinkId o) {
   if (port_[o].busy_until > sim_.now()) {
-    if (port_[o].nreq != 0 || !nic_active_[o].empty()) schedule_wake(o, port_[o].busy_until);
+    if (!port_[o].requesters.empty() || !nic_active_[o].empty()) schedule_wake(o, port_[o].busy_until);
     return;
   }
   if (port_[o].mixed) {
@@ -1048,7 +1006,7 @@ void NetworkImpl::arbitrate_mixed(LinkId o) {
   // 32x32 torus 20.1% instead of 22.7% of injection under 200 alltoall
   // rounds; docs/model.md).
   if (!arbitrate_switch(o) && !arbitrate_nic(o)) return;
-  if (port_[o].nreq != 0 || !nic_active_[o].empty()) schedule_wake(o, port_[o].busy_until);
+  if (!port_[o].requesters.empty() || !nic_active_[o].empty()) schedule_wake(o, port_[o].busy_until);
 }
 
 void NetworkImpl::start_transmission(LinkId o, std::uint32_t p, SimTime start) {
@@ -1063,10 +1021,9 @@ void NetworkImpl::start_transmission(LinkId o, std::uint32_t p, SimTime start) {
   port_[o].busy_ps += s.ps();
   if (pkt.first) ++port_[o].flows;
   ++totals_.packet_hops;
-  if (port_[o].stalled) {
+  if (port_[o].stall_since != SimTime::max()) {
     port_[o].stall_ps += (sim_.now() - port_[o].stall_since).ps();
     port_[o].stall_since = SimTime::max();
-    port_[o].stalled = false;
   }
   if (interval_ > SimTime::zero()) {
     OpenBin& b = tx_bin_[o];
@@ -1105,10 +1062,10 @@ void NetworkImpl::return_credit(LinkId in, std::uint8_t vc, std::uint32_t bytes,
 }
 
 bool NetworkImpl::arbitrate_switch(LinkId o) {
-  const std::size_t n = port_[o].nreq;
-  if (n == 0) return false;
-  Voq* req = requesters(o);
+  auto& req = port_[o].requesters;
+  if (req.empty()) return false;
   const SimTime now = sim_.now();
+  const std::size_t n = req.size();
   const std::size_t start_idx = port_[o].rr < n ? port_[o].rr : port_[o].rr % n;
   SimTime retry = SimTime::max();
   bool credit_blocked = false;
@@ -1132,7 +1089,7 @@ bool NetworkImpl::arbitrate_switch(LinkId o) {
     Packet& pkt = packets_[p];
     voq.head = pkt.next;
     if (pkt.next == kNoPacket) {
-      erase_requester(o, idx);
+      req.erase(req.begin() + static_cast<std::ptrdiff_t>(idx));
       port_[o].rr = static_cast<std::uint32_t>(idx);  // the next requester now sits at idx
     } else {
       port_[o].rr = static_cast<std::uint32_t>(idx + 1);
@@ -1152,7 +1109,7 @@ bool NetworkImpl::arbitrate_switch(LinkId o) {
     start_transmission(o, p, start);
     // The buffer space is free once the tail has left: return the credit then.
     return_credit(in, vc, bytes, start + s_out);
-    if (port_[o].nreq != 0) schedule_wake(o, port_[o].busy_until);
+    if (!req.empty()) schedule_wake(o, port_[o].busy_until);
     return true;
   }
   if (credit_blocked) retry = std::min(retry, wait_for_credits(o, blocked_vcs));
@@ -1161,10 +1118,7 @@ bool NetworkImpl::arbitrate_switch(LinkId o) {
 }
 
 SimTime NetworkImpl::wait_for_credits(LinkId o, std::uint32_t vc_mask) {
-  if (!port_[o].stalled) {
-    port_[o].stall_since = sim_.now();
-    port_[o].stalled = true;
-  }
+  if (port_[o].stall_since == SimTime::max()) port_[o].stall_since = sim_.now();
   const SimTime t = next_credit_time(o, vc_mask);
   FABRICSIM_DEBUG_ASSERT(t > sim_.now(), "a due credit was not absorbed");
   if (t == SimTime::max()) credit_waiting_[o / 64] |= std::uint64_t{1} << (o % 64);  // the next credit returned wakes it
