@@ -49,5 +49,5 @@ for ((i = 0; i < pairs; ++i)); do
   [[ -n $ta && -n $tb ]] || { echo "perf_pair.sh: a run failed" >&2; exit 1; }
   echo "$ta $tb"
 done | awk '{ r = $2 / $1; printf "A %.3f s  B %.3f s  B/A %.3f\n", $1, $2, r; ratio[NR] = r; if (r < 1) faster++ }
-  END { n = asort_ratio(ratio, NR); printf "median B/A %.3f over %d pairs; B faster in %d\n", ratio[int((NR + 1) / 2)], NR, faster + 0 }
-  function asort_ratio(v, n,   i, j, t) { for (i = 2; i <= n; ++i) for (j = i; j > 1 && v[j - 1] > v[j]; --j) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t } return n }'
+  END { sort_ratios(ratio, NR); printf "median B/A %.3f over %d pairs; B faster in %d\n", ratio[int((NR + 1) / 2)], NR, faster + 0 }
+  function sort_ratios(v, n,   i, j, t) { for (i = 2; i <= n; ++i) for (j = i; j > 1 && v[j - 1] > v[j]; --j) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t } }'
