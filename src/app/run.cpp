@@ -196,6 +196,7 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
                       progress_mode == "always");
     const double end_ns = cfg.get_float("engine.end_ns");
     const core::SimTime end = end_ns > 0 ? core::SimTime::from_ns_f(end_ns) : core::SimTime::max();
+    network.set_end_time(end);
     std::uint64_t local_bytes = 0;  // bytes this rank will receive
     for (const auto& m : network.messages())
       if (network.owns(topo.endpoint_node(m.dst))) local_bytes += m.bytes;

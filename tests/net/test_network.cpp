@@ -422,6 +422,34 @@ TEST(MultiPacketTiming, BackToBackPacketsOnEqualRatePath) {
   expect_conserved(r);
 }
 
+// A run that stops at an end time (engine.end_ns) counts a packet as
+// delivered when its head reaches the destination before that time, and
+// leaves the rest in flight; the last hop's accounting at its start
+// (Network::set_end_time) must not count packets that arrive later.
+TEST(MultiPacketTiming, EndTimeLeavesLaterArrivalsInFlight) {
+  const Rate g{400};
+  const std::vector<Hop> hops = {{g, 20'000}, {g, 20'000}, {g, 20'000}};
+  NetworkParams np;  // 4096 / 64, 100 ns switch
+  const std::int64_t s = ser_ps(4096, g);
+  // Packet k leaves the NIC at k * s; its head reaches endpoint 1 at
+  // k * s + 3 links + 2 switches.
+  const std::int64_t first = 3 * 20'000 + 2 * 100'000;
+  for (const std::int64_t end : {first + 4 * s, first + 4 * s + 1, first - 1}) {
+    SCOPED_TRACE(end);
+    Model r(build_chain(hops), np);
+    const MessageId id = r.net->send(0, 1, 10 * 4032, SimTime::zero());
+    r.net->set_end_time(SimTime::from_ps(end));
+    r.sim->run_until(SimTime::from_ps(end));
+    const std::uint64_t arrived = end <= first ? 0 : static_cast<std::uint64_t>((end - first - 1) / s + 1);
+    const auto& tot = r.net->totals();
+    EXPECT_EQ(tot.packets_delivered, arrived);
+    EXPECT_EQ(r.net->messages()[id].received_payload, arrived * 4032);
+    EXPECT_EQ(r.net->messages()[id].end_time, SimTime::max());
+    EXPECT_EQ(r.net->packets_in_flight(), tot.packets_injected - arrived);
+    EXPECT_GT(tot.packets_injected, arrived);
+  }
+}
+
 // Two messages of one NIC are served round-robin, one packet at a time.
 TEST(MultiPacketTiming, NicRoundRobinBetweenMessages) {
   const Rate g{100};

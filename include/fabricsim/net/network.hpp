@@ -191,6 +191,12 @@ class Network {
   std::int64_t min_credits_seen() const;
   /// Payload bytes per packet.
   std::uint32_t payload_per_packet() const;
+  /// The time at which the run will stop (engine.end_ns; max() if it runs
+  /// until every message is delivered).  A packet whose last hop leads into
+  /// its destination endpoint is accounted as delivered when that hop starts,
+  /// without an arrival event (see docs/model.md); packets that would arrive
+  /// at or after this time are left in flight instead, as they were before.
+  void set_end_time(core::SimTime end);
   /// Closes the time series at `end` (the final simulated time, the same on
   /// every rank).
   void finish(core::SimTime end);
