@@ -8,6 +8,9 @@
 #   scripts/build_pgo.sh [BUILD_DIR]      (default: build-pgo; prints the program's path)
 set -euo pipefail
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=deps.sh
+source "$src/scripts/deps.sh"
+fabricsim_ensure_packages >&2  # stdout carries only the program's path
 build=${1:-$src/build-pgo}
 mkdir -p "$build"
 build=$(cd "$build" && pwd)
