@@ -27,7 +27,7 @@ import numpy as np
 PERCENTILES = (50, 90, 99)
 DEFAULT_CLASS_NAMES = ["host", "fabric", "intra_server", "board", "global"]
 
-META_KEYS = ("version", "git_sha", "config", "ranks", "threads", "seed")
+META_KEYS = ("version", "git_sha", "build", "config", "ranks", "threads", "seed")
 SUMMARY_KEYS = (
     "sim_time_ns", "events", "wall_seconds", "events_per_second",
     "packets_delivered", "bytes_delivered", "packets_dropped", "packet_hops",
@@ -299,7 +299,7 @@ def node_counts(run):
 
 def compute_report(run):
     """All report numbers as a JSON-serialisable dict."""
-    meta = {k: run.meta.get(k) for k in ("version", "git_sha", "ranks",
+    meta = {k: run.meta.get(k) for k in ("version", "git_sha", "build", "ranks",
                                            "threads", "seed")}
     summary = {k: run.summary.get(k) for k in SUMMARY_KEYS}
     fct = flow_completion_times(run)
@@ -478,6 +478,7 @@ def summary_items(report):
         ("file", report["file"]),
         ("version", m.get("version") if m.get("version") is not None else NA),
         ("git sha", m.get("git_sha") if m.get("git_sha") is not None else NA),
+        ("build", m.get("build") if m.get("build") is not None else NA),
         ("ranks x threads", "%s x %s" % (fmt_int(m.get("ranks")), fmt_int(m.get("threads")))),
         ("seed", fmt_int(m.get("seed"))),
         ("simulated time", fmt_time_ns(s.get("sim_time_ns"))),

@@ -262,6 +262,7 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
     stats::RunMeta meta;
     meta.version = build_info::version;
     meta.git_sha = build_info::git_sha;
+    meta.build = build_info::build;
     meta.config_toml = cfg.to_toml();
     meta.ranks = comm.size();
     meta.threads = omp_get_max_threads();

@@ -117,6 +117,7 @@ std::uint64_t peak_memory_bytes() {
 void write_meta(H5Writer& out, const RunMeta& m) {
   out.attr("/meta", "version", m.version);
   out.attr("/meta", "git_sha", m.git_sha);
+  out.attr("/meta", "build", m.build);
   out.attr("/meta", "config", m.config_toml);
   out.attr("/meta", "ranks", m.ranks);
   out.attr("/meta", "threads", m.threads);

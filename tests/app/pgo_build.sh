@@ -24,6 +24,7 @@ compare() {
     p=$(h5dump -a "/summary/$a" "$dir/$name.pgo.h5" | grep '(0)')
     [ "$s" = "$p" ] || { echo "FAIL: $name: /summary/$a: $s vs $p"; fail=1; }
   done
+  h5dump -a /meta/build "$dir/$name.pgo.h5" | grep -q '"Release, PGO"' || { echo "FAIL: /meta/build of the PGO program"; fail=1; }
   echo "$name ($ranks rank(s)): compared"
 }
 compare fat_tree 1 "$src/inputs/fat_tree_1k.toml" --set workload.message_bytes=65536 --set output.interval_ns=1000

@@ -15,7 +15,7 @@ ls -a "$dir" | grep -q '\.tmp-' && { echo "FAIL: temporary file left behind"; ex
 
 # h5dump -A lists the attributes of /meta and /summary.
 h5dump -A "$out" > "$dir/attrs.txt"
-for a in version git_sha config ranks threads seed; do
+for a in version git_sha build config ranks threads seed; do
   grep -q "ATTRIBUTE \"$a\"" "$dir/attrs.txt" || { echo "FAIL: /meta attribute $a missing"; exit 1; }
 done
 for a in sim_time_ns events wall_seconds events_per_second packets_delivered bytes_delivered packets_dropped packet_hops; do

@@ -13,6 +13,7 @@ namespace fabricsim::stats {
 struct RunMeta {
   std::string version;
   std::string git_sha;
+  std::string build;  // build type and options ("Release", "Release, PGO", ...)
   std::string config_toml;
   std::int64_t ranks = 1;
   std::int64_t threads = 1;
