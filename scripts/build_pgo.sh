@@ -24,13 +24,16 @@ configure() {
     exit 1
   }
 }
+build_stage() {
+  configure "$1"
+  cmake --build "$build" --parallel "$jobs" --target fabricsim >"$build/build.log" 2>&1 || {
+    tail -n 40 "$build/build.log" >&2
+    exit 1
+  }
+}
 echo "build_pgo.sh: 1/3 instrumented build in $build" >&2
 rm -rf "$profile"
-configure GENERATE
-cmake --build "$build" --parallel "$jobs" --target fabricsim >"$build/build.log" 2>&1 || {
-  tail -n 40 "$build/build.log" >&2
-  exit 1
-}
+build_stage GENERATE
 echo "build_pgo.sh: 2/3 training runs" >&2
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
@@ -54,9 +57,5 @@ train "$in/dragonfly_small.toml"
 train "$in/hammingmesh_hx2_small.toml"
 train "$in/collective_allreduce_1k.toml"
 echo "build_pgo.sh: 3/3 optimized build" >&2
-configure USE
-cmake --build "$build" --parallel "$jobs" --target fabricsim >"$build/build.log" 2>&1 || {
-  tail -n 40 "$build/build.log" >&2
-  exit 1
-}
+build_stage USE
 echo "$exe"

@@ -244,6 +244,9 @@ class NetworkImpl {
   std::uint64_t max_occupancy_ = 0;
   std::int64_t min_credits_ = 0;
   std::uint64_t in_flight_ = 0;
+  // Last hops into receive-only endpoints (OutPort::deliver) are accounted at
+  // their start when the packet arrives before this time (the run's end).
+  SimTime deliver_before_ = SimTime::max();
 
   // Hot per-link facts, copied out of the topology so the per-packet paths
   // touch one small record instead of the topology's larger structures.
@@ -379,11 +382,6 @@ class NetworkImpl {
   void on_packet(LinkId in, std::uint32_t p);
   /// The packet's tail reaches its destination endpoint over `in` at `tail`.
   void deliver(LinkId in, std::uint32_t p, SimTime tail);
-
- public:
-  // Last hops into receive-only endpoints (OutPort::deliver) are accounted at
-  // their start when the packet arrives before this time (the run's end).
-  SimTime deliver_before_ = SimTime::max();
 };
 
 NetworkImpl::NetworkImpl(const Topology& topo, const NetworkParams& params, core::Simulator& sim)
@@ -454,10 +452,10 @@ NetworkImpl::NetworkImpl(const Topology& topo, const NetworkParams& params, core
     ip.full_xbar = core::serialization_time(params_.packet_bytes, tl.bandwidth_gbps * params_.crossbar_speedup);
     ip.credit_delay = topo_.links()[tl.reverse].latency;
     ip.full_ser = op.full_ser;
-    ip.dst = tl.dst;
-    ip.dst_endpoint = topo_.nodes()[tl.dst].endpoint;  // kNoEndpoint for a switch
-    ip.relay = topo_.nodes()[tl.dst].kind == NodeKind::Endpoint && topo_.nodes()[tl.dst].forwards;
     const Node& far = topo_.nodes()[tl.dst];
+    ip.dst = tl.dst;
+    ip.dst_endpoint = far.endpoint;  // kNoEndpoint for a switch
+    ip.relay = far.kind == NodeKind::Endpoint && far.forwards;
     op.deliver = far.kind == NodeKind::Endpoint && !far.forwards &&
                  std::count_if(far.in.begin(), far.in.end(), [](LinkId x) { return x != kNoLink; }) == 1;
   }
