@@ -61,9 +61,13 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
   workload::FluidEstimate fluid;
   fluid.link_bytes.assign(topo.link_count(), 0.0);
   if (routable) {  // (a topology that cannot run gets no estimate, and its partition weighs nodes alike)
-    const net::RoutingTable routes(topo);  // minimal routes: what the estimate spreads traffic over
     plan = workload::plan_traffic(traffic_params(cfg), topo, np);
-    fluid = workload::estimate_fluid(topo, routes, plan, np);
+    if (np.state_routes) {  // direct topologies: the routes of their rules
+      fluid = workload::estimate_fluid(topo, *np.state_routes, plan, np);
+    } else {
+      const net::RoutingTable routes(topo);  // minimal routes: what the estimate spreads traffic over
+      fluid = workload::estimate_fluid(topo, routes, plan, np);
+    }
   }
   std::string bn_name = "-", bn_class = "-";
   if (fluid.bottleneck != net::kNoLink) {

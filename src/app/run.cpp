@@ -136,7 +136,6 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
   std::unique_ptr<RunJobs> jobs;
   if (dependent) jobs = std::make_unique<RunJobs>(cfg, network, sim);
   if (comm.size() > 1) {
-    const net::RoutingTable routes(topo);
     // The partition weighs each node by the packets it is expected to send.
     // A task graph's messages depend on each other and on compute, so their
     // total bytes, routed as if all were in flight at once, stand in for the
@@ -149,7 +148,8 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
     } else {
       planned = workload::plan_traffic(tp, topo, np);
     }
-    const auto fluid = workload::estimate_fluid(topo, routes, planned, np);
+    const auto fluid = np.state_routes ? workload::estimate_fluid(topo, *np.state_routes, planned, np)
+                                       : workload::estimate_fluid(topo, net::RoutingTable(topo), planned, np);
     const auto r = partition_nodes(node_graph(topo, fluid.link_bytes, np.packet_bytes), comm.size(),
                                    par::parse_partitioner(partitioner),
                                    core::SimTime::from_ns_f(cfg.get_float("engine.min_cut_latency_ns")),

@@ -176,23 +176,26 @@ Routing setup_routing(const config::Config& cfg, const net::Topology& topo, net:
     if (a != A::Dor && a != A::Adaptive) wrong_algorithm(algorithm, kind, "dor or adaptive");
     std::vector<std::uint32_t> dims;
     for (std::int64_t d : cfg.get_int_list("topology.dims")) dims.push_back(static_cast<std::uint32_t>(d));
-    r.routes = std::make_unique<net::StateRoutes>(topo, net::torus_rules(topo, dims, a == A::Adaptive));
+    r.routes = std::make_unique<net::StateRoutes>(topo, net::torus_rules(topo, dims, a == A::Adaptive),
+                                                  net::torus_distance(topo, dims, a == A::Adaptive));
   } else if (kind == "hammingmesh") {
     if (a != A::Dor && a != A::Adaptive && a != A::Minimal) wrong_algorithm(algorithm, kind, "adaptive, minimal or dor");
     const bool hyperx = cfg.get_string("topology.kind") == "hyperx";
-    r.routes = std::make_unique<net::StateRoutes>(
-        topo, net::hammingmesh_rules(topo, hyperx ? 1 : u32(cfg, "topology.board_a"),
-                                     hyperx ? 1 : u32(cfg, "topology.board_b"), u32(cfg, "topology.x"),
-                                     u32(cfg, "topology.y"), a == A::Dor));
+    const std::uint32_t ba = hyperx ? 1 : u32(cfg, "topology.board_a");
+    const std::uint32_t bb = hyperx ? 1 : u32(cfg, "topology.board_b");
+    const std::uint32_t x = u32(cfg, "topology.x"), y = u32(cfg, "topology.y");
+    r.routes = std::make_unique<net::StateRoutes>(topo, net::hammingmesh_rules(topo, ba, bb, x, y, a == A::Dor),
+                                                  net::hammingmesh_distance(topo, ba, bb, x, y, a == A::Dor));
   } else if (kind == "dragonfly") {
     const bool valiant = a == A::Valiant || a == A::UgalLocal || a == A::UgalGlobal;
     if (!valiant && a != A::Minimal && a != A::Adaptive)
       wrong_algorithm(algorithm, kind, "minimal, adaptive, valiant, ugal_local or ugal_global");
-    r.routes = std::make_unique<net::StateRoutes>(topo, net::dragonfly_rules(topo, valiant ? 2 : 1));
+    const std::uint32_t per_group = u32(cfg, "topology.a");
+    r.routes = std::make_unique<net::StateRoutes>(topo, net::dragonfly_rules(topo, valiant ? 2 : 1),
+                                                  net::dragonfly_distance(topo, per_group, valiant ? 2 : 1, false));
     if (valiant) {
       // Group of every node: routers are numbered group-major after the
       // endpoints (build_dragonfly); an endpoint is in its router's group.
-      const std::uint32_t per_group = u32(cfg, "topology.a");
       np.group_of.assign(topo.node_count(), 0);
       std::vector<std::vector<net::NodeId>> groups;
       for (net::NodeId n = 0; n < topo.node_count(); ++n) {
@@ -207,7 +210,8 @@ Routing setup_routing(const config::Config& cfg, const net::Topology& topo, net:
       // The first leg takes one global link (two could be as short, and
       // would leave none for the second leg): the state counts global
       // links in both tables, so the packet goes on in the same numbering.
-      r.valiant = std::make_unique<net::StateRoutes>(topo, net::dragonfly_rules(topo, 1), std::move(groups));
+      r.valiant = std::make_unique<net::StateRoutes>(topo, net::dragonfly_rules(topo, 1),
+                                                     net::dragonfly_distance(topo, per_group, 1, true), std::move(groups));
       np.valiant_routes = r.valiant.get();
     }
   } else if (kind == "topoopt") {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 
 #include "fabricsim/core/link.hpp"
 #include "fabricsim/net/state_routes.hpp"
@@ -123,7 +124,9 @@ class NetworkImpl {
   const Topology& topo_;
   NetworkParams params_;
   core::Simulator& sim_;
-  RoutingTable routes_;
+  // The trees' minimal-route table; not built for route rules or up*/down*
+  // (a per-endpoint table on a direct topology would be the largest thing here).
+  std::optional<RoutingTable> routes_;
   std::unique_ptr<UpDownRoutes> updown_;  // set when params_.up_down
   std::vector<PortIndex> updown_cands_;
   std::vector<core::Link> links_;
@@ -385,7 +388,7 @@ class NetworkImpl {
 };
 
 NetworkImpl::NetworkImpl(const Topology& topo, const NetworkParams& params, core::Simulator& sim)
-    : topo_(topo), params_(params), sim_(sim), routes_(topo) {
+    : topo_(topo), params_(params), sim_(sim) {
   if (params_.header_bytes >= params_.packet_bytes)
     throw util::ConfigError("network.header_bytes: must be smaller than network.packet_bytes");
   if (params_.buffer_bytes < params_.packet_bytes)
@@ -403,6 +406,7 @@ NetworkImpl::NetworkImpl(const Topology& topo, const NetworkParams& params, core
 
   if (params_.up_down) updown_ = std::make_unique<UpDownRoutes>(topo_);
   rules_ = params_.state_routes;
+  if (!rules_ && !updown_) routes_.emplace(topo_);
   if (rules_ && rules_->rules().vcs() > params_.vcs)
     throw util::ConfigError("network.vcs: " + rules_->rules().describe() + " needs " +
                             std::to_string(rules_->rules().vcs()) + " virtual channels, " +
@@ -594,7 +598,7 @@ LinkId NetworkImpl::choose_output(NodeId at, const Packet& pkt, const Message& m
     updown_->candidates(at, pkt.down, pkt.dst, updown_cands_);
     cands = updown_cands_;
   } else {
-    cands = routes_.candidates(at, pkt.dst);
+    cands = routes_->candidates(at, pkt.dst);
   }
   FABRICSIM_ASSERT(!cands.empty(), "no route");
   const Node& node = topo_.nodes()[at];

@@ -26,6 +26,35 @@ StateRoutes::StateRoutes(const Topology& topo, std::unique_ptr<RouteRules> rules
   build(max_bytes);
 }
 
+StateRoutes::StateRoutes(const Topology& topo, std::unique_ptr<RouteRules> rules,
+                         std::unique_ptr<RouteDistance> distance, std::vector<std::vector<NodeId>> targets)
+    : topo_(topo), rules_(std::move(rules)), targets_(std::move(targets)), distance_(std::move(distance)) {
+  endpoint_targets_ = targets_.empty();
+  if (endpoint_targets_) {
+    targets_.resize(topo.endpoint_count());
+    for (EndpointId e = 0; e < topo.endpoint_count(); ++e) targets_[e] = {topo.endpoint_node(e)};
+  }
+  nodes_ = topo_.node_count();
+  states_ = rules_->state_count();
+  for (std::uint8_t s = 0; s < states_; ++s) duato_ = duato_ || !rules_->escape(s);
+}
+
+std::size_t StateRoutes::memory_bytes() const {
+  std::size_t bytes = (dist_.size() + esc_dist_.size()) * sizeof(std::uint16_t);
+  for (const auto& t : targets_) bytes += sizeof(t) + t.size() * sizeof(NodeId);
+  return bytes + (distance_ ? distance_->memory_bytes() : 0);
+}
+
+std::uint16_t StateRoutes::dist(NodeId at, std::uint8_t s, std::uint32_t target, bool escape) const {
+  if (distance_) return escape ? distance_->escape_hops(at, s, target) : distance_->hops(at, s, target);
+  return (escape && !esc_dist_.empty() ? esc_dist_ : dist_)[index(target, at, s)];
+}
+
+bool StateRoutes::is_target_node(NodeId n, std::uint32_t target) const {
+  if (endpoint_targets_) return topo_.endpoint_node(target) == n;
+  return is_target(n, target);
+}
+
 bool StateRoutes::is_target(NodeId n, std::uint32_t target) const {
   const auto& t = targets_[target];
   return std::find(t.begin(), t.end(), n) != t.end();
@@ -75,8 +104,8 @@ void StateRoutes::build(std::size_t max_bytes) {
   nodes_ = topo_.node_count();
   states_ = rules_->state_count();
   FABRICSIM_ASSERT(states_ > 0 && states_ < RouteRules::kIllegal, "state count");
-  bool duato = false;
-  for (std::uint8_t s = 0; s < states_; ++s) duato = duato || !rules_->escape(s);
+  for (std::uint8_t s = 0; s < states_; ++s) duato_ = duato_ || !rules_->escape(s);
+  const bool duato = duato_;
   const std::size_t cells = targets_.size() * nodes_ * states_;
   const std::size_t bytes = cells * sizeof(std::uint16_t) * (duato ? 2 : 1);
   if (bytes > max_bytes)
@@ -140,8 +169,8 @@ void StateRoutes::build(std::size_t max_bytes) {
 
 void StateRoutes::options(NodeId at, std::uint8_t s, std::uint32_t target, std::vector<Option>& out,
                           bool escape_only) const {
-  const std::vector<std::uint16_t>& dist = escape_only && !esc_dist_.empty() ? esc_dist_ : dist_;
-  const std::uint16_t here = dist[index(target, at, s)];
+  const bool escape = escape_only && duato_;
+  const std::uint16_t here = dist(at, s, target, escape);
   if (here == 0 || here == kUnreachable) return;
   const Node& node = topo_.node(at);
   const unsigned alts = rules_->alternatives();
@@ -153,9 +182,11 @@ void StateRoutes::options(NodeId at, std::uint8_t s, std::uint32_t target, std::
       const std::uint8_t t = rules_->step(at, s, l, target, a);
       if (t == RouteRules::kIllegal) continue;
       if (escape_only && !rules_->escape(t)) continue;
-      const std::uint16_t there = dist[index(target, v, t)];
+      // (A packet passes only through forwarding nodes: tested first, it
+      // also spares the distance of every endpoint behind a switch.)
+      if (!topo_.node(v).forwards && !is_target_node(v, target)) continue;
+      const std::uint16_t there = dist(v, t, target, escape);
       if (there == kUnreachable || there + 1u != here) continue;
-      if (there != 0 && !topo_.node(v).forwards) continue;
       out.push_back(Option{p, l, t, rules_->vc(t)});
     }
   }

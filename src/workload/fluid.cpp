@@ -3,12 +3,24 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "fabricsim/net/state_routes.hpp"
+
 #include <Eigen/SparseCore>
 
 namespace fabricsim::workload {
 
-FluidEstimate estimate_fluid(const net::Topology& topo, const net::RoutingTable& routes,
-                             const std::vector<PlannedMessage>& messages, const net::NetworkParams& np) {
+namespace {
+
+// A routing's next hops: next(node, state, dst, out) appends the (link,
+// state after) moves on a minimal route; the walk starts in `initial`.
+struct Hop {
+  net::LinkId link;
+  std::uint8_t state;
+};
+
+template <class Next>
+FluidEstimate estimate(const net::Topology& topo, Next&& next_hops, std::uint8_t initial,
+                       const std::vector<PlannedMessage>& messages, const net::NetworkParams& np) {
   FluidEstimate est;
   est.link_bytes.assign(topo.link_count(), 0.0);
   // Flows with the same (source, destination) share their spread: add their
@@ -28,8 +40,14 @@ FluidEstimate estimate_fluid(const net::Topology& topo, const net::RoutingTable&
   constexpr std::size_t kBatch = 2048;
   Eigen::VectorXd loads = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(topo.link_count()));
   std::vector<Eigen::Triplet<double>> triplets;
-  std::vector<std::pair<net::NodeId, double>> frontier, next;
-  std::unordered_map<net::NodeId, std::size_t> slot;
+  struct At {
+    net::NodeId node;
+    std::uint8_t state;
+    double share;
+  };
+  std::vector<At> frontier, next;
+  std::vector<Hop> hops;
+  std::unordered_map<std::uint64_t, std::size_t> slot;
   for (std::size_t first = 0; first < pairs.size(); first += kBatch) {
     const std::size_t count = std::min(kBatch, pairs.size() - first);
     triplets.clear();
@@ -40,25 +58,27 @@ FluidEstimate estimate_fluid(const net::Topology& topo, const net::RoutingTable&
       const auto src = static_cast<net::EndpointId>(key >> 32);
       const auto dst = static_cast<net::EndpointId>(key & 0xFFFFFFFFu);
       const net::NodeId target = topo.endpoint_node(dst);
-      frontier.assign(1, {topo.endpoint_node(src), 1.0});
+      frontier.assign(1, At{topo.endpoint_node(src), initial, 1.0});
       // Minimal routes shorten the distance by one per hop, so the DAG is
-      // walked level by level; nodes reached twice in a level are merged.
+      // walked level by level; (node, state) pairs reached twice in a level
+      // are merged.
       while (!frontier.empty()) {
         next.clear();
         slot.clear();
-        for (const auto& [node, share_in] : frontier) {
-          if (node == target) continue;
-          const auto cands = routes.candidates(node, dst);
-          const double share = share_in / static_cast<double>(cands.size());
-          for (auto port : cands) {
-            const net::LinkId l = topo.node(node).out[port];
-            triplets.emplace_back(static_cast<Eigen::Index>(l), static_cast<Eigen::Index>(k), share);
-            const net::NodeId to = topo.link(l).dst;
-            auto [it, fresh] = slot.try_emplace(to, next.size());
+        for (const At& at : frontier) {
+          if (at.node == target) continue;
+          hops.clear();
+          next_hops(at.node, at.state, dst, hops);
+          if (hops.empty()) continue;
+          const double share = at.share / static_cast<double>(hops.size());
+          for (const Hop& h : hops) {
+            triplets.emplace_back(static_cast<Eigen::Index>(h.link), static_cast<Eigen::Index>(k), share);
+            const net::NodeId to = topo.link(h.link).dst;
+            auto [it, fresh] = slot.try_emplace(static_cast<std::uint64_t>(to) << 8 | h.state, next.size());
             if (fresh)
-              next.emplace_back(to, share);
+              next.push_back(At{to, h.state, share});
             else
-              next[it->second].second += share;
+              next[it->second].share += share;
           }
         }
         frontier.swap(next);
@@ -83,6 +103,27 @@ FluidEstimate estimate_fluid(const net::Topology& topo, const net::RoutingTable&
         std::min(1.0, est.payload_bytes * 8.0 / est.min_makespan_ns / (inj * static_cast<double>(topo.endpoint_count())));
   }
   return est;
+}
+
+}  // namespace
+
+FluidEstimate estimate_fluid(const net::Topology& topo, const net::RoutingTable& routes,
+                             const std::vector<PlannedMessage>& messages, const net::NetworkParams& np) {
+  const auto next = [&](net::NodeId node, std::uint8_t, net::EndpointId dst, std::vector<Hop>& out) {
+    for (auto port : routes.candidates(node, dst)) out.push_back(Hop{topo.node(node).out[port], 0});
+  };
+  return estimate(topo, next, 0, messages, np);
+}
+
+FluidEstimate estimate_fluid(const net::Topology& topo, const net::StateRoutes& routes,
+                             const std::vector<PlannedMessage>& messages, const net::NetworkParams& np) {
+  std::vector<net::StateRoutes::Option> opts;
+  const auto next = [&](net::NodeId node, std::uint8_t state, net::EndpointId dst, std::vector<Hop>& out) {
+    opts.clear();
+    routes.options(node, state, dst, opts);
+    for (const auto& o : opts) out.push_back(Hop{o.link, o.state});
+  };
+  return estimate(topo, next, routes.rules().initial_state(), messages, np);
 }
 
 }  // namespace fabricsim::workload

@@ -84,6 +84,44 @@ std::unique_ptr<RouteRules> dragonfly_rules(const Topology& topo, std::uint32_t 
 /// (ConfigError naming network.vcs beyond).
 std::unique_ptr<RouteRules> hop_count_rules(const Topology& topo, std::uint32_t max_vcs);
 
+/// Legal-route lengths computed from a topology's coordinates instead of
+/// tabulated (the direct topologies at full size: the tables need one entry
+/// per (target, node, state), 17.9 GB for a 16k-endpoint HammingMesh).
+/// hops() must equal the length of the shortest legal route wherever a
+/// packet can be (every (node, state) on some shortest legal route from a
+/// source) and must never be below it elsewhere: StateRoutes::options() then
+/// offers exactly the moves the tables offer, because a move is offered iff
+/// it leads one hop closer.  It is the minimum over a family of concrete
+/// legal routes, so it never undercuts; tests compare it with the tables
+/// exhaustively on small instances.  Memory: O(nodes + links).
+class RouteDistance {
+ public:
+  virtual ~RouteDistance() = default;
+  /// Links of the shortest legal route from (at, s) to `target`, 0 at the
+  /// target, StateRoutes::kUnreachable if there is none.
+  virtual std::uint16_t hops(NodeId at, std::uint8_t s, std::uint32_t target) const = 0;
+  /// The same over escape moves only (Duato rules); by default hops().
+  virtual std::uint16_t escape_hops(NodeId at, std::uint8_t s, std::uint32_t target) const {
+    return hops(at, s, target);
+  }
+  /// Bytes it holds (for the memory estimate).
+  virtual std::size_t memory_bytes() const = 0;
+};
+
+/// Computed distances of the built-in direct topologies, for the rules of
+/// the same name (same parameters).  Torus: both dimension order and Duato.
+std::unique_ptr<RouteDistance> torus_distance(const Topology& topo, const std::vector<std::uint32_t>& dims,
+                                              bool adaptive);
+/// HammingMesh / HyperX (hammingmesh_rules).
+std::unique_ptr<RouteDistance> hammingmesh_distance(const Topology& topo, std::uint32_t board_a,
+                                                    std::uint32_t board_b, std::uint32_t x, std::uint32_t y,
+                                                    bool row_first);
+/// Dragonfly (dragonfly_rules(topo, max_global)), towards endpoints; with
+/// `group_targets`, towards groups (target g = the routers of group g, the
+/// Valiant first leg); `routers_per_group` is topology.a.
+std::unique_ptr<RouteDistance> dragonfly_distance(const Topology& topo, std::uint32_t routers_per_group,
+                                                  std::uint32_t max_global, bool group_targets);
+
 class StateRoutes {
  public:
   static constexpr std::uint16_t kUnreachable = 0xFFFF;
@@ -101,6 +139,10 @@ class StateRoutes {
   /// Arbitrary targets: target t is reached at any node of targets[t].
   StateRoutes(const Topology& topo, std::unique_ptr<RouteRules> rules, std::vector<std::vector<NodeId>> targets,
               std::size_t max_bytes = std::size_t{1} << 30);
+  /// Routes by the same rules with computed distances (no tables): targets
+  /// are the endpoints, or `targets` when given.
+  StateRoutes(const Topology& topo, std::unique_ptr<RouteRules> rules, std::unique_ptr<RouteDistance> distance,
+              std::vector<std::vector<NodeId>> targets = {});
 
   const RouteRules& rules() const { return *rules_; }
   const Topology& topology() const { return topo_; }
@@ -109,8 +151,12 @@ class StateRoutes {
   const std::vector<NodeId>& target_nodes(std::uint32_t target) const { return targets_[target]; }
   /// Links of the shortest legal route from (at, s) to the target.
   std::uint16_t hops(NodeId at, std::uint8_t s, std::uint32_t target) const {
-    return dist_[index(target, at, s)];
+    return distance_ ? distance_->hops(at, s, target) : dist_[index(target, at, s)];
   }
+  /// Whether the distances are computed rather than tabulated.
+  bool computed() const { return distance_ != nullptr; }
+  /// Bytes the routes hold (tables or the computed distance's data).
+  std::size_t memory_bytes() const;
   /// Appends the moves on a shortest legal route (none at the target); with
   /// `escape_only`, only escape moves on a shortest legal escape route.
   void options(NodeId at, std::uint8_t s, std::uint32_t target, std::vector<Option>& out,
@@ -118,7 +164,8 @@ class StateRoutes {
 
  private:
   void build(std::size_t max_bytes);
-  void bfs(std::uint32_t target, bool escape_only, std::vector<std::uint16_t>& dist) const;
+  std::uint16_t dist(NodeId at, std::uint8_t s, std::uint32_t target, bool escape) const;
+  bool is_target_node(NodeId n, std::uint32_t target) const;
   std::size_t index(std::uint32_t target, NodeId n, std::uint8_t s) const {
     return (static_cast<std::size_t>(target) * nodes_ + n) * states_ + s;
   }
@@ -131,6 +178,8 @@ class StateRoutes {
   bool endpoint_targets_ = true;
   std::vector<std::uint16_t> dist_;      // [target][node][state], all moves
   std::vector<std::uint16_t> esc_dist_;  // the same over escape moves (Duato rules only; else empty)
+  bool duato_ = false;
+  std::unique_ptr<RouteDistance> distance_;  // computed distances instead of the tables
 };
 
 /// The channel dependency graph of the routes a packet can actually take

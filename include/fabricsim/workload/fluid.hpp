@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "fabricsim/net/network.hpp"
+#include "fabricsim/net/state_routes.hpp"
 #include "fabricsim/net/topology.hpp"
 #include "fabricsim/workload/traffic.hpp"
 
@@ -26,6 +27,10 @@ struct FluidEstimate {
 };
 
 FluidEstimate estimate_fluid(const net::Topology& topo, const net::RoutingTable& routes,
+                             const std::vector<PlannedMessage>& messages, const net::NetworkParams& np);
+/// The same over the moves of route rules (direct topologies): the spread
+/// follows the routes packets can take, and needs no per-destination table.
+FluidEstimate estimate_fluid(const net::Topology& topo, const net::StateRoutes& routes,
                              const std::vector<PlannedMessage>& messages, const net::NetworkParams& np);
 
 }  // namespace fabricsim::workload

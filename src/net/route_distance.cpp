@@ -1,0 +1,434 @@
+// Computed legal-route lengths of the direct topologies (RouteDistance in
+// state_routes.hpp): what the route tables hold, from coordinates.
+//
+// Each hops() is the minimum over a family of concrete legal routes of the
+// topology's rules (route_rules.cpp), written out segment by segment, so it
+// is never below the true shortest legal route; the family holds a shortest
+// route from every (node, state) a packet can reach, so there it is exact.
+// tests/net/test_route_distance.cpp checks both against the tables on small
+// instances of every shape (merged, single-switch and tree networks, all
+// rule variants).
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "fabricsim/net/state_routes.hpp"
+#include "fabricsim/util/error.hpp"
+
+namespace fabricsim::net {
+
+namespace {
+
+constexpr std::uint16_t kFar = StateRoutes::kUnreachable;
+constexpr std::uint32_t kInf = 1u << 20;  // larger than any route, small enough to add a few
+
+std::uint16_t clamp_hops(std::uint32_t d) { return d >= kInf ? kFar : static_cast<std::uint16_t>(d); }
+
+// ------------------------------------------------------------------ torus
+
+// Dimension order (state 2d + vc: routing dimension d; initial 2D): the
+// dimensions below d must already match, the rest cost their ring distance.
+// Duato (states 0, 1, 2 and initial 3): any productive link is an adaptive
+// move from any state, and the escape path is the dimension-order one, both
+// minimal: the ring distances summed.
+class TorusDistance final : public RouteDistance {
+ public:
+  TorusDistance(const Topology& topo, std::vector<std::uint32_t> dims, bool adaptive)
+      : topo_(topo), dims_(std::move(dims)), adaptive_(adaptive) {
+    std::uint64_t n = 1;
+    for (std::uint32_t d : dims_) {
+      stride_.push_back(static_cast<std::uint32_t>(n));
+      n *= d;
+    }
+    if (topo.kind != "torus" || n != topo.node_count())
+      throw util::ConfigError("routing.algorithm: torus routing needs the torus built from topology.dims");
+  }
+  std::uint16_t hops(NodeId at, std::uint8_t s, std::uint32_t target) const override {
+    const NodeId dst = topo_.endpoint_node(target);
+    const std::size_t D = dims_.size();
+    std::size_t from = 0;
+    if (!adaptive_ && s != 2 * D) {
+      from = s / 2u;
+      for (std::size_t d = 0; d < from; ++d)
+        if (coord(at, d) != coord(dst, d)) return kFar;
+    }
+    std::uint32_t sum = 0;
+    for (std::size_t d = from; d < D; ++d) {
+      const std::uint32_t fwd = (coord(dst, d) + dims_[d] - coord(at, d)) % dims_[d];
+      sum += std::min(fwd, dims_[d] - fwd);
+    }
+    return static_cast<std::uint16_t>(sum);
+  }
+  std::size_t memory_bytes() const override { return sizeof(*this) + 8 * dims_.size(); }
+
+ private:
+  std::uint32_t coord(NodeId n, std::size_t d) const { return (n / stride_[d]) % dims_[d]; }
+  const Topology& topo_;
+  std::vector<std::uint32_t> dims_;
+  std::vector<std::uint32_t> stride_;
+  bool adaptive_;
+};
+
+// -------------------------------------------------------------- Dragonfly
+
+// Endpoints first, then router g*a + r; the state counts global links taken
+// (at most max_global).  Routers of a group are fully connected and every
+// pair of groups has at least one global cable (build_dragonfly), so:
+//   same router: 1 (the host link); same group: 2 (local, host);
+//   one global link: 2 + [no global cable leaves R for T's group, or lands
+//   on T] + [...], i.e. 2 plus how many of (local hop before, local hop
+//   after) the best cable between the groups needs;
+//   two global links (Valiant budget) are shorter only as R -> v -> T over
+//   two cables (3 links) when one global link needs both local hops (4).
+// Group targets (the Valiant first leg, routers of group X): 0 inside X,
+// 1 with a cable from R to X, else 2.
+class DragonflyDistance final : public RouteDistance {
+ public:
+  DragonflyDistance(const Topology& topo, std::uint32_t a, std::uint32_t max_global, bool group_targets)
+      : topo_(topo), a_(a), max_global_(max_global), group_targets_(group_targets) {
+    if (topo.kind != "dragonfly" || a == 0)
+      throw util::ConfigError("routing.algorithm: Dragonfly routing needs a dragonfly topology");
+    endpoints_ = static_cast<NodeId>(topo.endpoint_count());
+    const std::size_t routers = topo.node_count() - endpoints_;
+    groups_ = static_cast<std::uint32_t>(routers / a);
+    nbr_at_.assign(routers + 1, 0);
+    for (std::size_t r = 0; r < routers; ++r) {
+      const Node& node = topo.node(static_cast<NodeId>(endpoints_ + r));
+      std::vector<std::uint32_t> peers;
+      for (LinkId l : node.out)
+        if (topo.link(l).cls == LinkClass::Global) peers.push_back(topo.link(l).dst - endpoints_);
+      std::sort(peers.begin(), peers.end());
+      nbr_.insert(nbr_.end(), peers.begin(), peers.end());
+      nbr_at_[r + 1] = static_cast<std::uint32_t>(nbr_.size());
+    }
+    // Per router, the groups its cables reach, one bit each.
+    words_ = (groups_ + 63) / 64;
+    reach_.assign(routers * words_, 0);
+    for (std::size_t r = 0; r < routers; ++r)
+      for (std::uint32_t i = nbr_at_[r]; i < nbr_at_[r + 1]; ++i) {
+        const std::uint32_t g = nbr_[i] / a_;
+        reach_[r * words_ + g / 64] |= std::uint64_t{1} << (g % 64);
+      }
+  }
+
+  std::uint16_t hops(NodeId at, std::uint8_t s, std::uint32_t target) const override {
+    if (at < endpoints_) {
+      if (!group_targets_ && topo_.endpoint_node(target) == at) return 0;
+      if (s != 0) return kFar;  // an endpoint holds a packet only at its source
+      const std::uint16_t d = hops(router_of(at) + endpoints_, s, target);
+      return d == kFar ? kFar : static_cast<std::uint16_t>(d + 1);
+    }
+    const std::uint32_t r = at - endpoints_;
+    const std::uint32_t g = r / a_;
+    const std::uint32_t budget = s > max_global_ ? 0 : max_global_ - s;
+    if (group_targets_) {
+      if (g == target) return 0;
+      if (budget == 0) return kFar;
+      return reaches(r, target) ? 1 : 2;
+    }
+    const std::uint32_t t = router_of(topo_.endpoint_node(target));
+    if (t == r) return 1;
+    const std::uint32_t gt = t / a_;
+    if (gt == g) return 2;
+    if (budget == 0) return kFar;
+    if (linked(r, t)) return 2;
+    if (reaches(r, gt) || reaches(t, g)) return 3;
+    if (budget >= 2 && share_peer(r, t)) return 3;
+    return 4;
+  }
+  std::size_t memory_bytes() const override {
+    return sizeof(*this) + 4 * (nbr_.size() + nbr_at_.size()) + 8 * reach_.size();
+  }
+
+ private:
+  std::uint32_t router_of(NodeId endpoint) const {
+    return topo_.link(topo_.node(endpoint).out[0]).dst - endpoints_;
+  }
+  bool reaches(std::uint32_t r, std::uint32_t g) const {
+    return (reach_[static_cast<std::size_t>(r) * words_ + g / 64] >> (g % 64)) & 1u;
+  }
+  bool linked(std::uint32_t r, std::uint32_t t) const {
+    return std::binary_search(nbr_.begin() + nbr_at_[r], nbr_.begin() + nbr_at_[r + 1], t);
+  }
+  bool share_peer(std::uint32_t r, std::uint32_t t) const {
+    auto i = nbr_.begin() + nbr_at_[r], ie = nbr_.begin() + nbr_at_[r + 1];
+    auto j = nbr_.begin() + nbr_at_[t], je = nbr_.begin() + nbr_at_[t + 1];
+    while (i != ie && j != je) {
+      if (*i == *j) return true;
+      if (*i < *j) ++i; else ++j;
+    }
+    return false;
+  }
+  const Topology& topo_;
+  std::uint32_t a_;
+  std::uint32_t max_global_;
+  bool group_targets_;
+  NodeId endpoints_ = 0;
+  std::uint32_t groups_ = 0;
+  std::size_t words_ = 0;
+  std::vector<std::uint32_t> nbr_;     // global peers of each router, sorted (router indices)
+  std::vector<std::uint32_t> nbr_at_;
+  std::vector<std::uint64_t> reach_;   // [router][group bit]: a global cable to that group
+};
+
+// ------------------------------------------------------------ HammingMesh
+
+// Accelerator ((BY*x + BX)*b + i)*a + j, i growing southwards.  A board's
+// row portals are W(i) = (i, 0) and E(i) = (i, a-1), each with a cable to a
+// switch of its row network; column portals N(j) = (0, j), S(j) = (b-1, j).
+// A state (route_rules.cpp) is vc (networks entered) | north << 2 |
+// down << 3 | column used << 4.
+//
+// The family of routes: at most 2 - vc network traversals, in the orders
+// the rules allow (row then column, column then row unless row_first), each
+// from a portal of one board to a portal of the next in the same network;
+// board segments are north-last Manhattan walks (a segment after a north
+// move may only go on north); the boards are forced by the dimensions (one
+// traversal: the line of the target; two: the corner board in the line of
+// both).  In a network, a traversal enters at the portal's switch and leaves
+// from the exit portal's switch: 2 links on one switch, 4 across a tree
+// (up to any spine, down to the leaf).  From a switch, the packet leaves at
+// a portal of its network on the board of its line that lines up with the
+// target, and goes on from there.
+class HammingMeshDistance final : public RouteDistance {
+ public:
+  HammingMeshDistance(const Topology& topo, std::uint32_t a, std::uint32_t b, std::uint32_t x, std::uint32_t y,
+                      bool row_first)
+      : topo_(topo), a_(a), b_(b), x_(x), y_(y), row_first_(row_first) {
+    const std::size_t accs = static_cast<std::size_t>(a) * b * x * y;
+    if (topo.kind != "hammingmesh" || topo.endpoint_count() != accs)
+      throw util::ConfigError("routing.algorithm: HammingMesh routing needs the topology built from topology.board_a/b, x, y");
+    accs_ = static_cast<NodeId>(accs);
+    const std::size_t boards = static_cast<std::size_t>(x) * y;
+    const std::size_t switches = topo.node_count() - accs;
+    row_sw_.assign(boards * 2 * b, kNoNode);
+    col_sw_.assign(boards * 2 * a, kNoNode);
+    sw_.assign(switches, SwitchInfo{});
+    // Networks: the switches joined by fabric links (union-find).
+    std::vector<std::uint32_t> parent(switches);
+    std::iota(parent.begin(), parent.end(), 0u);
+    const auto find = [&](std::uint32_t v) {
+      while (parent[v] != v) v = parent[v] = parent[parent[v]];
+      return v;
+    };
+    for (const Link& l : topo.links())
+      if (l.src >= accs_ && l.dst >= accs_) parent[find(l.src - accs_)] = find(l.dst - accs_);
+    for (std::uint32_t s = 0; s < switches; ++s) {
+      const Node& n = topo.node(accs_ + s);
+      sw_[s].net = find(s);
+      sw_[s].spine = n.level >= 2;
+      sw_[s].col = n.name.rfind("col", 0) == 0;
+    }
+    for (NodeId e = 0; e < accs_; ++e) {
+      const Coord c = coord(e);
+      const std::size_t board = static_cast<std::size_t>(c.by) * x_ + c.bx;
+      unsigned rows = 0, cols = 0;
+      for (LinkId l : topo.node(e).out) {
+        const NodeId v = topo.link(l).dst;
+        if (v < accs_) continue;
+        SwitchInfo& info = sw_[v - accs_];
+        if (info.col) {
+          // N before S on one accelerator (b = 1); else by position.
+          const unsigned side = b_ == 1 ? cols++ : (c.i == 0 ? 0u : 1u);
+          col_sw_[(board * 2 + side) * a_ + c.j] = v;
+          info.line = c.bx;
+        } else {
+          const unsigned side = a_ == 1 ? rows++ : (c.j == 0 ? 0u : 1u);
+          row_sw_[(board * 2 + side) * b_ + c.i] = v;
+          info.line = c.by;
+        }
+      }
+    }
+    for (NodeId v : row_sw_)
+      if (v == kNoNode) throw util::ConfigError("routing.algorithm: HammingMesh routing: a row portal is not cabled");
+    for (NodeId v : col_sw_)
+      if (v == kNoNode) throw util::ConfigError("routing.algorithm: HammingMesh routing: a column portal is not cabled");
+    // A spine's line: that of any leaf of its network.
+    std::vector<std::uint32_t> line_of_net(switches, 0);
+    for (std::uint32_t s = 0; s < switches; ++s)
+      if (!sw_[s].spine) line_of_net[sw_[s].net] = sw_[s].line;
+    for (std::uint32_t s = 0; s < switches; ++s)
+      if (sw_[s].spine) sw_[s].line = line_of_net[sw_[s].net];
+  }
+
+  std::uint16_t hops(NodeId at, std::uint8_t s, std::uint32_t target) const override {
+    const unsigned vc = s & 3u, north = (s >> 2) & 1u, down = (s >> 3) & 1u, col = (s >> 4) & 1u;
+    if (vc > 2) return kFar;  // not a state a packet can be in
+    const NodeId dst = topo_.endpoint_node(target);
+    if (at == dst) return 0;
+    const Coord t = coord(dst);
+    if (at < accs_) return clamp_hops(from_acc(coord(at), vc, north != 0, col != 0, t));
+    return clamp_hops(from_switch(at, vc, down != 0, col != 0, t));
+  }
+  std::size_t memory_bytes() const override {
+    return sizeof(*this) + sizeof(NodeId) * (row_sw_.size() + col_sw_.size()) + sizeof(SwitchInfo) * sw_.size();
+  }
+
+ private:
+  struct Coord {
+    std::uint32_t bx, by, i, j;
+  };
+  struct SwitchInfo {
+    std::uint32_t net = 0;   // network (component of fabric links)
+    std::uint32_t line = 0;  // board-row (row network) or board-column (column network)
+    bool spine = false;
+    bool col = false;
+  };
+  // A portal: accelerator position on its board and the switch of its cable.
+  struct Portal {
+    std::uint32_t i, j;
+    NodeId sw;
+  };
+  static constexpr std::size_t kMaxPortals = 2 * 64;
+
+  Coord coord(NodeId e) const {
+    Coord c;
+    c.j = e % a_;
+    e /= a_;
+    c.i = e % b_;
+    e /= b_;
+    c.bx = e % x_;
+    c.by = e / x_;
+    return c;
+  }
+  static std::uint32_t manhattan(std::uint32_t pi, std::uint32_t pj, std::uint32_t qi, std::uint32_t qj) {
+    return static_cast<std::uint32_t>(std::abs(static_cast<int>(pi) - static_cast<int>(qi)) +
+                                      std::abs(static_cast<int>(pj) - static_cast<int>(qj)));
+  }
+  // A board walk from (pi, pj) to (qi, qj); after a north move only north.
+  static std::uint32_t walk(bool north, std::uint32_t pi, std::uint32_t pj, std::uint32_t qi, std::uint32_t qj) {
+    if (!north) return manhattan(pi, pj, qi, qj);
+    return pj == qj && qi <= pi ? pi - qi : kInf;
+  }
+  // Enter at switch u, leave at switch v: links of the traversal.
+  std::uint32_t traverse(NodeId u, NodeId v) const {
+    if (u == v) return 2;
+    return sw_[u - accs_].net == sw_[v - accs_].net ? 4 : kInf;
+  }
+  // The portals of board (bx, by) in one dimension.
+  std::size_t portals(bool col, std::uint32_t bx, std::uint32_t by, Portal* out) const {
+    const std::size_t board = static_cast<std::size_t>(by) * x_ + bx;
+    std::size_t n = 0;
+    if (!col) {
+      for (unsigned side = 0; side < 2; ++side)
+        for (std::uint32_t i = 0; i < b_; ++i)
+          out[n++] = Portal{i, side == 0 ? 0 : a_ - 1, row_sw_[(board * 2 + side) * b_ + i]};
+    } else {
+      for (unsigned side = 0; side < 2; ++side)
+        for (std::uint32_t j = 0; j < a_; ++j)
+          out[n++] = Portal{side == 0 ? 0 : b_ - 1, j, col_sw_[(board * 2 + side) * a_ + j]};
+    }
+    return n;
+  }
+  bool may_enter(bool col_dim, bool col_used) const { return col_dim || !(row_first_ && col_used); }
+
+  std::uint32_t from_acc(const Coord& n, unsigned vc, bool north, bool col, const Coord& t) const {
+    std::uint32_t best = kInf;
+    if (n.bx == t.bx && n.by == t.by) best = walk(north, n.i, n.j, t.i, t.j);
+    if (vc >= 2) return best;
+    std::array<Portal, kMaxPortals> p0{}, p1{};
+    for (bool d : {false, true}) {
+      // One traversal, in dimension d, into the target's board.
+      if (!may_enter(d, col)) continue;
+      if (d ? n.bx != t.bx : n.by != t.by) continue;
+      const std::size_t np = portals(d, n.bx, n.by, p0.data());
+      const std::size_t ne = portals(d, t.bx, t.by, p1.data());
+      for (std::size_t u = 0; u < np; ++u) {
+        const std::uint32_t w = walk(north, n.i, n.j, p0[u].i, p0[u].j);
+        if (w >= kInf) continue;
+        for (std::size_t v = 0; v < ne; ++v)
+          best = std::min(best, w + traverse(p0[u].sw, p1[v].sw) + manhattan(p1[v].i, p1[v].j, t.i, t.j));
+      }
+    }
+    if (vc >= 1) return best;
+    std::array<Portal, kMaxPortals> q{}, r{};
+    std::array<std::uint32_t, kMaxPortals> cost{}, cost2{};
+    for (bool d1 : {false, true}) {
+      // Two traversals: d1 to the corner board, then the other dimension.
+      const bool d2 = !d1;
+      if (!may_enter(d1, col) || !may_enter(d2, col || d1)) continue;
+      const std::uint32_t cx = d1 ? n.bx : t.bx, cy = d1 ? t.by : n.by;
+      const std::size_t np = portals(d1, n.bx, n.by, p0.data());
+      const std::size_t nq = portals(d1, cx, cy, q.data());
+      const std::size_t nr = portals(d2, cx, cy, r.data());
+      const std::size_t ne = portals(d2, t.bx, t.by, p1.data());
+      for (std::size_t v = 0; v < nq; ++v) cost[v] = kInf;
+      for (std::size_t u = 0; u < np; ++u) {
+        const std::uint32_t w = walk(north, n.i, n.j, p0[u].i, p0[u].j);
+        if (w >= kInf) continue;
+        for (std::size_t v = 0; v < nq; ++v) cost[v] = std::min(cost[v], w + traverse(p0[u].sw, q[v].sw));
+      }
+      for (std::size_t k = 0; k < nr; ++k) {
+        cost2[k] = kInf;
+        for (std::size_t v = 0; v < nq; ++v)
+          cost2[k] = std::min(cost2[k], cost[v] + manhattan(q[v].i, q[v].j, r[k].i, r[k].j));
+      }
+      for (std::size_t k = 0; k < nr; ++k) {
+        if (cost2[k] >= kInf) continue;
+        for (std::size_t v = 0; v < ne; ++v)
+          best = std::min(best, cost2[k] + traverse(r[k].sw, p1[v].sw) + manhattan(p1[v].i, p1[v].j, t.i, t.j));
+      }
+    }
+    return best;
+  }
+
+  std::uint32_t from_switch(NodeId at, unsigned vc, bool down, bool col, const Coord& t) const {
+    const SwitchInfo& info = sw_[at - accs_];
+    // Leave on the board of this network's line that lines up with the target.
+    const std::uint32_t bx = info.col ? info.line : t.bx;
+    const std::uint32_t by = info.col ? t.by : info.line;
+    std::array<Portal, kMaxPortals> p{};
+    const std::size_t np = portals(info.col, bx, by, p.data());
+    std::uint32_t best = kInf;
+    for (std::size_t u = 0; u < np; ++u) {
+      std::uint32_t leave;
+      if (p[u].sw == at) {
+        leave = 1;
+      } else if (sw_[p[u].sw - accs_].net != info.net) {
+        continue;
+      } else if (info.spine) {
+        leave = 2;
+      } else if (!down) {
+        leave = 3;
+      } else {
+        continue;
+      }
+      const Coord c{bx, by, p[u].i, p[u].j};
+      best = std::min(best, leave + from_acc(c, vc, false, col, t));
+    }
+    return best;
+  }
+
+  const Topology& topo_;
+  std::uint32_t a_, b_, x_, y_;
+  bool row_first_;
+  NodeId accs_ = 0;
+  std::vector<NodeId> row_sw_;  // [board][W, E][i]
+  std::vector<NodeId> col_sw_;  // [board][N, S][j]
+  std::vector<SwitchInfo> sw_;  // [node - accelerators]
+};
+
+}  // namespace
+
+std::unique_ptr<RouteDistance> torus_distance(const Topology& topo, const std::vector<std::uint32_t>& dims,
+                                              bool adaptive) {
+  return std::make_unique<TorusDistance>(topo, dims, adaptive);
+}
+
+std::unique_ptr<RouteDistance> hammingmesh_distance(const Topology& topo, std::uint32_t board_a,
+                                                    std::uint32_t board_b, std::uint32_t x, std::uint32_t y,
+                                                    bool row_first) {
+  if (2 * std::max(board_a, board_b) > 64)
+    throw util::ConfigError("topology.board_a: computed HammingMesh routing supports boards of at most 32 x 32");
+  return std::make_unique<HammingMeshDistance>(topo, board_a, board_b, x, y, row_first);
+}
+
+std::unique_ptr<RouteDistance> dragonfly_distance(const Topology& topo, std::uint32_t routers_per_group,
+                                                  std::uint32_t max_global, bool group_targets) {
+  return std::make_unique<DragonflyDistance>(topo, routers_per_group, max_global, group_targets);
+}
+
+}  // namespace fabricsim::net
