@@ -202,6 +202,14 @@ class HammingMeshDistance final : public RouteDistance {
     if (topo.kind != "hammingmesh" || topo.endpoint_count() != accs)
       throw util::ConfigError("routing.algorithm: HammingMesh routing needs the topology built from topology.board_a/b, x, y");
     accs_ = static_cast<NodeId>(accs);
+    if (x > 0xFFFF || y > 0xFFFF || a > 32 || b > 32)
+      throw util::ConfigError("topology.x: computed HammingMesh routing supports up to 65535 x 65535 boards of 32 x 32");
+    coord_.resize(accs);
+    for (NodeId e = 0; e < accs_; ++e) {
+      const Coord c = decode(e, a, b, x);
+      coord_[e] = Packed{static_cast<std::uint16_t>(c.bx), static_cast<std::uint16_t>(c.by),
+                         static_cast<std::uint8_t>(c.i), static_cast<std::uint8_t>(c.j)};
+    }
     const std::size_t boards = static_cast<std::size_t>(x) * y;
     const std::size_t switches = topo.node_count() - accs;
     row_sw_.assign(boards * 2 * b, kNoNode);
@@ -250,8 +258,13 @@ class HammingMeshDistance final : public RouteDistance {
     std::vector<std::uint32_t> line_of_net(switches, 0);
     for (std::uint32_t s = 0; s < switches; ++s)
       if (!sw_[s].spine) line_of_net[sw_[s].net] = sw_[s].line;
+    std::vector<std::uint8_t> tree_net(switches, 0);
     for (std::uint32_t s = 0; s < switches; ++s)
-      if (sw_[s].spine) sw_[s].line = line_of_net[sw_[s].net];
+      if (sw_[s].spine) {
+        sw_[s].line = line_of_net[sw_[s].net];
+        tree_net[sw_[s].net] = 1;
+      }
+    for (std::uint32_t s = 0; s < switches; ++s) sw_[s].tree = tree_net[sw_[s].net] != 0;
   }
 
   std::uint16_t hops(NodeId at, std::uint8_t s, std::uint32_t target) const override {
@@ -261,21 +274,51 @@ class HammingMeshDistance final : public RouteDistance {
     if (at == dst) return 0;
     const Coord t = coord(dst);
     if (at < accs_) return clamp_hops(from_acc(coord(at), vc, north != 0, col != 0, t));
-    return clamp_hops(from_switch(at, vc, down != 0, col != 0, t));
+    // A leaf's up-links often lead to the same spine (parallel cables), and
+    // every spine of a network is as far: remember the last switch answer.
+    const std::uint64_t key = (static_cast<std::uint64_t>(at) << 40) | (static_cast<std::uint64_t>(s) << 32) | target;
+    if (key != memo_key_) {
+      memo_key_ = key;
+      memo_ = clamp_hops(from_switch(at, vc, down != 0, col != 0, t));
+    }
+    return memo_;
+  }
+  // From a switch, a shortest route leaves its network on the board of the
+  // network's line that lines up with the target: leaving anywhere else
+  // costs another traversal of this network (the other dimension's cannot
+  // reach the target's board), at least 2 more links, and a board walk
+  // between two portals of the dimension, which is at least 1 link on boards
+  // more than one accelerator wide.  (On Hx1 boards, a board whose two
+  // cables sit on different leaves of a tree bridges them as fast as a
+  // spine does, so there every neighbour is evaluated.)  The other boards'
+  // accelerators then need no distance.
+  bool never_closer(NodeId at, NodeId next, std::uint32_t target) const override {
+    if (at < accs_ || next >= accs_) return false;
+    const SwitchInfo& info = sw_[at - accs_];
+    if (info.tree && (info.col ? b_ : a_) == 1) return false;
+    const Coord t = coord(topo_.endpoint_node(target));
+    const Coord v = coord(next);
+    return info.col ? v.by != t.by : v.bx != t.bx;
   }
   std::size_t memory_bytes() const override {
-    return sizeof(*this) + sizeof(NodeId) * (row_sw_.size() + col_sw_.size()) + sizeof(SwitchInfo) * sw_.size();
+    return sizeof(*this) + sizeof(NodeId) * (row_sw_.size() + col_sw_.size()) + sizeof(SwitchInfo) * sw_.size() +
+           sizeof(Packed) * coord_.size();
   }
 
  private:
   struct Coord {
     std::uint32_t bx, by, i, j;
   };
+  struct Packed {  // an accelerator's coordinates, looked up instead of divided out
+    std::uint16_t bx, by;
+    std::uint8_t i, j;
+  };
   struct SwitchInfo {
     std::uint32_t net = 0;   // network (component of fabric links)
     std::uint32_t line = 0;  // board-row (row network) or board-column (column network)
     bool spine = false;
     bool col = false;
+    bool tree = false;  // its network has spines
   };
   // A portal: accelerator position on its board and the switch of its cable.
   struct Portal {
@@ -285,13 +328,17 @@ class HammingMeshDistance final : public RouteDistance {
   static constexpr std::size_t kMaxPortals = 2 * 64;
 
   Coord coord(NodeId e) const {
+    const Packed& p = coord_[e];
+    return Coord{p.bx, p.by, p.i, p.j};
+  }
+  static Coord decode(NodeId e, std::uint32_t a, std::uint32_t b, std::uint32_t x) {
     Coord c;
-    c.j = e % a_;
-    e /= a_;
-    c.i = e % b_;
-    e /= b_;
-    c.bx = e % x_;
-    c.by = e / x_;
+    c.j = e % a;
+    e /= a;
+    c.i = e % b;
+    e /= b;
+    c.bx = e % x;
+    c.by = e / x;
     return c;
   }
   static std::uint32_t manhattan(std::uint32_t pi, std::uint32_t pj, std::uint32_t qi, std::uint32_t qj) {
@@ -409,6 +456,9 @@ class HammingMeshDistance final : public RouteDistance {
   std::vector<NodeId> row_sw_;  // [board][W, E][i]
   std::vector<NodeId> col_sw_;  // [board][N, S][j]
   std::vector<SwitchInfo> sw_;  // [node - accelerators]
+  std::vector<Packed> coord_;   // [accelerator]
+  mutable std::uint64_t memo_key_ = UINT64_MAX;  // the last switch query (node, state, target)
+  mutable std::uint16_t memo_ = 0;
 };
 
 }  // namespace

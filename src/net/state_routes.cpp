@@ -185,6 +185,7 @@ void StateRoutes::options(NodeId at, std::uint8_t s, std::uint32_t target, std::
       // (A packet passes only through forwarding nodes: tested first, it
       // also spares the distance of every endpoint behind a switch.)
       if (!topo_.node(v).forwards && !is_target_node(v, target)) continue;
+      if (distance_ && distance_->never_closer(at, v, target)) continue;
       const std::uint16_t there = dist(v, t, target, escape);
       if (there == kUnreachable || there + 1u != here) continue;
       out.push_back(Option{p, l, t, rules_->vc(t)});

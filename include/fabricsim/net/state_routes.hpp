@@ -104,6 +104,10 @@ class RouteDistance {
   virtual std::uint16_t escape_hops(NodeId at, std::uint8_t s, std::uint32_t target) const {
     return hops(at, s, target);
   }
+  /// A cheap test that the move from `at` to its neighbour `next` is on no
+  /// shortest legal route to `target` (so options() need not compute the
+  /// distance from `next`); by default false (always compute).
+  virtual bool never_closer(NodeId /*at*/, NodeId /*next*/, std::uint32_t /*target*/) const { return false; }
   /// Bytes it holds (for the memory estimate).
   virtual std::size_t memory_bytes() const = 0;
 };
