@@ -62,7 +62,6 @@ class TorusDistance final : public RouteDistance {
     }
     return static_cast<std::uint16_t>(sum);
   }
-  std::size_t memory_bytes() const override { return sizeof(*this) + 8 * dims_.size(); }
 
  private:
   std::uint32_t coord(NodeId n, std::size_t d) const { return (n / stride_[d]) % dims_[d]; }
@@ -93,7 +92,9 @@ class DragonflyDistance final : public RouteDistance {
       throw util::ConfigError("routing.algorithm: Dragonfly routing needs a dragonfly topology");
     endpoints_ = static_cast<NodeId>(topo.endpoint_count());
     const std::size_t routers = topo.node_count() - endpoints_;
-    groups_ = static_cast<std::uint32_t>(routers / a);
+    const auto groups = static_cast<std::uint32_t>(routers / a);
+    router_.resize(endpoints_);
+    for (NodeId e = 0; e < endpoints_; ++e) router_[e] = topo.link(topo.node(e).out[0]).dst - endpoints_;
     nbr_at_.assign(routers + 1, 0);
     for (std::size_t r = 0; r < routers; ++r) {
       const Node& node = topo.node(static_cast<NodeId>(endpoints_ + r));
@@ -105,7 +106,7 @@ class DragonflyDistance final : public RouteDistance {
       nbr_at_[r + 1] = static_cast<std::uint32_t>(nbr_.size());
     }
     // Per router, the groups its cables reach, one bit each.
-    words_ = (groups_ + 63) / 64;
+    words_ = (groups + 63) / 64;
     reach_.assign(routers * words_, 0);
     for (std::size_t r = 0; r < routers; ++r)
       for (std::uint32_t i = nbr_at_[r]; i < nbr_at_[r + 1]; ++i) {
@@ -139,14 +140,9 @@ class DragonflyDistance final : public RouteDistance {
     if (budget >= 2 && share_peer(r, t)) return 3;
     return 4;
   }
-  std::size_t memory_bytes() const override {
-    return sizeof(*this) + 4 * (nbr_.size() + nbr_at_.size()) + 8 * reach_.size();
-  }
 
  private:
-  std::uint32_t router_of(NodeId endpoint) const {
-    return topo_.link(topo_.node(endpoint).out[0]).dst - endpoints_;
-  }
+  std::uint32_t router_of(NodeId endpoint) const { return router_[endpoint]; }
   bool reaches(std::uint32_t r, std::uint32_t g) const {
     return (reach_[static_cast<std::size_t>(r) * words_ + g / 64] >> (g % 64)) & 1u;
   }
@@ -167,8 +163,8 @@ class DragonflyDistance final : public RouteDistance {
   std::uint32_t max_global_;
   bool group_targets_;
   NodeId endpoints_ = 0;
-  std::uint32_t groups_ = 0;
   std::size_t words_ = 0;
+  std::vector<std::uint32_t> router_;  // router index of each endpoint
   std::vector<std::uint32_t> nbr_;     // global peers of each router, sorted (router indices)
   std::vector<std::uint32_t> nbr_at_;
   std::vector<std::uint64_t> reach_;   // [router][group bit]: a global cable to that group
@@ -197,7 +193,7 @@ class HammingMeshDistance final : public RouteDistance {
  public:
   HammingMeshDistance(const Topology& topo, std::uint32_t a, std::uint32_t b, std::uint32_t x, std::uint32_t y,
                       bool row_first)
-      : topo_(topo), a_(a), b_(b), x_(x), y_(y), row_first_(row_first) {
+      : topo_(topo), a_(a), b_(b), x_(x), row_first_(row_first) {
     const std::size_t accs = static_cast<std::size_t>(a) * b * x * y;
     if (topo.kind != "hammingmesh" || topo.endpoint_count() != accs)
       throw util::ConfigError("routing.algorithm: HammingMesh routing needs the topology built from topology.board_a/b, x, y");
@@ -299,10 +295,6 @@ class HammingMeshDistance final : public RouteDistance {
     const Coord t = coord(topo_.endpoint_node(target));
     const Coord v = coord(next);
     return info.col ? v.by != t.by : v.bx != t.bx;
-  }
-  std::size_t memory_bytes() const override {
-    return sizeof(*this) + sizeof(NodeId) * (row_sw_.size() + col_sw_.size()) + sizeof(SwitchInfo) * sw_.size() +
-           sizeof(Packed) * coord_.size();
   }
 
  private:
@@ -450,7 +442,7 @@ class HammingMeshDistance final : public RouteDistance {
   }
 
   const Topology& topo_;
-  std::uint32_t a_, b_, x_, y_;
+  std::uint32_t a_, b_, x_;
   bool row_first_;
   NodeId accs_ = 0;
   std::vector<NodeId> row_sw_;  // [board][W, E][i]
@@ -471,8 +463,6 @@ std::unique_ptr<RouteDistance> torus_distance(const Topology& topo, const std::v
 std::unique_ptr<RouteDistance> hammingmesh_distance(const Topology& topo, std::uint32_t board_a,
                                                     std::uint32_t board_b, std::uint32_t x, std::uint32_t y,
                                                     bool row_first) {
-  if (2 * std::max(board_a, board_b) > 64)
-    throw util::ConfigError("topology.board_a: computed HammingMesh routing supports boards of at most 32 x 32");
   return std::make_unique<HammingMeshDistance>(topo, board_a, board_b, x, y, row_first);
 }
 

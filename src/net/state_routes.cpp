@@ -9,6 +9,17 @@
 
 namespace fabricsim::net {
 
+namespace {
+
+// Duato-style rules: some move is adaptive (not an escape move).
+bool has_adaptive_moves(const RouteRules& rules) {
+  for (std::uint8_t s = 0; s < rules.state_count(); ++s)
+    if (!rules.escape(s)) return true;
+  return false;
+}
+
+}  // namespace
+
 // ------------------------------------------------------------------ tables
 
 StateRoutes::StateRoutes(const Topology& topo, std::unique_ptr<RouteRules> rules, std::size_t max_bytes)
@@ -36,13 +47,7 @@ StateRoutes::StateRoutes(const Topology& topo, std::unique_ptr<RouteRules> rules
   }
   nodes_ = topo_.node_count();
   states_ = rules_->state_count();
-  for (std::uint8_t s = 0; s < states_; ++s) duato_ = duato_ || !rules_->escape(s);
-}
-
-std::size_t StateRoutes::memory_bytes() const {
-  std::size_t bytes = (dist_.size() + esc_dist_.size()) * sizeof(std::uint16_t);
-  for (const auto& t : targets_) bytes += sizeof(t) + t.size() * sizeof(NodeId);
-  return bytes + (distance_ ? distance_->memory_bytes() : 0);
+  duato_ = has_adaptive_moves(*rules_);
 }
 
 std::uint16_t StateRoutes::dist(NodeId at, std::uint8_t s, std::uint32_t target, bool escape) const {
@@ -104,7 +109,7 @@ void StateRoutes::build(std::size_t max_bytes) {
   nodes_ = topo_.node_count();
   states_ = rules_->state_count();
   FABRICSIM_ASSERT(states_ > 0 && states_ < RouteRules::kIllegal, "state count");
-  for (std::uint8_t s = 0; s < states_; ++s) duato_ = duato_ || !rules_->escape(s);
+  duato_ = has_adaptive_moves(*rules_);
   const bool duato = duato_;
   const std::size_t cells = targets_.size() * nodes_ * states_;
   const std::size_t bytes = cells * sizeof(std::uint16_t) * (duato ? 2 : 1);

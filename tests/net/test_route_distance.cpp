@@ -21,7 +21,7 @@ void expect_same(const StateRoutes& table, const StateRoutes& computed, bool end
   const Topology& t = table.topology();
   const std::size_t S = table.rules().state_count();
   std::vector<StateRoutes::Option> a, b;
-  std::size_t reachable = 0, checked = 0;
+  std::size_t reachable = 0;
   for (std::uint32_t x = 0; x < table.target_count(); ++x) {
     // Every (node, state) on a shortest legal route from an endpoint.
     std::vector<std::uint8_t> seen(t.node_count() * S, 0);
@@ -65,13 +65,11 @@ void expect_same(const StateRoutes& table, const StateRoutes& computed, bool end
       for (std::uint8_t s = 0; s < S; ++s) {
         const std::uint16_t want = table.hops(n, s, x);
         const std::uint16_t got = computed.hops(n, s, x);
-        ++checked;
         ASSERT_GE(got, want) << table.rules().describe() << ": " << t.node(n).name << " state " << int(s)
                              << " -> target " << x;
       }
   }
   EXPECT_GT(reachable, 0u);
-  EXPECT_GT(checked, 0u);
   EXPECT_TRUE(computed.computed());
   EXPECT_FALSE(table.computed());
 }

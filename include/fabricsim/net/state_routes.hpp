@@ -108,8 +108,6 @@ class RouteDistance {
   /// shortest legal route to `target` (so options() need not compute the
   /// distance from `next`); by default false (always compute).
   virtual bool never_closer(NodeId /*at*/, NodeId /*next*/, std::uint32_t /*target*/) const { return false; }
-  /// Bytes it holds (for the memory estimate).
-  virtual std::size_t memory_bytes() const = 0;
 };
 
 /// Computed distances of the built-in direct topologies, for the rules of
@@ -159,8 +157,6 @@ class StateRoutes {
   }
   /// Whether the distances are computed rather than tabulated.
   bool computed() const { return distance_ != nullptr; }
-  /// Bytes the routes hold (tables or the computed distance's data).
-  std::size_t memory_bytes() const;
   /// Appends the moves on a shortest legal route (none at the target); with
   /// `escape_only`, only escape moves on a shortest legal escape route.
   void options(NodeId at, std::uint8_t s, std::uint32_t target, std::vector<Option>& out,
