@@ -35,6 +35,7 @@ net::Topology build_graph_file(const std::string& path, const net::LinkParams& h
 
   net::Topology topo;
   topo.kind = "file";
+  topo.reserve(nodes->size(), 2 * links->size());
   std::map<std::string, net::NodeId> ids;
   for (const toml::node& nn : *nodes) {
     const toml::table& n = as_table(nn, path, "node");

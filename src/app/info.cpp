@@ -9,6 +9,7 @@
 #include "fabricsim/par/partition.hpp"
 #include "fabricsim/util/error.hpp"
 #include "fabricsim/workload/fluid.hpp"
+#include "memory.hpp"
 #include "scenario.hpp"
 
 namespace fabricsim::app {
@@ -57,6 +58,11 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
     routable = false;
   }
   const std::string& routing_note = routing.note;
+  // Peak memory per rank of a run of this configuration on --ranks ranks
+  // (1 by default), all on this machine.
+  const int est_ranks = std::max(opts.ranks, 1);
+  const MemoryEstimate memory = estimate_memory(cfg, est_ranks, topo, np);
+  const std::uint64_t memory_limit = memory_limit_per_rank(cfg, est_ranks);
   std::vector<workload::PlannedMessage> plan;
   workload::FluidEstimate fluid;
   fluid.link_bytes.assign(topo.link_count(), 0.0);
@@ -85,7 +91,8 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
     const par::Graph g = node_graph(topo, fluid.link_bytes, np.packet_bytes);
     const auto min_cut = core::SimTime::from_ns_f(cfg.get_float("engine.min_cut_latency_ns"));
     for (auto how : {par::Partitioner::Metis, par::Partitioner::Block, par::Partitioner::RoundRobin}) {
-      const auto r = partition_nodes(g, opts.ranks, how, min_cut, static_cast<std::uint64_t>(cfg.get_int("engine.seed")));
+      const auto r = partition_nodes(g, opts.ranks, how, min_cut, static_cast<std::uint64_t>(cfg.get_int("engine.seed")),
+                                     topo.units);
       parts.push_back(PartRow{par::to_string(how), r.quality});
     }
   }
@@ -115,6 +122,11 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
     out += fmt::format(", \"bisection_cables\": {}, \"bisection_relative\": {:.6f}", report.bisection_cables,
                        report.bisection_relative);
     out += fmt::format(", \"diameter\": {}, \"build_seconds\": {:.6f}", diameter, build_s);
+    out += fmt::format(", \"memory\": {{\"ranks\": {}, \"per_rank_bytes\": {}, \"limit_per_rank_bytes\": {}, "
+                       "\"program\": {}, \"topology\": {}, \"routes\": {}, \"network_state\": {}, \"messages\": {}, "
+                       "\"partitioning\": {}}}",
+                       est_ranks, memory.total(), memory_limit, memory.process, memory.description, memory.routes,
+                       memory.state, memory.messages, memory.partition);
     if (!routable) out += ", \"fluid\": null";
     else out += fmt::format(", \"fluid\": {{\"messages\": {}, \"payload_bytes\": {:.0f}, \"bottleneck_link\": {}, "
                        "\"bottleneck\": \"{}\", \"bottleneck_class\": \"{}\", \"bottleneck_bytes\": {:.1f}, "
@@ -163,6 +175,16 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
   if (!routing_note.empty()) fmt::print("  routing          {}\n", routing_note);
   fmt::print("  diameter         {} cables\n", diameter);
   fmt::print("  build time       {:.3f} s\n", build_s);
+  fmt::print("  memory           {} peak per rank estimated at {} rank{}, {} the limit of {} per rank "
+             "(engine.memory_limit_gib shared by {} rank{} on this machine)\n",
+             human_bytes(static_cast<double>(memory.total())), est_ranks, est_ranks == 1 ? "" : "s",
+             memory.total() <= memory_limit ? "within" : "OVER", human_bytes(static_cast<double>(memory_limit)),
+             est_ranks, est_ranks == 1 ? "" : "s");
+  fmt::print("                   program {}, topology {}, routes {}, network state and series {}, messages {}{}\n",
+             human_bytes(static_cast<double>(memory.process)), human_bytes(static_cast<double>(memory.description)),
+             human_bytes(static_cast<double>(memory.routes)), human_bytes(static_cast<double>(memory.state)),
+             human_bytes(static_cast<double>(memory.messages)),
+             memory.partition ? ", partitioning " + human_bytes(static_cast<double>(memory.partition)) : std::string());
   if (!routable) fmt::print("  traffic          (no fluid estimate: the topology cannot run as configured)\n");
   else {
   fmt::print("  traffic          {} messages, {:.1f} MiB payload ({})\n", plan.size(), fluid.payload_bytes / 1048576.0,

@@ -21,6 +21,7 @@
 #include "fabricsim/util/error.hpp"
 #include "fabricsim/version_info.hpp"
 #include "jobs.hpp"
+#include "memory.hpp"
 #include "scenario.hpp"
 
 namespace fabricsim::app {
@@ -37,16 +38,6 @@ std::string human_time_ns(double ns) {
   if (ns < 1e6) return fmt::format("{:.3f} us", ns / 1e3);
   if (ns < 1e9) return fmt::format("{:.3f} ms", ns / 1e6);
   return fmt::format("{:.3f} s", ns / 1e9);
-}
-
-std::string human_bytes(double b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (b >= 1024 && u < 4) {
-    b /= 1024;
-    ++u;
-  }
-  return fmt::format("{:.1f} {}", b, units[u]);
 }
 
 std::string human_rate(double r) {
@@ -111,9 +102,23 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
   // Build.  Every rank builds the whole topology (it is small next to the
   // simulation state) but simulates only the nodes of its part.
   const auto t_build = Clock::now();
-  net::Topology topo = build_topology(cfg);
+  // Memory: every rank checks the same estimate against the same limit (the
+  // smallest share of any machine), once from the sizes a builder announces
+  // before it allocates, once more with routes and messages before the
+  // network's state is allocated.
+  const int ranks_here = static_cast<int>(comm.allreduce_max(static_cast<std::int64_t>(comm.ranks_on_this_machine())));
+  const std::uint64_t memory_limit = static_cast<std::uint64_t>(
+      comm.allreduce_min(static_cast<std::int64_t>(std::min<std::uint64_t>(memory_limit_per_rank(cfg, ranks_here), INT64_MAX))));
+  net::Topology topo = [&] {
+    const net::SizeCheck size_check([&](std::size_t nodes, std::size_t links) {
+      check_memory(estimate_memory(cfg, comm.size(), nodes, links), memory_limit, ranks_here);
+    });
+    return build_topology(cfg);
+  }();
   net::NetworkParams np = network_params(cfg);
   const Routing routing = setup_routing(cfg, topo, np);
+  const MemoryEstimate memory_estimate = estimate_memory(cfg, comm.size(), topo, np);
+  check_memory(memory_estimate, memory_limit, ranks_here);
   const std::string& routing_note = routing.note;
   if (np.routing == net::RoutingAlgorithm::UgalGlobal && comm.size() > 1)
     throw util::ConfigError("routing.algorithm: ugal_global reads the queues of the whole fabric, which one rank "
@@ -148,12 +153,15 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
     } else {
       planned = workload::plan_traffic(tp, topo, np);
     }
-    const auto fluid = np.state_routes ? workload::estimate_fluid(topo, *np.state_routes, planned, np)
-                                       : workload::estimate_fluid(topo, net::RoutingTable(topo), planned, np);
+    // (The network's own route table where it has one: a second one is the
+    // largest transient of a large tree's partitioning.)
+    const auto fluid = np.state_routes            ? workload::estimate_fluid(topo, *np.state_routes, planned, np)
+                       : network.routing_table() ? workload::estimate_fluid(topo, *network.routing_table(), planned, np)
+                                                 : workload::estimate_fluid(topo, net::RoutingTable(topo), planned, np);
     const auto r = partition_nodes(node_graph(topo, fluid.link_bytes, np.packet_bytes), comm.size(),
                                    par::parse_partitioner(partitioner),
                                    core::SimTime::from_ns_f(cfg.get_float("engine.min_cut_latency_ns")),
-                                   static_cast<std::uint64_t>(cfg.get_int("engine.seed")));
+                                   static_cast<std::uint64_t>(cfg.get_int("engine.seed")), topo.units);
     part = r.part;
     quality = r.quality;
     if (quality.lookahead == core::SimTime::zero())
@@ -301,6 +309,7 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
     }
     eng.run_seconds_per_rank = comm.allgather(run_s);
     eng.peak_memory_bytes_per_rank = comm.allgather(stats::peak_memory_bytes());
+    eng.estimated_memory_bytes_per_rank = memory_estimate.total();
     eng.write_seconds = seconds_since(t_write);
     stats::write_engine(writer, eng);
     if (dependent) {
@@ -359,7 +368,8 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
                                                                std::max(eng.run_seconds_per_rank[r], 1e-9)));
       fmt::print("  per rank    events/s: {}\n", per_rank);
     }
-    fmt::print("  memory      {} peak per rank\n", human_bytes(static_cast<double>(peak)));
+    fmt::print("  memory      {} peak per rank (estimated {})\n", human_bytes(static_cast<double>(peak)),
+               human_bytes(static_cast<double>(memory_estimate.total())));
       fmt::print("  output      {}\n", out_path);
       if (dependent) jobs->print(reports);
     }

@@ -458,7 +458,7 @@ par::Graph node_graph(const net::Topology& topo, const std::vector<double>& link
 }
 
 PartitionResult partition_nodes(const par::Graph& g, int ranks, par::Partitioner how, core::SimTime min_cut,
-                                std::uint64_t seed) {
+                                std::uint64_t seed, const std::vector<std::uint32_t>& units) {
   const auto t0 = std::chrono::steady_clock::now();
   const std::size_t n = g.vertex_count();
   // Merge the ends of links shorter than min_cut (union-find), partition
@@ -475,6 +475,19 @@ PartitionResult partition_nodes(const par::Graph& g, int ranks, par::Partitioner
         const std::size_t a = find(v), b = find(static_cast<std::size_t>(g.adjncy[static_cast<std::size_t>(i)]));
         if (a != b) parent[std::max(a, b)] = std::min(a, b);
       }
+  if (units.size() == n && ranks > 1) {
+    std::uint32_t unit_count = 0;
+    for (auto u : units) unit_count = std::max(unit_count, u + 1);
+    const auto r = static_cast<std::uint32_t>(ranks);
+    if (unit_count >= r && static_cast<double>((unit_count + r - 1) / r) * r <= 1.10 * unit_count) {
+      std::vector<std::size_t> first(unit_count, n);
+      for (std::size_t v = 0; v < n; ++v) {
+        if (first[units[v]] == n) first[units[v]] = v;
+        const std::size_t a = find(v), b = find(first[units[v]]);
+        if (a != b) parent[std::max(a, b)] = std::min(a, b);
+      }
+    }
+  }
   std::vector<std::int64_t> group(n, -1);
   std::int64_t groups = 0;
   for (std::size_t v = 0; v < n; ++v) {

@@ -69,8 +69,11 @@ struct PartitionResult {
   par::PartitionQuality quality;
 };
 /// Splits the nodes over `ranks`, never cutting links shorter than
-/// `min_cut` (their ends are merged first).
+/// `min_cut` (their ends are merged first).  Nodes of one unit (`units`,
+/// per node, e.g. Topology::units; empty: none) are merged as well when
+/// whole units can balance: at least as many units as ranks, and the
+/// ranks with ceil(units / ranks) of them at most 10% above the mean.
 PartitionResult partition_nodes(const par::Graph& g, int ranks, par::Partitioner how, core::SimTime min_cut,
-                                std::uint64_t seed);
+                                std::uint64_t seed, const std::vector<std::uint32_t>& units = {});
 
 }  // namespace fabricsim::app

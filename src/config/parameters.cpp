@@ -393,6 +393,11 @@ std::vector<ParamDecl> declare() {
                           "their ends are merged before partitioning. The lookahead is the smallest latency of a "
                           "cut link.",
                           0, 1e9));
+  p.push_back(float_param("engine", "memory_limit_gib", "GiB", 0,
+                          "Memory the ranks of one machine may use together; 0 = the machine's physical memory. A "
+                          "run whose estimated peak per rank (`fabricsim info` prints it), times the ranks on the "
+                          "busiest machine, exceeds it is refused before anything large is allocated.",
+                          0, 1e9));
   p.push_back(float_param("engine", "end_ns", "ns", 0,
                           "Stop the simulation at this time; 0 runs until the workload is done.", 0, 1e15));
   // ------------------------------------------------------------------ output

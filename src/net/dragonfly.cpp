@@ -198,6 +198,9 @@ Topology build_dragonfly(const DragonflyParams& params) {
     }
   }
   if (rps > 1) topo.set_physical_switches(routers / rps);
+  topo.units.resize(n + routers);
+  for (std::uint64_t e = 0; e < n; ++e) topo.units[e] = static_cast<std::uint32_t>(e / p / a);
+  for (std::uint64_t r = 0; r < routers; ++r) topo.units[n + r] = static_cast<std::uint32_t>(r / a);
 
   std::string text = "dragonfly, " + num(groups) + " groups of " + num(a) + " routers (p = " + num(p) +
                      ", h = " + num(h) + ", radix " + num(radix) + "), " + num(n) + " endpoints, " +

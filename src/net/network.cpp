@@ -331,6 +331,22 @@ class NetworkImpl {
   core::Simulator::BindingId delivered_binding_ = 0;
   core::Simulator::BindingId sent_binding_ = 0;
 
+ public:
+  // What the constructor allocates (keep in step with it).
+  static std::uint64_t state_bytes(std::uint64_t nodes, std::uint64_t links, std::uint32_t vcs, bool duato,
+                                   bool series) {
+    std::uint64_t per_link = sizeof(core::Link) + sizeof(OutPort) + sizeof(InPort) + sizeof(LinkInfo) +
+                             vcs * sizeof(CreditState) + 6 * sizeof(std::uint64_t) +  // LinkStats counters
+                             sizeof(std::vector<MessageId>) + sizeof(std::uint32_t) + sizeof(LinkId) +  // NIC, wake
+                             1;  // credit_waiting_ bit, rounded up
+    if (duato) per_link += vcs * sizeof(std::int64_t);
+    if (series) per_link += 2 * (sizeof(std::vector<std::uint64_t>) + sizeof(OpenBin));
+    const std::uint64_t per_node = sizeof(std::uint8_t) + 2 * sizeof(std::size_t) + sizeof(std::uint64_t) +
+                                   sizeof(std::vector<SimTime>) + sizeof(util::RandomStream) +
+                                   sizeof(std::uint64_t);  // the simulator's per-entity sequence
+    return links * per_link + nodes * per_node;
+  }
+
  private:
   SimTime ser(std::uint32_t bytes, LinkId l) const {
     return bytes == params_.packet_bytes ? port_[l].full_ser : core::serialization_time(bytes, li_[l].gbps);
@@ -1384,6 +1400,13 @@ Network::Network(const Topology& topo, const NetworkParams& params, core::Simula
     : impl_(std::make_unique<NetworkImpl>(topo, params, sim)) {}
 Network::~Network() = default;
 
+std::uint64_t Network::state_bytes(std::uint64_t nodes, std::uint64_t links, std::uint32_t vcs, bool duato,
+                                   bool series) {
+  return NetworkImpl::state_bytes(nodes, links, vcs, duato, series);
+}
+
+std::uint64_t Network::message_bytes() { return sizeof(Message) + 2 * sizeof(std::uint32_t); }
+
 MessageId Network::send(EndpointId src, EndpointId dst, std::uint64_t payload_bytes, SimTime at, std::uint32_t tag) {
   return impl_->send(src, dst, payload_bytes, at, tag);
 }
@@ -1403,6 +1426,7 @@ const Topology& Network::topology() const { return impl_->topo_; }
 core::SimTime Network::now() const { return impl_->sim_.now(); }
 core::Simulator& Network::simulator() const { return impl_->sim_; }
 const NetworkParams& Network::params() const { return impl_->params_; }
+const RoutingTable* Network::routing_table() const { return impl_->routes_ ? &*impl_->routes_ : nullptr; }
 const std::vector<Message>& Network::messages() const { return impl_->messages_; }
 const LinkStats& Network::link_stats() const {
   impl_->sync_stats();

@@ -105,6 +105,7 @@ RoutingTable::RoutingTable(const Topology& topo) {
     std::vector<PortIndex> ports;
     std::vector<std::uint32_t> begin;  // per row; ~0u: no list for that row
     std::vector<std::uint32_t> end;
+    std::vector<std::uint16_t> hops;   // per row (kNoHops: unreachable)
   };
   const std::size_t batch = 64;
   std::vector<GroupLists> lists_of(batch);
@@ -121,18 +122,15 @@ RoutingTable::RoutingTable(const Topology& topo) {
         out.ports.clear();
         out.begin.assign(rows, ~0u);
         out.end.assign(rows, 0);
+        out.hops.assign(rows, kNoHops);
         bfs.run(groups, g);
         for (std::size_t r = 0; r < rows; ++r) {
           const NodeId x = row_node[r];
           const std::uint32_t d = bfs.dist[x];
-          const std::size_t slot = r * group_count_ + g;
           if (d == detail::kInf) continue;
           FABRICSIM_ASSERT(d < kNoHops, "path longer than 65534 links");
-          hops_[slot] = static_cast<std::uint16_t>(d);
-          if (d == 1) {
-            table_[slot] = kFinalHop;
-            continue;
-          }
+          out.hops[r] = static_cast<std::uint16_t>(d);
+          if (d == 1) continue;  // the last hop (kFinalHop)
           out.begin[r] = static_cast<std::uint32_t>(out.ports.size());
           const Node& node = nodes[x];
           for (std::size_t p = 0; p < node.out.size(); ++p) {
@@ -148,13 +146,29 @@ RoutingTable::RoutingTable(const Topology& topo) {
         }
       }
     }
+    // Into the tables row by row (a row's cells of the batch are adjacent;
+    // group by group, every cell was a cache miss).  Most rows of a group
+    // repeat the list of its row before (every leaf outside the group's
+    // pod: all its up ports), which is compared, not hashed (perf: these
+    // two made most of a 64k tree's table build).
     std::vector<PortIndex> ports;
-    for (std::uint32_t g = first; g < last; ++g) {
-      const GroupLists& in = lists_of[g - first];
-      for (std::size_t r = 0; r < rows; ++r) {
+    std::vector<std::uint32_t> prev_row(last - first, ~0u), prev_id(last - first, kNoList);
+    for (std::size_t r = 0; r < rows; ++r) {
+      for (std::uint32_t g = first; g < last; ++g) {
+        const GroupLists& in = lists_of[g - first];
+        const std::size_t slot = r * group_count_ + g;
+        hops_[slot] = in.hops[r];
+        if (in.hops[r] == 1) table_[slot] = kFinalHop;
         if (in.begin[r] == ~0u) continue;
-        ports.assign(in.ports.begin() + in.begin[r], in.ports.begin() + in.end[r]);
-        table_[r * group_count_ + g] = lists.intern(ports);
+        const auto b = in.ports.begin() + in.begin[r], e = in.ports.begin() + in.end[r];
+        std::uint32_t& id = prev_id[g - first];
+        const std::uint32_t pr = prev_row[g - first];
+        if (id == kNoList || !std::equal(b, e, in.ports.begin() + in.begin[pr], in.ports.begin() + in.end[pr])) {
+          ports.assign(b, e);
+          id = lists.intern(ports);
+        }
+        prev_row[g - first] = static_cast<std::uint32_t>(r);
+        table_[slot] = id;
       }
     }
   }
@@ -215,6 +229,19 @@ std::uint32_t RoutingTable::hops(NodeId at, EndpointId dst) const {
   if (endpoint_node_[dst] == at) return 0;
   const std::uint16_t h = hops_[row_of_node_[at] * group_count_ + group_of_[dst]];
   return h == kNoHops ? kUnreachable : h;
+}
+
+std::size_t RoutingTable::estimate_bytes(const Topology& topo) {
+  // Rows: the forwarding nodes plus about one class of sources per
+  // destination group (the endpoints of a leaf); a table cell per (row,
+  // group) with its hop count, and the last-hop entries per endpoint.
+  const detail::DestinationGroups groups = detail::group_destinations(topo);
+  std::size_t forwarding = 0;
+  for (const auto& n : topo.nodes()) forwarding += n.forwards ? 1 : 0;
+  const std::size_t g = groups.members.size();
+  return (forwarding + g) * g * (sizeof(std::uint32_t) + sizeof(std::uint16_t)) +
+         topo.endpoint_count() * (sizeof(NodeId) + 3 * sizeof(std::uint32_t) + sizeof(NodeId)) +
+         topo.node_count() * sizeof(std::uint32_t);
 }
 
 std::size_t RoutingTable::memory_bytes() const {

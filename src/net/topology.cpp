@@ -74,7 +74,18 @@ NodeId Topology::add_node(NodeKind node_kind, std::uint8_t level, std::uint32_t 
   return id;
 }
 
+namespace {
+thread_local SizeCheck* current_size_check = nullptr;
+}  // namespace
+
+SizeCheck::SizeCheck(Fn fn) : fn_(std::move(fn)), previous_(current_size_check) { current_size_check = this; }
+SizeCheck::~SizeCheck() { current_size_check = previous_; }
+void SizeCheck::apply(std::size_t nodes, std::size_t directed_links) {
+  if (current_size_check != nullptr && current_size_check->fn_) current_size_check->fn_(nodes, directed_links);
+}
+
 void Topology::reserve(std::size_t nodes, std::size_t directed_links) {
+  SizeCheck::apply(nodes, directed_links);
   nodes_.reserve(nodes);
   links_.reserve(directed_links);
 }

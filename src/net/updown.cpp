@@ -8,7 +8,7 @@
 namespace fabricsim::net {
 
 UpDownRoutes::UpDownRoutes(const Topology& topo, std::size_t max_bytes) : topo_(topo), nodes_(topo.node_count()) {
-  const std::size_t bytes = topo.endpoint_count() * nodes_ * 2 * sizeof(std::uint16_t);
+  const std::size_t bytes = table_bytes(topo);
   if (bytes > max_bytes)
     throw util::ConfigError("routing.graph: up/down route tables for this graph would take " +
                             std::to_string(bytes >> 20) + " MiB (limit " + std::to_string(max_bytes >> 20) + " MiB)");

@@ -9,6 +9,15 @@ Comm::Comm(MPI_Comm comm) : comm_(comm) {
 
 void Comm::barrier() const { MPI_Barrier(comm_); }
 
+int Comm::ranks_on_this_machine() const {
+  MPI_Comm shared;
+  MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &shared);
+  int n = 1;
+  MPI_Comm_size(shared, &n);
+  MPI_Comm_free(&shared);
+  return n;
+}
+
 std::int64_t Comm::allreduce_min(std::int64_t v) const {
   std::int64_t out = 0;
   MPI_Allreduce(&v, &out, 1, MPI_INT64_T, MPI_MIN, comm_);

@@ -163,6 +163,7 @@ void write_engine(H5Writer& out, const EngineTelemetry& e) {
     if (e.run_seconds_per_rank[r] > 0) rate[r] = static_cast<double>(e.events_per_rank[r]) / e.run_seconds_per_rank[r];
   out.attr("/engine", "events_per_second_per_rank", rate);
   out.attr("/engine", "peak_memory_bytes_per_rank", e.peak_memory_bytes_per_rank);
+  out.attr("/engine", "estimated_memory_bytes_per_rank", e.estimated_memory_bytes_per_rank);
   out.attr("/engine", "partitioner", e.partitioner);
   out.attr("/engine", "lookahead_ns", e.lookahead_ns);
   out.attr("/engine", "edge_cut", e.edge_cut);

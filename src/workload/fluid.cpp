@@ -5,8 +5,6 @@
 
 #include "fabricsim/net/state_routes.hpp"
 
-#include <Eigen/SparseCore>
-
 namespace fabricsim::workload {
 
 namespace {
@@ -30,16 +28,15 @@ FluidEstimate estimate(const net::Topology& topo, Next&& next_hops, std::uint8_t
     pair_bytes[(static_cast<std::uint64_t>(m.src) << 32) | m.dst] += static_cast<double>(wire_bytes(m.bytes, np));
     est.payload_bytes += static_cast<double>(m.bytes);
   }
-  // The routing matrix R (links x source-destination pairs) holds the share
-  // of a pair's traffic on each link; the loads are R times the demand
-  // vector.  Built and multiplied in batches of pairs (Eigen sparse
-  // matrices), so memory stays bounded on the 16k-endpoint trees, whose
-  // routes spread over more than a thousand links per pair.
+  // Each pair's bytes spread over its routes' DAG: a node passes its share
+  // on equally over its next hops, and every hop adds share x bytes to its
+  // link's load.  The loads are added up directly, pair after pair, in a
+  // fixed order: no routing matrix (a batch of one on the 16k trees, whose
+  // routes spread over more than a thousand links per pair, took more
+  // memory than the network's whole state).
   std::vector<std::pair<std::uint64_t, double>> pairs(pair_bytes.begin(), pair_bytes.end());
   std::sort(pairs.begin(), pairs.end());  // a fixed order, whatever the hash map's
-  constexpr std::size_t kBatch = 2048;
-  Eigen::VectorXd loads = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(topo.link_count()));
-  std::vector<Eigen::Triplet<double>> triplets;
+  std::vector<double>& loads = est.link_bytes;
   struct At {
     net::NodeId node;
     std::uint8_t state;
@@ -48,13 +45,8 @@ FluidEstimate estimate(const net::Topology& topo, Next&& next_hops, std::uint8_t
   std::vector<At> frontier, next;
   std::vector<Hop> hops;
   std::unordered_map<std::uint64_t, std::size_t> slot;
-  for (std::size_t first = 0; first < pairs.size(); first += kBatch) {
-    const std::size_t count = std::min(kBatch, pairs.size() - first);
-    triplets.clear();
-    Eigen::VectorXd demand(static_cast<Eigen::Index>(count));
-    for (std::size_t k = 0; k < count; ++k) {
-      const auto [key, bytes] = pairs[first + k];
-      demand[static_cast<Eigen::Index>(k)] = bytes;
+  {
+    for (const auto& [key, bytes] : pairs) {
       const auto src = static_cast<net::EndpointId>(key >> 32);
       const auto dst = static_cast<net::EndpointId>(key & 0xFFFFFFFFu);
       const net::NodeId target = topo.endpoint_node(dst);
@@ -72,7 +64,7 @@ FluidEstimate estimate(const net::Topology& topo, Next&& next_hops, std::uint8_t
           if (hops.empty()) continue;
           const double share = at.share / static_cast<double>(hops.size());
           for (const Hop& h : hops) {
-            triplets.emplace_back(static_cast<Eigen::Index>(h.link), static_cast<Eigen::Index>(k), share);
+            loads[h.link] += share * bytes;
             const net::NodeId to = topo.link(h.link).dst;
             auto [it, fresh] = slot.try_emplace(static_cast<std::uint64_t>(to) << 8 | h.state, next.size());
             if (fresh)
@@ -84,11 +76,7 @@ FluidEstimate estimate(const net::Topology& topo, Next&& next_hops, std::uint8_t
         frontier.swap(next);
       }
     }
-    Eigen::SparseMatrix<double> routing(static_cast<Eigen::Index>(topo.link_count()), static_cast<Eigen::Index>(count));
-    routing.setFromTriplets(triplets.begin(), triplets.end());  // duplicates (parallel paths) are summed
-    loads += routing * demand;
   }
-  for (net::LinkId l = 0; l < topo.link_count(); ++l) est.link_bytes[l] = loads[static_cast<Eigen::Index>(l)];
   for (net::LinkId l = 0; l < topo.link_count(); ++l) {
     const double t = est.link_bytes[l] * 8.0 / topo.link(l).bandwidth_gbps;  // ns
     if (t > est.min_makespan_ns) {

@@ -112,6 +112,24 @@ std::vector<PlannedMessage> plan_traffic(const TrafficParams& p, std::uint32_t n
   return out;
 }
 
+std::uint64_t count_traffic(const TrafficParams& p, std::uint32_t n) {
+  const std::uint64_t per_source = p.messages;
+  switch (p.pattern) {
+    case Pattern::Permutation:
+    case Pattern::Uniform:
+      return n * per_source;
+    case Pattern::Alltoall:
+      return n < 2 ? 0 : std::uint64_t{n} * (p.messages == 0 ? n - 1 : std::min(p.messages, n - 1));
+    case Pattern::Ring:
+      return std::uint64_t{n} * std::max(p.messages, 1u);
+    case Pattern::Incast:
+      return n < 1 ? 0 : std::uint64_t{p.incast_sources == 0 ? n - 1 : std::min(p.incast_sources, n - 1)} * per_source;
+    case Pattern::Bisection:
+      return std::uint64_t{n / 2} * 2 * per_source;
+  }
+  return 0;
+}
+
 std::uint64_t wire_bytes(std::uint64_t payload, const net::NetworkParams& np) {
   const std::uint64_t ppp = np.packet_bytes - np.header_bytes;
   const std::uint64_t packets = (payload + ppp - 1) / ppp;

@@ -39,6 +39,17 @@ printf '[topology]\nkind = "torus"\ndims = [4, 4]\n[network]\nvcs = 3\n[routing]
 check wrong-algorithm '^error: torus_ecmp\.toml:7:1: routing\.algorithm: .ecmp. does not route a torus topology' torus_ecmp.toml
 printf '[topology]\nkind = "fat_tree"\nlevels = 1\n' > levels.toml
 check model-rejects-value '^error: levels\.toml:3:1: topology\.levels: a fat tree has 2 or 3 levels' levels.toml
+# A run whose memory estimate exceeds engine.memory_limit_gib is refused with
+# the estimate: a 16k fabric under a 64 MiB limit (after the topology is built,
+# with routes and messages), and a 16-million-endpoint fat tree (about 10 GiB
+# of topology alone) from the sizes its builder announces, before building it:
+# within seconds, where building it would take minutes and more memory than
+# this machine has.
+printf '[topology]\nkind = "fat_tree"\nendpoints = 16384\nradix = 64\n[engine]\nmemory_limit_gib = 0.0625\n' > mem16k.toml
+check memory-limit '^error: mem16k\.toml:6:1: engine\.memory_limit_gib: this run needs an estimated [0-9.]+ MiB per rank before routes and messages \(program .*network state [0-9.]+ MiB' mem16k.toml
+printf '[topology]\nkind = "fat_tree"\nendpoints = 16777216\nradix = 512\n[engine]\nmemory_limit_gib = 16\n' > mem16m.toml
+check memory-limit-before-build '^error: mem16m\.toml:6:1: engine\.memory_limit_gib: this run needs an estimated [0-9.]+ GiB per rank' mem16m.toml timeout 10
+check memory-limit-2-ranks '^error: mem16m\.toml:6:1: engine\.memory_limit_gib: .* 2 ranks on this machine may use 16\.0 GiB together' mem16m.toml timeout 20 "$mpiexec" -n 2
 # A value a builder rejects, found by `info`.
 printf '[topology]\nkind = "topoopt"\nservers = 8\ndegree = 2\nring_offsets = [2, 4]\n' > ring.toml
 out=$("$exe" info ring.toml 2>&1 >/dev/null); rc=$?

@@ -1262,5 +1262,28 @@ TEST(Adaptive, LeastOutstandingBytesThenLowestPort) {
   }
 }
 
+// The memory estimate counts messages without planning them: the count must
+// be what plan_traffic returns, for every pattern, odd and even sizes and
+// every meaning of `messages` (alltoall: 0 = p-1 rounds, more than p-1
+// clipped; ring: at least one; incast: all others or a given number).
+TEST(TrafficCount, MatchesThePlan) {
+  using workload::Pattern;
+  for (auto pattern : {Pattern::Permutation, Pattern::Uniform, Pattern::Alltoall, Pattern::Incast, Pattern::Bisection,
+                       Pattern::Ring})
+    for (std::uint32_t n : {2u, 3u, 7u, 16u})
+      for (std::uint32_t messages : {0u, 1u, 3u, 20u})
+        for (std::uint32_t sources : {0u, 1u, 5u}) {
+          workload::TrafficParams tp;
+          tp.pattern = pattern;
+          tp.messages = messages;
+          tp.incast_sources = std::min(sources, n - 1);
+          tp.incast_target = n - 1;
+          tp.message_bytes = 1000;
+          EXPECT_EQ(workload::count_traffic(tp, n), workload::plan_traffic(tp, n, SimTime::from_ns(10)).size())
+              << "pattern " << static_cast<int>(pattern) << " n " << n << " messages " << messages << " sources "
+              << sources;
+        }
+}
+
 }  // namespace
 }  // namespace fabricsim

@@ -33,6 +33,7 @@
 namespace fabricsim::net {
 class StateRoutes;
 class CoinPaths;
+class RoutingTable;
 }
 
 namespace fabricsim::net {
@@ -143,6 +144,15 @@ class Network {
  public:
   Network(const Topology& topo, const NetworkParams& params, core::Simulator& sim);
   ~Network();
+  /// The bytes one process's Network allocates up front for a fabric of
+  /// these sizes (every link's output, input, credits and counters, every
+  /// node's wake-up and random state), without the packets in flight, the
+  /// messages and the trees' route table: what the memory estimate of
+  /// `fabricsim info` and engine.memory_limit_gib add up.
+  static std::uint64_t state_bytes(std::uint64_t nodes, std::uint64_t links, std::uint32_t vcs, bool duato,
+                                   bool series);
+  /// Bytes held per message (its record and per-message routing indices).
+  static std::uint64_t message_bytes();
   Network(const Network&) = delete;
   Network& operator=(const Network&) = delete;
 
@@ -179,6 +189,9 @@ class Network {
   /// The simulator it schedules its events on.
   core::Simulator& simulator() const;
   const NetworkParams& params() const;
+  /// The trees' minimal-route table it routes by; nullptr when it routes by
+  /// rules or up*/down*.
+  const RoutingTable* routing_table() const;
   const std::vector<Message>& messages() const;
   const LinkStats& link_stats() const;
   const NetworkTotals& totals() const;

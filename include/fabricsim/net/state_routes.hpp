@@ -155,6 +155,10 @@ class StateRoutes {
   std::uint16_t hops(NodeId at, std::uint8_t s, std::uint32_t target) const {
     return distance_ ? distance_->hops(at, s, target) : dist_[index(target, at, s)];
   }
+  /// Whether some move is adaptive (Duato-style rules: escape moves besides).
+  bool adaptive() const { return duato_; }
+  /// Bytes of its distance tables (0 when computed).
+  std::size_t table_bytes() const { return (dist_.capacity() + esc_dist_.capacity()) * sizeof(std::uint16_t); }
   /// Whether the distances are computed rather than tabulated.
   bool computed() const { return distance_ != nullptr; }
   /// Appends the moves on a shortest legal route (none at the target); with

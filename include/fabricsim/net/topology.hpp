@@ -22,6 +22,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <span>
 #include <string>
@@ -116,6 +117,25 @@ struct Link {
   bool carries_data = true;
 };
 
+/// A check of a fabric's size before it is built: while an object of this
+/// class lives, Topology::reserve runs it on the calling thread with the
+/// counts a builder is about to allocate (`run` refuses there a fabric whose
+/// memory estimate exceeds engine.memory_limit_gib, before building it).
+class SizeCheck {
+ public:
+  using Fn = std::function<void(std::size_t nodes, std::size_t directed_links)>;
+  explicit SizeCheck(Fn fn);
+  ~SizeCheck();
+  SizeCheck(const SizeCheck&) = delete;
+  SizeCheck& operator=(const SizeCheck&) = delete;
+  /// Runs the check in force (none: nothing).
+  static void apply(std::size_t nodes, std::size_t directed_links);
+
+ private:
+  Fn fn_;
+  SizeCheck* previous_;
+};
+
 class Topology {
  public:
   /// Adds a node with `radix` ports (at most kMaxRadix, ConfigError beyond).
@@ -137,7 +157,9 @@ class Topology {
   std::pair<LinkId, LinkId> connect_directed(NodeId a, NodeId b, LinkClass cls, const LinkParams& params,
                                              CableType cable);
 
-  /// Capacity hint for builders.
+  /// Capacity hint for builders: every builder calls it with its node and
+  /// link counts once it has validated its parameters and before it adds
+  /// anything, and it first runs the SizeCheck in force, if any.
   void reserve(std::size_t nodes, std::size_t directed_links);
 
   const std::vector<Node>& nodes() const { return nodes_; }
@@ -191,6 +213,10 @@ class Topology {
 
   /// "fat_tree", "leaf_spine".
   std::string kind;
+  /// Per node, the unit a partition should keep on one rank where the
+  /// balance allows it (a Dragonfly group: its routers and their endpoints,
+  /// joined by most of its cables); empty when the builder names none.
+  std::vector<std::uint32_t> units;
 
  private:
   std::vector<Node> nodes_;
@@ -515,6 +541,9 @@ class RoutingTable {
   std::uint32_t group_of(EndpointId e) const { return group_of_[e]; }
   std::size_t distinct_lists() const { return list_offsets_.size() - 1; }
   std::size_t memory_bytes() const;
+  /// Roughly what memory_bytes() will be on `topo`, without the searches
+  /// (one pass over the links): for the memory estimate before a run.
+  static std::size_t estimate_bytes(const Topology& topo);
 
  private:
   static constexpr std::uint32_t kNoList = std::numeric_limits<std::uint32_t>::max();

@@ -24,6 +24,10 @@ class UpDownRoutes {
  public:
   /// Throws util::ConfigError if the tables would exceed `max_bytes`.
   explicit UpDownRoutes(const Topology& topo, std::size_t max_bytes = std::size_t{512} << 20);
+  /// Bytes its tables take on `topo`.
+  static std::size_t table_bytes(const Topology& topo) {
+    return topo.endpoint_count() * topo.node_count() * 2 * sizeof(std::uint16_t);
+  }
 
   NodeId root() const { return root_; }
   bool is_down(LinkId l) const { return down_[l] != 0; }

@@ -17,6 +17,9 @@ class Comm {
   int rank() const { return rank_; }
   int size() const { return size_; }
   bool is_root() const { return rank_ == 0; }
+  /// The ranks of this communicator that share this rank's machine (its
+  /// memory), this one included.
+  int ranks_on_this_machine() const;
 
   void barrier() const;
   std::int64_t allreduce_min(std::int64_t v) const;

@@ -36,6 +36,7 @@ struct EngineTelemetry {
   std::vector<std::uint64_t> events_per_rank;
   std::vector<double> run_seconds_per_rank;
   std::vector<std::uint64_t> peak_memory_bytes_per_rank;
+  std::uint64_t estimated_memory_bytes_per_rank = 0;  ///< the estimate checked against engine.memory_limit_gib
   std::string mode;  ///< "sequential" or "partitioned"
   std::string partitioner;
   double lookahead_ns = 0;

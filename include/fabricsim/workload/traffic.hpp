@@ -40,6 +40,10 @@ struct PlannedMessage {
 std::vector<PlannedMessage> plan_traffic(const TrafficParams& params, std::uint32_t endpoints,
                                          core::SimTime message_time);
 
+/// How many messages plan_traffic returns, without planning them (what
+/// the memory estimate needs before anything is built).
+std::uint64_t count_traffic(const TrafficParams& params, std::uint32_t endpoints);
+
 /// Bytes a message of `payload` bytes puts on the wire (headers included).
 std::uint64_t wire_bytes(std::uint64_t payload, const net::NetworkParams& np);
 

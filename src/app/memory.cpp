@@ -1,0 +1,169 @@
+#include "memory.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "fabricsim/net/state_routes.hpp"
+#include "fabricsim/net/updown.hpp"
+#include "fabricsim/util/error.hpp"
+#include "fabricsim/workload/traffic.hpp"
+#include "jobs.hpp"
+#include "scenario.hpp"
+
+namespace fabricsim::app {
+namespace {
+
+// The resident size of `fabricsim run` on a fabric of a few dozen nodes
+// (MPICH, HDF5, the C++ runtime and the binary): 33-36 MiB on Debian
+// (/usr/bin/time -f %M, inputs/torus_small.toml and fat_tree_1k.toml
+// with output.interval_ns = 0).
+constexpr std::uint64_t kProcessBytes = std::uint64_t{32} << 20;
+
+// Partitioning (multi-rank runs), per directed link: the node graph
+// (neighbour, latency), the fluid estimate's per-link bytes and routes, the
+// merged graph and its adjacency lists, METIS's copy; per node the vertex
+// arrays.
+constexpr std::uint64_t kPartitionPerLink = 128;
+constexpr std::uint64_t kPartitionPerNode = 64;
+
+// The trees' route table while it is built (per-thread searches, the port
+// lists' index) takes about half its final size again.
+constexpr double kTableBuildFactor = 1.5;
+
+// Time series: two series of 8-byte cells per link, at most 2^24 cells per
+// series in all and 65,536 per link (the network doubles the interval to
+// stay within them).  A series vector grows by doubling, and the write
+// gathers and converts them: about four times the cells' bytes at the
+// peak (measured: inputs/torus_small.toml at interval_ns 1000 and 100,
+// 40 and 345 MiB above interval_ns 0).  The length of a run is not known
+// before it; the estimate takes twice the time the busiest source needs to
+// inject its bytes at its link rate (congestion makes runs longer).
+std::uint64_t series_bytes(const config::Config& cfg, std::uint64_t links, double busiest_source_bytes,
+                           double injection_gbps) {
+  const double interval = cfg.get_float("output.interval_ns");
+  if (interval <= 0 || links == 0) return 0;
+  const double end = cfg.get_float("engine.end_ns");
+  double span = end > 0 ? end : 2.0 * busiest_source_bytes * 8.0 / std::max(injection_gbps, 1e-9);
+  const double max_cells = std::clamp<double>(static_cast<double>(std::uint64_t{1} << 24) / static_cast<double>(links),
+                                              64, 65536);
+  const double cells = std::min(std::max(span / interval, 1.0), max_cells);
+  return static_cast<std::uint64_t>(4.0 * 2.0 * cells * static_cast<double>(links) * sizeof(std::uint64_t));
+}
+
+std::uint64_t topology_bytes(std::uint64_t nodes, std::uint64_t links) {
+  // Each link sits in one node's out list and one node's in list.
+  return nodes * (sizeof(net::Node) + sizeof(net::NodeId)) + links * (sizeof(net::Link) + 2 * sizeof(net::LinkId));
+}
+
+std::uint64_t topology_bytes(const net::Topology& topo) {
+  std::uint64_t b = topo.links().capacity() * sizeof(net::Link) + topo.endpoint_count() * sizeof(net::NodeId);
+  for (const auto& n : topo.nodes()) {
+    b += sizeof(net::Node) + (n.out.capacity() + n.in.capacity()) * sizeof(net::LinkId);
+    if (n.name.size() > 15) b += n.name.capacity() + 1;  // beyond the string's inline buffer
+  }
+  return b;
+}
+
+bool traffic_workload(const config::Config& cfg) { return !runs_jobs(cfg); }
+
+}  // namespace
+
+std::string human_bytes(double b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (b >= 1024 && u < 4) {
+    b /= 1024;
+    ++u;
+  }
+  return fmt::format("{:.1f} {}", b, units[u]);
+}
+
+std::string MemoryEstimate::describe() const {
+  auto h = [](std::uint64_t b) { return human_bytes(static_cast<double>(b)); };
+  if (sizes_only) {
+    std::string s = fmt::format("{} per rank before routes and messages (program {}, topology {}, network state {}",
+                                h(total()), h(process), h(description), h(state));
+    if (partition > 0) s += fmt::format(", partitioning {}", h(partition));
+    return s + ")";
+  }
+  std::string s = fmt::format("{} per rank (program {}, topology {}, routes {}, network state and series {}, messages {}",
+                              h(total()), h(process), h(description), h(routes), h(state), h(messages));
+  if (partition > 0) s += fmt::format(", partitioning {}", h(partition));
+  return s + ")";
+}
+
+MemoryEstimate estimate_memory(const config::Config& cfg, int ranks, std::uint64_t nodes, std::uint64_t links) {
+  MemoryEstimate e;
+  e.sizes_only = true;
+  e.process = kProcessBytes;
+  e.description = topology_bytes(nodes, links);
+  const auto vcs = static_cast<std::uint32_t>(cfg.get_int("network.vcs"));
+  e.state = net::Network::state_bytes(nodes, links, vcs, false, cfg.get_float("output.interval_ns") > 0);
+  if (ranks > 1) e.partition = links * kPartitionPerLink + nodes * kPartitionPerNode;
+  return e;
+}
+
+MemoryEstimate estimate_memory(const config::Config& cfg, int ranks, const net::Topology& topo,
+                               const net::NetworkParams& np, std::uint64_t messages) {
+  MemoryEstimate e;
+  const std::uint64_t nodes = topo.node_count(), links = topo.link_count();
+  e.process = kProcessBytes;
+  e.description = topology_bytes(topo);
+  bool duato = false;
+  if (np.state_routes != nullptr) {
+    e.routes = np.state_routes->table_bytes() + (np.valiant_routes ? np.valiant_routes->table_bytes() : 0);
+    duato = np.state_routes->adaptive();
+  } else if (np.up_down) {
+    e.routes = net::UpDownRoutes::table_bytes(topo);
+  } else if (np.coin_paths == nullptr) {
+    e.routes = static_cast<std::uint64_t>(kTableBuildFactor * static_cast<double>(net::RoutingTable::estimate_bytes(topo)));
+  }
+  e.state = net::Network::state_bytes(nodes, links, np.vcs, duato, np.interval > core::SimTime::zero());
+  std::uint64_t count = messages;
+  double busiest = 0;  // payload bytes of the busiest source (traffic patterns: they are even)
+  if (count == 0 && traffic_workload(cfg)) {
+    const auto tp = traffic_params(cfg);
+    count = workload::count_traffic(tp, static_cast<std::uint32_t>(topo.endpoint_count()));
+    if (topo.endpoint_count() > 0)
+      busiest = std::ceil(static_cast<double>(count) / static_cast<double>(topo.endpoint_count())) *
+                static_cast<double>(tp.message_bytes);
+    if (tp.pattern == workload::Pattern::Incast)
+      busiest = static_cast<double>(count) * static_cast<double>(tp.message_bytes);  // all into one
+  }
+  if (topo.endpoint_count() > 0 && !topo.node(topo.endpoint_node(0)).out.empty())
+    e.state += series_bytes(cfg, links, busiest, topo.link(topo.node(topo.endpoint_node(0)).out.front()).bandwidth_gbps);
+  // Every rank holds every message; the plan lives while they are posted.
+  e.messages = count * (net::Network::message_bytes() + sizeof(workload::PlannedMessage));
+  if (ranks > 1)
+    e.partition = links * kPartitionPerLink + nodes * kPartitionPerNode + count * sizeof(workload::PlannedMessage);
+  return e;
+}
+
+std::uint64_t memory_limit_per_rank(const config::Config& cfg, int ranks_here) {
+  double gib = cfg.get_float("engine.memory_limit_gib");
+  std::uint64_t bytes = 0;
+  if (gib > 0) {
+    bytes = static_cast<std::uint64_t>(std::ldexp(gib, 30));
+  } else {
+    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0) return UINT64_MAX;
+    bytes = static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page);
+  }
+  return bytes / static_cast<std::uint64_t>(std::max(ranks_here, 1));
+}
+
+void check_memory(const MemoryEstimate& est, std::uint64_t limit_per_rank, int ranks_here) {
+  if (est.total() <= limit_per_rank) return;
+  const std::string limit = human_bytes(static_cast<double>(limit_per_rank) * std::max(ranks_here, 1));
+  throw util::ConfigError(fmt::format(
+      "engine.memory_limit_gib: this run needs an estimated {}; {} rank{} on this machine may use {} together "
+      "(raise engine.memory_limit_gib, use more machines, or shrink the topology or workload)",
+      est.describe(), ranks_here, ranks_here == 1 ? "" : "s", limit));
+}
+
+}  // namespace fabricsim::app

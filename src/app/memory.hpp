@@ -1,0 +1,51 @@
+// Peak memory per rank, estimated before a run builds anything: what `info`
+// prints and what engine.memory_limit_gib refuses.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "fabricsim/config/config.hpp"
+#include "fabricsim/net/network.hpp"
+#include "fabricsim/net/topology.hpp"
+
+namespace fabricsim::app {
+
+/// Bytes per rank, by what holds them.  Every rank holds the whole
+/// topology, the route tables, the messages and (today) the state of every
+/// link and node; partitioning adds transient copies of the graph.
+struct MemoryEstimate {
+  std::uint64_t process = 0;      ///< the program and its libraries (MPI, HDF5), measured once
+  std::uint64_t description = 0;  ///< the topology's nodes and links
+  std::uint64_t routes = 0;       ///< route tables (the trees' table, tabulated rules)
+  std::uint64_t state = 0;        ///< links' buffers, credits, counters, time-series bins; nodes' wake-ups
+  std::uint64_t messages = 0;     ///< every message of the workload, and its plan while it is posted
+  std::uint64_t partition = 0;    ///< multi-rank runs: the node graph, the fluid estimate, METIS
+  bool sizes_only = false;        ///< from sizes alone: routes and messages not counted
+  std::uint64_t total() const { return process + description + routes + state + messages + partition; }
+  /// "1.2 GiB per rank (description 10.0 MiB, state 800.0 MiB, ...)".
+  std::string describe() const;
+};
+
+/// The estimate from sizes alone, before the topology exists (nodes and
+/// directed links as a builder announces them; the route tables and the
+/// messages, which need the built topology, are left at zero).
+MemoryEstimate estimate_memory(const config::Config& cfg, int ranks, std::uint64_t nodes, std::uint64_t links);
+/// The estimate for a built topology with its routing set up in `np`: adds
+/// the route tables and the messages of a traffic workload (a task graph's
+/// messages are counted where it has been built: `messages` > 0).
+MemoryEstimate estimate_memory(const config::Config& cfg, int ranks, const net::Topology& topo,
+                               const net::NetworkParams& np, std::uint64_t messages = 0);
+
+/// engine.memory_limit_gib in bytes for one rank: the limit (0 = this
+/// machine's physical memory) shared by `ranks_here` ranks on this machine.
+std::uint64_t memory_limit_per_rank(const config::Config& cfg, int ranks_here);
+
+/// ConfigError naming engine.memory_limit_gib and the estimate when the
+/// estimate exceeds the limit.
+void check_memory(const MemoryEstimate& est, std::uint64_t limit_per_rank, int ranks_here);
+
+/// "12.3 MiB".
+std::string human_bytes(double bytes);
+
+}  // namespace fabricsim::app
