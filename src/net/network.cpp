@@ -258,7 +258,8 @@ class NetworkImpl {
   struct LinkInfo {
     NodeId src;
     NodeId dst;
-    LinkId reverse;
+    LinkId global;   // the topology's id of the link (what records and the output use)
+    LinkId reverse;  // the topology's id of the reverse link
     SimTime arrive_delay;  // switch traversal latency at the far end (0 at NICs)
     double gbps;
   };
@@ -267,6 +268,25 @@ class NetworkImpl {
   // Partitioned runs: which nodes this process simulates, and where
   // records for other processes go.
   std::vector<std::uint8_t> owned_;
+  // Rank-local state: every per-link array above is indexed by a local
+  // link id, over the links this process simulates an end of (its nodes'
+  // outputs and inputs: a cut link has an entry on both sides), numbered
+  // in the topology's order.  Built by build_state() once the partition is
+  // known (set_partition, or the first post of a sequential run); the
+  // topology's ids enter through local_ (route rules, paths, records) and
+  // leave through LinkInfo::global (records, output).
+  std::vector<LinkId> local_;     // per topology link: its local id, or kNoLink
+  std::vector<std::size_t> out_base_;  // per node: its outputs' local ids in out_local_[out_base_[n] ..]
+  std::vector<LinkId> out_local_;
+  bool state_built_ = false;
+  void build_state();
+  void ensure_state() {
+    if (!state_built_) build_state();
+  }
+  /// The route rules' moves use the topology's link ids: to local ones.
+  void localize(std::vector<StateRoutes::Option>& opts) const {
+    for (auto& o : opts) o.link = local_[o.link];
+  }
   core::RemoteSink* sink_ = nullptr;
   void set_partition(const std::vector<std::int32_t>& part, std::int32_t rank, core::RemoteSink* sink);
   void receive(const core::RemoteRecord& r);
@@ -281,6 +301,13 @@ class NetworkImpl {
   };
   std::vector<OpenBin> tx_bin_;
   std::vector<OpenBin> queue_bin_;
+  // Per local link: the largest queue, and the time series (moved into
+  // stats_, by the topology's ids, when the run finishes).
+  std::vector<std::uint64_t> max_queue_;
+  std::vector<std::vector<std::uint64_t>> series_tx_;
+  std::vector<std::vector<std::uint64_t>> series_queue_;
+  bool series_moved_ = false;
+  std::size_t series_bins_ = 0;  // bins of every series after finish()
   void roll_bin(OpenBin& b, std::vector<std::uint64_t>& series, SimTime t, bool sum);
   void coarsen_series();
   // At most 65,536 intervals, and at most 2^24 cells (128 MiB) per series.
@@ -332,19 +359,23 @@ class NetworkImpl {
   core::Simulator::BindingId sent_binding_ = 0;
 
  public:
-  // What the constructor allocates (keep in step with it).
-  static std::uint64_t state_bytes(std::uint64_t nodes, std::uint64_t links, std::uint32_t vcs, bool duato,
-                                   bool series) {
-    std::uint64_t per_link = sizeof(core::Link) + sizeof(OutPort) + sizeof(InPort) + sizeof(LinkInfo) +
-                             vcs * sizeof(CreditState) + 6 * sizeof(std::uint64_t) +  // LinkStats counters
-                             sizeof(std::vector<MessageId>) + sizeof(std::uint32_t) + sizeof(LinkId) +  // NIC, wake
-                             1;  // credit_waiting_ bit, rounded up
-    if (duato) per_link += vcs * sizeof(std::int64_t);
-    if (series) per_link += 2 * (sizeof(std::vector<std::uint64_t>) + sizeof(OpenBin));
-    const std::uint64_t per_node = sizeof(std::uint8_t) + 2 * sizeof(std::size_t) + sizeof(std::uint64_t) +
+  // What the constructor and build_state() allocate (keep in step with
+  // them): per local link, per link of the fabric, per node.
+  static std::uint64_t state_bytes(std::uint64_t nodes, std::uint64_t links, std::uint64_t local_links,
+                                   std::uint32_t vcs, bool duato, bool series) {
+    std::uint64_t per_local = sizeof(core::Link) + sizeof(OutPort) + sizeof(InPort) + sizeof(LinkInfo) +
+                              vcs * sizeof(CreditState) + sizeof(std::vector<MessageId>) +  // NIC
+                              3 * sizeof(LinkId) + sizeof(std::uint64_t) +  // wake, outputs, largest queue
+                              1;  // credit_waiting_ bit, rounded up
+    if (duato) per_local += vcs * sizeof(std::int64_t);
+    if (series) per_local += 2 * (sizeof(std::vector<std::uint64_t>) + sizeof(OpenBin));
+    // local_, and the output's counters (and series vectors) by the topology's ids.
+    std::uint64_t per_link = sizeof(LinkId) + 6 * sizeof(std::uint64_t);
+    if (series) per_link += 2 * sizeof(std::vector<std::uint64_t>);
+    const std::uint64_t per_node = sizeof(std::uint8_t) + 3 * sizeof(std::size_t) + sizeof(std::uint64_t) +
                                    sizeof(std::vector<SimTime>) + sizeof(util::RandomStream) +
                                    sizeof(std::uint64_t);  // the simulator's per-entity sequence
-    return links * per_link + nodes * per_node;
+    return local_links * per_local + links * per_link + nodes * per_node;
   }
 
  private:
@@ -434,26 +465,64 @@ NetworkImpl::NetworkImpl(const Topology& topo, const NetworkParams& params, core
   if (rules_)
     for (std::uint8_t s = 0; s < rules_->rules().state_count(); ++s) duato_ = duato_ || !rules_->rules().escape(s);
   relay_binding_ = sim_.bind(core::Simulator::handler<NetworkImpl, &NetworkImpl::on_relay>(), this);
+  owned_.assign(topo_.node_count(), 1);
+  wake_times_.resize(topo_.node_count());
+  interval_ = params_.interval;
+  // The same on every rank (it sets when the series coarsen): the whole
+  // fabric's link count.
+  const std::size_t nl = topo_.link_count();
+  max_intervals_ = std::clamp<std::size_t>((std::size_t{1} << 24) / std::max<std::size_t>(nl, 1), 64, 1u << 16);
+  node_rng_.reserve(topo_.node_count());
+  for (NodeId n = 0; n < topo_.node_count(); ++n) node_rng_.emplace_back(params_.seed, 0x5350'0000'0000ull + n);
+
+  // D-mod-k: at a switch of level l the up-port index is (dst / prod of the
+  // up-port counts of the levels below) mod k.
+  std::uint8_t max_level = 0;
+  for (const auto& n : topo_.nodes()) max_level = std::max(max_level, n.level);
+  std::vector<std::uint32_t> up_ports(max_level + 2u, 1);
+  for (const auto& n : topo_.nodes()) {
+    if (n.kind != NodeKind::Switch) continue;
+    std::uint32_t up = 0;
+    for (LinkId l : n.out)
+      if (topo_.nodes()[topo_.links()[l].dst].level > n.level) ++up;
+    up_ports[n.level] = std::max(up_ports[n.level], std::max(up, 1u));
+  }
+  dmodk_divisor_.assign(max_level + 2u, 1);
+  for (std::size_t lv = 2; lv < dmodk_divisor_.size(); ++lv)
+    dmodk_divisor_[lv] = dmodk_divisor_[lv - 1] * up_ports[lv - 1];
+}
+
+void NetworkImpl::build_state() {
+  FABRICSIM_ASSERT(!state_built_, "network state built twice");
+  state_built_ = true;
   const std::size_t nl = topo_.link_count();
   const std::size_t vcs = params_.vcs;
-  links_.reserve(nl);
+  // Local ids, in the topology's order (so a node's outputs keep their
+  // order, which the wake-ups follow).
+  local_.assign(nl, kNoLink);
+  std::size_t nloc = 0;
   for (LinkId l = 0; l < nl; ++l) {
     const Link& tl = topo_.links()[l];
-    links_.emplace_back(l, core::Port{tl.src, tl.src_port}, core::Port{tl.dst, tl.dst_port}, tl.latency);
-    links_.back().bind_receiver(sim_, link_handler_, this);
+    if (owned_[tl.src] || owned_[tl.dst]) local_[l] = static_cast<LinkId>(nloc++);
   }
-  port_.assign(nl, OutPort{});
-  in_.assign(nl, InPort{});
-  credit_waiting_.assign((nl + 63) / 64, 0);
-  cs_.assign(nl * vcs,
+  links_.reserve(nloc);
+  port_.assign(nloc, OutPort{});
+  in_.assign(nloc, InPort{});
+  credit_waiting_.assign((nloc + 63) / 64, 0);
+  cs_.assign(nloc * vcs,
              CreditState{static_cast<std::int64_t>(params_.buffer_bytes), SimTime::max(), kNoPacket, kNoPacket, 0});
   min_credits_ = static_cast<std::int64_t>(params_.buffer_bytes);
-  li_.resize(nl);
-  for (LinkId l = 0; l < nl; ++l) {
-    const Link& tl = topo_.links()[l];
+  li_.resize(nloc);
+  for (LinkId g = 0; g < nl; ++g) {
+    const LinkId l = local_[g];
+    if (l == kNoLink) continue;
+    const Link& tl = topo_.links()[g];
+    links_.emplace_back(g, core::Port{tl.src, tl.src_port}, core::Port{tl.dst, tl.dst_port}, tl.latency);
+    links_.back().bind_receiver(sim_, link_handler_, this);
     LinkInfo& li = li_[l];
     li.src = tl.src;
     li.dst = tl.dst;
+    li.global = g;
     li.reverse = tl.reverse;
     li.arrive_delay = topo_.nodes()[tl.dst].kind == NodeKind::Switch ? params_.switch_latency : SimTime::zero();
     li.gbps = tl.bandwidth_gbps;
@@ -479,56 +548,45 @@ NetworkImpl::NetworkImpl(const Topology& topo, const NetworkParams& params, core
     op.deliver = far.kind == NodeKind::Endpoint && !far.forwards &&
                  std::count_if(far.in.begin(), far.in.end(), [](LinkId x) { return x != kNoLink; }) == 1;
   }
-  owned_.assign(topo_.node_count(), 1);
+  // Outputs of each node (of the nodes simulated here; the others have
+  // none), in port order for routing and in link order for the wake-ups.
+  out_base_.assign(topo_.node_count() + 1, 0);
   wake_base_.assign(topo_.node_count() + 1, 0);
   wake_mask_base_.assign(topo_.node_count() + 1, 0);
-  wake_bit_.assign(nl, 0);
+  wake_bit_.assign(nloc, 0);
   for (NodeId n = 0; n < topo_.node_count(); ++n) {
-    std::vector<LinkId> outs(topo_.nodes()[n].out.begin(), topo_.nodes()[n].out.end());
-    std::sort(outs.begin(), outs.end());
-    for (std::size_t i = 0; i < outs.size(); ++i) wake_bit_[outs[i]] = static_cast<std::uint32_t>(i);
-    wake_links_.insert(wake_links_.end(), outs.begin(), outs.end());
+    if (owned_[n]) {
+      for (LinkId g : topo_.nodes()[n].out) out_local_.push_back(g == kNoLink ? kNoLink : local_[g]);
+      std::vector<LinkId> outs;
+      for (LinkId g : topo_.nodes()[n].out)
+        if (g != kNoLink) outs.push_back(local_[g]);
+      std::sort(outs.begin(), outs.end());
+      for (std::size_t i = 0; i < outs.size(); ++i) wake_bit_[outs[i]] = static_cast<std::uint32_t>(i);
+      wake_links_.insert(wake_links_.end(), outs.begin(), outs.end());
+    }
+    out_base_[n + 1] = out_local_.size();
     wake_base_[n + 1] = wake_links_.size();
-    wake_mask_base_[n + 1] = wake_mask_base_[n] + (outs.size() + 63) / 64;
+    wake_mask_base_[n + 1] = wake_mask_base_[n] + (wake_base_[n + 1] - wake_base_[n] + 63) / 64;
   }
   wake_mask_.assign(wake_mask_base_.back(), 0);
-  wake_times_.resize(topo_.node_count());
-  nic_active_.resize(nl);
-  if (duato_) reserved_.assign(nl * vcs, 0);
-
-  stats_.tx_bytes.assign(nl, 0);
-  stats_.tx_packets.assign(nl, 0);
-  stats_.busy_ps.assign(nl, 0);
-  stats_.max_queue_bytes.assign(nl, 0);
-  stats_.stall_ps.assign(nl, 0);
-  stats_.flows.assign(nl, 0);
-  interval_ = params_.interval;
-  max_intervals_ = std::clamp<std::size_t>((std::size_t{1} << 24) / std::max<std::size_t>(nl, 1), 64, 1u << 16);
+  nic_active_.resize(nloc);
+  if (duato_) reserved_.assign(nloc * vcs, 0);
+  max_queue_.assign(nloc, 0);
   if (params_.interval > SimTime::zero()) {
-    stats_.series_tx_bytes.resize(nl);
-    stats_.series_queue_bytes.resize(nl);
-    tx_bin_.assign(nl, OpenBin{});
-    queue_bin_.assign(nl, OpenBin{});
+    series_tx_.resize(nloc);
+    series_queue_.resize(nloc);
+    tx_bin_.assign(nloc, OpenBin{});
+    queue_bin_.assign(nloc, OpenBin{});
   }
-
-  node_rng_.reserve(topo_.node_count());
-  for (NodeId n = 0; n < topo_.node_count(); ++n) node_rng_.emplace_back(params_.seed, 0x5350'0000'0000ull + n);
-
-  // D-mod-k: at a switch of level l the up-port index is (dst / prod of the
-  // up-port counts of the levels below) mod k.
-  std::uint8_t max_level = 0;
-  for (const auto& n : topo_.nodes()) max_level = std::max(max_level, n.level);
-  std::vector<std::uint32_t> up_ports(max_level + 2u, 1);
-  for (const auto& n : topo_.nodes()) {
-    if (n.kind != NodeKind::Switch) continue;
-    std::uint32_t up = 0;
-    for (LinkId l : n.out)
-      if (topo_.nodes()[topo_.links()[l].dst].level > n.level) ++up;
-    up_ports[n.level] = std::max(up_ports[n.level], std::max(up, 1u));
+  // Links that leave this process send records; the credits of the
+  // reverse link travel over them.
+  for (LinkId l = 0; l < nloc; ++l) {
+    if (owned_[li_[l].src] && !owned_[li_[l].dst]) {
+      links_[l].make_remote(sink_);
+      port_[l].remote = true;
+      in_[local_[li_[l].reverse]].credit_remote = true;
+    }
   }
-  dmodk_divisor_.assign(max_level + 2u, 1);
-  for (std::size_t lv = 2; lv < dmodk_divisor_.size(); ++lv)
-    dmodk_divisor_[lv] = dmodk_divisor_[lv - 1] * up_ports[lv - 1];
 }
 
 std::uint32_t NetworkImpl::alloc_packet() {
@@ -548,6 +606,7 @@ MessageId NetworkImpl::send(EndpointId src, EndpointId dst, std::uint64_t bytes,
 }
 
 void NetworkImpl::post(MessageId id, SimTime at) {
+  ensure_state();
   Message& m = messages_[id];
   FABRICSIM_ASSERT(m.post_time == SimTime::max(), "message posted twice");
   m.post_time = at;
@@ -618,6 +677,7 @@ LinkId NetworkImpl::choose_output(NodeId at, const Packet& pkt, const Message& m
   }
   FABRICSIM_ASSERT(!cands.empty(), "no route");
   const Node& node = topo_.nodes()[at];
+  const LinkId* outs = out_local_.data() + out_base_[at];  // local ids, by port
   std::size_t k = cands.size();
   std::size_t pick = 0;
   if (k > 1) {
@@ -628,7 +688,7 @@ LinkId NetworkImpl::choose_output(NodeId at, const Packet& pkt, const Message& m
         // Up: digit of the destination for this level.  Down, among
         // parallel cables: the lowest digit, so that flows to different
         // endpoints of one leaf take different cables.
-        const bool down = topo_.nodes()[li_[node.out[cands[0]]].dst].level < node.level;
+        const bool down = topo_.nodes()[li_[outs[cands[0]]].dst].level < node.level;
         pick = down ? pkt.dst % k : (pkt.dst / dmodk_divisor_[node.level]) % k;
         break;
       }
@@ -639,7 +699,6 @@ LinkId NetworkImpl::choose_output(NodeId at, const Packet& pkt, const Message& m
         // packets: invariants in locals, raw pointers (no reloads through
         // `this` after each store the compiler cannot see through).
         std::int64_t best = INT64_MAX;
-        const LinkId* outs = node.out.data();
         const OutPort* ports = port_.data();
         CreditState* credit = cs_.data();
         const SimTime now = sim_.now();
@@ -680,16 +739,16 @@ LinkId NetworkImpl::choose_output(NodeId at, const Packet& pkt, const Message& m
       default: break;  // the direct-topology algorithms (the scenario keeps them off the trees)
     }
   }
-  return node.out[cands[pick]];
+  return outs[cands[pick]];
 }
 
 void NetworkImpl::note_queue(LinkId o) {
   const std::uint64_t q = port_[o].queued;
   // The largest queue goes straight into the (small, dense) output array.
-  if (q > stats_.max_queue_bytes[o]) stats_.max_queue_bytes[o] = q;
+  if (q > max_queue_[o]) max_queue_[o] = q;
   if (interval_ > SimTime::zero()) {
     OpenBin& b = queue_bin_[o];
-    if (sim_.now().ps() >= b.end_ps) roll_bin(b, stats_.series_queue_bytes[o], sim_.now(), false);
+    if (sim_.now().ps() >= b.end_ps) roll_bin(b, series_queue_[o], sim_.now(), false);
     if (q > b.value) b.value = q;
   }
 }
@@ -717,11 +776,11 @@ std::size_t NetworkImpl::series_index(SimTime t) {
 
 void NetworkImpl::coarsen_series() {
   // Bins 2i and 2i+1 become bin i: sums for bytes, maxima for queues.
-  for (auto& s : stats_.series_tx_bytes) {
+  for (auto& s : series_tx_) {
     for (std::size_t i = 0; 2 * i < s.size(); ++i) s[i] = s[2 * i] + (2 * i + 1 < s.size() ? s[2 * i + 1] : 0);
     s.resize((s.size() + 1) / 2);
   }
-  for (auto& s : stats_.series_queue_bytes) {
+  for (auto& s : series_queue_) {
     for (std::size_t i = 0; 2 * i < s.size(); ++i)
       s[i] = std::max(s[2 * i], 2 * i + 1 < s.size() ? s[2 * i + 1] : std::uint64_t{0});
     s.resize((s.size() + 1) / 2);
@@ -735,13 +794,29 @@ void NetworkImpl::coarsen_series() {
 }
 
 void NetworkImpl::sync_stats() {
+  ensure_state();
+  // By the topology's ids (zero where this process simulates neither end).
+  const std::size_t nl = topo_.link_count();
+  for (auto* v : {&stats_.tx_bytes, &stats_.tx_packets, &stats_.max_queue_bytes}) v->resize(nl, 0);
+  for (auto* v : {&stats_.busy_ps, &stats_.stall_ps}) v->resize(nl, 0);
+  stats_.flows.resize(nl, 0);
   for (std::size_t o = 0; o < port_.size(); ++o) {
     const OutPort& c = port_[o];
-    stats_.tx_bytes[o] = c.tx_bytes;
-    stats_.tx_packets[o] = c.tx_packets;
-    stats_.busy_ps[o] = c.busy_ps;
-    stats_.stall_ps[o] = c.stall_ps;
-    stats_.flows[o] = c.flows;
+    const LinkId g = li_[o].global;
+    stats_.tx_bytes[g] = c.tx_bytes;
+    stats_.tx_packets[g] = c.tx_packets;
+    stats_.busy_ps[g] = c.busy_ps;
+    stats_.stall_ps[g] = c.stall_ps;
+    stats_.flows[g] = c.flows;
+    stats_.max_queue_bytes[g] = max_queue_[o];
+  }
+  if (interval_ > SimTime::zero() && !series_moved_) {  // (after the run's end they were moved there)
+    stats_.series_tx_bytes.resize(nl);
+    stats_.series_queue_bytes.resize(nl);
+    for (std::size_t o = 0; o < series_tx_.size(); ++o) {
+      stats_.series_tx_bytes[li_[o].global] = series_tx_[o];
+      stats_.series_queue_bytes[li_[o].global] = series_queue_[o];
+    }
   }
 }
 
@@ -819,7 +894,7 @@ void NetworkImpl::on_relay(const core::Event& ev) { route_in(ev.arg32, static_ca
       reserved_[static_cast<std::size_t>(out) * params_.vcs + out_vc] += pkt.bytes;
   } else {
     out = choose_output(at, pkt, messages_[pkt.msg]);
-    if (updown_ && updown_->is_down(out)) pkt.down = true;
+    if (updown_ && updown_->is_down(li_[out].global)) pkt.down = true;
   }
   add_queued(out, pkt.bytes);
   note_queue(out);
@@ -886,7 +961,7 @@ std::int64_t NetworkImpl::path_occupancy(const StateRoutes& r, NodeId at, std::u
     std::size_t pick = 0;
     std::int64_t best = INT64_MAX;
     for (std::size_t i = 0; i < o.size(); ++i) {
-      const std::int64_t q = occupancy(o[i].link, o[i].vc);
+      const std::int64_t q = occupancy(local_[o[i].link], o[i].vc);
       if (q < best) {
         best = q;
         pick = i;
@@ -904,7 +979,7 @@ std::int64_t NetworkImpl::path_occupancy(const StateRoutes& r, NodeId at, std::u
 std::size_t NetworkImpl::choose_move(NodeId at, Packet& pkt, const Message& msg) {
   if (params_.coin_paths) {
     // k-shortest paths: hop pkt.state of the message's route, on VC state.
-    const LinkId l = paths_[path_at_[pkt.msg] + pkt.state];
+    const LinkId l = local_[paths_[path_at_[pkt.msg] + pkt.state]];
     opts_.assign(1, StateRoutes::Option{0, l, static_cast<std::uint8_t>(pkt.state + 1), pkt.state});
     return 0;
   }
@@ -934,6 +1009,7 @@ std::size_t NetworkImpl::choose_move(NodeId at, Packet& pkt, const Message& msg)
         const auto best_first = [&](const StateRoutes& routes, std::uint32_t t) {
           opts_.clear();
           routes.options(at, pkt.state, t, opts_);
+          localize(opts_);
           std::int64_t q = INT64_MAX;
           for (const auto& o : opts_) q = std::min(q, occupancy(o.link, o.vc));
           return q;
@@ -962,6 +1038,7 @@ std::size_t NetworkImpl::choose_move(NodeId at, Packet& pkt, const Message& msg)
   }
   opts_.clear();
   r->options(at, pkt.state, target, opts_);
+  localize(opts_);
   return pick_option(at, msg, pkt.bytes);
 }
 
@@ -1103,7 +1180,7 @@ void NetworkImpl::start_transmission(LinkId o, std::uint32_t p, SimTime start) {
   }
   if (interval_ > SimTime::zero()) {
     OpenBin& b = tx_bin_[o];
-    if (start.ps() >= b.end_ps) roll_bin(b, stats_.series_tx_bytes[o], start, true);
+    if (start.ps() >= b.end_ps) roll_bin(b, series_tx_[o], start, true);
     b.value += pkt.bytes;
   }
   const NodeId src = port_[o].src;
@@ -1144,7 +1221,7 @@ void NetworkImpl::return_credit(LinkId in, std::uint8_t vc, std::uint32_t bytes,
     // carries the time the credit becomes usable.
     const LinkInfo& l = li_[in];
     sink_->post(core::RemoteRecord{core::EventKey{depart + ip.credit_delay, kPrioCredit, l.dst, 0}, l.reverse,
-                                   in | kCreditFlag, bytes, vc});
+                                   l.global | kCreditFlag, bytes, vc});
   } else {
     add_pending_credit(in, vc, bytes, depart + ip.credit_delay);
   }
@@ -1251,7 +1328,7 @@ bool NetworkImpl::arbitrate_nic(LinkId o) {
     pkt.next = kNoPacket;
     pkt.vc = vc;
     pkt.first = m.sent_payload == 0;
-    pkt.down = updown_ && updown_->is_down(o);
+    pkt.down = updown_ && updown_->is_down(li_[o].global);
     pkt.state = state;
     pkt.aux = 0;
     if (params_.routing == RoutingAlgorithm::Valiant) {
@@ -1300,22 +1377,16 @@ void NetworkImpl::set_partition(const std::vector<std::int32_t>& part, std::int3
   // weigh its traffic), but none may have been posted.
   FABRICSIM_ASSERT(std::all_of(messages_.begin(), messages_.end(), [](const Message& m) { return m.post_time == SimTime::max(); }),
                    "set_partition after messages were posted");
+  FABRICSIM_ASSERT(!state_built_, "set_partition after the network state was built");
   sink_ = sink;
   for (NodeId n = 0; n < topo_.node_count(); ++n) owned_[n] = part[n] == rank ? 1 : 0;
-  for (LinkId l = 0; l < topo_.link_count(); ++l) {
-    const LinkInfo& li = li_[l];
-    if (owned_[li.src] && !owned_[li.dst]) {
-      links_[l].make_remote(sink);
-      port_[l].remote = true;
-      in_[li.reverse].credit_remote = true;  // credits for the reverse link travel over l
-    }
-  }
+  build_state();
 }
 
 void NetworkImpl::receive(const core::RemoteRecord& r) {
   if (r.arg32 & kCreditFlag) {
-    add_pending_credit(r.arg32 & ~kCreditFlag, static_cast<std::uint8_t>(r.arg1), static_cast<std::uint32_t>(r.arg0),
-                       r.key.time);
+    add_pending_credit(local_[r.arg32 & ~kCreditFlag], static_cast<std::uint8_t>(r.arg1),
+                       static_cast<std::uint32_t>(r.arg0), r.key.time);
     return;
   }
   const std::uint32_t p = alloc_packet();
@@ -1330,8 +1401,9 @@ void NetworkImpl::receive(const core::RemoteRecord& r) {
   pkt.aux = static_cast<std::uint16_t>(r.arg1 & 0xFFFF);
   pkt.next = kNoPacket;
   ++in_flight_;
-  core::Event ev = links_[r.link].to_event(r);
-  ev.arg32 = r.link;
+  const LinkId l = local_[r.link];
+  core::Event ev = links_[l].to_event(r);
+  ev.arg32 = l;
   ev.arg0 = p;
   ev.arg1 = 0;
   sim_.insert(ev);
@@ -1346,13 +1418,14 @@ void NetworkImpl::on_post(const core::Event& ev) {
   probe.vc = m.vc;
   LinkId o;
   if (params_.coin_paths) {
-    o = paths_[path_at_[id]];
+    o = local_[paths_[path_at_[id]]];
     m.vc = 0;
     m.first_state = 1;
   } else if (rules_) {
     // The first move of the message's route (all its packets take it).
     opts_.clear();
     rules_->options(node, rules_->rules().initial_state(), m.dst, opts_);
+    localize(opts_);
     if (params_.routing == RoutingAlgorithm::Adaptive && topo_.nodes()[node].forwards && opts_.size() > 1) {
       // Adaptive injection: the message waits at every first hop the rules
       // offer, and whichever is free sends its next packet.
@@ -1400,9 +1473,9 @@ Network::Network(const Topology& topo, const NetworkParams& params, core::Simula
     : impl_(std::make_unique<NetworkImpl>(topo, params, sim)) {}
 Network::~Network() = default;
 
-std::uint64_t Network::state_bytes(std::uint64_t nodes, std::uint64_t links, std::uint32_t vcs, bool duato,
-                                   bool series) {
-  return NetworkImpl::state_bytes(nodes, links, vcs, duato, series);
+std::uint64_t Network::state_bytes(std::uint64_t nodes, std::uint64_t links, std::uint64_t local_links,
+                                   std::uint32_t vcs, bool duato, bool series) {
+  return NetworkImpl::state_bytes(nodes, links, local_links, vcs, duato, series);
 }
 
 std::uint64_t Network::message_bytes() { return sizeof(Message) + 2 * sizeof(std::uint32_t); }
@@ -1441,6 +1514,7 @@ std::uint32_t Network::payload_per_packet() const { return impl_->payload_per_pa
 void Network::set_end_time(SimTime end) { impl_->deliver_before_ = end; }
 
 void Network::finish(SimTime end) {
+  impl_->ensure_state();
   auto& st = impl_->stats_;
   const auto& p = impl_->params_;
   for (LinkId o = 0; o < impl_->port_.size(); ++o) {
@@ -1450,22 +1524,36 @@ void Network::finish(SimTime end) {
       port.stall_since = end;
     }
   }
-  impl_->sync_stats();
-  if (p.interval > SimTime::zero()) {
+  if (p.interval > SimTime::zero() && !impl_->series_moved_) {
     for (LinkId o = 0; o < impl_->tx_bin_.size(); ++o) {  // close the open bins
-      impl_->roll_bin(impl_->tx_bin_[o], st.series_tx_bytes[o], end, true);
-      impl_->roll_bin(impl_->queue_bin_[o], st.series_queue_bytes[o], end, false);
+      impl_->roll_bin(impl_->tx_bin_[o], impl_->series_tx_[o], end, true);
+      impl_->roll_bin(impl_->queue_bin_[o], impl_->series_queue_[o], end, false);
     }
     // `end` is the same on every rank, so every rank ends at the same
     // interval and bin count (a rank may have coarsened less during the run).
     auto bins = [&] { return static_cast<std::size_t>((end.ps() + impl_->interval_.ps() - 1) / impl_->interval_.ps()); };
     while (bins() > impl_->max_intervals_) impl_->coarsen_series();
     const std::size_t k = std::max<std::size_t>(bins(), 1);
-    for (auto& s : st.series_tx_bytes) s.resize(k, 0);
-    for (auto& s : st.series_queue_bytes) s.resize(k, 0);
+    // Into the output by the topology's ids, the series of every link
+    // simulated here k bins long (the others' stay empty); moved, not
+    // copied: the series can be the largest thing a run holds.
+    const std::size_t nl = impl_->topo_.link_count();
+    st.series_tx_bytes.assign(nl, {});
+    st.series_queue_bytes.assign(nl, {});
+    for (LinkId o = 0; o < impl_->series_tx_.size(); ++o) {
+      const LinkId g = impl_->li_[o].global;
+      st.series_tx_bytes[g] = std::move(impl_->series_tx_[o]);
+      st.series_queue_bytes[g] = std::move(impl_->series_queue_[o]);
+      st.series_tx_bytes[g].resize(k, 0);
+      st.series_queue_bytes[g].resize(k, 0);
+    }
+    impl_->series_bins_ = k;
+    impl_->series_moved_ = true;
   }
+  impl_->sync_stats();
 }
 
 core::SimTime Network::series_interval() const { return impl_->interval_; }
+std::size_t Network::series_bins() const { return impl_->series_bins_; }
 
 }  // namespace fabricsim::net

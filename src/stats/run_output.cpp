@@ -233,7 +233,7 @@ void write_network(H5Writer& out, const net::Network& network, const net::Networ
   out.attr("/links", "class_names", names);
 
   if (!st.series_tx_bytes.empty()) {
-    const std::uint64_t cols = st.series_tx_bytes.front().size();
+    const std::uint64_t cols = network.series_bins();
     std::vector<std::uint64_t> tx, q;
     tx.reserve(rows.size() * cols);
     q.reserve(rows.size() * cols);

@@ -145,12 +145,13 @@ class Network {
   Network(const Topology& topo, const NetworkParams& params, core::Simulator& sim);
   ~Network();
   /// The bytes one process's Network allocates up front for a fabric of
-  /// these sizes (every link's output, input, credits and counters, every
-  /// node's wake-up and random state), without the packets in flight, the
-  /// messages and the trees' route table: what the memory estimate of
-  /// `fabricsim info` and engine.memory_limit_gib add up.
-  static std::uint64_t state_bytes(std::uint64_t nodes, std::uint64_t links, std::uint32_t vcs, bool duato,
-                                   bool series);
+  /// these sizes, where it simulates an end of `local_links` of the links
+  /// (their outputs, inputs, credits and counters; every node's wake-up and
+  /// random state; the output's counters of every link), without the
+  /// packets in flight, the messages and the trees' route table: what the
+  /// memory estimate of `fabricsim info` and engine.memory_limit_gib add up.
+  static std::uint64_t state_bytes(std::uint64_t nodes, std::uint64_t links, std::uint64_t local_links,
+                                   std::uint32_t vcs, bool duato, bool series);
   /// Bytes held per message (its record and per-message routing indices).
   static std::uint64_t message_bytes();
   Network(const Network&) = delete;
@@ -216,6 +217,10 @@ class Network {
   /// The time-series interval: NetworkParams::interval, doubled as often as
   /// needed to keep a run within 65,536 intervals and 2^24 link-intervals.
   core::SimTime series_interval() const;
+  /// Bins of every time series after finish() (the same on every rank).
+  /// LinkStats holds the series of the links this process simulates an end
+  /// of; the others' are empty.
+  std::size_t series_bins() const;
 
  private:
   std::unique_ptr<NetworkImpl> impl_;
