@@ -276,7 +276,14 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
     meta.threads = omp_get_max_threads();
     meta.seed = static_cast<std::uint64_t>(cfg.get_int("engine.seed"));
     stats::write_meta(writer, meta);
-    stats::write_topology(writer, topo, net::structure_report(topo, cost_model(cfg)));
+    // The diameter (a BFS per destination group: seconds at 16k endpoints)
+    // is shared out over the ranks.
+    net::StructureReport structure = net::structure_report(topo, cost_model(cfg), static_cast<std::size_t>(comm.rank()),
+                                                        static_cast<std::size_t>(comm.size()));
+    structure.diameter = comm.allreduce_min(static_cast<std::int64_t>(structure.diameter)) < 0
+                          ? -1
+                          : static_cast<int>(comm.allreduce_max(static_cast<std::int64_t>(structure.diameter)));
+    stats::write_topology(writer, topo, structure);
     stats::RunSummary summary;
     summary.sim_time_ns = sim_end.ns();
     summary.events = events;

@@ -150,7 +150,7 @@ std::size_t Topology::count_cables(CableType type) const {
   return n;
 }
 
-StructureReport structure_report(const Topology& topo, const CostModel& cost) {
+StructureReport structure_report(const Topology& topo, const CostModel& cost, std::size_t part, std::size_t parts) {
   StructureReport r;
   r.endpoints = topo.endpoint_count();
   r.switches = topo.switch_count();
@@ -161,7 +161,7 @@ StructureReport structure_report(const Topology& topo, const CostModel& cost) {
   r.cost_usd = cost.planes * (static_cast<double>(r.physical_switches) * cost.switch_usd +
                               static_cast<double>(r.cables_by_type[static_cast<int>(CableType::DAC)]) * cost.dac_usd +
                               static_cast<double>(r.cables_by_type[static_cast<int>(CableType::AoC)]) * cost.aoc_usd);
-  r.diameter = topo.diameter();
+  r.diameter = topo.diameter(part, parts);
   r.bisection_cables = topo.bisection_cables();
   if (topo.bisection_injection_links() > 0)
     r.bisection_relative =
@@ -206,25 +206,32 @@ void detail::require_positive(std::uint64_t value, const char* key) {
   if (value == 0) throw util::ConfigError(std::string(key) + ": must be at least 1");
 }
 
-int Topology::diameter() const {
+int Topology::diameter(std::size_t part, std::size_t parts) const {
   if (endpoint_count() < 2) return 0;
   const detail::ReverseGraph graph = detail::make_reverse_graph(*this);
   const detail::DestinationGroups groups = detail::group_destinations(*this);
-  detail::GroupBfs bfs(graph);
   std::uint32_t worst = 0;
-  for (std::uint32_t g = 0; g < groups.size(); ++g) {
-    bfs.run(groups, g);
-    const bool alone = groups.members[g] == 1;
-    for (EndpointId e = 0; e < endpoint_count(); ++e) {
-      // A group of one: its own endpoint is not a pair.  In larger groups
-      // dist is the distance to the other members, a genuine pair.
-      if (alone && groups.group_of[e] == g) continue;
-      const std::uint32_t d = bfs.dist[endpoint_nodes_[e]];
-      if (d == detail::kInf) return -1;
-      worst = std::max(worst, d);
+  bool disconnected = false;
+  const auto count = static_cast<std::int64_t>(groups.size());
+#pragma omp parallel reduction(max : worst) reduction(|| : disconnected)
+  {
+    detail::GroupBfs bfs(graph);
+#pragma omp for schedule(dynamic, 16)
+    for (std::int64_t gi = static_cast<std::int64_t>(part); gi < count; gi += static_cast<std::int64_t>(parts)) {
+      const auto g = static_cast<std::uint32_t>(gi);
+      bfs.run(groups, g);
+      const bool alone = groups.members[g] == 1;
+      for (EndpointId e = 0; e < endpoint_count(); ++e) {
+        // A group of one: its own endpoint is not a pair.  In larger groups
+        // dist is the distance to the other members, a genuine pair.
+        if (alone && groups.group_of[e] == g) continue;
+        const std::uint32_t d = bfs.dist[endpoint_nodes_[e]];
+        if (d == detail::kInf) disconnected = true;
+        else worst = std::max(worst, d);
+      }
     }
   }
-  return static_cast<int>(worst);
+  return disconnected ? -1 : static_cast<int>(worst);
 }
 
 std::string Topology::describe() const {

@@ -205,7 +205,11 @@ class Topology {
   /// nodes must forward and only links that carry data count.  0 with fewer than two endpoints, -1 if some pair is
   /// disconnected.  One multi-source BFS per destination group (endpoints with
   /// identical attachments), so a 16k-endpoint fat tree takes one BFS per leaf.
-  int diameter() const;
+  int diameter() const { return diameter(0, 1); }
+  /// The same over the destination groups g with g mod parts == part (one
+  /// BFS each, in parallel with OpenMP): the diameter is the largest over
+  /// the parts, -1 if any part has -1 (ranks share the work this way).
+  int diameter(std::size_t part, std::size_t parts) const;
 
   /// One line, e.g. "3-level fat tree, radix 64, 16384 endpoints (...)".
   std::string describe() const;
@@ -508,7 +512,10 @@ struct StructureReport {
   /// bisection_cables / injection links of one half (the spec's relative bisection).
   double bisection_relative = 0.0;
 };
-StructureReport structure_report(const Topology& topo, const CostModel& cost);
+/// (The diameter over the destination groups of `part` of `parts`, see
+/// Topology::diameter: combine the parts' reports.)
+StructureReport structure_report(const Topology& topo, const CostModel& cost, std::size_t part = 0,
+                                 std::size_t parts = 1);
 
 /// Minimal-route candidates.
 ///
