@@ -261,6 +261,7 @@ class HammingMeshDistance final : public RouteDistance {
         tree_net[sw_[s].net] = 1;
       }
     for (std::uint32_t s = 0; s < switches; ++s) sw_[s].tree = tree_net[sw_[s].net] != 0;
+    build_portals();
   }
 
   std::uint16_t hops(NodeId at, std::uint8_t s, std::uint32_t target) const override {
@@ -316,6 +317,7 @@ class HammingMeshDistance final : public RouteDistance {
   struct Portal {
     std::uint32_t i, j;
     NodeId sw;
+    std::uint32_t net;  // network of sw
   };
   static constexpr std::size_t kMaxPortals = 2 * 64;
 
@@ -342,25 +344,35 @@ class HammingMeshDistance final : public RouteDistance {
     if (!north) return manhattan(pi, pj, qi, qj);
     return pj == qj && qi <= pi ? pi - qi : kInf;
   }
-  // Enter at switch u, leave at switch v: links of the traversal.
-  std::uint32_t traverse(NodeId u, NodeId v) const {
-    if (u == v) return 2;
-    return sw_[u - accs_].net == sw_[v - accs_].net ? 4 : kInf;
+  // Enter at portal u, leave at portal v: links of the traversal.
+  static std::uint32_t traverse(const Portal& u, const Portal& v) {
+    if (u.sw == v.sw) return 2;
+    return u.net == v.net ? 4 : kInf;
   }
-  // The portals of board (bx, by) in one dimension.
-  std::size_t portals(bool col, std::uint32_t bx, std::uint32_t by, Portal* out) const {
+  // The portals of board (bx, by) in one dimension (looked up: per board,
+  // the row portals W then E by i, then the column portals N then S by j).
+  std::size_t portals(bool col, std::uint32_t bx, std::uint32_t by, const Portal*& out) const {
     const std::size_t board = static_cast<std::size_t>(by) * x_ + bx;
-    std::size_t n = 0;
-    if (!col) {
+    out = portal_.data() + board * per_board_ + (col ? 2 * b_ : 0);
+    return col ? 2 * a_ : 2 * b_;
+  }
+  void build_portals() {
+    per_board_ = 2 * (a_ + b_);
+    const std::size_t boards = row_sw_.size() / (2 * b_);
+    portal_.resize(boards * per_board_);
+    for (std::size_t board = 0; board < boards; ++board) {
+      Portal* out = portal_.data() + board * per_board_;
       for (unsigned side = 0; side < 2; ++side)
-        for (std::uint32_t i = 0; i < b_; ++i)
-          out[n++] = Portal{i, side == 0 ? 0 : a_ - 1, row_sw_[(board * 2 + side) * b_ + i]};
-    } else {
+        for (std::uint32_t i = 0; i < b_; ++i) {
+          const NodeId sw = row_sw_[(board * 2 + side) * b_ + i];
+          *out++ = Portal{i, side == 0 ? 0 : a_ - 1, sw, sw_[sw - accs_].net};
+        }
       for (unsigned side = 0; side < 2; ++side)
-        for (std::uint32_t j = 0; j < a_; ++j)
-          out[n++] = Portal{side == 0 ? 0 : b_ - 1, j, col_sw_[(board * 2 + side) * a_ + j]};
+        for (std::uint32_t j = 0; j < a_; ++j) {
+          const NodeId sw = col_sw_[(board * 2 + side) * a_ + j];
+          *out++ = Portal{side == 0 ? 0 : b_ - 1, j, sw, sw_[sw - accs_].net};
+        }
     }
-    return n;
   }
   bool may_enter(bool col_dim, bool col_used) const { return col_dim || !(row_first_ && col_used); }
 
@@ -368,47 +380,48 @@ class HammingMeshDistance final : public RouteDistance {
     std::uint32_t best = kInf;
     if (n.bx == t.bx && n.by == t.by) best = walk(north, n.i, n.j, t.i, t.j);
     if (vc >= 2) return best;
-    std::array<Portal, kMaxPortals> p0{}, p1{};
+    const Portal *p0, *p1;
+    std::array<std::uint32_t, kMaxPortals> tail{};  // from each portal of the target's board to the target
     for (bool d : {false, true}) {
       // One traversal, in dimension d, into the target's board.
       if (!may_enter(d, col)) continue;
       if (d ? n.bx != t.bx : n.by != t.by) continue;
-      const std::size_t np = portals(d, n.bx, n.by, p0.data());
-      const std::size_t ne = portals(d, t.bx, t.by, p1.data());
+      const std::size_t np = portals(d, n.bx, n.by, p0);
+      const std::size_t ne = portals(d, t.bx, t.by, p1);
+      for (std::size_t v = 0; v < ne; ++v) tail[v] = manhattan(p1[v].i, p1[v].j, t.i, t.j);
       for (std::size_t u = 0; u < np; ++u) {
         const std::uint32_t w = walk(north, n.i, n.j, p0[u].i, p0[u].j);
         if (w >= kInf) continue;
-        for (std::size_t v = 0; v < ne; ++v)
-          best = std::min(best, w + traverse(p0[u].sw, p1[v].sw) + manhattan(p1[v].i, p1[v].j, t.i, t.j));
+        for (std::size_t v = 0; v < ne; ++v) best = std::min(best, w + traverse(p0[u], p1[v]) + tail[v]);
       }
     }
     if (vc >= 1) return best;
-    std::array<Portal, kMaxPortals> q{}, r{};
+    const Portal *q, *r;
     std::array<std::uint32_t, kMaxPortals> cost{}, cost2{};
     for (bool d1 : {false, true}) {
       // Two traversals: d1 to the corner board, then the other dimension.
       const bool d2 = !d1;
       if (!may_enter(d1, col) || !may_enter(d2, col || d1)) continue;
       const std::uint32_t cx = d1 ? n.bx : t.bx, cy = d1 ? t.by : n.by;
-      const std::size_t np = portals(d1, n.bx, n.by, p0.data());
-      const std::size_t nq = portals(d1, cx, cy, q.data());
-      const std::size_t nr = portals(d2, cx, cy, r.data());
-      const std::size_t ne = portals(d2, t.bx, t.by, p1.data());
+      const std::size_t np = portals(d1, n.bx, n.by, p0);
+      const std::size_t nq = portals(d1, cx, cy, q);
+      const std::size_t nr = portals(d2, cx, cy, r);
+      const std::size_t ne = portals(d2, t.bx, t.by, p1);
       for (std::size_t v = 0; v < nq; ++v) cost[v] = kInf;
       for (std::size_t u = 0; u < np; ++u) {
         const std::uint32_t w = walk(north, n.i, n.j, p0[u].i, p0[u].j);
         if (w >= kInf) continue;
-        for (std::size_t v = 0; v < nq; ++v) cost[v] = std::min(cost[v], w + traverse(p0[u].sw, q[v].sw));
+        for (std::size_t v = 0; v < nq; ++v) cost[v] = std::min(cost[v], w + traverse(p0[u], q[v]));
       }
       for (std::size_t k = 0; k < nr; ++k) {
         cost2[k] = kInf;
         for (std::size_t v = 0; v < nq; ++v)
           cost2[k] = std::min(cost2[k], cost[v] + manhattan(q[v].i, q[v].j, r[k].i, r[k].j));
       }
+      for (std::size_t v = 0; v < ne; ++v) tail[v] = manhattan(p1[v].i, p1[v].j, t.i, t.j);
       for (std::size_t k = 0; k < nr; ++k) {
         if (cost2[k] >= kInf) continue;
-        for (std::size_t v = 0; v < ne; ++v)
-          best = std::min(best, cost2[k] + traverse(r[k].sw, p1[v].sw) + manhattan(p1[v].i, p1[v].j, t.i, t.j));
+        for (std::size_t v = 0; v < ne; ++v) best = std::min(best, cost2[k] + traverse(r[k], p1[v]) + tail[v]);
       }
     }
     return best;
@@ -419,8 +432,8 @@ class HammingMeshDistance final : public RouteDistance {
     // Leave on the board of this network's line that lines up with the target.
     const std::uint32_t bx = info.col ? info.line : t.bx;
     const std::uint32_t by = info.col ? t.by : info.line;
-    std::array<Portal, kMaxPortals> p{};
-    const std::size_t np = portals(info.col, bx, by, p.data());
+    const Portal* p;
+    const std::size_t np = portals(info.col, bx, by, p);
     std::uint32_t best = kInf;
     for (std::size_t u = 0; u < np; ++u) {
       std::uint32_t leave;
@@ -449,6 +462,8 @@ class HammingMeshDistance final : public RouteDistance {
   std::vector<NodeId> col_sw_;  // [board][N, S][j]
   std::vector<SwitchInfo> sw_;  // [node - accelerators]
   std::vector<Packed> coord_;   // [accelerator]
+  std::vector<Portal> portal_;  // [board][row W, row E, column N, column S portals]
+  std::size_t per_board_ = 0;
   mutable std::uint64_t memo_key_ = UINT64_MAX;  // the last switch query (node, state, target)
   mutable std::uint16_t memo_ = 0;
 };
