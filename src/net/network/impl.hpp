@@ -1,0 +1,425 @@
+// The packet-level network model's private parts: NetworkImpl and what its
+// units share.  The units (one translation unit together, see
+// src/CMakeLists.txt: the per-packet path crosses them on every hop):
+//   model.cpp     construction, rank-local state, messages, statistics,
+//                 partitioning and records, the public Network
+//   routing.cpp   where a packet goes next: the trees' table (ECMP, spray,
+//                 adaptive, D-mod-k), up*/down*, route rules (adaptive,
+//                 Valiant, UGAL), TopoOpt paths
+//   switch.cpp    packet arrivals, virtual output queues, output
+//                 arbitration, transmission, wake-ups
+//   nic.cpp       injection (a message's first move, send engines) and
+//                 delivery at the endpoints
+//   credits.cpp   credit-based flow control: pending credits, absorption,
+//                 credit stalls, credit records
+#pragma once
+
+#include "fabricsim/net/network.hpp"
+#include "fabricsim/net/topology.hpp"
+
+#include <algorithm>
+#include <array>
+#include <optional>
+
+#include "fabricsim/core/link.hpp"
+#include "fabricsim/net/state_routes.hpp"
+#include "fabricsim/net/updown.hpp"
+#include "fabricsim/util/assert.hpp"
+#include "fabricsim/util/error.hpp"
+#include "fabricsim/util/random.hpp"
+
+
+namespace fabricsim::net {
+
+using core::SimTime;
+
+
+inline constexpr std::uint32_t kNoPacket = 0xFFFFFFFFu;
+inline constexpr std::uint32_t kCreditFlag = 0x80000000u;
+// Packet::aux: 0 = route to the destination; g + 1 = first go to group g
+// (Valiant); kUndecided = UGAL decides at the first router.
+inline constexpr std::uint16_t kUndecided = 0xFFFF;
+inline constexpr std::uint16_t kRoceDstPort = 4791;
+inline constexpr std::uint8_t kUdp = 17;
+
+// Event priorities among events at the same time: credits first (so that a
+// packet arriving at the same instant sees them), then output wake-ups, packet
+// arrivals, message posts and completions.
+inline constexpr std::uint32_t kPrioCredit = 0;
+inline constexpr std::uint32_t kPrioWake = 1;
+inline constexpr std::uint32_t kPrioPacket = 2;
+inline constexpr std::uint32_t kPrioPost = 3;
+inline constexpr std::uint32_t kPrioDelivered = 4;
+// Message completions are keyed by message (schedule_keyed_bound) rather than
+// by the endpoint's event counter: a completion is then ordered the same
+// whether its last packet's arrival was an event here, an event after a
+// record from another rank, or accounted when the last hop started
+// (NetworkImpl::deliver).  The tag's top bit keeps it apart from the
+// counter-keyed `sent` events of the same endpoint and priority (counters
+// stay far below 2^31), which go first at the same instant.
+inline constexpr std::uint32_t kDeliveredTag = 0x8000'0000u;
+
+struct Packet {
+  SimTime tail;           // tail arrival at the current switch, plus its traversal latency
+  MessageId msg;
+  EndpointId dst;
+  std::uint32_t bytes;    // on the wire (payload = bytes - header)
+  std::uint32_t next;     // FIFO link
+  std::uint8_t vc;
+  bool first;             // first packet of its message
+  bool down;              // up*/down* routing: it has taken a down link
+  std::uint8_t state;     // route rules: the state it arrived in (see StateRoutes)
+  std::uint16_t aux;      // route rules: Valiant / UGAL leg (kUndecided, 0, group + 1)
+};
+static_assert(sizeof(Packet) == 32, "two packets per cache line");
+
+// A credit on its way back to the sender: usable from `time` on.
+struct PendingCredit {
+  SimTime time;
+  std::uint32_t bytes;
+  std::uint32_t next;
+};
+
+
+class NetworkImpl {
+ public:
+  NetworkImpl(const Topology& topo, const NetworkParams& params, core::Simulator& sim);
+
+  MessageId send(EndpointId src, EndpointId dst, std::uint64_t bytes, SimTime at, std::uint32_t tag);
+  MessageId create(EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint32_t tag);
+  void post(MessageId id, SimTime at);
+
+  void on_link_event(const core::Event& ev);
+  /// Prefetch hints (see Simulator::set_prefetch): what the handlers of a
+  /// packet arrival and of an output wake-up will read first.
+  static void prefetch_link_event(void* self, std::uint32_t in, std::uint64_t p) {
+    auto* n = static_cast<NetworkImpl*>(self);
+    __builtin_prefetch(&n->packets_[p]);
+    __builtin_prefetch(&n->in_[in]);
+    __builtin_prefetch(&n->cs_[static_cast<std::size_t>(in) * n->params_.vcs]);
+  }
+  static void prefetch_wake(void* self, std::uint32_t n, std::uint64_t) {
+    auto* net = static_cast<NetworkImpl*>(self);
+    __builtin_prefetch(&net->wake_times_[n]);
+    __builtin_prefetch(&net->wake_mask_[net->wake_mask_base_[n]]);
+  }
+  void on_wake(const core::Event& ev);
+  void on_post(const core::Event& ev);
+  void on_delivered(const core::Event& ev);
+  void on_sent(const core::Event& ev);
+  void on_relay(const core::Event& ev);
+
+  const Topology& topo_;
+  NetworkParams params_;
+  core::Simulator& sim_;
+  // The trees' minimal-route table; not built for route rules or up*/down*
+  // (a per-endpoint table on a direct topology would be the largest thing here).
+  std::optional<RoutingTable> routes_;
+  std::unique_ptr<UpDownRoutes> updown_;  // set when params_.up_down
+  std::vector<PortIndex> updown_cands_;
+  std::vector<core::Link> links_;
+  MessageListener* listener_ = nullptr;
+  std::vector<Message> messages_;
+  LinkStats stats_;
+  NetworkTotals totals_;
+  std::uint32_t payload_per_packet_;
+
+  // Packets, by index, with a free list.
+  std::vector<Packet> packets_;
+  std::vector<std::uint32_t> free_packets_;
+
+  // Per directed link, everything the per-packet paths change, in a few
+  // compact records instead of one array per field: a packet hop then
+  // touches a handful of cache lines.  The working set of a large fabric
+  // does not fit the cache, so lines per hop, more than instructions,
+  // set the speed (perf: separate arrays cost a miss each).
+  //
+  // As an output port of its source node: what routing and arbitration
+  // read, and what its input side (at the far end) needs for the crossbar.
+  struct Voq;
+  struct alignas(128) OutPort {
+    // First line: what routing, arrivals and arbitration read.
+    SimTime busy_until;
+    std::uint64_t queued;  // bytes routed to this output, not yet sent
+    SimTime wake_at;       // pending wake-up of the output, or max()
+    // With one vc: queued minus the credits absorbed so far (cs_), what
+    // adaptive routing compares across a switch's outputs, kept in this
+    // line so that its loop does one addition per candidate.
+    std::int64_t queued_less_credits;
+    // Switch outputs: the non-empty VOQs that feed this output, in the
+    // order they became non-empty (the round-robin order); see Voq.
+    std::vector<Voq> requesters;
+    std::uint32_t rr;      // round-robin position among requesters
+    bool from_endpoint;
+    bool remote;           // the far end is simulated by another process
+    bool mixed;            // a forwarding endpoint's output: relayed packets and its own NIC share it
+    bool deliver;          // into an endpoint that only receives, over its only link (see deliver())
+    // Second line: what a transmission reads and adds up (a 128-byte
+    // aligned pair of lines is one fetch for the adjacent-line prefetcher).
+    std::uint64_t tx_bytes;
+    std::uint64_t tx_packets;
+    std::int64_t busy_ps;
+    std::int64_t stall_ps;
+    SimTime stall_since;   // max() when not stalled on credits
+    SimTime full_ser;      // serialization of a full packet
+    SimTime send_delay;    // link latency plus the far end's traversal latency
+    NodeId src;
+    std::uint32_t flows;
+  };
+  static_assert(sizeof(OutPort) == 128, "two cache lines per output");
+  std::vector<OutPort> port_;
+  // Outputs blocked on credits with none on the way, one bit each: the
+  // sender's credit return checks it, and a bitset stays in cache.
+  std::vector<std::uint64_t> credit_waiting_;
+  // As the input of its far end: the crossbar, and the credit return.
+  struct InPort {
+    SimTime xbar_free;     // when its crossbar path is free again
+    SimTime full_xbar;     // crossbar time of a full packet
+    SimTime credit_delay;  // latency of the reverse link, which carries the credits
+    SimTime full_ser;      // serialization of a full packet (an arrival's tail time)
+    NodeId dst;
+    EndpointId dst_endpoint;  // or kNoEndpoint for a switch
+    bool credit_remote;       // the reverse link leaves this process
+    bool relay;               // the far end is an endpoint that forwards others' packets
+  };
+  std::vector<InPort> in_;
+  // Per (link, vc): the sender's credits usable now, when the first pending
+  // credit becomes usable (max() if none), the pending credits (a list in
+  // credit_pool_), and the receiver's buffer occupancy.
+  //
+  // Credits are returned lazily: the receiver of a packet knows when the
+  // credit will reach the sender, and appends it to the sender's pending
+  // list (sorted by time) instead of scheduling an event.  The sender
+  // absorbs due credits when it looks at them; an output that waits for
+  // credits gets one wake-up at the time the next credit arrives.  Over a
+  // link between ranks the same insertion happens when the credit record
+  // arrives, so both paths give the same event order.
+  struct CreditState {
+    std::int64_t credits;
+    SimTime due;
+    std::uint32_t head;     // pending credits, in time order
+    std::uint32_t tail;
+    std::uint64_t buffer;   // bytes held in the receiver's input buffer
+  };
+  std::vector<CreditState> cs_;
+  std::vector<PendingCredit> credit_pool_;
+  std::vector<std::uint32_t> free_credits_;
+  void sync_stats();  // copies the per-port counters into stats_ (max_queue_bytes is kept there)
+  /// Bytes routed to (+) or sent from (-) output o: its queue and the
+  /// queue-less-credits copy that adaptive routing reads.
+  void add_queued(LinkId o, std::int64_t bytes) {
+    port_[o].queued += static_cast<std::uint64_t>(bytes);
+    port_[o].queued_less_credits += bytes;
+  }
+
+  // Switch input buffers: the space of each (input link, vc) is accounted as
+  // one buffer (that is what the upstream credits), but packets wait in
+  // virtual output queues, one per (input port, output port, vc), so a packet
+  // for a busy output never blocks one behind it for an idle output.
+  // Only non-empty VOQs exist: each output keeps its requesters (the VOQs
+  // that feed it and hold packets) in a small array, in the order they
+  // became non-empty, which is also the round-robin order.  A dense
+  // [input x output] table would be mostly empty and, at megabytes for a
+  // 64-port fabric, a cache miss on every packet.
+  struct Voq {
+    std::uint32_t head;        // FIFO of packets through Packet::next
+    std::uint32_t tail;
+    LinkId in;                 // input link of the queue
+    std::uint8_t vc;           // virtual channel of the input buffer
+    std::uint8_t out_vc;       // virtual channel requested on the output (route rules may change it per hop)
+  };
+  std::vector<std::vector<MessageId>> nic_active_;       // endpoint outputs: messages with data left
+
+  std::vector<util::RandomStream> node_rng_;
+  std::vector<std::uint32_t> dmodk_divisor_;  // per level
+  std::uint64_t max_occupancy_ = 0;
+  std::int64_t min_credits_ = 0;
+  std::uint64_t in_flight_ = 0;
+  // Last hops into receive-only endpoints (OutPort::deliver) are accounted at
+  // their start when the packet arrives before this time (the run's end).
+  SimTime deliver_before_ = SimTime::max();
+
+  // Hot per-link facts, copied out of the topology so the per-packet paths
+  // touch one small record instead of the topology's larger structures.
+  // Cold per-link facts (the hot ones are copied into OutPort and InPort):
+  // what partitioning, remote sends and odd-sized packets need.
+  struct LinkInfo {
+    NodeId src;
+    NodeId dst;
+    LinkId global;   // the topology's id of the link (what records and the output use)
+    LinkId reverse;  // the topology's id of the reverse link
+    SimTime arrive_delay;  // switch traversal latency at the far end (0 at NICs)
+    double gbps;
+  };
+  std::vector<LinkInfo> li_;
+
+  // Partitioned runs: which nodes this process simulates, and where
+  // records for other processes go.
+  std::vector<std::uint8_t> owned_;
+  // Rank-local state: every per-link array above is indexed by a local
+  // link id, over the links this process simulates an end of (its nodes'
+  // outputs and inputs: a cut link has an entry on both sides), numbered
+  // in the topology's order.  Built by build_state() once the partition is
+  // known (set_partition, or the first post of a sequential run); the
+  // topology's ids enter through local_ (route rules, paths, records) and
+  // leave through LinkInfo::global (records, output).
+  std::vector<LinkId> local_;     // per topology link: its local id, or kNoLink
+  std::vector<std::size_t> out_base_;  // per node: its outputs' local ids in out_local_[out_base_[n] ..]
+  std::vector<LinkId> out_local_;
+  bool state_built_ = false;
+  void build_state();
+  void ensure_state() {
+    if (!state_built_) build_state();
+  }
+  /// The route rules' moves use the topology's link ids: to local ones.
+  void localize(std::vector<StateRoutes::Option>& opts) const {
+    for (auto& o : opts) o.link = local_[o.link];
+  }
+  core::RemoteSink* sink_ = nullptr;
+  void set_partition(const std::vector<std::int32_t>& part, std::int32_t rank, core::RemoteSink* sink);
+  void receive(const core::RemoteRecord& r);
+
+  // The bin of each link's series that is being filled, in a dense array:
+  // most packets only add to it; the series vector is touched when the bin
+  // changes.
+  struct OpenBin {
+    std::int64_t end_ps = 0;  // the bin covers times before this
+    std::size_t k = 0;
+    std::uint64_t value = 0;
+  };
+  std::vector<OpenBin> tx_bin_;
+  std::vector<OpenBin> queue_bin_;
+  // Per local link: the largest queue, and the time series (moved into
+  // stats_, by the topology's ids, when the run finishes).
+  std::vector<std::uint64_t> max_queue_;
+  std::vector<std::vector<std::uint64_t>> series_tx_;
+  std::vector<std::vector<std::uint64_t>> series_queue_;
+  bool series_moved_ = false;
+  std::size_t series_bins_ = 0;  // bins of every series after finish()
+  void roll_bin(OpenBin& b, std::vector<std::uint64_t>& series, SimTime t, bool sum);
+  void coarsen_series();
+  // At most 65,536 intervals, and at most 2^24 cells (128 MiB) per series.
+  std::size_t max_intervals_ = 1u << 16;
+  SimTime interval_;  // current time-series interval (params_.interval, doubled as needed)
+
+  core::HandlerFn link_handler_;
+  core::Simulator::BindingId link_binding_ = 0;
+  core::Simulator::BindingId wake_binding_ = 0;
+  // Output wake-ups, batched per node: the node's outputs in link-id order
+  // (wake_links_[wake_base_[n] ..]), each output's index there, a bit mask
+  // per node of outputs with a pending wake-up, and the times at which the
+  // node has a wake-up event scheduled.
+  std::vector<std::size_t> wake_base_;
+  std::vector<LinkId> wake_links_;
+  std::vector<std::uint32_t> wake_bit_;
+  std::vector<std::size_t> wake_mask_base_;
+  std::vector<std::uint64_t> wake_mask_;
+  std::vector<std::vector<SimTime>> wake_times_;
+  core::Simulator::BindingId post_binding_ = 0;
+  core::Simulator::BindingId relay_binding_ = 0;
+  // Route rules (direct topologies): the moves offered at a hop.
+  const StateRoutes* rules_ = nullptr;
+  std::vector<StateRoutes::Option> opts_;
+  // Duato-style rules (adaptive moves besides escape moves): a packet
+  // takes an adaptive channel only if the buffer behind it has room for the
+  // packet beyond what is already promised to packets queued for it, and
+  // that room stays promised until it leaves (reserved_, per (link, vc)).
+  // A packet waiting for an adaptive channel therefore never waits for
+  // credits, and the escape channels, acyclic, carry the rest: the routing
+  // decision is made once, on arrival, so without the promise a packet
+  // could wait forever on a cyclic adaptive channel.
+  bool duato_ = false;
+  std::vector<std::int64_t> reserved_;
+  // Adaptive injection at forwarding endpoints: the first moves of each
+  // such message (inj_[inj_at_[id] ..]), one per first-hop link, computed
+  // once when it is posted.
+  struct FirstMove {
+    LinkId link;
+    std::uint8_t vc;
+    std::uint8_t state;
+  };
+  std::vector<FirstMove> inj_;
+  // k-shortest-path routing: each message's links (paths_[path_at_[id] ..]).
+  std::vector<LinkId> paths_;
+  std::vector<std::uint32_t> path_at_;
+  std::vector<std::uint32_t> inj_at_;  // per message; kNoPacket if none
+  core::Simulator::BindingId delivered_binding_ = 0;
+  core::Simulator::BindingId sent_binding_ = 0;
+
+ public:
+  // What the constructor and build_state() allocate (keep in step with
+  // them): per local link, per link of the fabric, per node.
+  static std::uint64_t state_bytes(std::uint64_t nodes, std::uint64_t links, std::uint64_t local_links,
+                                   std::uint32_t vcs, bool duato, bool series) {
+    std::uint64_t per_local = sizeof(core::Link) + sizeof(OutPort) + sizeof(InPort) + sizeof(LinkInfo) +
+                              vcs * sizeof(CreditState) + sizeof(std::vector<MessageId>) +  // NIC
+                              3 * sizeof(LinkId) + sizeof(std::uint64_t) +  // wake, outputs, largest queue
+                              1;  // credit_waiting_ bit, rounded up
+    if (duato) per_local += vcs * sizeof(std::int64_t);
+    if (series) per_local += 2 * (sizeof(std::vector<std::uint64_t>) + sizeof(OpenBin));
+    // local_, and the output's counters (and series vectors) by the topology's ids.
+    std::uint64_t per_link = sizeof(LinkId) + 6 * sizeof(std::uint64_t);
+    if (series) per_link += 2 * sizeof(std::vector<std::uint64_t>);
+    const std::uint64_t per_node = sizeof(std::uint8_t) + 3 * sizeof(std::size_t) + sizeof(std::uint64_t) +
+                                   sizeof(std::vector<SimTime>) + sizeof(util::RandomStream) +
+                                   sizeof(std::uint64_t);  // the simulator's per-entity sequence
+    return local_links * per_local + links * per_link + nodes * per_node;
+  }
+
+ private:
+  SimTime ser(std::uint32_t bytes, LinkId l) const {
+    return bytes == params_.packet_bytes ? port_[l].full_ser : core::serialization_time(bytes, li_[l].gbps);
+  }
+  SimTime xbar_time(std::uint32_t bytes, LinkId in) const {
+    return bytes == params_.packet_bytes ? in_[in].full_xbar
+                                         : core::serialization_time(bytes, li_[in].gbps * params_.crossbar_speedup);
+  }
+  std::uint32_t alloc_packet();
+  void free_packet(std::uint32_t p) { free_packets_.push_back(p); }
+  LinkId choose_output(NodeId at, const Packet& pkt, const Message& msg);
+  /// Route rules: the move a packet in state pkt.state at `at` makes (its
+  /// Valiant / UGAL leg decided and updated in pkt.aux); an index into opts_.
+  std::size_t choose_move(NodeId at, Packet& pkt, const Message& msg);
+  /// Index of the option choose_move() takes among opts_ (by the algorithm).
+  std::size_t pick_option(NodeId at, const Message& msg, std::uint32_t bytes);
+  /// Bytes queued for output o plus bytes sent on (o, vc) not yet credited.
+  std::int64_t occupancy(LinkId o, std::size_t vc) {
+    const std::size_t k = static_cast<std::size_t>(o) * params_.vcs + vc;
+    const std::int64_t credits = cs_[k].due > sim_.now() ? cs_[k].credits : absorb_credits(k);
+    return static_cast<std::int64_t>(port_[o].queued + params_.buffer_bytes) - credits;
+  }
+  /// UGAL-G: occupancy summed along the least-occupied walk from `at` to the target.
+  std::int64_t path_occupancy(const StateRoutes& r, NodeId at, std::uint8_t state, std::uint32_t target,
+                              std::uint8_t* end_state, NodeId* end_node);
+  void route_in(LinkId in, std::uint32_t p);
+  void arbitrate_mixed(LinkId o);
+  std::uint64_t ecmp_hash(NodeId at, const Message& msg) const;
+  void note_queue(LinkId o);
+  /// Time-series interval index of time t; doubles the interval (merging
+  /// pairs of bins) when t would need more than max_intervals_ bins.
+  std::size_t series_index(SimTime t);
+  void arbitrate(LinkId o);
+  bool arbitrate_switch(LinkId o);  // true if a packet was sent
+  bool arbitrate_nic(LinkId o);
+  void schedule_wake(LinkId o, SimTime at);
+  void start_transmission(LinkId o, std::uint32_t p, SimTime start);
+  void return_credit(LinkId in, std::uint8_t vc, std::uint32_t bytes, SimTime depart);
+  void add_pending_credit(LinkId out, std::uint8_t vc, std::uint32_t bytes, SimTime at);
+  /// Credits of (out, vc) usable now, after absorbing the pending ones due.
+  std::int64_t available_credits(LinkId out, std::uint8_t vc) {
+    const std::size_t k = static_cast<std::size_t>(out) * params_.vcs + vc;
+    return cs_[k].due > sim_.now() ? cs_[k].credits : absorb_credits(k);
+  }
+  std::int64_t absorb_credits(std::size_t k);
+  /// Earliest pending credit among the VCs in `vc_mask` (after their due
+  /// credits were absorbed, so it lies in the future), or max().
+  SimTime next_credit_time(LinkId out, std::uint32_t vc_mask) const;
+  /// Marks the output as blocked on credits; returns when the next pending
+  /// credit arrives (max() if none is on its way yet).
+  SimTime wait_for_credits(LinkId o, std::uint32_t vc_mask);
+  void on_packet(LinkId in, std::uint32_t p);
+  /// The packet's tail reaches its destination endpoint over `in` at `tail`.
+  void deliver(LinkId in, std::uint32_t p, SimTime tail);
+};
+
+}  // namespace fabricsim::net

@@ -1,0 +1,422 @@
+// Construction, rank-local state, messages, statistics, partitioning and records, and the public Network.
+#include "net/network/impl.hpp"
+
+namespace fabricsim::net {
+
+NetworkImpl::NetworkImpl(const Topology& topo, const NetworkParams& params, core::Simulator& sim)
+    : topo_(topo), params_(params), sim_(sim) {
+  if (params_.header_bytes >= params_.packet_bytes)
+    throw util::ConfigError("network.header_bytes: must be smaller than network.packet_bytes");
+  if (params_.buffer_bytes < params_.packet_bytes)
+    throw util::ConfigError("network.buffer_bytes: must hold at least one packet (network.packet_bytes)");
+  payload_per_packet_ = params_.packet_bytes - params_.header_bytes;
+
+  link_handler_ = core::Simulator::handler<NetworkImpl, &NetworkImpl::on_link_event>();
+  wake_binding_ = sim_.bind(core::Simulator::handler<NetworkImpl, &NetworkImpl::on_wake>(), this);
+  post_binding_ = sim_.bind(core::Simulator::handler<NetworkImpl, &NetworkImpl::on_post>(), this);
+  delivered_binding_ = sim_.bind(core::Simulator::handler<NetworkImpl, &NetworkImpl::on_delivered>(), this);
+  sent_binding_ = sim_.bind(core::Simulator::handler<NetworkImpl, &NetworkImpl::on_sent>(), this);
+  sim_.set_prefetch(wake_binding_, &NetworkImpl::prefetch_wake);
+  link_binding_ = sim_.bind(link_handler_, this);
+  sim_.set_prefetch(link_binding_, &NetworkImpl::prefetch_link_event);
+
+  if (params_.up_down) updown_ = std::make_unique<UpDownRoutes>(topo_);
+  rules_ = params_.state_routes;
+  if (!rules_ && !updown_) routes_.emplace(topo_);
+  if (rules_ && rules_->rules().vcs() > params_.vcs)
+    throw util::ConfigError("network.vcs: " + rules_->rules().describe() + " needs " +
+                            std::to_string(rules_->rules().vcs()) + " virtual channels, " +
+                            std::to_string(params_.vcs) + " given");
+  const bool valiant = params_.routing == RoutingAlgorithm::Valiant || params_.routing == RoutingAlgorithm::UgalLocal ||
+                       params_.routing == RoutingAlgorithm::UgalGlobal;
+  if (valiant && (!rules_ || !params_.valiant_routes || params_.group_of.size() != topo_.node_count()))
+    throw util::ConfigError("routing.algorithm: valiant and ugal_* route Dragonfly topologies only");
+  if (rules_)
+    for (std::uint8_t s = 0; s < rules_->rules().state_count(); ++s) duato_ = duato_ || !rules_->rules().escape(s);
+  relay_binding_ = sim_.bind(core::Simulator::handler<NetworkImpl, &NetworkImpl::on_relay>(), this);
+  owned_.assign(topo_.node_count(), 1);
+  wake_times_.resize(topo_.node_count());
+  interval_ = params_.interval;
+  // The same on every rank (it sets when the series coarsen): the whole
+  // fabric's link count.
+  const std::size_t nl = topo_.link_count();
+  max_intervals_ = std::clamp<std::size_t>((std::size_t{1} << 24) / std::max<std::size_t>(nl, 1), 64, 1u << 16);
+  node_rng_.reserve(topo_.node_count());
+  for (NodeId n = 0; n < topo_.node_count(); ++n) node_rng_.emplace_back(params_.seed, 0x5350'0000'0000ull + n);
+
+  // D-mod-k: at a switch of level l the up-port index is (dst / prod of the
+  // up-port counts of the levels below) mod k.
+  std::uint8_t max_level = 0;
+  for (const auto& n : topo_.nodes()) max_level = std::max(max_level, n.level);
+  std::vector<std::uint32_t> up_ports(max_level + 2u, 1);
+  for (const auto& n : topo_.nodes()) {
+    if (n.kind != NodeKind::Switch) continue;
+    std::uint32_t up = 0;
+    for (LinkId l : n.out)
+      if (topo_.nodes()[topo_.links()[l].dst].level > n.level) ++up;
+    up_ports[n.level] = std::max(up_ports[n.level], std::max(up, 1u));
+  }
+  dmodk_divisor_.assign(max_level + 2u, 1);
+  for (std::size_t lv = 2; lv < dmodk_divisor_.size(); ++lv)
+    dmodk_divisor_[lv] = dmodk_divisor_[lv - 1] * up_ports[lv - 1];
+}
+
+void NetworkImpl::build_state() {
+  FABRICSIM_ASSERT(!state_built_, "network state built twice");
+  state_built_ = true;
+  const std::size_t nl = topo_.link_count();
+  const std::size_t vcs = params_.vcs;
+  // Local ids, in the topology's order (so a node's outputs keep their
+  // order, which the wake-ups follow).
+  local_.assign(nl, kNoLink);
+  std::size_t nloc = 0;
+  for (LinkId l = 0; l < nl; ++l) {
+    const Link& tl = topo_.links()[l];
+    if (owned_[tl.src] || owned_[tl.dst]) local_[l] = static_cast<LinkId>(nloc++);
+  }
+  links_.reserve(nloc);
+  port_.assign(nloc, OutPort{});
+  in_.assign(nloc, InPort{});
+  credit_waiting_.assign((nloc + 63) / 64, 0);
+  cs_.assign(nloc * vcs,
+             CreditState{static_cast<std::int64_t>(params_.buffer_bytes), SimTime::max(), kNoPacket, kNoPacket, 0});
+  min_credits_ = static_cast<std::int64_t>(params_.buffer_bytes);
+  li_.resize(nloc);
+  for (LinkId g = 0; g < nl; ++g) {
+    const LinkId l = local_[g];
+    if (l == kNoLink) continue;
+    const Link& tl = topo_.links()[g];
+    links_.emplace_back(g, core::Port{tl.src, tl.src_port}, core::Port{tl.dst, tl.dst_port}, tl.latency);
+    links_.back().bind_receiver(sim_, link_handler_, this);
+    LinkInfo& li = li_[l];
+    li.src = tl.src;
+    li.dst = tl.dst;
+    li.global = g;
+    li.reverse = tl.reverse;
+    li.arrive_delay = topo_.nodes()[tl.dst].kind == NodeKind::Switch ? params_.switch_latency : SimTime::zero();
+    li.gbps = tl.bandwidth_gbps;
+    OutPort& op = port_[l];
+    op.busy_until = SimTime::zero();
+    op.queued_less_credits = -static_cast<std::int64_t>(params_.buffer_bytes);
+    op.wake_at = SimTime::max();
+    op.stall_since = SimTime::max();
+    op.full_ser = core::serialization_time(params_.packet_bytes, tl.bandwidth_gbps);
+    op.send_delay = tl.latency + li.arrive_delay;
+    op.src = tl.src;
+    op.from_endpoint = topo_.nodes()[tl.src].kind == NodeKind::Endpoint;
+    op.mixed = op.from_endpoint && topo_.nodes()[tl.src].forwards;
+    InPort& ip = in_[l];
+    ip.xbar_free = SimTime::zero();
+    ip.full_xbar = core::serialization_time(params_.packet_bytes, tl.bandwidth_gbps * params_.crossbar_speedup);
+    ip.credit_delay = topo_.links()[tl.reverse].latency;
+    ip.full_ser = op.full_ser;
+    const Node& far = topo_.nodes()[tl.dst];
+    ip.dst = tl.dst;
+    ip.dst_endpoint = far.endpoint;  // kNoEndpoint for a switch
+    ip.relay = far.kind == NodeKind::Endpoint && far.forwards;
+    op.deliver = far.kind == NodeKind::Endpoint && !far.forwards &&
+                 std::count_if(far.in.begin(), far.in.end(), [](LinkId x) { return x != kNoLink; }) == 1;
+  }
+  // Outputs of each node (of the nodes simulated here; the others have
+  // none), in port order for routing and in link order for the wake-ups.
+  out_base_.assign(topo_.node_count() + 1, 0);
+  wake_base_.assign(topo_.node_count() + 1, 0);
+  wake_mask_base_.assign(topo_.node_count() + 1, 0);
+  wake_bit_.assign(nloc, 0);
+  for (NodeId n = 0; n < topo_.node_count(); ++n) {
+    if (owned_[n]) {
+      for (LinkId g : topo_.nodes()[n].out) out_local_.push_back(g == kNoLink ? kNoLink : local_[g]);
+      std::vector<LinkId> outs;
+      for (LinkId g : topo_.nodes()[n].out)
+        if (g != kNoLink) outs.push_back(local_[g]);
+      std::sort(outs.begin(), outs.end());
+      for (std::size_t i = 0; i < outs.size(); ++i) wake_bit_[outs[i]] = static_cast<std::uint32_t>(i);
+      wake_links_.insert(wake_links_.end(), outs.begin(), outs.end());
+    }
+    out_base_[n + 1] = out_local_.size();
+    wake_base_[n + 1] = wake_links_.size();
+    wake_mask_base_[n + 1] = wake_mask_base_[n] + (wake_base_[n + 1] - wake_base_[n] + 63) / 64;
+  }
+  wake_mask_.assign(wake_mask_base_.back(), 0);
+  nic_active_.resize(nloc);
+  if (duato_) reserved_.assign(nloc * vcs, 0);
+  max_queue_.assign(nloc, 0);
+  if (params_.interval > SimTime::zero()) {
+    series_tx_.resize(nloc);
+    series_queue_.resize(nloc);
+    tx_bin_.assign(nloc, OpenBin{});
+    queue_bin_.assign(nloc, OpenBin{});
+  }
+  // Links that leave this process send records; the credits of the
+  // reverse link travel over them.
+  for (LinkId l = 0; l < nloc; ++l) {
+    if (owned_[li_[l].src] && !owned_[li_[l].dst]) {
+      links_[l].make_remote(sink_);
+      port_[l].remote = true;
+      in_[local_[li_[l].reverse]].credit_remote = true;
+    }
+  }
+}
+
+std::uint32_t NetworkImpl::alloc_packet() {
+  if (!free_packets_.empty()) {
+    std::uint32_t p = free_packets_.back();
+    free_packets_.pop_back();
+    return p;
+  }
+  packets_.emplace_back();
+  return static_cast<std::uint32_t>(packets_.size() - 1);
+}
+
+MessageId NetworkImpl::send(EndpointId src, EndpointId dst, std::uint64_t bytes, SimTime at, std::uint32_t tag) {
+  const MessageId id = create(src, dst, bytes, tag);
+  post(id, at);
+  return id;
+}
+
+void NetworkImpl::post(MessageId id, SimTime at) {
+  ensure_state();
+  Message& m = messages_[id];
+  FABRICSIM_ASSERT(m.post_time == SimTime::max(), "message posted twice");
+  m.post_time = at;
+  const NodeId node = topo_.endpoint_node(m.src);
+  // Every process knows every message (ids stay global); the process that
+  // simulates the source posts it.
+  if (owned_[node]) sim_.schedule_bound(at, kPrioPost, node, post_binding_, id);
+}
+
+MessageId NetworkImpl::create(EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint32_t tag) {
+  FABRICSIM_ASSERT(src < topo_.endpoint_count() && dst < topo_.endpoint_count(), "endpoint out of range");
+  FABRICSIM_ASSERT(src != dst, "message to itself");
+  FABRICSIM_ASSERT(bytes > 0, "empty message");
+  const auto id = static_cast<MessageId>(messages_.size());
+  Message m;
+  m.src = src;
+  m.dst = dst;
+  m.bytes = bytes;
+  m.tag = tag;
+  m.vc = static_cast<std::uint8_t>(tag % params_.vcs);
+  // Ephemeral source port: a deterministic function of the message, so the
+  // ECMP path of a flow does not depend on anything but (seed, message).
+  m.flow_port = static_cast<std::uint16_t>(49152u + util::hash2(params_.seed, id) % 16384u);
+  m.post_time = SimTime::max();
+  m.packets = static_cast<std::uint32_t>((bytes + payload_per_packet_ - 1) / payload_per_packet_);
+  messages_.push_back(m);
+  if (params_.coin_paths) {
+    // One route per message, uniformly among the k of its pair (every
+    // process computes the same).
+    path_at_.push_back(static_cast<std::uint32_t>(paths_.size()));
+    const std::size_t count = params_.coin_paths->count(src, dst);
+    params_.coin_paths->path(src, dst, util::hash2(params_.seed ^ 0x4B50'4154'4853ull, id) % count, paths_);
+  }
+  return id;
+}
+
+void NetworkImpl::note_queue(LinkId o) {
+  const std::uint64_t q = port_[o].queued;
+  // The largest queue goes straight into the (small, dense) output array.
+  if (q > max_queue_[o]) max_queue_[o] = q;
+  if (interval_ > SimTime::zero()) {
+    OpenBin& b = queue_bin_[o];
+    if (sim_.now().ps() >= b.end_ps) roll_bin(b, series_queue_[o], sim_.now(), false);
+    if (q > b.value) b.value = q;
+  }
+}
+
+void NetworkImpl::roll_bin(OpenBin& b, std::vector<std::uint64_t>& series, SimTime t, bool sum) {
+  // Close the open bin into the series (bins may merge after coarsening:
+  // add bytes, keep the larger queue), then open the bin of time t.
+  if (b.value != 0) {
+    if (series.size() <= b.k) series.resize(b.k + 1, 0);
+    series[b.k] = sum ? series[b.k] + b.value : std::max(series[b.k], b.value);
+  }
+  b.value = 0;
+  b.k = series_index(t);
+  b.end_ps = static_cast<std::int64_t>(b.k + 1) * interval_.ps();
+}
+
+std::size_t NetworkImpl::series_index(SimTime t) {
+  auto k = static_cast<std::size_t>(t.ps() / interval_.ps());
+  while (k >= max_intervals_) {
+    coarsen_series();
+    k = static_cast<std::size_t>(t.ps() / interval_.ps());
+  }
+  return k;
+}
+
+void NetworkImpl::coarsen_series() {
+  // Bins 2i and 2i+1 become bin i: sums for bytes, maxima for queues.
+  for (auto& s : series_tx_) {
+    for (std::size_t i = 0; 2 * i < s.size(); ++i) s[i] = s[2 * i] + (2 * i + 1 < s.size() ? s[2 * i + 1] : 0);
+    s.resize((s.size() + 1) / 2);
+  }
+  for (auto& s : series_queue_) {
+    for (std::size_t i = 0; 2 * i < s.size(); ++i)
+      s[i] = std::max(s[2 * i], 2 * i + 1 < s.size() ? s[2 * i + 1] : std::uint64_t{0});
+    s.resize((s.size() + 1) / 2);
+  }
+  interval_ = interval_ * 2;
+  for (auto* bins : {&tx_bin_, &queue_bin_})
+    for (OpenBin& b : *bins) {
+      b.k /= 2;
+      b.end_ps = static_cast<std::int64_t>(b.k + 1) * interval_.ps();
+    }
+}
+
+void NetworkImpl::sync_stats() {
+  ensure_state();
+  // By the topology's ids (zero where this process simulates neither end).
+  const std::size_t nl = topo_.link_count();
+  for (auto* v : {&stats_.tx_bytes, &stats_.tx_packets, &stats_.max_queue_bytes}) v->resize(nl, 0);
+  for (auto* v : {&stats_.busy_ps, &stats_.stall_ps}) v->resize(nl, 0);
+  stats_.flows.resize(nl, 0);
+  for (std::size_t o = 0; o < port_.size(); ++o) {
+    const OutPort& c = port_[o];
+    const LinkId g = li_[o].global;
+    stats_.tx_bytes[g] = c.tx_bytes;
+    stats_.tx_packets[g] = c.tx_packets;
+    stats_.busy_ps[g] = c.busy_ps;
+    stats_.stall_ps[g] = c.stall_ps;
+    stats_.flows[g] = c.flows;
+    stats_.max_queue_bytes[g] = max_queue_[o];
+  }
+  if (interval_ > SimTime::zero() && !series_moved_) {  // (after the run's end they were moved there)
+    stats_.series_tx_bytes.resize(nl);
+    stats_.series_queue_bytes.resize(nl);
+    for (std::size_t o = 0; o < series_tx_.size(); ++o) {
+      stats_.series_tx_bytes[li_[o].global] = series_tx_[o];
+      stats_.series_queue_bytes[li_[o].global] = series_queue_[o];
+    }
+  }
+}
+
+
+void NetworkImpl::set_partition(const std::vector<std::int32_t>& part, std::int32_t rank, core::RemoteSink* sink) {
+  FABRICSIM_ASSERT(part.size() == topo_.node_count(), "partition size");
+  // Messages may exist (a task graph is built first, so the partition can
+  // weigh its traffic), but none may have been posted.
+  FABRICSIM_ASSERT(std::all_of(messages_.begin(), messages_.end(), [](const Message& m) { return m.post_time == SimTime::max(); }),
+                   "set_partition after messages were posted");
+  FABRICSIM_ASSERT(!state_built_, "set_partition after the network state was built");
+  sink_ = sink;
+  for (NodeId n = 0; n < topo_.node_count(); ++n) owned_[n] = part[n] == rank ? 1 : 0;
+  build_state();
+}
+
+void NetworkImpl::receive(const core::RemoteRecord& r) {
+  if (r.arg32 & kCreditFlag) {
+    add_pending_credit(local_[r.arg32 & ~kCreditFlag], static_cast<std::uint8_t>(r.arg1),
+                       static_cast<std::uint32_t>(r.arg0), r.key.time);
+    return;
+  }
+  const std::uint32_t p = alloc_packet();
+  Packet& pkt = packets_[p];
+  pkt.msg = static_cast<MessageId>(r.arg0 >> 32);
+  pkt.dst = static_cast<EndpointId>(r.arg0 & 0xFFFFFFFFu);
+  pkt.bytes = static_cast<std::uint32_t>(r.arg1 >> 32);
+  pkt.vc = static_cast<std::uint8_t>(r.arg32 & 0xFF);
+  pkt.first = (r.arg32 & 0x100u) != 0;
+  pkt.down = (r.arg32 & 0x200u) != 0;
+  pkt.state = static_cast<std::uint8_t>(r.arg32 >> 16);
+  pkt.aux = static_cast<std::uint16_t>(r.arg1 & 0xFFFF);
+  pkt.next = kNoPacket;
+  ++in_flight_;
+  const LinkId l = local_[r.link];
+  core::Event ev = links_[l].to_event(r);
+  ev.arg32 = l;
+  ev.arg0 = p;
+  ev.arg1 = 0;
+  sim_.insert(ev);
+}
+
+
+// ------------------------------------------------------------------ Network
+
+Network::Network(const Topology& topo, const NetworkParams& params, core::Simulator& sim)
+    : impl_(std::make_unique<NetworkImpl>(topo, params, sim)) {}
+Network::~Network() = default;
+
+std::uint64_t Network::state_bytes(std::uint64_t nodes, std::uint64_t links, std::uint64_t local_links,
+                                   std::uint32_t vcs, bool duato, bool series) {
+  return NetworkImpl::state_bytes(nodes, links, local_links, vcs, duato, series);
+}
+
+std::uint64_t Network::message_bytes() { return sizeof(Message) + 2 * sizeof(std::uint32_t); }
+
+MessageId Network::send(EndpointId src, EndpointId dst, std::uint64_t payload_bytes, SimTime at, std::uint32_t tag) {
+  return impl_->send(src, dst, payload_bytes, at, tag);
+}
+MessageId Network::create(EndpointId src, EndpointId dst, std::uint64_t payload_bytes, std::uint32_t tag) {
+  return impl_->create(src, dst, payload_bytes, tag);
+}
+void Network::post(MessageId id, SimTime at) { impl_->post(id, at); }
+void Network::set_post_time(MessageId id, SimTime at) { impl_->messages_[id].post_time = at; }
+void Network::set_flow_port(MessageId id, std::uint16_t port) { impl_->messages_[id].flow_port = port; }
+void Network::set_partition(const std::vector<std::int32_t>& part, std::int32_t rank, core::RemoteSink* sink) {
+  impl_->set_partition(part, rank, sink);
+}
+bool Network::owns(NodeId n) const { return impl_->owned_[n] != 0; }
+void Network::receive(const core::RemoteRecord& record) { impl_->receive(record); }
+void Network::set_listener(MessageListener* listener) { impl_->listener_ = listener; }
+const Topology& Network::topology() const { return impl_->topo_; }
+core::SimTime Network::now() const { return impl_->sim_.now(); }
+core::Simulator& Network::simulator() const { return impl_->sim_; }
+const NetworkParams& Network::params() const { return impl_->params_; }
+const RoutingTable* Network::routing_table() const { return impl_->routes_ ? &*impl_->routes_ : nullptr; }
+const std::vector<Message>& Network::messages() const { return impl_->messages_; }
+const LinkStats& Network::link_stats() const {
+  impl_->sync_stats();
+  return impl_->stats_;
+}
+const NetworkTotals& Network::totals() const { return impl_->totals_; }
+std::uint64_t Network::packets_in_flight() const { return impl_->in_flight_; }
+std::uint64_t Network::max_buffer_occupancy() const { return impl_->max_occupancy_; }
+std::int64_t Network::min_credits_seen() const { return impl_->min_credits_; }
+std::uint32_t Network::payload_per_packet() const { return impl_->payload_per_packet_; }
+
+void Network::set_end_time(SimTime end) { impl_->deliver_before_ = end; }
+
+void Network::finish(SimTime end) {
+  impl_->ensure_state();
+  auto& st = impl_->stats_;
+  const auto& p = impl_->params_;
+  for (LinkId o = 0; o < impl_->port_.size(); ++o) {
+    auto& port = impl_->port_[o];
+    if (port.stall_since != SimTime::max()) {
+      impl_->port_[o].stall_ps += (end - port.stall_since).ps();
+      port.stall_since = end;
+    }
+  }
+  if (p.interval > SimTime::zero() && !impl_->series_moved_) {
+    for (LinkId o = 0; o < impl_->tx_bin_.size(); ++o) {  // close the open bins
+      impl_->roll_bin(impl_->tx_bin_[o], impl_->series_tx_[o], end, true);
+      impl_->roll_bin(impl_->queue_bin_[o], impl_->series_queue_[o], end, false);
+    }
+    // `end` is the same on every rank, so every rank ends at the same
+    // interval and bin count (a rank may have coarsened less during the run).
+    auto bins = [&] { return static_cast<std::size_t>((end.ps() + impl_->interval_.ps() - 1) / impl_->interval_.ps()); };
+    while (bins() > impl_->max_intervals_) impl_->coarsen_series();
+    const std::size_t k = std::max<std::size_t>(bins(), 1);
+    // Into the output by the topology's ids, the series of every link
+    // simulated here k bins long (the others' stay empty); moved, not
+    // copied: the series can be the largest thing a run holds.
+    const std::size_t nl = impl_->topo_.link_count();
+    st.series_tx_bytes.assign(nl, {});
+    st.series_queue_bytes.assign(nl, {});
+    for (LinkId o = 0; o < impl_->series_tx_.size(); ++o) {
+      const LinkId g = impl_->li_[o].global;
+      st.series_tx_bytes[g] = std::move(impl_->series_tx_[o]);
+      st.series_queue_bytes[g] = std::move(impl_->series_queue_[o]);
+      st.series_tx_bytes[g].resize(k, 0);
+      st.series_queue_bytes[g].resize(k, 0);
+    }
+    impl_->series_bins_ = k;
+    impl_->series_moved_ = true;
+  }
+  impl_->sync_stats();
+}
+
+core::SimTime Network::series_interval() const { return impl_->interval_; }
+std::size_t Network::series_bins() const { return impl_->series_bins_; }
+
+}  // namespace fabricsim::net

@@ -1,0 +1,166 @@
+// Injection at the endpoints (a message's first move, the send engines) and delivery.
+#include "net/network/impl.hpp"
+
+namespace fabricsim::net {
+
+void NetworkImpl::deliver(LinkId in, std::uint32_t p, SimTime tail) {
+  // The NIC consumes the packet as its tail arrives and returns the buffer
+  // space at once.
+  Packet& pkt = packets_[p];
+  Message& m = messages_[pkt.msg];
+  const std::uint32_t payload = pkt.bytes - params_.header_bytes;
+  m.received_payload += payload;
+  ++totals_.packets_delivered;
+  totals_.bytes_delivered += payload;
+  --in_flight_;
+  return_credit(in, pkt.vc, pkt.bytes, tail);
+  if (m.received_payload == m.bytes) {
+    m.end_time = tail;
+    ++totals_.messages_delivered;
+    sim_.schedule_keyed_bound(tail, kPrioDelivered, in_[in].dst, kDeliveredTag | pkt.msg, delivered_binding_,
+                              pkt.msg);
+  }
+  free_packet(p);
+}
+
+
+bool NetworkImpl::arbitrate_nic(LinkId o) {
+  auto& act = nic_active_[o];
+  if (act.empty()) return false;
+  const std::size_t n = act.size();
+  const std::size_t start_idx = port_[o].rr < n ? port_[o].rr : port_[o].rr % n;
+  bool credit_blocked = false;
+  std::uint32_t blocked_vcs = 0;
+  for (std::size_t t = 0, idx = start_idx; t < n; ++t, idx = idx + 1 == n ? 0 : idx + 1) {
+    const MessageId id = act[idx];
+    Message& m = messages_[id];
+    const std::uint64_t left = m.bytes - m.sent_payload;
+    std::uint8_t vc = m.vc;
+    std::uint8_t state = m.first_state;
+    if (port_[o].mixed && id < inj_at_.size() && inj_at_[id] != kNoPacket) {
+      // Adaptive injection: the first move over this output (each first
+      // hop has its own channel and state).
+      for (std::uint32_t i = inj_at_[id]; inj_[i].link != kNoLink; ++i)
+        if (inj_[i].link == o) {
+          vc = inj_[i].vc;
+          state = inj_[i].state;
+        }
+    }
+    const auto payload = static_cast<std::uint32_t>(std::min<std::uint64_t>(left, payload_per_packet_));
+    const std::uint32_t bytes = payload + params_.header_bytes;
+    if ((blocked_vcs >> vc & 1u) || available_credits(o, vc) < static_cast<std::int64_t>(bytes)) {
+      credit_blocked = true;
+      blocked_vcs |= 1u << vc;
+      continue;
+    }
+    const std::uint32_t p = alloc_packet();
+    Packet& pkt = packets_[p];
+    pkt.msg = id;
+    pkt.dst = m.dst;
+    pkt.bytes = bytes;
+    pkt.next = kNoPacket;
+    pkt.vc = vc;
+    pkt.first = m.sent_payload == 0;
+    pkt.down = updown_ && updown_->is_down(li_[o].global);
+    pkt.state = state;
+    pkt.aux = 0;
+    if (params_.routing == RoutingAlgorithm::Valiant) {
+      // A random intermediate group other than the source's and the destination's.
+      const auto groups = static_cast<std::uint32_t>(params_.valiant_routes->target_count());
+      const std::uint32_t gs = params_.group_of[topo_.endpoint_node(m.src)];
+      const std::uint32_t gd = params_.group_of[topo_.endpoint_node(m.dst)];
+      if (gs != gd && groups > 2) {
+        std::uint32_t g = static_cast<std::uint32_t>(node_rng_[port_[o].src].below(groups - 2));
+        for (std::uint32_t skip : {std::min(gs, gd), std::max(gs, gd)})
+          if (g >= skip) ++g;
+        pkt.aux = static_cast<std::uint16_t>(g + 1);
+      }
+    } else if (params_.routing == RoutingAlgorithm::UgalLocal || params_.routing == RoutingAlgorithm::UgalGlobal) {
+      pkt.aux = kUndecided;
+    }
+    m.sent_payload += payload;
+    ++totals_.packets_injected;
+    totals_.bytes_injected += payload;
+    ++in_flight_;
+    if (m.sent_payload == m.bytes) {
+      act.erase(act.begin() + static_cast<std::ptrdiff_t>(idx));
+      port_[o].rr = static_cast<std::uint32_t>(idx);
+      if (port_[o].mixed && id < inj_at_.size() && inj_at_[id] != kNoPacket)  // adaptive injection: leave the other first hops
+        for (std::uint32_t i = inj_at_[id]; inj_[i].link != kNoLink; ++i)
+          if (inj_[i].link != o) std::erase(nic_active_[inj_[i].link], id);
+    } else {
+      port_[o].rr = static_cast<std::uint32_t>(idx + 1);
+    }
+    start_transmission(o, p, sim_.now());
+    if (m.sent_payload == m.bytes && listener_ && listener_->wants_sent())
+      sim_.schedule_bound(port_[o].busy_until, kPrioDelivered, port_[o].src, sent_binding_, id);
+    if (!act.empty()) schedule_wake(o, port_[o].busy_until);
+    return true;
+  }
+  if (credit_blocked) {
+    const SimTime t = wait_for_credits(o, blocked_vcs);
+    if (t != SimTime::max()) schedule_wake(o, t);
+  }
+  return false;
+}
+
+
+void NetworkImpl::on_post(const core::Event& ev) {
+  const MessageId id = ev.arg32;
+  Message& m = messages_[id];
+  const NodeId node = topo_.endpoint_node(m.src);
+  Packet probe{};
+  probe.dst = m.dst;
+  probe.vc = m.vc;
+  LinkId o;
+  if (params_.coin_paths) {
+    o = local_[paths_[path_at_[id]]];
+    m.vc = 0;
+    m.first_state = 1;
+  } else if (rules_) {
+    // The first move of the message's route (all its packets take it).
+    opts_.clear();
+    rules_->options(node, rules_->rules().initial_state(), m.dst, opts_);
+    localize(opts_);
+    if (params_.routing == RoutingAlgorithm::Adaptive && topo_.nodes()[node].forwards && opts_.size() > 1) {
+      // Adaptive injection: the message waits at every first hop the rules
+      // offer, and whichever is free sends its next packet.
+      // (A link offered twice, e.g. as an adaptive and as an escape move,
+      // keeps its last move: at the source either is safe.)
+      if (inj_at_.size() <= id) inj_at_.resize(id + 1, kNoPacket);
+      inj_at_[id] = static_cast<std::uint32_t>(inj_.size());
+      std::vector<LinkId> firsts;
+      for (const auto& opt : opts_) {
+        const auto it = std::find(firsts.begin(), firsts.end(), opt.link);
+        if (it == firsts.end()) {
+          firsts.push_back(opt.link);
+          inj_.push_back(FirstMove{opt.link, opt.vc, opt.state});
+        } else {
+          inj_[inj_at_[id] + static_cast<std::size_t>(it - firsts.begin())] = FirstMove{opt.link, opt.vc, opt.state};
+        }
+      }
+      inj_.push_back(FirstMove{kNoLink, 0, 0});
+      for (LinkId l : firsts) nic_active_[l].push_back(id);
+      for (LinkId l : firsts) arbitrate(l);
+      return;
+    }
+    const StateRoutes::Option& opt = opts_[pick_option(node, m, 0)];
+    o = opt.link;
+    m.vc = opt.vc;
+    m.first_state = opt.state;
+  } else {
+    o = choose_output(node, probe, m);
+  }
+  nic_active_[o].push_back(id);
+  arbitrate(o);
+}
+
+void NetworkImpl::on_sent(const core::Event& ev) {
+  if (listener_) listener_->on_message_sent(ev.arg32);
+}
+
+void NetworkImpl::on_delivered(const core::Event& ev) {
+  if (listener_) listener_->on_message_delivered(ev.arg32);
+}
+
+}  // namespace fabricsim::net

@@ -1,0 +1,271 @@
+// Where a packet goes next (see impl.hpp).
+#include "net/network/impl.hpp"
+
+namespace fabricsim::net {
+
+namespace {
+
+
+std::uint32_t crc32_bytes(const std::uint8_t* p, std::size_t n, std::uint32_t crc) {
+  crc = ~crc;
+  for (std::size_t i = 0; i < n; ++i) {
+    crc ^= p[i];
+    for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+  }
+  return ~crc;
+}
+
+}  // namespace
+
+RoutingAlgorithm parse_routing_algorithm(const std::string& name) {
+  if (name == "ecmp") return RoutingAlgorithm::Ecmp;
+  if (name == "spray") return RoutingAlgorithm::Spray;
+  if (name == "adaptive") return RoutingAlgorithm::Adaptive;
+  if (name == "dmodk") return RoutingAlgorithm::DmodK;
+  if (name == "dor") return RoutingAlgorithm::Dor;
+  if (name == "minimal") return RoutingAlgorithm::Minimal;
+  if (name == "valiant") return RoutingAlgorithm::Valiant;
+  if (name == "ugal_local") return RoutingAlgorithm::UgalLocal;
+  if (name == "ugal_global") return RoutingAlgorithm::UgalGlobal;
+  throw util::ConfigError("routing.algorithm: unknown algorithm '" + name + "'");
+}
+
+EcmpHash parse_ecmp_hash(const std::string& name) {
+  if (name == "mix64") return EcmpHash::Mix64;
+  if (name == "crc32") return EcmpHash::Crc32;
+  throw util::ConfigError("routing.ecmp_hash: unknown hash '" + name + "'");
+}
+
+std::uint64_t NetworkImpl::ecmp_hash(NodeId at, const Message& msg) const {
+  // Each switch mixes its own id into the seed, as real switches do, so that
+  // consecutive hops do not make correlated choices (hash polarization).
+  const std::uint64_t seed = util::hash2(params_.ecmp_seed, at);
+  if (params_.ecmp_hash == EcmpHash::Crc32) {
+    std::array<std::uint8_t, 13> t{};
+    auto put32 = [&](std::size_t o, std::uint32_t v) {
+      for (int i = 0; i < 4; ++i) t[o + i] = static_cast<std::uint8_t>(v >> (8 * i));
+    };
+    put32(0, msg.src);
+    put32(4, msg.dst);
+    t[8] = static_cast<std::uint8_t>(msg.flow_port);
+    t[9] = static_cast<std::uint8_t>(msg.flow_port >> 8);
+    t[10] = static_cast<std::uint8_t>(kRoceDstPort);
+    t[11] = static_cast<std::uint8_t>(kRoceDstPort >> 8);
+    t[12] = kUdp;
+    return crc32_bytes(t.data(), t.size(), static_cast<std::uint32_t>(seed));
+  }
+  std::uint64_t h = util::hash2(seed, (static_cast<std::uint64_t>(msg.src) << 32) | msg.dst);
+  h = util::hash2(h, (static_cast<std::uint64_t>(msg.flow_port) << 24) | (std::uint64_t{kRoceDstPort} << 8) | kUdp);
+  return h;
+}
+
+LinkId NetworkImpl::choose_output(NodeId at, const Packet& pkt, const Message& msg) {
+  std::span<const PortIndex> cands;
+  if (updown_) {
+    updown_cands_.clear();
+    updown_->candidates(at, pkt.down, pkt.dst, updown_cands_);
+    cands = updown_cands_;
+  } else {
+    cands = routes_->candidates(at, pkt.dst);
+  }
+  FABRICSIM_ASSERT(!cands.empty(), "no route");
+  const Node& node = topo_.nodes()[at];
+  const LinkId* outs = out_local_.data() + out_base_[at];  // local ids, by port
+  std::size_t k = cands.size();
+  std::size_t pick = 0;
+  if (k > 1) {
+    switch (params_.routing) {
+      case RoutingAlgorithm::Ecmp: pick = ecmp_hash(at, msg) % k; break;
+      case RoutingAlgorithm::Spray: pick = node_rng_[at].below(k); break;
+      case RoutingAlgorithm::DmodK: {
+        // Up: digit of the destination for this level.  Down, among
+        // parallel cables: the lowest digit, so that flows to different
+        // endpoints of one leaf take different cables.
+        const bool down = topo_.nodes()[li_[outs[cands[0]]].dst].level < node.level;
+        pick = down ? pkt.dst % k : (pkt.dst / dmodk_divisor_[node.level]) % k;
+        break;
+      }
+      case RoutingAlgorithm::Adaptive: {
+        // Least loaded: bytes queued for the output plus bytes sent but not
+        // yet credited back by the next hop; ties go to the lowest port.
+        // The loop runs over up to a switch's radix of ports for most
+        // packets: invariants in locals, raw pointers (no reloads through
+        // `this` after each store the compiler cannot see through).
+        std::int64_t best = INT64_MAX;
+        const OutPort* ports = port_.data();
+        CreditState* credit = cs_.data();
+        const SimTime now = sim_.now();
+        const auto buffer = static_cast<std::int64_t>(params_.buffer_bytes);
+        const std::size_t vcs = params_.vcs;
+        const std::size_t vc = pkt.vc;
+        if (vcs == 1) {
+          // The same loop for one vc (the credit record is the link's), on
+          // OutPort::queued_less_credits (the buffer size, common to every
+          // candidate, left out): one load and one add per candidate in the
+          // hottest loop of a fat tree.
+          for (std::size_t i = 0; i < k; ++i) {
+            const LinkId o = outs[cands[i]];
+            if (credit[o].due <= now) absorb_credits(o);
+            FABRICSIM_DEBUG_ASSERT(ports[o].queued_less_credits ==
+                                       static_cast<std::int64_t>(ports[o].queued) - credit[o].credits,
+                                   "queued_less_credits out of step");
+            const std::int64_t load = ports[o].queued_less_credits + (now < ports[o].busy_until ? 1 : 0);
+            if (load < best) {
+              best = load;
+              pick = i;
+            }
+          }
+          break;
+        }
+        for (std::size_t i = 0; i < k; ++i) {
+          const LinkId o = outs[cands[i]];
+          const std::size_t ck = static_cast<std::size_t>(o) * vcs + vc;
+          std::int64_t load = static_cast<std::int64_t>(ports[o].queued) + buffer + (now < ports[o].busy_until ? 1 : 0);
+          load -= credit[ck].due > now ? credit[ck].credits : absorb_credits(ck);
+          if (load < best) {
+            best = load;
+            pick = i;
+          }
+        }
+        break;
+      }
+      default: break;  // the direct-topology algorithms (the scenario keeps them off the trees)
+    }
+  }
+  return outs[cands[pick]];
+}
+
+
+std::size_t NetworkImpl::pick_option(NodeId at, const Message& msg, std::uint32_t bytes) {
+  if (duato_ && bytes > 0) {
+    // Adaptive moves only with room promised downstream (see reserved_).
+    std::size_t kept = 0;
+    for (const auto& o : opts_) {
+      const std::size_t k = static_cast<std::size_t>(o.link) * params_.vcs + o.vc;
+      if (rules_->rules().escape(o.state) || available_credits(o.link, o.vc) - reserved_[k] >= bytes)
+        opts_[kept++] = o;
+    }
+    opts_.resize(kept);
+  }
+  const std::size_t k = opts_.size();
+  FABRICSIM_ASSERT(k > 0, "route rules offer no move");
+  if (k == 1) return 0;
+  switch (params_.routing) {
+    case RoutingAlgorithm::Ecmp: return ecmp_hash(at, msg) % k;
+    case RoutingAlgorithm::Spray: return node_rng_[at].below(k);
+    case RoutingAlgorithm::Adaptive:
+    case RoutingAlgorithm::Valiant:
+    case RoutingAlgorithm::UgalLocal:
+    case RoutingAlgorithm::UgalGlobal: {
+      // Least occupied (queued plus uncredited bytes), then idle before
+      // busy; ties to the first option (the lowest port).
+      std::size_t pick = 0;
+      std::int64_t best = INT64_MAX;
+      const SimTime now = sim_.now();
+      for (std::size_t i = 0; i < k; ++i) {
+        const LinkId o = opts_[i].link;
+        const std::int64_t load = 2 * occupancy(o, opts_[i].vc) + (now < port_[o].busy_until ? 1 : 0);
+        if (load < best) {
+          best = load;
+          pick = i;
+        }
+      }
+      return pick;
+    }
+    default: return 0;  // dor, minimal, dmodk: the first move the rules offer
+  }
+}
+
+std::int64_t NetworkImpl::path_occupancy(const StateRoutes& r, NodeId at, std::uint8_t state, std::uint32_t target,
+                                         std::uint8_t* end_state, NodeId* end_node) {
+  std::int64_t sum = 0;
+  std::vector<StateRoutes::Option> o;
+  while (!r.is_target(at, target)) {
+    o.clear();
+    r.options(at, state, target, o);
+    if (o.empty()) break;
+    std::size_t pick = 0;
+    std::int64_t best = INT64_MAX;
+    for (std::size_t i = 0; i < o.size(); ++i) {
+      const std::int64_t q = occupancy(local_[o[i].link], o[i].vc);
+      if (q < best) {
+        best = q;
+        pick = i;
+      }
+    }
+    sum += best;
+    at = topo_.link(o[pick].link).dst;
+    state = o[pick].state;
+  }
+  if (end_state) *end_state = state;
+  if (end_node) *end_node = at;
+  return sum;
+}
+
+std::size_t NetworkImpl::choose_move(NodeId at, Packet& pkt, const Message& msg) {
+  if (params_.coin_paths) {
+    // k-shortest paths: hop pkt.state of the message's route, on VC state.
+    const LinkId l = local_[paths_[path_at_[pkt.msg] + pkt.state]];
+    opts_.assign(1, StateRoutes::Option{0, l, static_cast<std::uint8_t>(pkt.state + 1), pkt.state});
+    return 0;
+  }
+  const StateRoutes* r = rules_;
+  std::uint32_t target = pkt.dst;
+  if (pkt.aux == kUndecided && topo_.nodes()[at].kind == NodeKind::Switch) {
+    // UGAL at the source router: minimal, or Valiant through a random
+    // other group, whichever promises less queueing (local: the first
+    // output's occupancy times the hops; global: the occupancy summed over
+    // the whole path).
+    const std::uint32_t groups = static_cast<std::uint32_t>(params_.valiant_routes->target_count());
+    const std::uint32_t gs = params_.group_of[at];
+    const std::uint32_t gd = params_.group_of[topo_.endpoint_node(pkt.dst)];
+    pkt.aux = 0;
+    if (gs != gd && groups > 2) {
+      std::uint32_t g = static_cast<std::uint32_t>(node_rng_[at].below(groups - 2));
+      for (std::uint32_t skip : {std::min(gs, gd), std::max(gs, gd)})
+        if (g >= skip) ++g;
+      std::int64_t q_min, q_val;
+      if (params_.routing == RoutingAlgorithm::UgalGlobal) {
+        q_min = path_occupancy(*rules_, at, pkt.state, pkt.dst, nullptr, nullptr);
+        std::uint8_t s1;
+        NodeId n1;
+        q_val = path_occupancy(*params_.valiant_routes, at, pkt.state, g, &s1, &n1);
+        q_val += path_occupancy(*rules_, n1, s1, pkt.dst, nullptr, nullptr);
+      } else {
+        const auto best_first = [&](const StateRoutes& routes, std::uint32_t t) {
+          opts_.clear();
+          routes.options(at, pkt.state, t, opts_);
+          localize(opts_);
+          std::int64_t q = INT64_MAX;
+          for (const auto& o : opts_) q = std::min(q, occupancy(o.link, o.vc));
+          return q;
+        };
+        // Hops of the Valiant route: to the group, then the best of its
+        // routers on to the destination.
+        std::uint32_t via = UINT32_MAX;
+        for (NodeId n : params_.valiant_routes->target_nodes(g))
+          via = std::min<std::uint32_t>(via, rules_->hops(n, static_cast<std::uint8_t>(pkt.state + 1), pkt.dst));
+        const std::int64_t h_min = rules_->hops(at, pkt.state, pkt.dst);
+        const std::int64_t h_val = params_.valiant_routes->hops(at, pkt.state, g) + static_cast<std::int64_t>(via);
+        q_min = best_first(*rules_, pkt.dst) * h_min;
+        q_val = best_first(*params_.valiant_routes, g) * h_val;
+      }
+      if (q_val < q_min) pkt.aux = static_cast<std::uint16_t>(g + 1);
+    }
+  }
+  if (pkt.aux != 0 && pkt.aux != kUndecided) {
+    const std::uint32_t g = pkt.aux - 1u;
+    if (params_.group_of[at] == g) {
+      pkt.aux = 0;  // reached the intermediate group: on to the destination
+    } else {
+      r = params_.valiant_routes;
+      target = g;
+    }
+  }
+  opts_.clear();
+  r->options(at, pkt.state, target, opts_);
+  localize(opts_);
+  return pick_option(at, msg, pkt.bytes);
+}
+
+}  // namespace fabricsim::net
