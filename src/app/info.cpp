@@ -75,6 +75,21 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
       fluid = workload::estimate_fluid(topo, routes, plan, np);
     }
   }
+  // The work of a run: packets, packet-hops along the fluid routes (wire
+  // bytes over all links per wire byte injected), events, core-hours.
+  const double kEventsPerHop = 1.5;     // measured 1.1 (64k tree permutation) to 2.7 (torus alltoall)
+  const double kEventsPerSecond = 1e6;  // per core; this VM: 1-6 M (docs/performance.md)
+  double packets = 0, wire = 0, link_wire = 0;
+  for (const auto& m : plan) {
+    const std::uint64_t ppp = np.packet_bytes - np.header_bytes;
+    packets += static_cast<double>((m.bytes + ppp - 1) / ppp);
+    wire += static_cast<double>(workload::wire_bytes(m.bytes, np));
+  }
+  for (double b : fluid.link_bytes) link_wire += b;
+  const double hops_per_packet = wire > 0 ? link_wire / wire : 0;
+  const double packet_hops = packets * hops_per_packet;
+  const double events = packet_hops * kEventsPerHop;
+  const double core_hours = events / kEventsPerSecond / 3600.0;
   std::string bn_name = "-", bn_class = "-";
   if (fluid.bottleneck != net::kNoLink) {
     const auto& l = topo.link(fluid.bottleneck);
@@ -130,10 +145,12 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
     if (!routable) out += ", \"fluid\": null";
     else out += fmt::format(", \"fluid\": {{\"messages\": {}, \"payload_bytes\": {:.0f}, \"bottleneck_link\": {}, "
                        "\"bottleneck\": \"{}\", \"bottleneck_class\": \"{}\", \"bottleneck_bytes\": {:.1f}, "
-                       "\"min_makespan_ns\": {:.3f}, \"throughput_bound\": {:.6f}}}",
+                       "\"min_makespan_ns\": {:.3f}, \"throughput_bound\": {:.6f}, \"packets\": {:.0f}, "
+                       "\"packet_hops\": {:.0f}, \"events\": {:.0f}, \"core_hours\": {:.6g}}}",
                        plan.size(), fluid.payload_bytes,
                        fluid.bottleneck == net::kNoLink ? -1 : static_cast<long long>(fluid.bottleneck), bn_name,
-                       bn_class, fluid.bottleneck_bytes, fluid.min_makespan_ns, fluid.throughput_bound);
+                       bn_class, fluid.bottleneck_bytes, fluid.min_makespan_ns, fluid.throughput_bound, packets,
+                       packet_hops, events, core_hours);
     if (!parts.empty()) {
       out += fmt::format(", \"ranks\": {}, \"partitions\": {{", opts.ranks);
       for (std::size_t i = 0; i < parts.size(); ++i) {
@@ -194,6 +211,10 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
              fluid.bottleneck_bytes / 1024.0);
   fmt::print("                   makespan >= {:.3f} us, throughput <= {:.1f}% of injection\n",
              fluid.min_makespan_ns / 1000.0, 100.0 * fluid.throughput_bound);
+  fmt::print("  expected work    {:.3g} packets over {:.3g} packet-hops ({:.2f} links per packet on the fluid routes)\n",
+             packets, packet_hops, hops_per_packet);
+  fmt::print("                   ~{:.3g} events ({} per packet-hop), ~{:.3g} core-hours at {:.0f} M events/s per core\n",
+             events, kEventsPerHop, core_hours, kEventsPerSecond / 1e6);
   }
   if (!parts.empty()) {
     fmt::print("  partition for {} ranks:\n", opts.ranks);

@@ -2,7 +2,7 @@
 # Starts a real single-node Slurm (Debian's slurmctld, slurmd and munge) in a
 # private directory, submits jobs/slurm/fat_tree_16k.sbatch with a small
 # configuration and 2 tasks, waits for it, checks the HDF5 result, runs one
-# task of jobs/slurm/dnn_models.sbatch, and shuts Slurm down.  Exits 77 (reported by ctest as skipped) when Slurm cannot be
+# task of jobs/slurm/dnn_models.sbatch and one of jobs/slurm/hammingmesh_large.sbatch, and shuts Slurm down.  Exits 77 (reported by ctest as skipped) when Slurm cannot be
 # started here: not root, or the packages are missing.
 #   slurm_job.sh SOURCE_DIR BUILD_EXE
 set -u
@@ -125,3 +125,19 @@ cat "$dir/dnn-0.out"
 [ "$state" = COMPLETED ] || { echo "FAIL: DNN array job ended $state"; exit 1; }
 grep -qE '^dlrm +fat_tree +128 ' "$dir/dnn-0.out" || { echo "FAIL: no DLRM row in the array task's output"; exit 1; }
 echo "PASS: Slurm array job $job ran a DNN model at its paper's layout"
+
+# The large-cluster array job, one task on the small tree (the ring workload,
+# 2 steps on 2 ranks): info's estimate, then the partitioned run.
+job=$(cd "$dir/work" && REPO="$src" FABRICSIM="$exe" RUNS="small:alltoall small:ring" CONFIG="$dir/small.toml" \
+      STEPS=2 BYTES=8192 OUT="$dir/results/large.h5" \
+      sbatch --parsable --array=1-1 --ntasks=2 --mem-per-cpu=256M --time=5 --output="$dir/large-%a.out" \
+      "$src/jobs/slurm/hammingmesh_large.sbatch") || { echo "FAIL: sbatch refused the large-cluster array job"; exit 1; }
+state=$(wait_job "$job")
+echo "job $job: $state"
+cat "$dir/large-1.out"
+[ "$state" = COMPLETED ] || { echo "FAIL: large-cluster array job ended $state"; exit 1; }
+grep -q 'expected work' "$dir/large-1.out" || { echo "FAIL: no work estimate from info"; exit 1; }
+grep -q 'peak per rank estimated at 2 ranks' "$dir/large-1.out" || { echo "FAIL: no memory estimate for 2 ranks"; exit 1; }
+delivered=$(h5dump -a /summary/messages_delivered "$dir/results/large.h5" | grep '(0)' | awk '{print $2}')
+[ "$delivered" = 128 ] || { echo "FAIL: $delivered of 128 ring messages delivered"; exit 1; }
+echo "PASS: Slurm array job $job ran the ring workload of the large-cluster script on 2 ranks"
