@@ -146,24 +146,28 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
     // total bytes, routed as if all were in flight at once, stand in for the
     // load (512 busy endpoints of 1,024 otherwise all fell to one rank: BERT
     // at 2 ranks, events imbalance 1.40).
-    std::vector<workload::PlannedMessage> planned;
-    if (dependent) {
-      planned.reserve(network.messages().size());
-      for (const auto& m : network.messages()) planned.push_back({m.src, m.dst, m.bytes, core::SimTime::zero()});
-    } else {
-      planned = workload::plan_traffic(tp, topo, np);
+    // (The plan, the estimate and the graphs are gone before the network
+    // state is allocated.)
+    {
+      std::vector<workload::PlannedMessage> planned;
+      if (dependent) {
+        planned.reserve(network.messages().size());
+        for (const auto& m : network.messages()) planned.push_back({m.src, m.dst, m.bytes, core::SimTime::zero()});
+      } else {
+        planned = workload::plan_traffic(tp, topo, np);
+      }
+      // (The network's own route table where it has one: a second one is the
+      // largest transient of a large tree's partitioning.)
+      const auto fluid = np.state_routes            ? workload::estimate_fluid(topo, *np.state_routes, planned, np)
+                         : network.routing_table() ? workload::estimate_fluid(topo, *network.routing_table(), planned, np)
+                                                   : workload::estimate_fluid(topo, net::RoutingTable(topo), planned, np);
+      auto r = partition_nodes(node_graph(topo, fluid.link_bytes, np.packet_bytes), comm.size(),
+                               par::parse_partitioner(partitioner),
+                               core::SimTime::from_ns_f(cfg.get_float("engine.min_cut_latency_ns")),
+                               static_cast<std::uint64_t>(cfg.get_int("engine.seed")), topo.units);
+      part = std::move(r.part);
+      quality = r.quality;
     }
-    // (The network's own route table where it has one: a second one is the
-    // largest transient of a large tree's partitioning.)
-    const auto fluid = np.state_routes            ? workload::estimate_fluid(topo, *np.state_routes, planned, np)
-                       : network.routing_table() ? workload::estimate_fluid(topo, *network.routing_table(), planned, np)
-                                                 : workload::estimate_fluid(topo, net::RoutingTable(topo), planned, np);
-    const auto r = partition_nodes(node_graph(topo, fluid.link_bytes, np.packet_bytes), comm.size(),
-                                   par::parse_partitioner(partitioner),
-                                   core::SimTime::from_ns_f(cfg.get_float("engine.min_cut_latency_ns")),
-                                   static_cast<std::uint64_t>(cfg.get_int("engine.seed")), topo.units);
-    part = r.part;
-    quality = r.quality;
     if (quality.lookahead == core::SimTime::zero())
       throw util::ConfigError("engine.min_cut_latency_ns: a link of zero latency would be cut between ranks; "
                               "raise engine.min_cut_latency_ns above 0");

@@ -198,12 +198,29 @@ void write_network(H5Writer& out, const net::Network& network, const net::Networ
                    const std::vector<std::int32_t>& node_rank, bool write_flows, double sim_time_ns,
                    double interval_ns) {
   const auto& topo = network.topology();
-  const auto& st = network.link_stats();
   const std::size_t nl = topo.link_count();
   const auto& L = topo.links();
   // Each process writes the rows of what it simulated: a link's counters live
-  // with its sending node, a message's completion with its destination.
-  const auto rows = rows_where(nl, [&](std::size_t i) { return network.owns(L[i].src); });
+  // with its sending node, a message's completion with its destination.  The
+  // counters come by local index (the process holds nothing per link of the
+  // whole fabric): at[k] is the local index of rows[k].
+  std::vector<net::LinkId> ids;
+  const auto& st = network.local_link_stats(ids);
+  std::vector<std::uint64_t> rows;
+  std::vector<std::size_t> at;
+  for (std::size_t o = 0; o < ids.size(); ++o)
+    if (network.owns(L[ids[o]].src)) {
+      rows.push_back(ids[o]);
+      at.push_back(o);
+    }
+  // The values of the rows' counters (f takes a local index).
+  const auto local = [&](auto f) {
+    using T = decltype(f(std::size_t{0}));
+    std::vector<T> v;
+    v.reserve(at.size());
+    for (auto o : at) v.push_back(f(o));
+    return v;
+  };
   out.write_rows("/links/src", nl, rows, pick<std::uint32_t>(rows, [&](std::size_t i) { return L[i].src; }));
   out.write_rows("/links/dst", nl, rows, pick<std::uint32_t>(rows, [&](std::size_t i) { return L[i].dst; }));
   out.write_rows("/links/src_port", nl, rows, pick<std::uint16_t>(rows, [&](std::size_t i) { return L[i].src_port; }));
@@ -212,19 +229,18 @@ void write_network(H5Writer& out, const net::Network& network, const net::Networ
                  pick<std::uint8_t>(rows, [&](std::size_t i) { return static_cast<std::uint8_t>(L[i].cls); }));
   out.write_rows("/links/bandwidth_gbps", nl, rows, pick<double>(rows, [&](std::size_t i) { return L[i].bandwidth_gbps; }));
   out.write_rows("/links/latency_ns", nl, rows, pick<double>(rows, [&](std::size_t i) { return L[i].latency.ns(); }));
-  out.write_rows("/links/tx_bytes", nl, rows, pick<std::uint64_t>(rows, [&](std::size_t i) { return st.tx_bytes[i]; }));
-  out.write_rows("/links/tx_packets", nl, rows,
-                 pick<std::uint64_t>(rows, [&](std::size_t i) { return st.tx_packets[i]; }));
+  out.write_rows("/links/tx_bytes", nl, rows, local([&](std::size_t o) { return std::uint64_t{st.tx_bytes[o]}; }));
+  out.write_rows("/links/tx_packets", nl, rows, local([&](std::size_t o) { return std::uint64_t{st.tx_packets[o]}; }));
   out.write_rows("/links/busy_ns", nl, rows,
-                 pick<double>(rows, [&](std::size_t i) { return static_cast<double>(st.busy_ps[i]) / 1000.0; }));
-  out.write_rows("/links/utilization", nl, rows, pick<double>(rows, [&](std::size_t i) {
-                   return sim_time_ns > 0 ? static_cast<double>(st.busy_ps[i]) / 1000.0 / sim_time_ns : 0.0;
+                 local([&](std::size_t o) { return static_cast<double>(st.busy_ps[o]) / 1000.0; }));
+  out.write_rows("/links/utilization", nl, rows, local([&](std::size_t o) {
+                   return sim_time_ns > 0 ? static_cast<double>(st.busy_ps[o]) / 1000.0 / sim_time_ns : 0.0;
                  }));
   out.write_rows("/links/max_queue_bytes", nl, rows,
-                 pick<std::uint64_t>(rows, [&](std::size_t i) { return st.max_queue_bytes[i]; }));
+                 local([&](std::size_t o) { return std::uint64_t{st.max_queue_bytes[o]}; }));
   out.write_rows("/links/stall_ns", nl, rows,
-                 pick<double>(rows, [&](std::size_t i) { return static_cast<double>(st.stall_ps[i]) / 1000.0; }));
-  out.write_rows("/links/flows", nl, rows, pick<std::uint32_t>(rows, [&](std::size_t i) { return st.flows[i]; }));
+                 local([&](std::size_t o) { return static_cast<double>(st.stall_ps[o]) / 1000.0; }));
+  out.write_rows("/links/flows", nl, rows, local([&](std::size_t o) { return std::uint32_t{st.flows[o]}; }));
   std::string names;
   for (int c = 0; c < net::kLinkClassCount; ++c) {
     if (c) names += ",";
@@ -232,14 +248,14 @@ void write_network(H5Writer& out, const net::Network& network, const net::Networ
   }
   out.attr("/links", "class_names", names);
 
-  if (!st.series_tx_bytes.empty()) {
+  if (network.series_bins() > 0) {  // (the same on every rank: the writes are collective)
     const std::uint64_t cols = network.series_bins();
     std::vector<std::uint64_t> tx, q;
     tx.reserve(rows.size() * cols);
     q.reserve(rows.size() * cols);
-    for (auto i : rows) {
-      tx.insert(tx.end(), st.series_tx_bytes[i].begin(), st.series_tx_bytes[i].end());
-      q.insert(q.end(), st.series_queue_bytes[i].begin(), st.series_queue_bytes[i].end());
+    for (auto o : at) {
+      tx.insert(tx.end(), st.series_tx_bytes[o].begin(), st.series_tx_bytes[o].end());
+      q.insert(q.end(), st.series_queue_bytes[o].begin(), st.series_queue_bytes[o].end());
     }
     out.write_matrix_rows("/links/timeseries/tx_bytes", nl, cols, rows, tx);
     out.write_matrix_rows("/links/timeseries/queue_bytes", nl, cols, rows, q);

@@ -194,7 +194,14 @@ class Network {
   /// rules or up*/down*.
   const RoutingTable* routing_table() const;
   const std::vector<Message>& messages() const;
+  /// Counters (and series) of every link, by the topology's ids: zero (or
+  /// empty) where this process simulates neither end.  Built on each call,
+  /// 48 bytes per link of the fabric.
   const LinkStats& link_stats() const;
+  /// The same for the links this process simulates an end of, by local
+  /// index; `ids` receives each one's topology id (ascending).  What the
+  /// output writes from, without arrays over the whole fabric.
+  const LinkStats& local_link_stats(std::vector<LinkId>& ids) const;
   const NetworkTotals& totals() const;
   /// Packets currently inside the network (injected, not yet delivered),
   /// as seen by this process (sum over processes for the whole network).
@@ -218,8 +225,6 @@ class Network {
   /// needed to keep a run within 65,536 intervals and 2^24 link-intervals.
   core::SimTime series_interval() const;
   /// Bins of every time series after finish() (the same on every rank).
-  /// LinkStats holds the series of the links this process simulates an end
-  /// of; the others' are empty.
   std::size_t series_bins() const;
 
  private:

@@ -204,7 +204,7 @@ class NetworkImpl {
   std::vector<CreditState> cs_;
   std::vector<PendingCredit> credit_pool_;
   std::vector<std::uint32_t> free_credits_;
-  void sync_stats();  // copies the per-port counters into stats_ (max_queue_bytes is kept there)
+  void sync_stats();  // local_stats_ into stats_, by the topology's ids
   /// Bytes routed to (+) or sent from (-) output o: its queue and the
   /// queue-less-credits copy that adaptive routing reads.
   void add_queued(LinkId o, std::int64_t bytes) {
@@ -289,12 +289,11 @@ class NetworkImpl {
   };
   std::vector<OpenBin> tx_bin_;
   std::vector<OpenBin> queue_bin_;
-  // Per local link: the largest queue, and the time series (moved into
-  // stats_, by the topology's ids, when the run finishes).
-  std::vector<std::uint64_t> max_queue_;
-  std::vector<std::vector<std::uint64_t>> series_tx_;
-  std::vector<std::vector<std::uint64_t>> series_queue_;
-  bool series_moved_ = false;
+  // Counters and time series by local link id (the largest queue and the
+  // series are kept here during the run, the other counters in OutPort);
+  // stats_ holds the same by the topology's ids, built on request.
+  LinkStats local_stats_;
+  void sync_local_stats();  // copies the per-port counters into local_stats_
   std::size_t series_bins_ = 0;  // bins of every series after finish()
   void roll_bin(OpenBin& b, std::vector<std::uint64_t>& series, SimTime t, bool sum);
   void coarsen_series();

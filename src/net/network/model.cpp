@@ -140,10 +140,10 @@ void NetworkImpl::build_state() {
   wake_mask_.assign(wake_mask_base_.back(), 0);
   nic_active_.resize(nloc);
   if (duato_) reserved_.assign(nloc * vcs, 0);
-  max_queue_.assign(nloc, 0);
+  local_stats_.max_queue_bytes.assign(nloc, 0);
   if (params_.interval > SimTime::zero()) {
-    series_tx_.resize(nloc);
-    series_queue_.resize(nloc);
+    local_stats_.series_tx_bytes.resize(nloc);
+    local_stats_.series_queue_bytes.resize(nloc);
     tx_bin_.assign(nloc, OpenBin{});
     queue_bin_.assign(nloc, OpenBin{});
   }
@@ -215,10 +215,10 @@ MessageId NetworkImpl::create(EndpointId src, EndpointId dst, std::uint64_t byte
 void NetworkImpl::note_queue(LinkId o) {
   const std::uint64_t q = port_[o].queued;
   // The largest queue goes straight into the (small, dense) output array.
-  if (q > max_queue_[o]) max_queue_[o] = q;
+  if (q > local_stats_.max_queue_bytes[o]) local_stats_.max_queue_bytes[o] = q;
   if (interval_ > SimTime::zero()) {
     OpenBin& b = queue_bin_[o];
-    if (sim_.now().ps() >= b.end_ps) roll_bin(b, series_queue_[o], sim_.now(), false);
+    if (sim_.now().ps() >= b.end_ps) roll_bin(b, local_stats_.series_queue_bytes[o], sim_.now(), false);
     if (q > b.value) b.value = q;
   }
 }
@@ -246,11 +246,11 @@ std::size_t NetworkImpl::series_index(SimTime t) {
 
 void NetworkImpl::coarsen_series() {
   // Bins 2i and 2i+1 become bin i: sums for bytes, maxima for queues.
-  for (auto& s : series_tx_) {
+  for (auto& s : local_stats_.series_tx_bytes) {
     for (std::size_t i = 0; 2 * i < s.size(); ++i) s[i] = s[2 * i] + (2 * i + 1 < s.size() ? s[2 * i + 1] : 0);
     s.resize((s.size() + 1) / 2);
   }
-  for (auto& s : series_queue_) {
+  for (auto& s : local_stats_.series_queue_bytes) {
     for (std::size_t i = 0; 2 * i < s.size(); ++i)
       s[i] = std::max(s[2 * i], 2 * i + 1 < s.size() ? s[2 * i + 1] : std::uint64_t{0});
     s.resize((s.size() + 1) / 2);
@@ -263,29 +263,47 @@ void NetworkImpl::coarsen_series() {
     }
 }
 
-void NetworkImpl::sync_stats() {
+void NetworkImpl::sync_local_stats() {
   ensure_state();
-  // By the topology's ids (zero where this process simulates neither end).
-  const std::size_t nl = topo_.link_count();
-  for (auto* v : {&stats_.tx_bytes, &stats_.tx_packets, &stats_.max_queue_bytes}) v->resize(nl, 0);
-  for (auto* v : {&stats_.busy_ps, &stats_.stall_ps}) v->resize(nl, 0);
-  stats_.flows.resize(nl, 0);
-  for (std::size_t o = 0; o < port_.size(); ++o) {
+  LinkStats& st = local_stats_;
+  const std::size_t n = port_.size();
+  for (auto* v : {&st.tx_bytes, &st.tx_packets}) v->resize(n, 0);
+  for (auto* v : {&st.busy_ps, &st.stall_ps}) v->resize(n, 0);
+  st.flows.resize(n, 0);
+  for (std::size_t o = 0; o < n; ++o) {
     const OutPort& c = port_[o];
-    const LinkId g = li_[o].global;
-    stats_.tx_bytes[g] = c.tx_bytes;
-    stats_.tx_packets[g] = c.tx_packets;
-    stats_.busy_ps[g] = c.busy_ps;
-    stats_.stall_ps[g] = c.stall_ps;
-    stats_.flows[g] = c.flows;
-    stats_.max_queue_bytes[g] = max_queue_[o];
+    st.tx_bytes[o] = c.tx_bytes;
+    st.tx_packets[o] = c.tx_packets;
+    st.busy_ps[o] = c.busy_ps;
+    st.stall_ps[o] = c.stall_ps;
+    st.flows[o] = c.flows;
   }
-  if (interval_ > SimTime::zero() && !series_moved_) {  // (after the run's end they were moved there)
-    stats_.series_tx_bytes.resize(nl);
-    stats_.series_queue_bytes.resize(nl);
-    for (std::size_t o = 0; o < series_tx_.size(); ++o) {
-      stats_.series_tx_bytes[li_[o].global] = series_tx_[o];
-      stats_.series_queue_bytes[li_[o].global] = series_queue_[o];
+}
+
+void NetworkImpl::sync_stats() {
+  sync_local_stats();
+  // By the topology's ids (zero, or an empty series, where this process
+  // simulates neither end).
+  const std::size_t nl = topo_.link_count();
+  for (auto* v : {&stats_.tx_bytes, &stats_.tx_packets, &stats_.max_queue_bytes}) v->assign(nl, 0);
+  for (auto* v : {&stats_.busy_ps, &stats_.stall_ps}) v->assign(nl, 0);
+  stats_.flows.assign(nl, 0);
+  const LinkStats& st = local_stats_;
+  for (std::size_t o = 0; o < port_.size(); ++o) {
+    const LinkId g = li_[o].global;
+    stats_.tx_bytes[g] = st.tx_bytes[o];
+    stats_.tx_packets[g] = st.tx_packets[o];
+    stats_.busy_ps[g] = st.busy_ps[o];
+    stats_.stall_ps[g] = st.stall_ps[o];
+    stats_.flows[g] = st.flows[o];
+    stats_.max_queue_bytes[g] = st.max_queue_bytes[o];
+  }
+  if (interval_ > SimTime::zero()) {
+    stats_.series_tx_bytes.assign(nl, {});
+    stats_.series_queue_bytes.assign(nl, {});
+    for (std::size_t o = 0; o < st.series_tx_bytes.size(); ++o) {
+      stats_.series_tx_bytes[li_[o].global] = st.series_tx_bytes[o];
+      stats_.series_queue_bytes[li_[o].global] = st.series_queue_bytes[o];
     }
   }
 }
@@ -378,7 +396,7 @@ void Network::set_end_time(SimTime end) { impl_->deliver_before_ = end; }
 
 void Network::finish(SimTime end) {
   impl_->ensure_state();
-  auto& st = impl_->stats_;
+  auto& st = impl_->local_stats_;
   const auto& p = impl_->params_;
   for (LinkId o = 0; o < impl_->port_.size(); ++o) {
     auto& port = impl_->port_[o];
@@ -387,33 +405,27 @@ void Network::finish(SimTime end) {
       port.stall_since = end;
     }
   }
-  if (p.interval > SimTime::zero() && !impl_->series_moved_) {
+  if (p.interval > SimTime::zero() && impl_->series_bins_ == 0) {
     for (LinkId o = 0; o < impl_->tx_bin_.size(); ++o) {  // close the open bins
-      impl_->roll_bin(impl_->tx_bin_[o], impl_->series_tx_[o], end, true);
-      impl_->roll_bin(impl_->queue_bin_[o], impl_->series_queue_[o], end, false);
+      impl_->roll_bin(impl_->tx_bin_[o], st.series_tx_bytes[o], end, true);
+      impl_->roll_bin(impl_->queue_bin_[o], st.series_queue_bytes[o], end, false);
     }
     // `end` is the same on every rank, so every rank ends at the same
     // interval and bin count (a rank may have coarsened less during the run).
     auto bins = [&] { return static_cast<std::size_t>((end.ps() + impl_->interval_.ps() - 1) / impl_->interval_.ps()); };
     while (bins() > impl_->max_intervals_) impl_->coarsen_series();
     const std::size_t k = std::max<std::size_t>(bins(), 1);
-    // Into the output by the topology's ids, the series of every link
-    // simulated here k bins long (the others' stay empty); moved, not
-    // copied: the series can be the largest thing a run holds.
-    const std::size_t nl = impl_->topo_.link_count();
-    st.series_tx_bytes.assign(nl, {});
-    st.series_queue_bytes.assign(nl, {});
-    for (LinkId o = 0; o < impl_->series_tx_.size(); ++o) {
-      const LinkId g = impl_->li_[o].global;
-      st.series_tx_bytes[g] = std::move(impl_->series_tx_[o]);
-      st.series_queue_bytes[g] = std::move(impl_->series_queue_[o]);
-      st.series_tx_bytes[g].resize(k, 0);
-      st.series_queue_bytes[g].resize(k, 0);
-    }
+    for (auto& s : st.series_tx_bytes) s.resize(k, 0);
+    for (auto& s : st.series_queue_bytes) s.resize(k, 0);
     impl_->series_bins_ = k;
-    impl_->series_moved_ = true;
   }
-  impl_->sync_stats();
+}
+
+const LinkStats& Network::local_link_stats(std::vector<LinkId>& ids) const {
+  impl_->sync_local_stats();
+  ids.resize(impl_->li_.size());
+  for (std::size_t o = 0; o < ids.size(); ++o) ids[o] = impl_->li_[o].global;
+  return impl_->local_stats_;
 }
 
 core::SimTime Network::series_interval() const { return impl_->interval_; }

@@ -155,7 +155,7 @@ void NetworkImpl::start_transmission(LinkId o, std::uint32_t p, SimTime start) {
   }
   if (interval_ > SimTime::zero()) {
     OpenBin& b = tx_bin_[o];
-    if (start.ps() >= b.end_ps) roll_bin(b, series_tx_[o], start, true);
+    if (start.ps() >= b.end_ps) roll_bin(b, local_stats_.series_tx_bytes[o], start, true);
     b.value += pkt.bytes;
   }
   const NodeId src = port_[o].src;
