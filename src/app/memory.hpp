@@ -2,6 +2,7 @@
 // prints and what engine.memory_limit_gib refuses.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -20,9 +21,10 @@ struct MemoryEstimate {
   std::uint64_t routes = 0;       ///< route tables (the trees' table, tabulated rules)
   std::uint64_t state = 0;        ///< links' buffers, credits, counters, time-series bins; nodes' wake-ups
   std::uint64_t messages = 0;     ///< every message of the workload, and its plan while it is posted
-  std::uint64_t partition = 0;    ///< multi-rank runs: the node graph, the fluid estimate, METIS
+  std::uint64_t partition = 0;    ///< multi-rank runs: the node graph, the fluid estimate, METIS (freed
+                                  ///< before the network state is allocated)
   bool sizes_only = false;        ///< from sizes alone: routes and messages not counted
-  std::uint64_t total() const { return process + description + routes + state + messages + partition; }
+  std::uint64_t total() const { return process + description + routes + messages + std::max(state, partition); }
   /// "1.2 GiB per rank (description 10.0 MiB, state 800.0 MiB, ...)".
   std::string describe() const;
 };

@@ -147,7 +147,7 @@ class Network {
   /// The bytes one process's Network allocates up front for a fabric of
   /// these sizes, where it simulates an end of `local_links` of the links
   /// (their outputs, inputs, credits and counters; every node's wake-up and
-  /// random state; the output's counters of every link), without the
+  /// random state; every link's local id), without the
   /// packets in flight, the messages and the trees' route table: what the
   /// memory estimate of `fabricsim info` and engine.memory_limit_gib add up.
   static std::uint64_t state_bytes(std::uint64_t nodes, std::uint64_t links, std::uint64_t local_links,
