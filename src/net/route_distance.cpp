@@ -374,6 +374,13 @@ class HammingMeshDistance final : public RouteDistance {
         }
     }
   }
+  // Links from (c.i, c.j) to the nearest of the portals (a walk, north-last
+  // if `north`), or kInf.
+  static std::uint32_t nearest_portal(bool north, const Coord& c, const Portal* p, std::size_t n) {
+    std::uint32_t m = kInf;
+    for (std::size_t u = 0; u < n; ++u) m = std::min(m, walk(north, c.i, c.j, p[u].i, p[u].j));
+    return m;
+  }
   bool may_enter(bool col_dim, bool col_used) const { return col_dim || !(row_first_ && col_used); }
 
   std::uint32_t from_acc(const Coord& n, unsigned vc, bool north, bool col, const Coord& t) const {
@@ -381,13 +388,18 @@ class HammingMeshDistance final : public RouteDistance {
     if (n.bx == t.bx && n.by == t.by) best = walk(north, n.i, n.j, t.i, t.j);
     if (vc >= 2) return best;
     const Portal *p0, *p1;
-    std::array<std::uint32_t, kMaxPortals> tail{};  // from each portal of the target's board to the target
+    std::array<std::uint32_t, kMaxPortals> tail;  // from each portal of the target's board to the target (written before read: no zeroing per call)
     for (bool d : {false, true}) {
       // One traversal, in dimension d, into the target's board.
       if (!may_enter(d, col)) continue;
       if (d ? n.bx != t.bx : n.by != t.by) continue;
       const std::size_t np = portals(d, n.bx, n.by, p0);
       const std::size_t ne = portals(d, t.bx, t.by, p1);
+      // Every such route costs at least the walk to the nearest portal, a
+      // traversal of 2 links and the walk from the nearest portal: skip
+      // the pairs when that cannot beat the best (on a 2x2 board, always
+      // when the target is on it).
+      if (nearest_portal(north, n, p0, np) + 2 + nearest_portal(false, t, p1, ne) >= best) continue;
       for (std::size_t v = 0; v < ne; ++v) tail[v] = manhattan(p1[v].i, p1[v].j, t.i, t.j);
       for (std::size_t u = 0; u < np; ++u) {
         const std::uint32_t w = walk(north, n.i, n.j, p0[u].i, p0[u].j);
@@ -397,16 +409,19 @@ class HammingMeshDistance final : public RouteDistance {
     }
     if (vc >= 1) return best;
     const Portal *q, *r;
-    std::array<std::uint32_t, kMaxPortals> cost{}, cost2{};
+    std::array<std::uint32_t, kMaxPortals> cost, cost2;
     for (bool d1 : {false, true}) {
       // Two traversals: d1 to the corner board, then the other dimension.
       const bool d2 = !d1;
       if (!may_enter(d1, col) || !may_enter(d2, col || d1)) continue;
       const std::uint32_t cx = d1 ? n.bx : t.bx, cy = d1 ? t.by : n.by;
       const std::size_t np = portals(d1, n.bx, n.by, p0);
+      const std::size_t ne = portals(d2, t.bx, t.by, p1);
+      // At least two traversals of 2 links and the walks to and from the
+      // nearest portals (see above).
+      if (nearest_portal(north, n, p0, np) + 4 + nearest_portal(false, t, p1, ne) >= best) continue;
       const std::size_t nq = portals(d1, cx, cy, q);
       const std::size_t nr = portals(d2, cx, cy, r);
-      const std::size_t ne = portals(d2, t.bx, t.by, p1);
       for (std::size_t v = 0; v < nq; ++v) cost[v] = kInf;
       for (std::size_t u = 0; u < np; ++u) {
         const std::uint32_t w = walk(north, n.i, n.j, p0[u].i, p0[u].j);
