@@ -48,6 +48,20 @@ StateRoutes::StateRoutes(const Topology& topo, std::unique_ptr<RouteRules> rules
   nodes_ = topo_.node_count();
   states_ = rules_->state_count();
   duato_ = has_adaptive_moves(*rules_);
+  build_adjacency();
+}
+
+void StateRoutes::build_adjacency() {
+  out_base_.assign(topo_.node_count() + 1, 0);
+  out_.clear();
+  for (NodeId n = 0; n < topo_.node_count(); ++n) {
+    const Node& node = topo_.node(n);
+    for (PortIndex p = 0; p < node.out.size(); ++p) {
+      const Link& l = topo_.link(node.out[p]);
+      if (l.carries_data) out_.push_back(Out{node.out[p], l.dst, p, topo_.node(l.dst).forwards});
+    }
+    out_base_[n + 1] = out_.size();
+  }
 }
 
 std::uint16_t StateRoutes::dist(NodeId at, std::uint8_t s, std::uint32_t target, bool escape) const {
@@ -106,6 +120,7 @@ struct ReverseMoves {
 }  // namespace
 
 void StateRoutes::build(std::size_t max_bytes) {
+  build_adjacency();
   nodes_ = topo_.node_count();
   states_ = rules_->state_count();
   FABRICSIM_ASSERT(states_ > 0 && states_ < RouteRules::kIllegal, "state count");
@@ -177,23 +192,23 @@ void StateRoutes::options(NodeId at, std::uint8_t s, std::uint32_t target, std::
   const bool escape = escape_only && duato_;
   const std::uint16_t here = dist(at, s, target, escape);
   if (here == 0 || here == kUnreachable) return;
-  const Node& node = topo_.node(at);
   const unsigned alts = rules_->alternatives();
-  for (PortIndex p = 0; p < node.out.size(); ++p) {
-    const LinkId l = node.out[p];
-    if (!topo_.link(l).carries_data) continue;
-    const NodeId v = topo_.link(l).dst;
+  for (std::size_t k = out_base_[at]; k < out_base_[at + 1]; ++k) {
+    const Out& o = out_[k];
+    const LinkId l = o.link;
+    const NodeId v = o.to;
+    // (A packet passes only through forwarding nodes: tested first, it
+    // also spares the rules and the distance of every endpoint behind a
+    // switch.)
+    if (!o.to_forwards && !is_target_node(v, target)) continue;
+    if (distance_ && distance_->never_closer(at, v, target)) continue;
     for (unsigned a = 0; a < alts; ++a) {
       const std::uint8_t t = rules_->step(at, s, l, target, a);
       if (t == RouteRules::kIllegal) continue;
       if (escape_only && !rules_->escape(t)) continue;
-      // (A packet passes only through forwarding nodes: tested first, it
-      // also spares the distance of every endpoint behind a switch.)
-      if (!topo_.node(v).forwards && !is_target_node(v, target)) continue;
-      if (distance_ && distance_->never_closer(at, v, target)) continue;
       const std::uint16_t there = dist(v, t, target, escape);
       if (there == kUnreachable || there + 1u != here) continue;
-      out.push_back(Option{p, l, t, rules_->vc(t)});
+      out.push_back(Option{o.port, l, t, rules_->vc(t)});
     }
   }
 }

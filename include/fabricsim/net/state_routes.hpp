@@ -168,6 +168,17 @@ class StateRoutes {
 
  private:
   void build(std::size_t max_bytes);
+  // Each node's data-carrying out-links, compact (options() reads these
+  // per hop instead of the topology's larger node and link records).
+  struct Out {
+    LinkId link;
+    NodeId to;
+    PortIndex port;
+    bool to_forwards;  // the far end forwards packets
+  };
+  std::vector<std::size_t> out_base_;
+  std::vector<Out> out_;
+  void build_adjacency();
   std::uint16_t dist(NodeId at, std::uint8_t s, std::uint32_t target, bool escape) const;
   bool is_target_node(NodeId n, std::uint32_t target) const;
   std::size_t index(std::uint32_t target, NodeId n, std::uint8_t s) const {
