@@ -315,6 +315,14 @@ class NetworkImpl {
   std::vector<std::uint64_t> wake_mask_;
   std::vector<std::vector<SimTime>> wake_times_;
   core::Simulator::BindingId post_binding_ = 0;
+  // Per endpoint: its posts waiting behind the one scheduled (post()).
+  struct PostChain {
+    std::vector<std::pair<SimTime, MessageId>> queue;
+    std::size_t head = 0;
+    SimTime tail;         // time of the last post in the chain
+    bool active = false;  // a chained post event is scheduled
+  };
+  std::vector<PostChain> post_chains_;
   core::Simulator::BindingId relay_binding_ = 0;
   // Route rules (direct topologies): the moves offered at a hop.
   const StateRoutes* rules_ = nullptr;

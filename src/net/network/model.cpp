@@ -36,6 +36,7 @@ NetworkImpl::NetworkImpl(const Topology& topo, const NetworkParams& params, core
   relay_binding_ = sim_.bind(core::Simulator::handler<NetworkImpl, &NetworkImpl::on_relay>(), this);
   owned_.assign(topo_.node_count(), 1);
   wake_times_.resize(topo_.node_count());
+  post_chains_.resize(topo_.endpoint_count());
   interval_ = params_.interval;
   // The same on every rank (it sets when the series coarsen): the whole
   // fabric's link count.
@@ -182,7 +183,30 @@ void NetworkImpl::post(MessageId id, SimTime at) {
   const NodeId node = topo_.endpoint_node(m.src);
   // Every process knows every message (ids stay global); the process that
   // simulates the source posts it.
-  if (owned_[node]) sim_.schedule_bound(at, kPrioPost, node, post_binding_, id);
+  if (!owned_[node]) return;
+  // A source's posts in time order form a chain: one event at a time, the
+  // next scheduled when it fires, so a workload that posts everything up
+  // front (an alltoall: a million messages) does not fill the event queue
+  // (its far-future heap was a sixth of a 1k Hx2Mesh alltoall).  The order
+  // of events does not change: posts are the only events of their
+  // priority, and a source's posts keep the order they were made in.
+  PostChain& c = post_chains_[m.src];
+  if (!c.active) {
+    c.active = true;
+    c.tail = at;
+    sim_.schedule_bound(at, kPrioPost, node, post_binding_, id, 1);
+  } else if (at >= c.tail) {
+    c.queue.emplace_back(at, id);
+    c.tail = at;
+  } else {
+    // Out of time order: schedule what waits, then this one, in the order
+    // they were posted (the chain's event goes on with an empty queue).
+    for (std::size_t k = c.head; k < c.queue.size(); ++k)
+      sim_.schedule_bound(c.queue[k].first, kPrioPost, node, post_binding_, c.queue[k].second, 0);
+    c.queue.clear();
+    c.head = 0;
+    sim_.schedule_bound(at, kPrioPost, node, post_binding_, id, 0);
+  }
 }
 
 MessageId NetworkImpl::create(EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint32_t tag) {

@@ -109,6 +109,19 @@ void NetworkImpl::on_post(const core::Event& ev) {
   const MessageId id = ev.arg32;
   Message& m = messages_[id];
   const NodeId node = topo_.endpoint_node(m.src);
+  if (ev.arg0 == 1) {  // the source's chain of posts (see post()): schedule its next
+    PostChain& c = post_chains_[m.src];
+    if (c.head < c.queue.size()) {
+      const auto [t, next] = c.queue[c.head++];
+      sim_.schedule_bound(t, kPrioPost, node, post_binding_, next, 1);
+      if (c.head == c.queue.size()) {
+        c.queue.clear();
+        c.head = 0;
+      }
+    } else {
+      c.active = false;
+    }
+  }
   Packet probe{};
   probe.dst = m.dst;
   probe.vc = m.vc;
