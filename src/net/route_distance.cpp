@@ -262,6 +262,21 @@ class HammingMeshDistance final : public RouteDistance {
       }
     for (std::uint32_t s = 0; s < switches; ++s) sw_[s].tree = tree_net[sw_[s].net] != 0;
     build_portals();
+    // Each switch's ports by what is behind them: an accelerator's board
+    // position along the switch's line (bx on a row network, by on a
+    // column one), or kSwitchKey; sorted by (key, port).
+    sw_port_base_.assign(switches + 1, 0);
+    for (std::uint32_t s = 0; s < switches; ++s) {
+      const Node& n = topo.node(accs_ + s);
+      const std::size_t begin = sw_ports_.size();
+      for (PortIndex p = 0; p < n.out.size(); ++p) {
+        const NodeId v = topo.link(n.out[p]).dst;
+        const std::uint32_t key = v >= accs_ ? kSwitchKey : (sw_[s].col ? coord(v).by : coord(v).bx);
+        sw_ports_.emplace_back(key, p);
+      }
+      std::sort(sw_ports_.begin() + static_cast<std::ptrdiff_t>(begin), sw_ports_.end());
+      sw_port_base_[s + 1] = sw_ports_.size();
+    }
   }
 
   std::uint16_t hops(NodeId at, std::uint8_t s, std::uint32_t target) const override {
@@ -289,13 +304,27 @@ class HammingMeshDistance final : public RouteDistance {
   // cables sit on different leaves of a tree bridges them as fast as a
   // spine does, so there every neighbour is evaluated.)  The other boards'
   // accelerators then need no distance.
-  bool never_closer(NodeId at, NodeId next, std::uint32_t target) const override {
-    if (at < accs_ || next >= accs_) return false;
+  // So a switch offers its ports to switches and those to the accelerators
+  // of the board in line with the target, found by the board's position
+  // along the line (precomputed per switch, in port order).
+  bool candidate_ports(NodeId at, std::uint32_t target, std::vector<PortIndex>& ports) const override {
+    if (at < accs_) return false;
     const SwitchInfo& info = sw_[at - accs_];
     if (info.tree && (info.col ? b_ : a_) == 1) return false;
     const Coord t = coord(topo_.endpoint_node(target));
-    const Coord v = coord(next);
-    return info.col ? v.by != t.by : v.bx != t.bx;
+    const std::uint32_t key = info.col ? t.by : t.bx;
+    const auto* first = sw_ports_.data() + sw_port_base_[at - accs_];
+    const auto* last = sw_ports_.data() + sw_port_base_[at - accs_ + 1];
+    const auto* acc = std::lower_bound(first, last, std::make_pair(key, PortIndex{0}));
+    const auto* sw = std::lower_bound(first, last, std::make_pair(kSwitchKey, PortIndex{0}));
+    // Merge the two ascending runs: the line's accelerators, the switches.
+    const auto* acc_end = acc;
+    while (acc_end != sw && acc_end->first == key) ++acc_end;
+    while (acc != acc_end || sw != last) {
+      if (sw == last || (acc != acc_end && acc->second < sw->second)) ports.push_back((acc++)->second);
+      else ports.push_back((sw++)->second);
+    }
+    return true;
   }
 
  private:
@@ -478,6 +507,9 @@ class HammingMeshDistance final : public RouteDistance {
   std::vector<SwitchInfo> sw_;  // [node - accelerators]
   std::vector<Packed> coord_;   // [accelerator]
   std::vector<Portal> portal_;  // [board][row W, row E, column N, column S portals]
+  static constexpr std::uint32_t kSwitchKey = 0xFFFFFFFFu;
+  std::vector<std::pair<std::uint32_t, PortIndex>> sw_ports_;  // per switch, sorted (see the constructor)
+  std::vector<std::size_t> sw_port_base_;
   std::size_t per_board_ = 0;
   mutable std::uint64_t memo_key_ = UINT64_MAX;  // the last switch query (node, state, target)
   mutable std::uint16_t memo_ = 0;

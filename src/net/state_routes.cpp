@@ -58,7 +58,7 @@ void StateRoutes::build_adjacency() {
     const Node& node = topo_.node(n);
     for (PortIndex p = 0; p < node.out.size(); ++p) {
       const Link& l = topo_.link(node.out[p]);
-      if (l.carries_data) out_.push_back(Out{node.out[p], l.dst, p, topo_.node(l.dst).forwards});
+      out_.push_back(Out{node.out[p], l.dst, l.carries_data, topo_.node(l.dst).forwards});
     }
     out_base_[n + 1] = out_.size();
   }
@@ -193,23 +193,32 @@ void StateRoutes::options(NodeId at, std::uint8_t s, std::uint32_t target, std::
   const std::uint16_t here = dist(at, s, target, escape);
   if (here == 0 || here == kUnreachable) return;
   const unsigned alts = rules_->alternatives();
-  for (std::size_t k = out_base_[at]; k < out_base_[at + 1]; ++k) {
-    const Out& o = out_[k];
+  const Out* outs = out_.data() + out_base_[at];
+  const auto consider = [&](PortIndex p) {
+    const Out& o = outs[p];
+    if (!o.data) return;
     const LinkId l = o.link;
     const NodeId v = o.to;
     // (A packet passes only through forwarding nodes: tested first, it
     // also spares the rules and the distance of every endpoint behind a
     // switch.)
-    if (!o.to_forwards && !is_target_node(v, target)) continue;
-    if (distance_ && distance_->never_closer(at, v, target)) continue;
+    if (!o.to_forwards && !is_target_node(v, target)) return;
     for (unsigned a = 0; a < alts; ++a) {
       const std::uint8_t t = rules_->step(at, s, l, target, a);
       if (t == RouteRules::kIllegal) continue;
       if (escape_only && !rules_->escape(t)) continue;
       const std::uint16_t there = dist(v, t, target, escape);
       if (there == kUnreachable || there + 1u != here) continue;
-      out.push_back(Option{o.port, l, t, rules_->vc(t)});
+      out.push_back(Option{p, l, t, rules_->vc(t)});
     }
+  };
+  thread_local std::vector<PortIndex> ports;  // (scratch: options() may run on several threads)
+  ports.clear();
+  if (distance_ && distance_->candidate_ports(at, target, ports)) {
+    for (PortIndex p : ports) consider(p);
+  } else {
+    const auto n = static_cast<PortIndex>(out_base_[at + 1] - out_base_[at]);
+    for (PortIndex p = 0; p < n; ++p) consider(p);
   }
 }
 

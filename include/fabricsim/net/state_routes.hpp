@@ -104,10 +104,13 @@ class RouteDistance {
   virtual std::uint16_t escape_hops(NodeId at, std::uint8_t s, std::uint32_t target) const {
     return hops(at, s, target);
   }
-  /// A cheap test that the move from `at` to its neighbour `next` is on no
-  /// shortest legal route to `target` (so options() need not compute the
-  /// distance from `next`); by default false (always compute).
-  virtual bool never_closer(NodeId /*at*/, NodeId /*next*/, std::uint32_t /*target*/) const { return false; }
+  /// The ports of `at` that may be on a shortest legal route to `target`,
+  /// ascending, into `ports` (so options() need not compute the distance
+  /// beyond any other port); false (and `ports` untouched) to consider
+  /// every port, the default.
+  virtual bool candidate_ports(NodeId /*at*/, std::uint32_t /*target*/, std::vector<PortIndex>& /*ports*/) const {
+    return false;
+  }
 };
 
 /// Computed distances of the built-in direct topologies, for the rules of
@@ -170,10 +173,10 @@ class StateRoutes {
   void build(std::size_t max_bytes);
   // Each node's data-carrying out-links, compact (options() reads these
   // per hop instead of the topology's larger node and link records).
-  struct Out {
+  struct Out {  // one per port
     LinkId link;
     NodeId to;
-    PortIndex port;
+    bool data;         // the link carries data
     bool to_forwards;  // the far end forwards packets
   };
   std::vector<std::size_t> out_base_;
