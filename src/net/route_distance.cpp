@@ -403,72 +403,83 @@ class HammingMeshDistance final : public RouteDistance {
         }
     }
   }
-  // Links from (c.i, c.j) to the nearest of the portals (a walk, north-last
-  // if `north`), or kInf.
-  static std::uint32_t nearest_portal(bool north, const Coord& c, const Portal* p, std::size_t n) {
-    std::uint32_t m = kInf;
-    for (std::size_t u = 0; u < n; ++u) m = std::min(m, walk(north, c.i, c.j, p[u].i, p[u].j));
-    return m;
-  }
   bool may_enter(bool col_dim, bool col_used) const { return col_dim || !(row_first_ && col_used); }
+
+  // From each portal of a board onwards to the target, by the routes
+  // from_acc takes: h[d][u] for the board's u-th portal in dimension d, the
+  // least of one traversal in d into the target's board (vc < 2, the board
+  // in line) and two, d to the corner board and then the other dimension
+  // (vc == 0).  It depends on the board, the target, vc and col, not on
+  // where on the board a packet is: an accelerator and its board
+  // neighbours, and a switch's exits onto one board, share it (a few
+  // entries are kept).  The minima of the chained steps are taken once per
+  // portal instead of once per (portal, portal, portal) path.
+  struct Onward {
+    std::uint64_t board_key = UINT64_MAX;  // board, vc, col
+    std::uint64_t target_key = UINT64_MAX;
+    std::array<std::array<std::uint32_t, kMaxPortals>, 2> h;
+  };
+  const Onward& onward(std::uint32_t bx, std::uint32_t by, unsigned vc, bool col, const Coord& t) const {
+    const std::uint64_t bkey = (static_cast<std::uint64_t>(by) * x_ + bx) | std::uint64_t{vc} << 32 |
+                               std::uint64_t{col} << 34;
+    const std::uint64_t tkey = static_cast<std::uint64_t>(t.bx) << 32 | static_cast<std::uint64_t>(t.by) << 16 |
+                               t.i << 8 | t.j;
+    for (const Onward& o : onward_)
+      if (o.board_key == bkey && o.target_key == tkey) return o;
+    Onward& on = onward_[onward_next_];
+    onward_next_ = (onward_next_ + 1) % onward_.size();
+    on.board_key = bkey;
+    on.target_key = tkey;
+    const Portal *p0, *p1, *q, *r;
+    std::array<std::uint32_t, kMaxPortals> tail, R, C;
+    for (bool d : {false, true}) {
+      auto& h = on.h[d];
+      const std::size_t np = portals(d, bx, by, p0);
+      for (std::size_t u = 0; u < np; ++u) h[u] = kInf;
+      if (vc < 2 && may_enter(d, col) && (d ? bx == t.bx : by == t.by)) {
+        // One traversal, in dimension d, into the target's board.
+        const std::size_t ne = portals(d, t.bx, t.by, p1);
+        for (std::size_t v = 0; v < ne; ++v) tail[v] = manhattan(p1[v].i, p1[v].j, t.i, t.j);
+        for (std::size_t u = 0; u < np; ++u)
+          for (std::size_t v = 0; v < ne; ++v) h[u] = std::min(h[u], traverse(p0[u], p1[v]) + tail[v]);
+      }
+      const bool d2 = !d;
+      if (vc < 1 && may_enter(d, col) && may_enter(d2, col || d)) {
+        // Two traversals: d to the corner board, then the other dimension.
+        const std::uint32_t cx = d ? bx : t.bx, cy = d ? t.by : by;
+        const std::size_t nq = portals(d, cx, cy, q);
+        const std::size_t nr = portals(d2, cx, cy, r);
+        const std::size_t ne = portals(d2, t.bx, t.by, p1);
+        for (std::size_t w = 0; w < ne; ++w) tail[w] = manhattan(p1[w].i, p1[w].j, t.i, t.j);
+        for (std::size_t k = 0; k < nr; ++k) {
+          R[k] = kInf;
+          for (std::size_t w = 0; w < ne; ++w) R[k] = std::min(R[k], traverse(r[k], p1[w]) + tail[w]);
+        }
+        for (std::size_t v = 0; v < nq; ++v) {
+          C[v] = kInf;
+          for (std::size_t k = 0; k < nr; ++k) C[v] = std::min(C[v], manhattan(q[v].i, q[v].j, r[k].i, r[k].j) + R[k]);
+        }
+        for (std::size_t u = 0; u < np; ++u)
+          for (std::size_t v = 0; v < nq; ++v) h[u] = std::min(h[u], traverse(p0[u], q[v]) + C[v]);
+      }
+    }
+    return on;
+  }
 
   std::uint32_t from_acc(const Coord& n, unsigned vc, bool north, bool col, const Coord& t) const {
     std::uint32_t best = kInf;
     if (n.bx == t.bx && n.by == t.by) best = walk(north, n.i, n.j, t.i, t.j);
     if (vc >= 2) return best;
-    const Portal *p0, *p1;
-    std::array<std::uint32_t, kMaxPortals> tail;  // from each portal of the target's board to the target (written before read: no zeroing per call)
+    const Onward& on = onward(n.bx, n.by, vc, col, t);
+    const Portal* p0;
     for (bool d : {false, true}) {
-      // One traversal, in dimension d, into the target's board.
-      if (!may_enter(d, col)) continue;
-      if (d ? n.bx != t.bx : n.by != t.by) continue;
       const std::size_t np = portals(d, n.bx, n.by, p0);
-      const std::size_t ne = portals(d, t.bx, t.by, p1);
-      // Every such route costs at least the walk to the nearest portal, a
-      // traversal of 2 links and the walk from the nearest portal: skip
-      // the pairs when that cannot beat the best (on a 2x2 board, always
-      // when the target is on it).
-      if (nearest_portal(north, n, p0, np) + 2 + nearest_portal(false, t, p1, ne) >= best) continue;
-      for (std::size_t v = 0; v < ne; ++v) tail[v] = manhattan(p1[v].i, p1[v].j, t.i, t.j);
       for (std::size_t u = 0; u < np; ++u) {
         const std::uint32_t w = walk(north, n.i, n.j, p0[u].i, p0[u].j);
-        if (w >= kInf) continue;
-        for (std::size_t v = 0; v < ne; ++v) best = std::min(best, w + traverse(p0[u], p1[v]) + tail[v]);
+        if (w < kInf) best = std::min(best, w + on.h[d][u]);
       }
     }
-    if (vc >= 1) return best;
-    const Portal *q, *r;
-    std::array<std::uint32_t, kMaxPortals> cost, cost2;
-    for (bool d1 : {false, true}) {
-      // Two traversals: d1 to the corner board, then the other dimension.
-      const bool d2 = !d1;
-      if (!may_enter(d1, col) || !may_enter(d2, col || d1)) continue;
-      const std::uint32_t cx = d1 ? n.bx : t.bx, cy = d1 ? t.by : n.by;
-      const std::size_t np = portals(d1, n.bx, n.by, p0);
-      const std::size_t ne = portals(d2, t.bx, t.by, p1);
-      // At least two traversals of 2 links and the walks to and from the
-      // nearest portals (see above).
-      if (nearest_portal(north, n, p0, np) + 4 + nearest_portal(false, t, p1, ne) >= best) continue;
-      const std::size_t nq = portals(d1, cx, cy, q);
-      const std::size_t nr = portals(d2, cx, cy, r);
-      for (std::size_t v = 0; v < nq; ++v) cost[v] = kInf;
-      for (std::size_t u = 0; u < np; ++u) {
-        const std::uint32_t w = walk(north, n.i, n.j, p0[u].i, p0[u].j);
-        if (w >= kInf) continue;
-        for (std::size_t v = 0; v < nq; ++v) cost[v] = std::min(cost[v], w + traverse(p0[u], q[v]));
-      }
-      for (std::size_t k = 0; k < nr; ++k) {
-        cost2[k] = kInf;
-        for (std::size_t v = 0; v < nq; ++v)
-          cost2[k] = std::min(cost2[k], cost[v] + manhattan(q[v].i, q[v].j, r[k].i, r[k].j));
-      }
-      for (std::size_t v = 0; v < ne; ++v) tail[v] = manhattan(p1[v].i, p1[v].j, t.i, t.j);
-      for (std::size_t k = 0; k < nr; ++k) {
-        if (cost2[k] >= kInf) continue;
-        for (std::size_t v = 0; v < ne; ++v) best = std::min(best, cost2[k] + traverse(r[k], p1[v]) + tail[v]);
-      }
-    }
-    return best;
+    return std::min(best, kInf);
   }
 
   std::uint32_t from_switch(NodeId at, unsigned vc, bool down, bool col, const Coord& t) const {
@@ -507,6 +518,8 @@ class HammingMeshDistance final : public RouteDistance {
   std::vector<SwitchInfo> sw_;  // [node - accelerators]
   std::vector<Packed> coord_;   // [accelerator]
   std::vector<Portal> portal_;  // [board][row W, row E, column N, column S portals]
+  mutable std::array<Onward, 4> onward_;  // the last boards' onward costs (see onward())
+  mutable std::size_t onward_next_ = 0;
   static constexpr std::uint32_t kSwitchKey = 0xFFFFFFFFu;
   std::vector<std::pair<std::uint32_t, PortIndex>> sw_ports_;  // per switch, sorted (see the constructor)
   std::vector<std::size_t> sw_port_base_;
