@@ -80,8 +80,8 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
   const double kEventsPerHop = 1.5;     // measured 1.1 (64k tree permutation) to 2.7 (torus alltoall)
   const double kEventsPerSecond = 1e6;  // per core; this VM: 1-6 M (docs/performance.md)
   double packets = 0, wire = 0, link_wire = 0;
+  const std::uint64_t ppp = np.packet_bytes - np.header_bytes;  // payload per packet
   for (const auto& m : plan) {
-    const std::uint64_t ppp = np.packet_bytes - np.header_bytes;
     packets += static_cast<double>((m.bytes + ppp - 1) / ppp);
     wire += static_cast<double>(workload::wire_bytes(m.bytes, np));
   }
@@ -197,11 +197,7 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
              human_bytes(static_cast<double>(memory.total())), est_ranks, est_ranks == 1 ? "" : "s",
              memory.total() <= memory_limit ? "within" : "OVER", human_bytes(static_cast<double>(memory_limit)),
              est_ranks, est_ranks == 1 ? "" : "s");
-  fmt::print("                   program {}, topology {}, routes {}, network state and series {}, messages {}{}\n",
-             human_bytes(static_cast<double>(memory.process)), human_bytes(static_cast<double>(memory.description)),
-             human_bytes(static_cast<double>(memory.routes)), human_bytes(static_cast<double>(memory.state)),
-             human_bytes(static_cast<double>(memory.messages)),
-             memory.partition ? ", partitioning " + human_bytes(static_cast<double>(memory.partition)) : std::string());
+  fmt::print("                   {}\n", memory.breakdown());
   if (!routable) fmt::print("  traffic          (no fluid estimate: the topology cannot run as configured)\n");
   else {
   fmt::print("  traffic          {} messages, {:.1f} MiB payload ({})\n", plan.size(), fluid.payload_bytes / 1048576.0,

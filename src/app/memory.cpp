@@ -69,8 +69,6 @@ std::uint64_t topology_bytes(const net::Topology& topo) {
   return b;
 }
 
-bool traffic_workload(const config::Config& cfg) { return !runs_jobs(cfg); }
-
 // Links a rank simulates an end of: its share, plus the cut links it shares
 // with others (METIS cuts a few percent on the large fabrics: 6,000 of the
 // Dragonfly's 130,000 links at 4 ranks).
@@ -91,18 +89,18 @@ std::string human_bytes(double b) {
   return fmt::format("{:.1f} {}", b, units[u]);
 }
 
-std::string MemoryEstimate::describe() const {
+std::string MemoryEstimate::breakdown() const {
   auto h = [](std::uint64_t b) { return human_bytes(static_cast<double>(b)); };
-  if (sizes_only) {
-    std::string s = fmt::format("{} per rank before routes and messages (program {}, topology {}, network state {}",
-                                h(total()), h(process), h(description), h(state));
-    if (partition > 0) s += fmt::format(", partitioning {}", h(partition));
-    return s + ")";
-  }
-  std::string s = fmt::format("{} per rank (program {}, topology {}, routes {}, network state and series {}, messages {}",
-                              h(total()), h(process), h(description), h(routes), h(state), h(messages));
+  std::string s = sizes_only ? fmt::format("program {}, topology {}, network state {}", h(process), h(description), h(state))
+                             : fmt::format("program {}, topology {}, routes {}, network state and series {}, messages {}",
+                                           h(process), h(description), h(routes), h(state), h(messages));
   if (partition > 0) s += fmt::format(", partitioning {}", h(partition));
-  return s + ")";
+  return s;
+}
+
+std::string MemoryEstimate::describe() const {
+  return fmt::format("{} per rank{} ({})", human_bytes(static_cast<double>(total())),
+                     sizes_only ? " before routes and messages" : "", breakdown());
 }
 
 MemoryEstimate estimate_memory(const config::Config& cfg, int ranks, std::uint64_t nodes, std::uint64_t links) {
@@ -118,7 +116,7 @@ MemoryEstimate estimate_memory(const config::Config& cfg, int ranks, std::uint64
 }
 
 MemoryEstimate estimate_memory(const config::Config& cfg, int ranks, const net::Topology& topo,
-                               const net::NetworkParams& np, std::uint64_t messages) {
+                               const net::NetworkParams& np) {
   MemoryEstimate e;
   const std::uint64_t nodes = topo.node_count(), links = topo.link_count();
   e.process = kProcessBytes;
@@ -134,9 +132,9 @@ MemoryEstimate estimate_memory(const config::Config& cfg, int ranks, const net::
   }
   e.state = net::Network::state_bytes(nodes, links, local_links(links, ranks), np.vcs, duato,
                                       np.interval > core::SimTime::zero());
-  std::uint64_t count = messages;
+  std::uint64_t count = 0;
   double busiest = 0;  // payload bytes of the busiest source (traffic patterns: they are even)
-  if (count == 0 && traffic_workload(cfg)) {
+  if (!runs_jobs(cfg)) {
     const auto tp = traffic_params(cfg);
     count = workload::count_traffic(tp, static_cast<std::uint32_t>(topo.endpoint_count()));
     if (topo.endpoint_count() > 0)

@@ -25,7 +25,9 @@ struct MemoryEstimate {
                                   ///< before the network state is allocated)
   bool sizes_only = false;        ///< from sizes alone: routes and messages not counted
   std::uint64_t total() const { return process + description + routes + messages + std::max(state, partition); }
-  /// "1.2 GiB per rank (description 10.0 MiB, state 800.0 MiB, ...)".
+  /// "program 32.0 MiB, topology 9.2 MiB, ...".
+  std::string breakdown() const;
+  /// "1.2 GiB per rank (program 32.0 MiB, ...)".
   std::string describe() const;
 };
 
@@ -35,9 +37,9 @@ struct MemoryEstimate {
 MemoryEstimate estimate_memory(const config::Config& cfg, int ranks, std::uint64_t nodes, std::uint64_t links);
 /// The estimate for a built topology with its routing set up in `np`: adds
 /// the route tables and the messages of a traffic workload (a task graph's
-/// messages are counted where it has been built: `messages` > 0).
+/// messages, built later, are not counted).
 MemoryEstimate estimate_memory(const config::Config& cfg, int ranks, const net::Topology& topo,
-                               const net::NetworkParams& np, std::uint64_t messages = 0);
+                               const net::NetworkParams& np);
 
 /// engine.memory_limit_gib in bytes for one rank: the limit (0 = this
 /// machine's physical memory) shared by `ranks_here` ranks on this machine.

@@ -95,7 +95,7 @@ job=$(cd "$dir/work" && CONFIG="$dir/small.toml" OUT="$dir/results/run.h5" \
       sbatch --parsable --ntasks=2 --mem-per-cpu=256M --time=5 --output="$dir/job.out" \
       "$src/jobs/slurm/fat_tree_16k.sbatch") || { echo "FAIL: sbatch refused the job"; exit 1; }
 echo "submitted job $job"
-wait_job() {  # prints the final state of job $1 (array jobs: of their task 0)
+wait_job() {  # prints the final state of job $1 (array jobs: of their first task)
   local st=""
   for _ in $(seq 1 180); do
     st=$(scontrol show job "$1" 2>/dev/null | grep -oE 'JobState=[A-Z_]+' | head -1 | cut -d= -f2)
@@ -104,14 +104,19 @@ wait_job() {  # prints the final state of job $1 (array jobs: of their task 0)
   done
   echo "$st"
 }
-state=$(wait_job "$job")
-echo "job $job: $state"
-cat "$dir/job.out"
-[ "$state" = COMPLETED ] || { echo "FAIL: job ended $state"; tail -20 "$dir/slurmd.log"; exit 1; }
+finish_job() {  # job, its output file, what it is: waits, shows the output, fails unless it completed
+  local state
+  state=$(wait_job "$1")
+  echo "job $1: $state"
+  cat "$2"
+  [ "$state" = COMPLETED ] || { echo "FAIL: $3 ended $state"; tail -20 "$dir/slurmd.log"; exit 1; }
+}
+h5attr() { h5dump -a "$2" "$1" | grep '(0)' | awk '{print $2}'; }  # file, attribute path
+finish_job "$job" "$dir/job.out" "job"
 [ -f "$dir/results/run.h5" ] || { echo "FAIL: no result file"; exit 1; }
-ranks=$(h5dump -a /meta/ranks "$dir/results/run.h5" | grep '(0)' | awk '{print $2}')
+ranks=$(h5attr "$dir/results/run.h5" /meta/ranks)
 [ "$ranks" = 2 ] || { echo "FAIL: /meta/ranks = $ranks, expected 2"; exit 1; }
-delivered=$(h5dump -a /summary/messages_delivered "$dir/results/run.h5" | grep '(0)' | awk '{print $2}')
+delivered=$(h5attr "$dir/results/run.h5" /summary/messages_delivered)
 [ "$delivered" = 64 ] || { echo "FAIL: $delivered of 64 messages delivered"; exit 1; }
 echo "PASS: Slurm job $job ran fabricsim on 2 ranks and wrote a complete result"
 
@@ -119,10 +124,7 @@ echo "PASS: Slurm job $job ran fabricsim on 2 ranks and wrote a complete result"
 job=$(cd "$dir/work" && REPO="$src" FABRICSIM="$exe" RUNS="dlrm:fat_tree" \
       sbatch --parsable --array=0-0 --mem=1G --time=5 --output="$dir/dnn-%a.out" \
       "$src/jobs/slurm/dnn_models.sbatch") || { echo "FAIL: sbatch refused the DNN array job"; exit 1; }
-state=$(wait_job "$job")
-echo "job $job: $state"
-cat "$dir/dnn-0.out"
-[ "$state" = COMPLETED ] || { echo "FAIL: DNN array job ended $state"; exit 1; }
+finish_job "$job" "$dir/dnn-0.out" "DNN array job"
 grep -qE '^dlrm +fat_tree +128 ' "$dir/dnn-0.out" || { echo "FAIL: no DLRM row in the array task's output"; exit 1; }
 echo "PASS: Slurm array job $job ran a DNN model at its paper's layout"
 
@@ -132,12 +134,9 @@ job=$(cd "$dir/work" && REPO="$src" FABRICSIM="$exe" RUNS="small:alltoall small:
       STEPS=2 BYTES=8192 OUT="$dir/results/large.h5" \
       sbatch --parsable --array=1-1 --ntasks=2 --mem-per-cpu=256M --time=5 --output="$dir/large-%a.out" \
       "$src/jobs/slurm/hammingmesh_large.sbatch") || { echo "FAIL: sbatch refused the large-cluster array job"; exit 1; }
-state=$(wait_job "$job")
-echo "job $job: $state"
-cat "$dir/large-1.out"
-[ "$state" = COMPLETED ] || { echo "FAIL: large-cluster array job ended $state"; exit 1; }
+finish_job "$job" "$dir/large-1.out" "large-cluster array job"
 grep -q 'expected work' "$dir/large-1.out" || { echo "FAIL: no work estimate from info"; exit 1; }
 grep -q 'peak per rank estimated at 2 ranks' "$dir/large-1.out" || { echo "FAIL: no memory estimate for 2 ranks"; exit 1; }
-delivered=$(h5dump -a /summary/messages_delivered "$dir/results/large.h5" | grep '(0)' | awk '{print $2}')
+delivered=$(h5attr "$dir/results/large.h5" /summary/messages_delivered)
 [ "$delivered" = 128 ] || { echo "FAIL: $delivered of 128 ring messages delivered"; exit 1; }
 echo "PASS: Slurm array job $job ran the ring workload of the large-cluster script on 2 ranks"
