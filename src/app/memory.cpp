@@ -145,7 +145,7 @@ MemoryEstimate estimate_memory(const config::Config& cfg, int ranks, const net::
   }
   if (topo.endpoint_count() > 0 && !topo.node(topo.endpoint_node(0)).out.empty())
     e.state += series_bytes(cfg, links, local_links(links, ranks), busiest,
-                            topo.link(topo.node(topo.endpoint_node(0)).out.front()).bandwidth_gbps);
+                            topo.injection_gbps(0));
   // Every rank holds every message; the plan lives while they are posted.
   e.messages = count * (net::Network::message_bytes() + sizeof(workload::PlannedMessage));
   if (ranks > 1)

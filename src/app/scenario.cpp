@@ -262,6 +262,7 @@ net::NetworkParams network_params(const config::Config& cfg) {
   p.vcs = u32(cfg, "network.vcs");
   p.switch_latency = SimTime::from_ns_f(cfg.get_float("network.switch_latency_ns"));
   p.crossbar_speedup = cfg.get_float("network.crossbar_speedup");
+  p.send_engines = u32(cfg, "network.send_engines");
   p.routing = net::parse_routing_algorithm(cfg.get_string("routing.algorithm"));
   p.ecmp_hash = net::parse_ecmp_hash(cfg.get_string("routing.ecmp_hash"));
   p.ecmp_seed = u32(cfg, "routing.ecmp_seed");

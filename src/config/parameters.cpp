@@ -219,6 +219,13 @@ std::vector<ParamDecl> declare() {
                           "is the HammingMesh paper's router (800 Gb/s crossbar for 400 Gb/s ports); 1 exposes "
                           "the matching losses of an unbuffered crossbar.",
                           1.0, 64.0));
+  p.push_back(int_param("network", "send_engines", "", 0,
+                        "Messages an endpoint's NIC sends at once (its send engines); later posts wait for an engine "
+                        "in post order. Each injection link interleaves the packets of the messages using it, so an "
+                        "endpoint with several ports (HammingMesh, HyperX, torus) keeps them busy when its messages "
+                        "start on different ports. 0: every posted message sends at once. The HammingMesh paper's "
+                        "NIC has 4.",
+                        0, 1 << 20));
   // ----------------------------------------------------------------- routing
   p.push_back(enum_param("routing", "algorithm", "adaptive",
                          {"ecmp", "spray", "adaptive", "dmodk", "dor", "minimal", "valiant", "ugal_local", "ugal_global"},

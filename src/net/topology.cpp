@@ -142,6 +142,19 @@ std::size_t Topology::count_data_links() const {
       std::count_if(links_.begin(), links_.end(), [](const Link& l) { return l.carries_data; }));
 }
 
+double Topology::injection_gbps(EndpointId e) const {
+  double sum = 0.0;
+  for (LinkId l : nodes_[endpoint_nodes_[e]].out)
+    if (links_[l].carries_data) sum += links_[l].bandwidth_gbps;
+  return sum;
+}
+
+double Topology::total_injection_gbps() const {
+  double sum = 0.0;
+  for (EndpointId e = 0; e < endpoint_nodes_.size(); ++e) sum += injection_gbps(e);
+  return sum;
+}
+
 std::size_t Topology::count_cables(CableType type) const {
   // Count each cable once, by its first directed half (the one with the smaller id).
   std::size_t n = 0;

@@ -86,9 +86,8 @@ FluidEstimate estimate(const net::Topology& topo, Next&& next_hops, std::uint8_t
     }
   }
   if (est.min_makespan_ns > 0 && topo.endpoint_count() > 0) {
-    const double inj = topo.link(topo.node(topo.endpoint_node(0)).out.front()).bandwidth_gbps;
     est.throughput_bound =
-        std::min(1.0, est.payload_bytes * 8.0 / est.min_makespan_ns / (inj * static_cast<double>(topo.endpoint_count())));
+        std::min(1.0, est.payload_bytes * 8.0 / est.min_makespan_ns / std::max(topo.total_injection_gbps(), 1e-9));
   }
   return est;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "fabricsim/util/assert.hpp"
 #include "fabricsim/util/error.hpp"
 #include "fabricsim/util/random.hpp"
 
@@ -41,18 +42,27 @@ std::vector<std::uint32_t> random_derangement(std::uint32_t n, std::uint64_t see
 }
 
 std::vector<PlannedMessage> plan_traffic(const TrafficParams& p, std::uint32_t n, SimTime message_time) {
+  return plan_traffic(p, n, std::vector<SimTime>(n, message_time));
+}
+
+std::vector<PlannedMessage> plan_traffic(const TrafficParams& p, std::uint32_t n,
+                                         const std::vector<SimTime>& message_time) {
+  FABRICSIM_ASSERT(message_time.size() >= n, "a message time per source");
   std::vector<PlannedMessage> out;
-  const auto gap = SimTime::from_ps(static_cast<std::int64_t>(static_cast<double>(message_time.ps()) / p.load));
-  auto post = [&](std::uint32_t k) { return p.start + gap * static_cast<std::int64_t>(k); };
+  std::uint32_t s = 0;  // the source whose messages are being planned
+  const auto post = [&](std::uint32_t k) {
+    const auto gap = SimTime::from_ps(static_cast<std::int64_t>(static_cast<double>(message_time[s].ps()) / p.load));
+    return p.start + gap * static_cast<std::int64_t>(k);
+  };
   switch (p.pattern) {
     case Pattern::Permutation: {
       const auto perm = random_derangement(n, p.seed);
-      for (std::uint32_t s = 0; s < n; ++s)
+      for (s = 0; s < n; ++s)
         for (std::uint32_t k = 0; k < p.messages; ++k) out.push_back({s, perm[s], p.message_bytes, post(k)});
       break;
     }
     case Pattern::Uniform: {
-      for (std::uint32_t s = 0; s < n; ++s) {
+      for (s = 0; s < n; ++s) {
         util::RandomStream rng(p.seed, kStreamUniform + s);
         for (std::uint32_t k = 0; k < p.messages; ++k) {
           auto d = static_cast<std::uint32_t>(rng.below(n - 1));
@@ -64,13 +74,13 @@ std::vector<PlannedMessage> plan_traffic(const TrafficParams& p, std::uint32_t n
     }
     case Pattern::Alltoall: {
       const std::uint32_t rounds = p.messages == 0 ? n - 1 : std::min(p.messages, n - 1);
-      for (std::uint32_t s = 0; s < n; ++s)
+      for (s = 0; s < n; ++s)
         for (std::uint32_t i = 1; i <= rounds; ++i) out.push_back({s, (s + i) % n, p.message_bytes, post(i - 1)});
       break;
     }
     case Pattern::Ring: {
       // Each endpoint to the next (the traffic of a ring collective's step).
-      for (std::uint32_t s = 0; s < n; ++s)
+      for (s = 0; s < n; ++s)
         for (std::uint32_t i = 0; i < std::max(p.messages, 1u); ++i)
           out.push_back({s, (s + 1) % n, p.message_bytes, post(i)});
       break;
@@ -84,7 +94,7 @@ std::vector<PlannedMessage> plan_traffic(const TrafficParams& p, std::uint32_t n
         throw util::ConfigError("workload.incast_sources: " + std::to_string(senders) + " exceeds the " +
                                 std::to_string(n - 1) + " other endpoints");
       std::uint32_t added = 0;
-      for (std::uint32_t s = 0; s < n && added < senders; ++s) {
+      for (s = 0; s < n && added < senders; ++s) {
         if (s == p.incast_target) continue;
         ++added;
         for (std::uint32_t k = 0; k < p.messages; ++k) out.push_back({s, p.incast_target, p.message_bytes, post(k)});
@@ -102,7 +112,7 @@ std::vector<PlannedMessage> plan_traffic(const TrafficParams& p, std::uint32_t n
         partner[i] = upper[i];
         partner[upper[i]] = i;
       }
-      for (std::uint32_t s = 0; s < n; ++s) {
+      for (s = 0; s < n; ++s) {
         if (partner[s] == n) continue;  // odd n: the middle endpoint stays idle
         for (std::uint32_t k = 0; k < p.messages; ++k) out.push_back({s, partner[s], p.message_bytes, post(k)});
       }
@@ -136,22 +146,24 @@ std::uint64_t wire_bytes(std::uint64_t payload, const net::NetworkParams& np) {
   return payload + packets * np.header_bytes;
 }
 
-namespace {
-SimTime injection_time(const TrafficParams& params, const net::Topology& topo, const net::NetworkParams& np) {
-  const auto& first = topo.links()[topo.node(topo.endpoint_node(0)).out.front()];
-  return core::serialization_time(wire_bytes(params.message_bytes, np), first.bandwidth_gbps);
+std::vector<SimTime> injection_times(const TrafficParams& params, const net::Topology& topo,
+                                     const net::NetworkParams& np) {
+  std::vector<SimTime> t(topo.endpoint_count());
+  const std::uint64_t bytes = wire_bytes(params.message_bytes, np);
+  for (net::EndpointId e = 0; e < t.size(); ++e)
+    t[e] = core::serialization_time(bytes, std::max(topo.injection_gbps(e), 1e-9));
+  return t;
 }
-}  // namespace
 
 std::vector<PlannedMessage> plan_traffic(const TrafficParams& params, const net::Topology& topo,
                                          const net::NetworkParams& np) {
-  return plan_traffic(params, static_cast<std::uint32_t>(topo.endpoint_count()), injection_time(params, topo, np));
+  return plan_traffic(params, static_cast<std::uint32_t>(topo.endpoint_count()), injection_times(params, topo, np));
 }
 
-TrafficWorkload::TrafficWorkload(net::Network& network, const TrafficParams& params)
-    : message_time_(injection_time(params, network.topology(), network.params())) {
-  const auto plan = plan_traffic(params, static_cast<std::uint32_t>(network.topology().endpoint_count()),
-                                 message_time_);
+TrafficWorkload::TrafficWorkload(net::Network& network, const TrafficParams& params) {
+  const auto times = injection_times(params, network.topology(), network.params());
+  if (!times.empty()) message_time_ = times[0];
+  const auto plan = plan_traffic(params, static_cast<std::uint32_t>(network.topology().endpoint_count()), times);
   for (const auto& m : plan) network.send(m.src, m.dst, m.bytes, m.post);
   total_ = plan.size();
   network.set_listener(this);

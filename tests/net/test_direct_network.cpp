@@ -100,6 +100,77 @@ TEST(RelayLatency, HyperXRowSwitchAcceleratorColumnSwitch) {
   EXPECT_EQ(r.net->totals().packet_hops, 4u);
 }
 
+// An accelerator with four ports (a 3x3 torus: +x, -x, +y, -y) sending one
+// message to each neighbour: every message has a port of its own, so the
+// four finish together after one message's serialization on its port: the
+// accelerator injects at 4 x the link rate.  With send engines, the NIC
+// sends that many messages at once and the rest wait: 1 engine is a
+// quarter of the injection, 2 half, 4 all of it.
+TEST(MultiPortInjection, FourPortsSendingToFourPeersInjectAtTheirSum) {
+  const double gbps = 400;
+  const std::int64_t L = 20'000;
+  const std::uint64_t bytes = 4u << 20;
+  for (std::uint32_t engines : {0u, 1u, 2u, 4u}) {
+    DirectRun r;
+    TorusParams tp;
+    tp.dims = {3, 3};
+    tp.boards = false;
+    tp.link = {gbps, SimTime::from_ps(L)};
+    r.topo = build_torus(tp);
+    ASSERT_DOUBLE_EQ(r.topo.injection_gbps(0), 4 * gbps);
+    r.routes = std::make_unique<StateRoutes>(r.topo, torus_rules(r.topo, {3, 3}, false));
+    NetworkParams np;
+    np.vcs = 2;
+    np.packet_bytes = 8192;
+    np.header_bytes = 64;
+    np.buffer_bytes = 1u << 20;
+    np.routing = RoutingAlgorithm::Dor;
+    np.switch_latency = SimTime::from_ps(40'000);
+    np.send_engines = engines;
+    r.start(np);
+    for (EndpointId peer : {1u, 2u, 3u, 6u}) r.net->send(0, peer, bytes, SimTime::zero());
+    r.run();
+    SimTime end = SimTime::zero();
+    for (const auto& m : r.net->messages()) end = std::max(end, m.end_time);
+    const std::uint64_t packets = (bytes + 8127) / 8128;
+    const double one_message_ps = static_cast<double>(bytes + packets * 64) * 8.0 / gbps * 1000.0;
+    const double at_once = engines == 0 ? 4.0 : engines;  // messages sent at a time
+    // Analytic: 4 / at_once rounds of one message's serialization, plus the link latency.
+    const double want_ps = 4.0 / at_once * one_message_ps + static_cast<double>(L);
+    EXPECT_NEAR(static_cast<double>(end.ps()), want_ps, 0.01 * want_ps) << engines << " engines";
+    const double share = static_cast<double>(4 * bytes) * 8.0 / (static_cast<double>(end.ps()) / 1000.0) /
+                         r.topo.injection_gbps(0);
+    EXPECT_NEAR(share, at_once / 4.0 * static_cast<double>(bytes) / static_cast<double>(bytes + packets * 64),
+                0.01)
+        << engines << " engines";
+    EXPECT_LE(share, 1.0);
+  }
+}
+
+// Synthetic traffic is paced at the sum of a source's injection links: a
+// four-port accelerator posts its k-th message at k times a message's
+// serialization at 4 x the link rate.
+TEST(MultiPortInjection, TrafficIsPacedAtTheSumOfTheInjectionLinks) {
+  TorusParams tp;
+  tp.dims = {4, 4};
+  tp.boards = false;
+  tp.link = {400, SimTime::from_ps(20'000)};
+  const Topology topo = build_torus(tp);
+  NetworkParams np;
+  np.packet_bytes = 8192;
+  np.header_bytes = 64;
+  workload::TrafficParams p;
+  p.pattern = workload::Pattern::Alltoall;
+  p.messages = 5;
+  p.message_bytes = 100000;
+  const auto plan = workload::plan_traffic(p, topo, np);
+  const std::uint64_t wire = 100000 + 13 * 64;  // 13 packets of 8,128 payload bytes
+  const double gap_ps = static_cast<double>(wire) * 8.0 / 1600.0 * 1000.0;
+  ASSERT_EQ(plan.size(), 16u * 5u);
+  for (std::size_t k = 0; k < 5; ++k)
+    EXPECT_NEAR(static_cast<double>(plan[k].post.ps()), static_cast<double>(k) * gap_ps, 1.0 + k) << k;
+}
+
 // TopoOpt, 16 servers, directed rings, k = 3: each message's packets cross
 // exactly the links of one of the routes of its pair.
 struct KPathRun {

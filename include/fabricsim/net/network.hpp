@@ -55,6 +55,12 @@ struct NetworkParams {
   std::uint32_t vcs = 1;
   core::SimTime switch_latency = core::SimTime::from_ns(100);
   double crossbar_speedup = 2.0;
+  /// Messages a NIC sends at once (its send engines, the HammingMesh
+  /// paper's "NIC send machines"); further posts wait, in post order, for an
+  /// engine.  A message's packets go out over its first hop (or, adaptive,
+  /// over whichever of its first hops is free), each injection link
+  /// interleaving the messages that use it.  0: as many as are posted.
+  std::uint32_t send_engines = 0;
   RoutingAlgorithm routing = RoutingAlgorithm::Ecmp;
   EcmpHash ecmp_hash = EcmpHash::Mix64;
   std::uint32_t ecmp_seed = 0;

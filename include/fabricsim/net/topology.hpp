@@ -180,6 +180,13 @@ class Topology {
   /// Number of directed links that carry data (all but the reverse halves
   /// of connect_directed cables).
   std::size_t count_data_links() const;
+  /// Injection bandwidth of endpoint e in Gb/s: the sum of the data-carrying
+  /// links leaving it (every port of a forwarding accelerator, e.g. the
+  /// four of a HammingMesh or torus accelerator per plane; the one link of
+  /// a NIC on a tree).
+  double injection_gbps(EndpointId e) const;
+  /// The same summed over every endpoint (what a throughput share divides by).
+  double total_injection_gbps() const;
   /// Number of cables (not directed links) of that type.
   std::size_t count_cables(CableType type) const;
   /// Physical switch boxes for the cost model: switch_count() unless the

@@ -34,11 +34,21 @@ struct PlannedMessage {
 };
 
 /// The messages a pattern generates for `endpoints` endpoints, in the order
-/// they will be posted (sorted by source, then post time).  `message_time` is
-/// the time one message takes at the injection rate; with load L the k-th
-/// message of a source is posted at start + k * message_time / L.
+/// they will be posted (sorted by source, then post time).  `message_time[s]`
+/// is the time one message takes at source s's injection rate (the sum of
+/// its injection links: an endpoint with four ports is paced four times as
+/// fast as one with one); with load L the k-th message of a source is
+/// posted at start + k * message_time[s] / L.
+std::vector<PlannedMessage> plan_traffic(const TrafficParams& params, std::uint32_t endpoints,
+                                         const std::vector<core::SimTime>& message_time);
+/// The same with one message time for every source.
 std::vector<PlannedMessage> plan_traffic(const TrafficParams& params, std::uint32_t endpoints,
                                          core::SimTime message_time);
+/// Per endpoint of `topo`: the time a message of params.message_bytes (with
+/// its headers) takes at the endpoint's injection bandwidth
+/// (Topology::injection_gbps).
+std::vector<core::SimTime> injection_times(const TrafficParams& params, const net::Topology& topo,
+                                           const net::NetworkParams& np);
 
 /// How many messages plan_traffic returns, without planning them (what
 /// the memory estimate needs before anything is built).
@@ -63,7 +73,8 @@ class TrafficWorkload : public net::MessageListener {
   std::uint64_t messages_total() const { return total_; }
   std::uint64_t messages_done() const { return done_; }
   bool done() const { return done_ == total_; }
-  /// Time one message takes at the injection rate of endpoint 0.
+  /// Time one message takes at the injection rate of endpoint 0 (all its
+  /// injection links together).
   core::SimTime message_time() const { return message_time_; }
 
  private:

@@ -323,6 +323,18 @@ class NetworkImpl {
     bool active = false;  // a chained post event is scheduled
   };
   std::vector<PostChain> post_chains_;
+  // Send engines (params_.send_engines > 0), per endpoint: engines in use,
+  // and the posted messages waiting for one (FIFO from head).
+  struct Engines {
+    std::uint32_t busy = 0;
+    std::uint32_t head = 0;
+    std::vector<MessageId> waiting;
+  };
+  std::vector<Engines> engines_;
+  /// A message's first move: it joins the NIC's injection lists.
+  void start_message(MessageId id);
+  /// Message `id` has sent its last packet: its engine takes the next waiting message.
+  void release_engine(EndpointId src);
   core::Simulator::BindingId relay_binding_ = 0;
   // Route rules (direct topologies): the moves offered at a hop.
   const StateRoutes* rules_ = nullptr;
@@ -370,7 +382,8 @@ class NetworkImpl {
     const std::uint64_t per_link = sizeof(LinkId);  // local_
     const std::uint64_t per_node = sizeof(std::uint8_t) + 3 * sizeof(std::size_t) + sizeof(std::uint64_t) +
                                    sizeof(std::vector<SimTime>) + sizeof(util::RandomStream) +
-                                   sizeof(std::uint64_t);  // the simulator's per-entity sequence
+                                   sizeof(std::uint64_t) +  // the simulator's per-entity sequence
+                                   sizeof(PostChain) + sizeof(Engines);  // per endpoint, counted per node
     return local_links * per_local + links * per_link + nodes * per_node;
   }
 

@@ -37,6 +37,7 @@ NetworkImpl::NetworkImpl(const Topology& topo, const NetworkParams& params, core
   owned_.assign(topo_.node_count(), 1);
   wake_times_.resize(topo_.node_count());
   post_chains_.resize(topo_.endpoint_count());
+  if (params_.send_engines > 0) engines_.resize(topo_.endpoint_count());
   interval_ = params_.interval;
   // The same on every rank (it sets when the series coarsen): the whole
   // fabric's link count.

@@ -94,6 +94,7 @@ bool NetworkImpl::arbitrate_nic(LinkId o) {
     start_transmission(o, p, sim_.now());
     if (m.sent_payload == m.bytes && listener_ && listener_->wants_sent())
       sim_.schedule_bound(port_[o].busy_until, kPrioDelivered, port_[o].src, sent_binding_, id);
+    if (m.sent_payload == m.bytes && params_.send_engines > 0) release_engine(m.src);
     if (!act.empty()) schedule_wake(o, port_[o].busy_until);
     return true;
   }
@@ -109,6 +110,10 @@ void NetworkImpl::on_post(const core::Event& ev) {
   const MessageId id = ev.arg32;
   Message& m = messages_[id];
   const NodeId node = topo_.endpoint_node(m.src);
+  if (ev.arg0 == 2) {  // an engine freed for this waiting message (release_engine)
+    start_message(id);
+    return;
+  }
   if (ev.arg0 == 1) {  // the source's chain of posts (see post()): schedule its next
     PostChain& c = post_chains_[m.src];
     if (c.head < c.queue.size()) {
@@ -122,6 +127,36 @@ void NetworkImpl::on_post(const core::Event& ev) {
       c.active = false;
     }
   }
+  if (params_.send_engines > 0) {
+    Engines& e = engines_[m.src];
+    if (e.busy == params_.send_engines) {
+      e.waiting.push_back(id);
+      return;
+    }
+    ++e.busy;
+  }
+  start_message(id);
+}
+
+void NetworkImpl::release_engine(EndpointId src) {
+  Engines& e = engines_[src];
+  if (e.head < e.waiting.size()) {
+    // The engine goes on with the longest-waiting message, as a post of
+    // its own at this instant (not inside the arbitration that freed it).
+    const MessageId next = e.waiting[e.head++];
+    if (e.head == e.waiting.size()) {
+      e.waiting.clear();
+      e.head = 0;
+    }
+    sim_.schedule_bound(sim_.now(), kPrioPost, topo_.endpoint_node(src), post_binding_, next, 2);
+  } else {
+    --e.busy;
+  }
+}
+
+void NetworkImpl::start_message(MessageId id) {
+  Message& m = messages_[id];
+  const NodeId node = topo_.endpoint_node(m.src);
   Packet probe{};
   probe.dst = m.dst;
   probe.vc = m.vc;
