@@ -32,6 +32,7 @@ SUMMARY_KEYS = (
     "sim_time_ns", "events", "wall_seconds", "events_per_second",
     "packets_delivered", "bytes_delivered", "packets_dropped", "packet_hops",
     "endpoints", "injection_gbps", "messages_delivered",
+    "throughput_share", "per_source_share", "steady_share",
 )
 LINK_KEYS = (
     "src", "dst", "src_port", "dst_port", "class", "bandwidth_gbps",
@@ -287,6 +288,11 @@ def aggregate_throughput(run):
         out["injection_capacity_gbps"] = endpoints * inj
     if out["throughput_gbps"] is not None and out["injection_capacity_gbps"]:
         out["injection_share"] = out["throughput_gbps"] / out["injection_capacity_gbps"]
+    # Written by fabricsim since issue 18 (absent in older files): the
+    # per-source mean and the steady-state share (docs/output.md).
+    for key in ("per_source_share", "steady_share"):
+        v = _num(run.summary, key)
+        out[key] = None if v is None or v != v else v  # NaN: not reported
     return out
 
 
@@ -516,6 +522,9 @@ def summary_items(report):
          else "%.4g Gb/s" % t["throughput_gbps"]),
         ("share of injection", NA if t["injection_share"] is None else "%s of %.4g Gb/s" % (
             fmt_pct(t["injection_share"]), t["injection_capacity_gbps"])),
+        ("per-source share", NA if t.get("per_source_share") is None
+         else fmt_pct(t["per_source_share"])),
+        ("steady share", NA if t.get("steady_share") is None else fmt_pct(t["steady_share"])),
     ]
     return items
 

@@ -240,6 +240,22 @@ class TestNumbers(Base):
         np.testing.assert_allclose(t["throughput_gbps"], total_bytes * 8.0 / span, rtol=1e-12)
         np.testing.assert_allclose(t["injection_share"], want, rtol=1e-12)
 
+    def test_per_source_and_steady_shares_from_summary(self):
+        # Written by fabricsim (issue 18); NaN (too few messages) and older
+        # files without the attributes read as not reported.
+        for steady, want in ((0.8125, 0.8125), (float("nan"), None), (None, None)):
+            p = self.path("shares%s.h5" % want)
+            write_run(p, links=self.links, flows=self.flows, sim_time_ns=self.sim)
+            with h5py.File(p, "a") as f:
+                f["summary"].attrs["per_source_share"] = np.float64(0.875)
+                if steady is not None:
+                    f["summary"].attrs["steady_share"] = np.float64(steady)
+            t = fa.aggregate_throughput(fa.load_run(p))
+            self.assertEqual(t["per_source_share"], 0.875)
+            self.assertEqual(t["steady_share"], want)
+            text = fa.format_report(fa.compute_report(fa.load_run(p)))
+            self.assertIn("per-source share    87.50%", text)
+
     def test_throughput_without_flows_uses_sim_time(self):
         for flows_group in (True, False):   # empty /flows, and no /flows at all
             p = self.path("noflows%d.h5" % flows_group)

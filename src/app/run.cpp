@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <numeric>
 #include <cstdio>
@@ -18,6 +19,7 @@
 #include "fabricsim/workload/fluid.hpp"
 #include "fabricsim/stats/h5_writer.hpp"
 #include "fabricsim/stats/run_output.hpp"
+#include "fabricsim/stats/throughput.hpp"
 #include "fabricsim/util/error.hpp"
 #include "fabricsim/version_info.hpp"
 #include "jobs.hpp"
@@ -38,6 +40,23 @@ std::string human_time_ns(double ns) {
   if (ns < 1e6) return fmt::format("{:.3f} us", ns / 1e3);
   if (ns < 1e9) return fmt::format("{:.3f} ms", ns / 1e6);
   return fmt::format("{:.3f} s", ns / 1e9);
+}
+
+// ", 4 links of 400" when endpoint 0 injects over several links; "" for one.
+std::string injection_links_note(const net::Topology& topo) {
+  if (topo.endpoint_count() == 0) return "";
+  std::size_t n = 0;
+  double gbps = 0.0;
+  bool same = true;
+  for (net::LinkId l : topo.node(topo.endpoint_node(0)).out) {
+    const auto& link = topo.link(l);
+    if (!link.carries_data) continue;
+    same = same && (n == 0 || link.bandwidth_gbps == gbps);
+    gbps = link.bandwidth_gbps;
+    ++n;
+  }
+  if (n <= 1) return "";
+  return same ? fmt::format(", {} links of {:g}", n, gbps) : fmt::format(", {} links", n);
 }
 
 std::string human_rate(double r) {
@@ -268,6 +287,23 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
       for (net::MessageId m = 0; m < posts.size(); ++m) network.set_post_time(m, core::SimTime::from_ps(posts[m]));
     }
     const RunJobs::Reports reports = dependent ? jobs->report(comm, end == core::SimTime::max()) : RunJobs::Reports{};
+    // Throughput three ways (stats/throughput.hpp): completions are known
+    // where the receiver runs, so the sources' last completions and the
+    // steady window's payload are combined over the ranks.
+    stats::ThroughputShares shares;
+    {
+      std::vector<std::uint8_t> owned(topo.endpoint_count());
+      for (net::EndpointId e = 0; e < owned.size(); ++e) owned[e] = network.owns(topo.endpoint_node(e)) ? 1 : 0;
+      auto spans = stats::source_spans(topo, network.messages(), owned);
+      std::vector<std::int64_t> last(spans.size());
+      for (std::size_t e = 0; e < spans.size(); ++e) last[e] = spans[e].last_end_ps;
+      comm.allreduce_max(last);
+      for (std::size_t e = 0; e < spans.size(); ++e) spans[e].last_end_ps = last[e];
+      std::int64_t from = 0, to = 0;
+      stats::steady_window(spans, from, to);
+      const std::uint64_t steady_bytes = comm.allreduce_sum(stats::completed_between(network.messages(), owned, from, to));
+      shares = stats::throughput_shares(spans, totals.bytes_delivered, steady_bytes, topo.total_injection_gbps());
+    }
 
     // Write.
     const auto t_write = Clock::now();
@@ -296,6 +332,7 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
     stats::write_summary(writer, summary);
     stats::write_network(writer, network, totals, part, cfg.get_bool("output.flows"), sim_end.ns(),
                          network.series_interval().ns());
+    stats::write_throughput(writer, shares);
     stats::EngineTelemetry eng;
     eng.mode = comm.size() == 1 ? "sequential" : "partitioned";
     eng.partitioner = partitioner;
@@ -332,13 +369,8 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
     writer.commit();
 
     if (comm.is_root()) {
-      const double inj = topo.links()[topo.node(topo.endpoint_node(0)).out.front()].bandwidth_gbps;
-      core::SimTime first_post = core::SimTime::max();
-      for (const auto& m : network.messages()) first_post = std::min(first_post, m.post_time);
-      const double span_ns = first_post == core::SimTime::max() ? 0.0 : (sim_end - first_post).ns();
-      const double share = span_ns > 0 ? static_cast<double>(totals.bytes_delivered) * 8.0 / span_ns /
-                                             (inj * static_cast<double>(topo.endpoint_count()))
-                                       : 0.0;
+      const double total_inj = topo.total_injection_gbps();
+      const double inj = topo.endpoint_count() ? total_inj / static_cast<double>(topo.endpoint_count()) : 0.0;
       std::uint64_t peak = 0;
       for (auto v : eng.peak_memory_bytes_per_rank) peak = std::max(peak, v);
       fmt::print("fabricsim {} (git {}): {}\n", build_info::version, build_info::git_sha, topo.describe());
@@ -368,8 +400,12 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
       fmt::print("  delivered   {} of {} messages, {} payload, {} packets over {} packet-hops\n",
                  totals.messages_delivered, network.messages().size(), human_bytes(static_cast<double>(totals.bytes_delivered)),
                  totals.packets_delivered, totals.packet_hops);
-      fmt::print("  throughput  {:.1f}% of injection bandwidth ({} endpoints x {} Gb/s)\n", 100.0 * share,
-                 topo.endpoint_count(), inj);
+      fmt::print("  throughput  {:.1f}% of injection bandwidth ({} endpoints x {:g} Gb/s{}) over the makespan; "
+                 "per source {:.1f}%, steady {}\n",
+                 100.0 * shares.makespan, topo.endpoint_count(), inj, injection_links_note(topo),
+                 100.0 * shares.per_source,
+                 std::isnan(shares.steady) ? std::string("n/a (fewer than 4 messages per source)")
+                                           : fmt::format("{:.1f}%", 100.0 * shares.steady));
       fmt::print("  phases      build {:.3f} s, partition {:.3f} s, run {:.3f} s, write {:.3f} s\n", build_s, partition_s,
                run_s, eng.write_seconds);
     if (comm.size() > 1) {

@@ -1,4 +1,5 @@
 #include "fabricsim/stats/run_output.hpp"
+#include "fabricsim/stats/throughput.hpp"
 
 #include <sys/resource.h>
 
@@ -297,8 +298,17 @@ void write_network(H5Writer& out, const net::Network& network, const net::Networ
   out.attr("/summary", "messages_delivered", totals.messages_delivered);
   out.attr("/summary", "messages", static_cast<std::uint64_t>(network.messages().size()));
   out.attr("/summary", "endpoints", static_cast<std::uint64_t>(topo.endpoint_count()));
-  const auto& first = topo.links()[topo.node(topo.endpoint_node(0)).out.front()];
-  out.attr("/summary", "injection_gbps", first.bandwidth_gbps);
+  // Per endpoint, all its injection links together (the mean if endpoints differ).
+  out.attr("/summary", "injection_gbps",
+           topo.endpoint_count() ? topo.total_injection_gbps() / static_cast<double>(topo.endpoint_count()) : 0.0);
+}
+
+void write_throughput(H5Writer& out, const ThroughputShares& shares) {
+  out.attr("/summary", "throughput_share", shares.makespan);
+  out.attr("/summary", "per_source_share", shares.per_source);
+  out.attr("/summary", "steady_share", shares.steady);
+  out.attr("/summary", "steady_from_ns", static_cast<double>(shares.steady_from_ps) / 1000.0);
+  out.attr("/summary", "steady_to_ns", static_cast<double>(shares.steady_to_ps) / 1000.0);
 }
 
 }  // namespace fabricsim::stats

@@ -10,6 +10,8 @@
 
 namespace fabricsim::stats {
 
+struct ThroughputShares;  // throughput.hpp
+
 struct RunMeta {
   std::string version;
   std::string git_sha;
@@ -55,6 +57,8 @@ void write_meta(H5Writer& out, const RunMeta& meta);
 void write_topology(H5Writer& out, const net::Topology& topo, const net::StructureReport& report);
 void write_summary(H5Writer& out, const RunSummary& summary);
 void write_engine(H5Writer& out, const EngineTelemetry& engine);
+/// The three throughput shares of /summary (makespan, per source, steady).
+void write_throughput(H5Writer& out, const ThroughputShares& shares);
 /// /links, /links/timeseries, /nodes, /flows and the network counters of
 /// /summary.  Collective: each process writes the rows of the nodes it
 /// simulated (Network::owns); `totals` are the counters summed over all
