@@ -326,6 +326,35 @@ std::vector<net::EndpointId> board_order(const config::Config& cfg) {
   return out;
 }
 
+std::vector<net::EndpointId> grid_order(const config::Config& cfg) {
+  const std::string kind = cfg.get_string("topology.kind");
+  if (kind == "torus") {
+    // Accelerator ids are row-major over the torus already (dimension 0 fastest).
+    std::uint64_t n = 1;
+    for (std::int64_t d : cfg.get_int_list("topology.dims")) n *= static_cast<std::uint64_t>(d);
+    std::vector<net::EndpointId> out(n);
+    for (std::uint64_t e = 0; e < n; ++e) out[e] = static_cast<net::EndpointId>(e);
+    return out;
+  }
+  if (kind != "hammingmesh")
+    throw util::ConfigError("workload.placement: grid orders ranks row-major over the accelerator grid of a "
+                            "hammingmesh or torus topology; this one is a " + kind);
+  // Global coordinates (X a + j, Y b + i) (spec §3.3), row-major: a logical
+  // grid of b y rows of a x ranks is the physical one, so that torus_2d and
+  // multi_ring with grid_rows = b y run their rings along board rows and
+  // columns.
+  const std::uint32_t a = u32(cfg, "topology.board_a"), b = u32(cfg, "topology.board_b");
+  const std::uint32_t x = u32(cfg, "topology.x"), y = u32(cfg, "topology.y");
+  std::vector<net::EndpointId> out;
+  out.reserve(static_cast<std::size_t>(a) * b * x * y);
+  for (std::uint32_t gy = 0; gy < b * y; ++gy)
+    for (std::uint32_t gx = 0; gx < a * x; ++gx) {
+      const std::uint32_t Y = gy / b, i = gy % b, X = gx / a, j = gx % a;
+      out.push_back(((Y * x + X) * b + i) * a + j);
+    }
+  return out;
+}
+
 workload::CollectiveParams collective_params(const config::Config& cfg) {
   workload::CollectiveParams p;
   p.op = workload::parse_collective_op(cfg.get_string("workload.op"));
@@ -338,6 +367,7 @@ workload::CollectiveParams collective_params(const config::Config& cfg) {
   p.ranks = u32(cfg, "workload.ranks");
   p.placement = cfg.get_string("workload.placement");
   if (p.placement == "by_board") p.available = board_order(cfg);
+  if (p.placement == "grid") p.available = grid_order(cfg);
   for (std::int64_t e : cfg.get_int_list("workload.endpoints")) p.endpoints.push_back(static_cast<std::uint32_t>(e));
   p.sizes.clear();
   for (std::int64_t s : cfg.get_int_list("workload.sizes")) {
@@ -405,10 +435,10 @@ std::vector<net::EndpointId> place_job(const config::Config& cfg, std::uint32_t 
   }
   if (placement == "by_rail")
     throw util::ConfigError("workload.placement: by_rail is for collectives; a dnn or trace job takes linear, "
-                            "by_server, by_board, random or list");
+                            "by_server, by_board, grid, random or list");
   std::vector<net::EndpointId> free;
-  if (placement == "by_board") {
-    for (net::EndpointId e : board_order(cfg))
+  if (placement == "by_board" || placement == "grid") {
+    for (net::EndpointId e : placement == "grid" ? grid_order(cfg) : board_order(cfg))
       if (!used[e]) free.push_back(e);
   } else {
     for (net::EndpointId e = 0; e < endpoints; ++e)

@@ -42,6 +42,8 @@ workload::TrafficParams traffic_params(const config::Config& cfg);
 /// board-link neighbours, so rings of a board's size stay on the board).
 /// ConfigError on other topologies.
 std::vector<net::EndpointId> board_order(const config::Config& cfg);
+/// workload.placement = "grid": hammingmesh or torus accelerators row-major over their global coordinates.
+std::vector<net::EndpointId> grid_order(const config::Config& cfg);
 /// workload.kind = "collective": its parameters (sizes from `sizes`, or
 /// the min_bytes..max_bytes range by step_factor).
 workload::CollectiveParams collective_params(const config::Config& cfg);

@@ -350,15 +350,17 @@ std::vector<ParamDecl> declare() {
   p.push_back(int_param("workload", "ranks", "", 0, "collective: communicator size; 0 = every endpoint.", 0,
                         1 << 24));
   p.push_back(enum_param("workload", "placement", "linear",
-                         {"linear", "by_server", "by_rail", "by_board", "random", "list"},
+                         {"linear", "by_server", "by_rail", "by_board", "grid", "random", "list"},
                          "collective: which endpoints form the communicator, in rank order: `linear` (0, 1, ...), "
                          "`by_server` (the same on `leaf_spine`, where endpoints are numbered server by server: "
                          "a server's GPUs are consecutive ranks), `by_rail` (GPU 0 of every server, then GPU 1, "
                          "...), `by_board` (hammingmesh: board after board in a snake over the board grid, each "
                          "board's accelerators along a cycle of its mesh, so consecutive ranks are neighbours and "
-                         "a ring of one board's size stays on it), `random` (seeded by engine.seed), `list` "
+                         "a ring of one board's size stays on it), `grid` (hammingmesh, torus: row-major over the "
+                         "accelerators' global coordinates, so a `grid_rows` = (board rows x y) logical grid of "
+                         "`torus_2d` or `multi_ring` is the physical one), `random` (seeded by engine.seed), `list` "
                          "(`endpoints`). dnn: the job's endpoints in layout order (((d P) + p) O + o); `linear` "
-                         "and `by_server` take the lowest endpoints no earlier job uses, `by_board` the first "
+                         "and `by_server` take the lowest endpoints no earlier job uses, `by_board` and `grid` the first "
                          "unused ones in its order, `random` random unused ones, `list` exactly `endpoints`."));
   p.push_back(int_list_param("workload", "endpoints", "", {},
                              "collective: the communicator for `placement = \"list\"`; dnn: the job's endpoints."));

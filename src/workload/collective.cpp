@@ -78,7 +78,7 @@ std::vector<net::EndpointId> communicator(const CollectiveParams& p, std::uint32
   if (n < 2 || n > avail)
     throw ConfigError("workload.ranks: " + std::to_string(n) + " ranks on " + std::to_string(avail) +
                       (all ? " endpoints" : " free endpoints") + " (need 2 to " + std::to_string(avail) + ")");
-  if (p.placement == "linear" || p.placement == "by_server" || p.placement == "by_board") {
+  if (p.placement == "linear" || p.placement == "by_server" || p.placement == "by_board" || p.placement == "grid") {
     // Endpoints are numbered server by server (GPU g of server s is s*G + g).
     out.assign(free.begin(), free.begin() + n);
   } else if (p.placement == "by_rail") {
@@ -96,7 +96,7 @@ std::vector<net::EndpointId> communicator(const CollectiveParams& p, std::uint32
     out.assign(free.begin(), free.begin() + n);
   } else {
     throw ConfigError("workload.placement: unknown placement '" + p.placement +
-                      "' (linear, by_server, by_rail, by_board, random or list)");
+                      "' (linear, by_server, by_rail, by_board, grid, random or list)");
   }
   return out;
 }

@@ -4,7 +4,8 @@
 # neighbours, one hop: fewer packet-hops than the same ring in id order,
 # whose 1 -> 2 and 3 -> 0 steps cross the board diagonally); a 16-rank ring leaves its
 # board only between boards, 4 of its 16 ring edges.  On a fat tree by_board
-# is refused naming the key.
+# is refused naming the key.  Placement grid makes multi_ring's logical
+# grid the physical one.
 #   by_board.sh EXE PYTHON
 set -eu
 exe=$1 python=$2
@@ -38,6 +39,32 @@ edges = set(p16)
 off = [p for p in edges if p not in board]
 assert len(edges) == 16 and len(off) == 4, (len(edges), off)
 print(f"PASS: by_board ring on board links ({hops_board} packet-hops vs {hops_linear} in id order)")
+PY
+# Placement grid: ranks row-major over the accelerators' global coordinates,
+# so multi_ring's logical 8 x 8 torus is the physical grid: every message goes
+# between grid neighbours (wrap-around included); in id order it does not.
+for pl in grid linear; do
+  "$exe" run "${hx[@]}" --set workload.placement=$pl --set workload.algorithm=multi_ring --set workload.grid_rows=8 \
+    --set 'workload.sizes=[65536]' -o "$dir/g_$pl.h5" > /dev/null
+done
+"$python" - "$dir" <<'PY'
+import sys, h5py
+d = sys.argv[1]
+a = b = 2; x = y = 4
+def glob(e):
+    j, i, X, Y = e % a, (e // a) % b, (e // (a * b)) % x, e // (a * b * x)
+    return X * a + j, Y * b + i
+def neighbours(s, t):
+    (sx, sy), (tx, ty) = glob(s), glob(t)
+    dx, dy = (tx - sx) % (a * x), (ty - sy) % (b * y)
+    return (dy == 0 and dx in (1, a * x - 1)) or (dx == 0 and dy in (1, b * y - 1))
+def pairs(name):
+    fl = h5py.File(f"{d}/{name}.h5", "r")["flows"]
+    return set(zip(fl["src"][:].tolist(), fl["dst"][:].tolist()))
+g, l = pairs("g_grid"), pairs("g_linear")
+assert g and all(neighbours(s, t) for s, t in g), [p for p in g if not neighbours(*p)][:5]
+assert any(not neighbours(s, t) for s, t in l)
+print(f"PASS: grid placement: all {len(g)} multi_ring pairs are grid neighbours")
 PY
 if "$exe" run --set workload.kind=collective --set workload.placement=by_board -o "$dir/bad.h5" 2> "$dir/err.txt"; then
   echo "FAIL: by_board accepted on a fat tree"; exit 1
