@@ -33,7 +33,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 one() {  # core binary tag [args]: prints the run phase in seconds
-  taskset -c "$1" "$2" run "$src/inputs/fat_tree_1k.toml" --set workload.message_bytes=16777216 \
+  taskset -c "$1" "$2" run "$src/inputs/bench_fat_tree_1k.toml" --set workload.message_bytes=16777216 \
     --set network.packet_bytes=4096 --set output.interval_ns=0 "${@:4}" -o "$tmp/$3.h5" 2>&1 |
     sed -nE 's/.* in ([0-9.]+) s run phase.*/\1/p'
 }
