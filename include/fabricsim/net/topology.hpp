@@ -183,7 +183,8 @@ class Topology {
   /// Number of cables (not directed links) of that type.
   std::size_t count_cables(CableType type) const;
   /// Physical switch boxes for the cost model: switch_count() unless the
-  /// builder packs several routers into one box (Dragonfly virtual routers).
+  /// builder packs several routers into one box (Dragonfly virtual routers,
+  /// a tapered fat tree's logical switches).
   std::size_t physical_switches() const { return physical_switches_ != 0 ? physical_switches_ : switch_count(); }
   void set_physical_switches(std::size_t n) { physical_switches_ = n; }
 
