@@ -104,7 +104,9 @@ std::vector<ParamDecl> declare() {
   p.push_back(int_param("topology", "radix", "ports", 16, "Ports per switch.", 2, kMaxPorts));
   p.push_back(int_param("topology", "down_ports", "ports", 0,
                         "fat_tree: endpoint ports per leaf (level-1) switch; the other `radix - down_ports` go up. "
-                        "0 means radix/2 (nonblocking). Fewer up than down ports tapers the tree.",
+                        "0 means radix/2 (nonblocking). Fewer up than down ports tapers the tree; any value but "
+                        "radix/2 wires it uniformly over logical spines, priced as the paper's switch count "
+                        "(docs/model.md).",
                         0, kMaxPorts));
   p.push_back(int_param("topology", "levels", "", 0,
                         "fat_tree: switch levels (2 or 3); 0 picks the smallest that fits `endpoints`.", 0, 3));

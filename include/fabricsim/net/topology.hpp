@@ -190,7 +190,8 @@ class Topology {
   /// Number of cables (not directed links) of that type.
   std::size_t count_cables(CableType type) const;
   /// Physical switch boxes for the cost model: switch_count() unless the
-  /// builder packs several routers into one box (Dragonfly virtual routers).
+  /// builder packs several routers into one box (Dragonfly virtual routers,
+  /// a tapered fat tree's logical switches).
   std::size_t physical_switches() const { return physical_switches_ != 0 ? physical_switches_ : switch_count(); }
   void set_physical_switches(std::size_t n) { physical_switches_ = n; }
 
@@ -244,12 +245,15 @@ class Topology {
 /// Level 1 (leaves): d = down_ports (0 -> k/2) endpoint ports, u = k - d up.
 ///   leaves = ceil(endpoints / d); endpoint e attaches to leaf e / d (the last
 ///   leaf may be partly filled).  Leaf ports: its endpoints first, then its
-///   up-links.
+///   up-links.  h = k/2.
+///
+/// Untapered (d = h, the default): the original wiring.
 /// 2 levels: spines = ceil(leaves * u / k).  Up-link j of leaf i goes to spine
 ///   (i*u + j) mod spines: each leaf spreads its u links as evenly as possible
 ///   over all spines (u >= spines whenever leaves <= k), parallel links when
-///   u > spines.  Requires leaves <= k.
-/// 3 levels (nonblocking above level 1, h = k/2):
+///   u > spines; every leaf has the same number to every spine when spines
+///   divides u (e.g. 32 leaves, 16 spines), not otherwise.  Requires leaves <= k.
+/// 3 levels (nonblocking above level 1):
 ///   pods of h leaves; a full pod has u level-2 switches ("l2sw") and each of
 ///   its leaves has one link to each of them; the last, partial pod of r < h
 ///   leaves has ceil(r*u/h) level-2 switches and leaf i's up-link j goes to
@@ -261,9 +265,46 @@ class Topology {
 ///   cores consecutive numbers, so every full pod reaches every core and any
 ///   two pods share a core (up/down paths of 6 cables between pods).
 ///   Requires ceil(leaves / h) <= k pods.
+///
+/// Tapered (d != h): uniform wiring over logical switches, so that a leaf's
+///   u up-links reach every other leaf alike (the uneven rule above leaves a
+///   50 % tapered tree's leaf pairs 2 or 3 cables per spine, and the pairs
+///   with fewer shared cables well below the taper ratio).  Several logical
+///   switches share one physical box: physical_switches() is the paper's
+///   count (spec §4.2-4.3), the level-2 and core ports the tree needs over
+///   k-port boxes, ceil(leaves*u/k) spines, or ceil(leaves*u/h) level-2 and
+///   ceil(that * h / k) cores; cables are the same in number and kind.
+/// 2 levels: c = the largest divisor of u with leaves * c <= k; u/c logical
+///   spines of leaves * c ports; up-link j of leaf i goes to spine j mod (u/c),
+///   so every leaf has c cables to every spine.  Where spines divides u this
+///   is the untapered rule's wiring, switch for switch (c = u/spines).
+///   Example: 25 leaves of 42 down / 22 up: 11 spines of 50 ports, 2 cables
+///   from each leaf, priced as 9 switches; 21 leaves of 51/13: 13 spines of
+///   21 ports, priced as 5.
+/// 3 levels: a group size g, pods of p leaves (consecutive leaves, the last
+///   pod may be smaller), u level-2 switches per pod, u groups of g cores:
+///   - exact: g = the smallest divisor of `leaves` with leaves/g <= k and
+///     g <= h, p = the largest multiple of g up to h.  Every pod size is a
+///     multiple of g, so every pod has (its leaves)/g cables to every core:
+///     the cores see each pod in proportion to its leaves, and a pod reaches
+///     every other through every core.
+///   - otherwise (no such divisor, e.g. a prime number of leaves above k):
+///     p = h, g = h / c with c the largest divisor of h with pods * c <= k;
+///     the full pods have c cables to every core, but a smaller last pod of
+///     r leaves only reaches part of each group (its level-2 switches' r
+///     up-links go round-robin over the g cores), so traffic into or out of
+///     it is not spread over all cores.
+///   Leaf i (pod i / p) has one cable to each of its pod's u level-2
+///   switches "l2sw" (pod * u + j, j < u).  Level-2 switch pod*u + j has as
+///   many up-links as its pod has leaves; up-link s goes to core j*g + s mod g.
+///   Example: 390 leaves of 42/22 (16,380 endpoints): g = 10, 13 pods of 30,
+///   286 level-2 switches of 60 ports, 220 cores of 39 ports (3 cables from
+///   each pod), priced as 269 + 135; 322 leaves of 51/13: g = 7, pods of 28
+///   (the last of 14), 156 level-2, 91 cores of 46 ports, priced as 131 + 66.
 /// levels = 0 picks 2 when leaves <= k, else 3.
 /// Switch order and names: leaves "leafN", then "spineN" (2 levels) or
-/// "l2swN" then "coreN" (3 levels); levels 1, 2, 3.
+/// "l2swN" then "coreN" (3 levels); levels 1, 2, 3.  A logical switch (one
+/// of several in a box) has the radix of the ports it uses.
 struct FatTreeParams {
   std::uint32_t endpoints = 1024;
   std::uint32_t radix = 64;
