@@ -71,6 +71,90 @@ class TorusDistance final : public RouteDistance {
   bool adaptive_;
 };
 
+// ----------------------------------------------------- switch-based HyperX
+
+// Endpoints ((Y*x + X)*c + k), then router Y*x + X (build_hyperx); state
+// hops taken (0..2) | Y taken << 2 (route_rules.cpp).  From a router every
+// router hop fixes at most one coordinate, and a hop to the router that
+// shares the target's coordinate in that dimension fixes it, so the
+// shortest legal route corrects each differing coordinate once and ends
+// with the endpoint link: differing coordinates + 1, if the hops left
+// allow that many (and, in dimension order, X still may be corrected when
+// it differs); otherwise no legal route reaches the target.  Exact at
+// every router state a rule produces (hops taken 0..2); at an endpoint other
+// than the target only for the initial state (a packet is at an endpoint
+// only at its source; elsewhere kUnreachable, above the tables' value).
+class HyperXDistance final : public RouteDistance {
+ public:
+  HyperXDistance(const Topology& topo, std::uint32_t x, std::uint32_t y, std::uint32_t c, bool dimension_order)
+      : topo_(topo), x_(x), c_(c), dor_(dimension_order) {
+    const std::uint64_t routers = static_cast<std::uint64_t>(x) * y;
+    const std::uint64_t n = routers * c;
+    if (topo.kind != "hyperx" || topo.endpoint_count() != n || topo.node_count() != n + routers)
+      throw util::ConfigError(
+          "routing.algorithm: HyperX routing needs the switch-based HyperX built from topology.x, y and concentration");
+    endpoints_ = static_cast<NodeId>(n);
+    // candidate_ports() computes port numbers from coordinates: check the
+    // builder's port order once.
+    for (std::uint64_t r = 0; r < routers; ++r) {
+      const Node& node = topo.node(endpoints_ + static_cast<NodeId>(r));
+      const std::uint32_t X = static_cast<std::uint32_t>(r % x), Y = static_cast<std::uint32_t>(r / x);
+      bool ok = node.out.size() == c + (x - 1) + (y - 1);
+      for (std::uint32_t k = 0; ok && k < c; ++k) ok = topo.link(node.out[k]).dst == r * c + k;
+      for (std::uint32_t X2 = 0; ok && X2 < x; ++X2)
+        if (X2 != X) ok = topo.link(node.out[row_port(X, X2)]).dst == router(X2, Y);
+      for (std::uint32_t Y2 = 0; ok && Y2 < y; ++Y2)
+        if (Y2 != Y) ok = topo.link(node.out[col_port(Y, Y2)]).dst == router(X, Y2);
+      if (!ok) throw util::ConfigError("routing.algorithm: HyperX routing: router " + node.name + " is not wired as build_hyperx wires it");
+    }
+  }
+
+  std::uint16_t hops(NodeId at, std::uint8_t s, std::uint32_t target) const override {
+    const NodeId dst = topo_.endpoint_node(target);
+    if (at == dst) return 0;
+    if (at < endpoints_) {
+      if (s != 0) return kFar;  // an endpoint holds a packet only at its source
+      const std::uint16_t d = from_router(at / c_, 0, dst / c_);
+      return d == kFar ? kFar : static_cast<std::uint16_t>(d + 1);
+    }
+    return from_router(at - endpoints_, s, dst / c_);
+  }
+
+  bool candidate_ports(NodeId at, std::uint32_t target, std::vector<PortIndex>& ports) const override {
+    if (at < endpoints_) return false;
+    const std::uint32_t r = at - endpoints_, t = topo_.endpoint_node(target) / c_;
+    if (r == t) {
+      ports.push_back(static_cast<PortIndex>(topo_.endpoint_node(target) % c_));
+      return true;
+    }
+    const std::uint32_t X = r % x_, Y = r / x_, TX = t % x_, TY = t / x_;
+    if (X != TX) ports.push_back(static_cast<PortIndex>(row_port(X, TX)));
+    if (Y != TY) ports.push_back(static_cast<PortIndex>(col_port(Y, TY)));
+    return true;
+  }
+
+ private:
+  std::uint16_t from_router(std::uint32_t r, std::uint8_t s, std::uint32_t t) const {
+    const unsigned taken = s & 3u, col = (s >> 2) & 1u;
+    if (taken > 2) return kFar;
+    const bool dx = r % x_ != t % x_, dy = r / x_ != t / x_;
+    if (dor_ && col && dx) return kFar;
+    const unsigned need = (dx ? 1u : 0u) + (dy ? 1u : 0u);
+    if (need > 2 - taken) return kFar;
+    return static_cast<std::uint16_t>(need + 1);
+  }
+  std::uint32_t row_port(std::uint32_t X, std::uint32_t X2) const { return c_ + (X2 < X ? X2 : X2 - 1); }
+  std::uint32_t col_port(std::uint32_t Y, std::uint32_t Y2) const {
+    return c_ + (x_ - 1) + (Y2 < Y ? Y2 : Y2 - 1);
+  }
+  NodeId router(std::uint32_t X, std::uint32_t Y) const { return endpoints_ + Y * x_ + X; }
+
+  const Topology& topo_;
+  std::uint32_t x_, c_;
+  bool dor_;
+  NodeId endpoints_ = 0;
+};
+
 // -------------------------------------------------------------- Dragonfly
 
 // Endpoints first, then router g*a + r; the state counts global links taken
@@ -539,6 +623,11 @@ std::unique_ptr<RouteDistance> hammingmesh_distance(const Topology& topo, std::u
                                                     std::uint32_t board_b, std::uint32_t x, std::uint32_t y,
                                                     bool row_first) {
   return std::make_unique<HammingMeshDistance>(topo, board_a, board_b, x, y, row_first);
+}
+
+std::unique_ptr<RouteDistance> hyperx_distance(const Topology& topo, std::uint32_t x, std::uint32_t y,
+                                               std::uint32_t concentration, bool dimension_order) {
+  return std::make_unique<HyperXDistance>(topo, x, y, concentration, dimension_order);
 }
 
 std::unique_ptr<RouteDistance> dragonfly_distance(const Topology& topo, std::uint32_t routers_per_group,

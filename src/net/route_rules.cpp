@@ -164,6 +164,64 @@ class HammingMeshRules final : public RouteRules {
   std::vector<std::uint8_t> kind_;
 };
 
+// ----------------------------------------------------- switch-based HyperX
+
+// Endpoints first, then router Y*x + X (build_hyperx).  State: router hops
+// taken (0..2) | Y dimension taken << 2.  A router-to-router hop is legal
+// while fewer than two were taken (two fix both coordinates of a minimal
+// route) and, in dimension order, an X hop only before any Y hop; endpoint
+// links keep the state.  VC = router hops taken before the link (the first
+// router hop VC 0, the second VC 1; endpoint links VC 0, or 1 into the
+// destination after two hops): a packet waits only for a channel of a
+// higher hop number, or for an ejection link that waits for nothing, so
+// the dependency graph is acyclic.
+class HyperXRules final : public RouteRules {
+ public:
+  HyperXRules(const Topology& topo, std::uint32_t x, std::uint32_t y, std::uint32_t c, bool dimension_order)
+      : dor_(dimension_order) {
+    const std::uint64_t routers = static_cast<std::uint64_t>(x) * y;
+    const std::uint64_t n = routers * c;
+    if (topo.kind != "hyperx" || topo.endpoint_count() != n || topo.node_count() != n + routers)
+      throw util::ConfigError(
+          "routing.algorithm: HyperX routing needs the switch-based HyperX built from topology.x, y and concentration");
+    kind_.resize(topo.link_count());
+    for (LinkId l = 0; l < topo.link_count(); ++l) {
+      const Link& k = topo.link(l);
+      if (k.src < n || k.dst < n) {
+        kind_[l] = kHost;
+      } else {
+        const std::uint64_t ru = k.src - n, rv = k.dst - n;
+        kind_[l] = ru / x == rv / x ? kRow : kCol;
+      }
+    }
+  }
+  std::uint8_t state_count() const override { return 8; }
+  std::uint8_t vcs() const override { return 2; }
+  std::uint8_t vc(std::uint8_t s) const override { return (s & 3u) == 0 ? 0 : static_cast<std::uint8_t>((s & 3u) - 1); }
+  std::string describe() const override {
+    return dor_ ? "HyperX dimension order (X then Y), VC per router hop"
+                : "HyperX minimal adaptive (either dimension first), VC per router hop";
+  }
+  std::uint8_t step(NodeId, std::uint8_t s, LinkId l, std::uint32_t, unsigned) const override {
+    const unsigned hops = s & 3u, col = (s >> 2) & 1u;
+    switch (kind_[l]) {
+      case kHost:
+        return s;
+      case kRow:
+        if (hops >= 2 || (dor_ && col)) return kIllegal;
+        return static_cast<std::uint8_t>((hops + 1) | col << 2);
+      default:  // kCol
+        if (hops >= 2) return kIllegal;
+        return static_cast<std::uint8_t>((hops + 1) | 1u << 2);
+    }
+  }
+
+ private:
+  enum : std::uint8_t { kHost, kRow, kCol };
+  bool dor_;
+  std::vector<std::uint8_t> kind_;
+};
+
 // -------------------------------------------------------------- Dragonfly
 
 class DragonflyRules final : public RouteRules {
@@ -207,6 +265,11 @@ class HopCountRules final : public RouteRules {
 };
 
 }  // namespace
+
+std::unique_ptr<RouteRules> hyperx_rules(const Topology& topo, std::uint32_t x, std::uint32_t y,
+                                         std::uint32_t concentration, bool dimension_order) {
+  return std::make_unique<HyperXRules>(topo, x, y, concentration, dimension_order);
+}
 
 std::unique_ptr<RouteRules> dragonfly_rules(const Topology& topo, std::uint32_t max_global) {
   return std::make_unique<DragonflyRules>(topo, max_global);

@@ -182,10 +182,14 @@ StructureReport structure_report(const Topology& topo, const CostModel& cost, st
   return r;
 }
 
-void Topology::measure_bisection(const std::vector<std::uint8_t>& endpoint_side) {
+void Topology::measure_bisection(const std::vector<std::uint8_t>& endpoint_side,
+                                 const std::vector<std::uint8_t>& node_side) {
   FABRICSIM_ASSERT(endpoint_side.size() == endpoint_count(), "one side per endpoint");
+  FABRICSIM_ASSERT(node_side.empty() || node_side.size() == nodes_.size(), "one side per node");
   constexpr std::uint8_t kUnplaced = 2;
   std::vector<std::uint8_t> side(nodes_.size(), kUnplaced);
+  for (NodeId n = 0; n < node_side.size(); ++n)
+    if (nodes_[n].kind == NodeKind::Switch && node_side[n] < kUnplaced) side[n] = node_side[n];
   bisection_injection_ = 0;
   for (EndpointId e = 0; e < endpoint_count(); ++e) {
     side[endpoint_nodes_[e]] = endpoint_side[e];

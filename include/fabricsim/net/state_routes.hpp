@@ -75,6 +75,14 @@ std::unique_ptr<RouteRules> torus_rules(const Topology& topo, const std::vector<
 /// not follow the column network (dimension order; HyperX DOR).
 std::unique_ptr<RouteRules> hammingmesh_rules(const Topology& topo, std::uint32_t board_a, std::uint32_t board_b,
                                               std::uint32_t x, std::uint32_t y, bool row_first);
+/// Switch-based HyperX (build_hyperx, same x, y, concentration): minimal
+/// routes, each router-to-router hop correcting one coordinate, in either
+/// order (`dimension_order`: X before Y); a router-to-router hop travels on
+/// VC = router-to-router hops taken before it (0, then 1), so the channel
+/// dependency graph is acyclic (2 VCs).  State: hops taken (0..2) | Y
+/// dimension taken << 2.
+std::unique_ptr<RouteRules> hyperx_rules(const Topology& topo, std::uint32_t x, std::uint32_t y,
+                                         std::uint32_t concentration, bool dimension_order);
 /// Dragonfly (build_dragonfly): the VC counts the global links taken so
 /// far; at most `max_global` of them (1: minimal, 2: Valiant); VCs = max_global + 1.
 std::unique_ptr<RouteRules> dragonfly_rules(const Topology& topo, std::uint32_t max_global);
@@ -121,6 +129,15 @@ std::unique_ptr<RouteDistance> torus_distance(const Topology& topo, const std::v
 std::unique_ptr<RouteDistance> hammingmesh_distance(const Topology& topo, std::uint32_t board_a,
                                                     std::uint32_t board_b, std::uint32_t x, std::uint32_t y,
                                                     bool row_first);
+/// Switch-based HyperX (hyperx_rules): from a router, the coordinates that
+/// differ from the target router's plus the endpoint link (unreachable when
+/// they exceed the hops left, or with dimension order when X differs after
+/// Y was taken); from a source endpoint one more.  Exact wherever a packet
+/// can be (and at every router state).
+/// candidate_ports: the (at most two) productive router ports, or the
+/// target's endpoint port.
+std::unique_ptr<RouteDistance> hyperx_distance(const Topology& topo, std::uint32_t x, std::uint32_t y,
+                                               std::uint32_t concentration, bool dimension_order);
 /// Dragonfly (dragonfly_rules(topo, max_global)), towards endpoints; with
 /// `group_targets`, towards groups (target g = the routers of group g, the
 /// Valiant first leg); `routers_per_group` is topology.a.

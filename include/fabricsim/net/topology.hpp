@@ -202,7 +202,12 @@ class Topology {
   /// already placed, in node order; ties to side 0), and the cables whose
   /// ends lie on different sides are counted.  The cut and the injection
   /// links of one half (ports of its endpoints) are kept for the report.
-  void measure_bisection(const std::vector<std::uint8_t>& endpoint_side);
+  void measure_bisection(const std::vector<std::uint8_t>& endpoint_side) { measure_bisection(endpoint_side, {}); }
+  /// The same with switches the builder places itself: node_side[n] is 0
+  /// or 1 for such a switch, anything else (or an empty vector) lets it
+  /// vote as above.  (A HyperX router's column peers outnumber its
+  /// endpoints, so the majority rule would put it on the wrong side.)
+  void measure_bisection(const std::vector<std::uint8_t>& endpoint_side, const std::vector<std::uint8_t>& node_side);
   /// Cables crossing the measured bisection, 0 if none was measured.
   std::size_t bisection_cables() const { return bisection_cables_; }
   /// Ports of the endpoints of one half (the injection links the cut is compared with).
@@ -389,6 +394,37 @@ struct HammingMeshParams {
   LinkParams fabric;
 };
 Topology build_hammingmesh(const HammingMeshParams& params);
+
+/// Switch-based 2D HyperX (Ahn et al., SC '09): the reading of the
+/// HammingMesh spec's HyperX (../shared/spec/hammingmesh.md §6 ⚠, §10.3) in
+/// which it is one of the "other topologies", built of routers rather than
+/// of forwarding accelerators (build_hammingmesh with 1x1 boards is the
+/// other reading).  x * y routers at coordinates (X, Y), node and name
+/// "routerN" with N = Y*x + X after the endpoints; every two routers of a
+/// row (same Y) are joined by one cable and every two of a column (same X)
+/// by one cable (all-to-all along each dimension); `concentration` (c)
+/// endpoints per router, endpoint (and node) ((Y*x + X)*c + k), k < c, that
+/// do not forward.  Cabling order (hyperx.cpp): endpoint cables, then row
+/// cables (rows ascending, pairs (X, X'), X < X', in lexicographic order),
+/// then column cables (likewise), so a router's ports are its c endpoints
+/// (k ascending), its x-1 row peers (X' ascending: port c + X' - [X' > X]),
+/// its y-1 column peers (port c + (x-1) + Y' - [Y' > Y]).  A router needs
+/// c + (x-1) + (y-1) ports, at most `radix` (ConfigError naming
+/// topology.radix otherwise: one router is one switch box, never packed
+/// into several).  Endpoint cables Host/DAC, router cables Fabric/AoC (spec
+/// §4.1); every router one switch in the cost model.  Units: a router with
+/// its endpoints.  Bisection: the lower half of the rows against the upper
+/// (y even; else the columns when x is even), routers with their endpoints:
+/// x*y*y/4 cables, y/(2c) of the injection of one half.
+struct HyperXParams {
+  std::uint32_t x = 32;
+  std::uint32_t y = 32;
+  std::uint32_t concentration = 1;
+  std::uint32_t radix = 64;
+  LinkParams host;
+  LinkParams fabric;
+};
+Topology build_hyperx(const HyperXParams& params);
 
 /// Torus of any number of dimensions, accelerators forwarding (no switches).
 /// dims = {d0, d1, ...}; accelerator id = c0 + d0*(c1 + d1*(c2 + ...)); each
