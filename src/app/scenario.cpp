@@ -66,8 +66,22 @@ net::Topology build_topology(const config::Config& cfg) {
   net::LinkParams board = fabric;
   if (cfg.get_float("network.board_link_gbps") > 0) board.bandwidth_gbps = cfg.get_float("network.board_link_gbps");
   board.latency = SimTime::from_ns_f(cfg.get_float("network.board_link_latency_ns"));
+  if (kind == "hyperx" && cfg.get_string("topology.hyperx_model") == "routers") {
+    // The switch-based reading of the spec's HyperX (§6, §10.3).
+    net::HyperXParams p;
+    p.x = u32(cfg, "topology.x");
+    p.y = u32(cfg, "topology.y");
+    p.concentration = u32(cfg, "topology.concentration");
+    p.radix = u32(cfg, "topology.radix");
+    p.host = host;
+    p.fabric = fabric;
+    return net::build_hyperx(p);
+  }
+  if (kind == "hyperx" && cfg.get_int("topology.concentration") != 1)
+    throw util::ConfigError("topology.concentration: the hx1mesh model of a HyperX has one accelerator per grid point "
+                            "(set topology.hyperx_model = \"routers\" for routers with several endpoints)");
   if (kind == "hammingmesh" || kind == "hyperx") {
-    // A 2D HyperX is the HammingMesh of 1x1 boards (spec §3).
+    // The Hx1Mesh reading: a 2D HyperX is the HammingMesh of 1x1 boards (spec §3).
     net::HammingMeshParams p;
     p.board_a = kind == "hyperx" ? 1 : u32(cfg, "topology.board_a");
     p.board_b = kind == "hyperx" ? 1 : u32(cfg, "topology.board_b");
@@ -78,7 +92,9 @@ net::Topology build_topology(const config::Config& cfg) {
     p.host = host;
     p.fabric = fabric;
     net::Topology t = net::build_hammingmesh(p);
-    if (kind == "hyperx") t.set_description("2D HyperX " + std::to_string(p.x) + "x" + std::to_string(p.y) + ": " + t.describe());
+    if (kind == "hyperx")
+      t.set_description("2D HyperX " + std::to_string(p.x) + "x" + std::to_string(p.y) +
+                        " (hx1mesh model: forwarding accelerators, one plane): " + t.describe());
     return t;
   }
   if (kind == "torus") {
@@ -186,6 +202,12 @@ Routing setup_routing(const config::Config& cfg, const net::Topology& topo, net:
     const std::uint32_t x = u32(cfg, "topology.x"), y = u32(cfg, "topology.y");
     r.routes = std::make_unique<net::StateRoutes>(topo, net::hammingmesh_rules(topo, ba, bb, x, y, a == A::Dor),
                                                   net::hammingmesh_distance(topo, ba, bb, x, y, a == A::Dor));
+  } else if (kind == "hyperx") {  // the switch-based HyperX (the hx1mesh model builds a "hammingmesh")
+    if (a != A::Dor && a != A::Adaptive && a != A::Minimal) wrong_algorithm(algorithm, kind, "adaptive, minimal or dor");
+    const std::uint32_t x = u32(cfg, "topology.x"), y = u32(cfg, "topology.y");
+    const std::uint32_t c = u32(cfg, "topology.concentration");
+    r.routes = std::make_unique<net::StateRoutes>(topo, net::hyperx_rules(topo, x, y, c, a == A::Dor),
+                                                  net::hyperx_distance(topo, x, y, c, a == A::Dor));
   } else if (kind == "dragonfly") {
     const bool valiant = a == A::Valiant || a == A::UgalLocal || a == A::UgalGlobal;
     if (!valiant && a != A::Minimal && a != A::Adaptive)

@@ -89,12 +89,15 @@ std::vector<ParamDecl> declare() {
                          "Topology family. `fat_tree`: 2- or 3-level folded Clos of `radix`-port switches. "
                          "`leaf_spine`: 2-tier Clos of GPU servers with one NIC per GPU. `hammingmesh`: "
                          "HammingMesh (one plane; `board_a` = `board_b` = 1 is a 2D HyperX). `hyperx`: 2D HyperX of `x` "
-                         "by `y` accelerators, a switch (or 2-level tree) per row and per column: `hammingmesh` with "
-                         "1x1 boards (`board_a`, `board_b` ignored). `torus`: torus of "
+                         "by `y`, in one of the two readings of the HammingMesh spec (`hyperx_model`): `hx1mesh` "
+                         "(default) accelerators that forward, a switch (or 2-level tree) per row and per column: "
+                         "`hammingmesh` with 1x1 boards (`board_a`, `board_b` ignored); `routers`: a router per grid "
+                         "point with `concentration` endpoints, every two routers of a row and of a column cabled. "
+                         "`torus`: torus of "
                          "forwarding accelerators. `dragonfly`: groups of all-to-all routers joined by global "
                          "links. `topoopt`: TopoOpt direct-connect servers joined by circulant rings through "
                          "optical patch panels, servers forward. `file`: a graph listed in `topology.file` "
-                         "(docs/model.md). hammingmesh, torus, dragonfly and topoopt are routed by their papers' "
+                         "(docs/model.md). hammingmesh, hyperx, torus, dragonfly and topoopt are routed by their papers' "
                          "rules with virtual channels (`routing.algorithm`, `network.vcs`); a `file` graph by minimal "
                          "or up*/down* routes (`routing.graph`)."));
   p.push_back(int_param("topology", "endpoints", "", 64,
@@ -129,8 +132,20 @@ std::vector<ParamDecl> declare() {
                         "hammingmesh: accelerators per board along East-West.", 1, 1024));
   p.push_back(int_param("topology", "board_b", "", 2,
                         "hammingmesh: accelerators per board along North-South.", 1, 1024));
-  p.push_back(int_param("topology", "x", "", 16, "hammingmesh: boards per board-row (hyperx: accelerators per row).", 1, 1 << 16));
-  p.push_back(int_param("topology", "y", "", 16, "hammingmesh: boards per board-column (hyperx: accelerators per column).", 1, 1 << 16));
+  p.push_back(int_param("topology", "x", "", 16, "hammingmesh: boards per board-row (hyperx: accelerators, or routers, per row).", 1, 1 << 16));
+  p.push_back(int_param("topology", "y", "", 16, "hammingmesh: boards per board-column (hyperx: accelerators, or routers, per column).", 1, 1 << 16));
+  p.push_back(enum_param("topology", "hyperx_model", "hx1mesh", {"hx1mesh", "routers"},
+                         "hyperx: which reading of the HammingMesh spec's 2D HyperX (§6, §10.3) to build. `hx1mesh`: "
+                         "the Hx1Mesh, one plane of 400 Gb/s accelerator ports, accelerators forward between a row "
+                         "and a column switch (as `hammingmesh` with 1x1 boards). `routers`: the switch-based HyperX, "
+                         "`x` by `y` routers each with `concentration` endpoints, every two routers of a row and of a "
+                         "column joined by a cable; a router needs concentration + x-1 + y-1 ports, at most `radix`. "
+                         "The four aggregated planes are this network with 1600 Gb/s links "
+                         "(inputs/hyperx_routers_small.toml)."));
+  p.push_back(int_param("topology", "concentration", "", 1,
+                        "hyperx with `hyperx_model = \"routers\"`: endpoints per router (the Hx1Mesh model has one "
+                        "accelerator per grid point; another value is an error there).",
+                        1, kMaxPorts));
   p.push_back(int_list_param("topology", "dims", "", {32, 32},
                              "torus: size of each dimension (any number of dimensions).", 1, 1 << 20));
   p.push_back(bool_param("topology", "boards", true,
@@ -208,8 +223,8 @@ std::vector<ParamDecl> declare() {
                         "Must hold at least one packet.",
                         64, 1ll << 40));
   p.push_back(int_param("network", "vcs", "", 1,
-                        "Virtual channels per port. The direct topologies' routing needs 2 or 3 (torus `dor` 2; torus "
-                        "`adaptive`, hammingmesh, dragonfly `valiant`/`ugal_*` 3), topoopt one per hop of its diameter.",
+                        "Virtual channels per port. The direct topologies' routing needs 2 or 3 (torus `dor`, switch-based "
+                        "hyperx 2; torus `adaptive`, hammingmesh, dragonfly `valiant`/`ugal_*` 3), topoopt one per hop of its diameter.",
                         1, 16));
   p.push_back(float_param("network", "switch_latency_ns", "ns", 100,
                           "Traversal latency of a switch, from the head of a packet arriving to it being able to "
@@ -235,7 +250,9 @@ std::vector<ParamDecl> declare() {
                          "minimal ports. `spray`: per-packet random minimal port. `adaptive`: least-loaded minimal "
                          "output (queued bytes, then credits; ties to the lowest port). `dmodk`: destination-mod-k "
                          "deterministic. Direct topologies route by their paper's rules with virtual channels "
-                         "(docs/model.md): `torus`: `dor` (dimension order, dateline VCs; 2 VCs) or `adaptive` (Duato: "
+                         "(docs/model.md): `hyperx` (routers model): `adaptive` (minimal, either dimension first, "
+                         "least loaded), `minimal` (the same routes, first choice: X first) or `dor` (X then Y); "
+                         "VC = router hops taken before the link, 2 VCs. `torus`: `dor` (dimension order, dateline VCs; 2 VCs) or `adaptive` (Duato: "
                          "minimal adaptive over a dimension-order escape; 3 VCs). `hammingmesh` (and HyperX, its 1x1 "
                          "boards): `adaptive` (minimal, least loaded), `minimal` (the same routes, first choice) or "
                          "`dor` (row network before column network); 3 VCs. `dragonfly`: `minimal` or `adaptive` "

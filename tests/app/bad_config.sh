@@ -39,6 +39,15 @@ printf '[topology]\nkind = "torus"\ndims = [4, 4]\n[network]\nvcs = 3\n[routing]
 check wrong-algorithm '^error: torus_ecmp\.toml:7:1: routing\.algorithm: .ecmp. does not route a torus topology' torus_ecmp.toml
 printf '[topology]\nkind = "fat_tree"\nlevels = 1\n' > levels.toml
 check model-rejects-value '^error: levels\.toml:3:1: topology\.levels: a fat tree has 2 or 3 levels' levels.toml
+# The switch-based HyperX: a router needing more ports than topology.radix
+# (the spec's large 128x128 HyperX: 1 + 127 + 127), an unknown reading, and
+# several endpoints per grid point in the Hx1Mesh reading.
+printf '[topology]\nkind = "hyperx"\nhyperx_model = "routers"\nx = 128\ny = 128\nradix = 64\n' > hx_ports.toml
+check hyperx-router-ports '^error: hx_ports\.toml:6:1: topology\.radix: a router of a 128x128 HyperX needs concentration \+ \(x-1\) \+ \(y-1\) = 1 \+ 127 \+ 127 = 255 ports' hx_ports.toml
+printf '[topology]\nkind = "hyperx"\nhyperx_model = "switches"\n' > hx_model.toml
+check hyperx-model '^error: hx_model\.toml:3:16: topology\.hyperx_model: ' hx_model.toml
+printf '[topology]\nkind = "hyperx"\nconcentration = 4\n' > hx_conc.toml
+check hyperx-concentration '^error: hx_conc\.toml:3:1: topology\.concentration: the hx1mesh model' hx_conc.toml
 # A run whose memory estimate exceeds engine.memory_limit_gib is refused with
 # the estimate: a 16k fabric under a 64 MiB limit (after the topology is built,
 # with routes and messages), and a 16-million-endpoint fat tree (about 10 GiB

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# topology.kind = "hyperx" is the HammingMesh of 1x1 boards: the same nodes,
-# links, cables, cost, diameter and routing as kind = "hammingmesh" with
-# board_a = board_b = 1, and traffic runs on it with identical results.
+# topology.kind = "hyperx" in its default reading (hyperx_model = "hx1mesh")
+# is the HammingMesh of 1x1 boards: the same nodes, links, cables, cost,
+# diameter and routing as kind = "hammingmesh" with board_a = board_b = 1,
+# and traffic runs on it with identical results.  (The switch-based reading,
+# hyperx_model = "routers", is tested in tests/net/test_hyperx.cpp.)
 set -eu
 exe=$1
 dir=$(mktemp -d)
