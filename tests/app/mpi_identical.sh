@@ -20,6 +20,10 @@ case $case in
   hammingmesh) args=(--set topology.kind=hammingmesh --set topology.board_a=2 --set topology.board_b=2 --set topology.x=3
                      --set topology.y=2 --set topology.radix=16 --set network.vcs=3 --set routing.algorithm=adaptive
                      --set workload.pattern=uniform --set workload.messages=3 --set workload.message_bytes=20000) ;;
+  hyperx_routers) args=(--set topology.kind=hyperx --set topology.hyperx_model=routers --set topology.x=4
+                        --set topology.y=3 --set topology.concentration=2 --set topology.radix=16 --set network.vcs=2
+                        --set routing.algorithm=adaptive --set workload.pattern=alltoall --set workload.messages=8
+                        --set workload.message_bytes=20000 --set network.buffer_bytes=16384) ;;
   dragonfly) args=(--set topology.kind=dragonfly --set topology.a=4 --set topology.p=2 --set topology.h=2
                    --set topology.groups=5 --set network.vcs=3 --set routing.algorithm=ugal_local
                    --set workload.pattern=alltoall --set workload.messages=6 --set workload.message_bytes=20000) ;;
