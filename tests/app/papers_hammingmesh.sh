@@ -25,7 +25,7 @@ d = sys.argv[1]
 rows = lambda n: list(csv.DictReader(open(f"{d}/{n}.csv")))
 f = lambda r, k: float(r[k])
 a = rows("alltoall")
-assert {r["topology"] for r in a} == {"ft", "ft50", "ft75", "df", "hx1", "hx2", "hx4", "torus"}, a
+assert {r["topology"] for r in a} == {"ft", "ft50", "ft75", "df", "hx1", "hxr", "hx2", "hx4", "torus"}, a
 for r in a:
     assert r["command"].count("run ") == 1 and r["fabricsim"], r
     for k in ("global_bw_share", "makespan_share", "fluid_bound"):
@@ -48,7 +48,7 @@ for t in ("hx2", "hx4", "torus"):
 # On the HyperX (Hx1Mesh) both row ports lead to the row switch: two first hops.
 assert at[("hx1", "ring")] <= 0.5 and at[("hx1", "multi_ring")] > at[("hx1", "ring")], at
 dn = rows("dnn")
-assert len(dn) == 3 * 8, len(dn)
+assert len(dn) == 3 * 9, len(dn)
 for r in dn:
     assert f(r, "iteration_ns") >= f(r, "compute_ns") > 0 and f(r, "overhead_ns") >= 0, r
     if r["topology"] == "ft":

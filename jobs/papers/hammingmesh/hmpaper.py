@@ -40,6 +40,8 @@ TOPOLOGIES = {
            {"topology.a": 4, "topology.p": 2, "topology.h": 2, "topology.groups": 8}, "dragonfly_large.toml"),
     "hx1": ("2D HyperX (Hx1Mesh)", "hammingmesh_hx1_small.toml", {"topology.x": 8, "topology.y": 8},
             "hammingmesh_hx1_large.toml"),
+    "hxr": ("2D HyperX, switch-based", "hyperx_routers_small.toml", {"topology.x": 8, "topology.y": 8},
+            "hyperx_routers_large.toml"),
     "hx2": ("Hx2Mesh", "hammingmesh_hx2_small.toml", {"topology.x": 4, "topology.y": 4},
             "hammingmesh_hx2_large.toml"),
     "hx4": ("Hx4Mesh", "hammingmesh_hx4_small.toml", {"topology.x": 2, "topology.y": 2},
