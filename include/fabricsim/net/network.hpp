@@ -8,14 +8,19 @@
 //   when the tail of its last packet has arrived.
 // * Link: bandwidth and propagation latency; serialization time is
 //   bytes * 8 / bandwidth, rounded up to the picosecond.
-// * Switch: input-buffered, one FIFO per (input port, virtual channel) of
-//   `buffer_bytes`; credit-based lossless flow control (a packet is sent only
-//   when the downstream buffer has room for all of it; the room is returned as
-//   a credit over the reverse link, with its latency, when the packet's tail
-//   has left); virtual cut-through: a packet may leave `switch_latency` after
-//   its head arrived, before its tail has; round-robin output arbitration; a
-//   crossbar that moves `crossbar_speedup` times the port rate per input.
-//   Nothing is ever dropped.
+// * Switch: input-buffered, one buffer of `buffer_bytes` per (input port,
+//   virtual channel), in which packets wait in virtual output queues, one per
+//   (input port, output port, virtual channel), so a packet for a busy output
+//   never blocks one behind it for an idle output (only non-empty VOQs exist:
+//   each output keeps the ones that feed it; src/net/network/impl.hpp);
+//   credit-based lossless flow control per (input port, virtual channel) (a
+//   packet is sent only when the downstream buffer has room for all of it; the
+//   room is returned as a credit over the reverse link, with its latency, when
+//   the packet's tail has left); virtual cut-through: a packet may leave
+//   `switch_latency` after its head arrived, before its tail has; round-robin
+//   output arbitration among the VOQs that feed the output; a crossbar that
+//   moves `crossbar_speedup` times the port rate per input.  Nothing is ever
+//   dropped.
 //
 // Everything here is deterministic: events carry the (time, priority, source
 // entity, sequence) key of core, random choices draw from per-node streams.
