@@ -2,6 +2,11 @@
 add_library(fabricsim_warnings INTERFACE)
 target_compile_options(fabricsim_warnings INTERFACE
   $<$<CXX_COMPILER_ID:GNU,Clang>:-Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wconversion -Wno-sign-conversion>)
+if(FABRICSIM_WERROR)
+  # Only the project's targets link fabricsim_warnings; third-party headers
+  # come through imported targets, whose include directories are SYSTEM.
+  target_compile_options(fabricsim_warnings INTERFACE $<$<CXX_COMPILER_ID:GNU,Clang>:-Werror>)
+endif()
 
 add_library(fabricsim_sanitizers INTERFACE)
 if(FABRICSIM_SANITIZE)
