@@ -89,12 +89,12 @@ class Parser {
         space();
         if (i_ >= s_.size() || s_[i_] != '"') fail("expected a key in double quotes");
         std::string key = string();
-        for (const auto& kv : v.object)
-          if (kv.first == key) fail(fmt::format("duplicate key \"{}\"", key));
+        for (const Member& m : v.object)
+          if (m.key == key) fail(fmt::format("duplicate key \"{}\"", key));
         space();
         if (i_ >= s_.size() || s_[i_] != ':') fail("expected ':' after the key");
         ++i_;
-        v.object.emplace_back(std::move(key), value(depth + 1));
+        v.object.push_back(Member{std::move(key), value(depth + 1)});
         space();
         if (i_ < s_.size() && s_[i_] == ',') {
           ++i_;

@@ -12,6 +12,8 @@
 
 namespace fabricsim::app::json {
 
+struct Member;
+
 struct Value {
   enum class Type : std::uint8_t { Null, Bool, Number, String, Array, Object };
   Type type = Type::Null;
@@ -19,11 +21,18 @@ struct Value {
   double number = 0;
   std::string string;
   std::vector<Value> array;
-  std::vector<std::pair<std::string, Value>> object;  ///< in file order
+  /// In file order.  Not std::pair<std::string, Value>: a pair of the
+  /// incomplete Value inside Value is rejected by clang with libstdc++ 12.
+  std::vector<Member> object;
   std::uint32_t line = 0, column = 0;
 
   /// The member `key` of an object, or nullptr.
   const Value* find(std::string_view key) const;
+};
+
+struct Member {
+  std::string key;
+  Value value;
 };
 
 const char* to_string(Value::Type t);
