@@ -68,6 +68,17 @@ def main():
                 o["workload.minibatch"] = D * M  # one sample per micro-batch, as their papers
             if name in hp.HAMMINGMESH:
                 o["workload.placement"] = "by_board"
+            have = run.info(config, over)["endpoints"]
+            if D * P * O > have:
+                # (GPT-3 MoE's layout, 16 x 96 x 1, needs 1,536 accelerators: more than the small cluster.)
+                print("%-10s %-6s skipped: its layout needs %d accelerators, the topology has %d" % (
+                    model, name, D * P * O, have), flush=True)
+                rows.append({"mode": hp.mode(args), "model": model, "topology": name,
+                             "label": hp.TOPOLOGIES[name][0], "input": os.path.relpath(config, hp.SRC),
+                             "data_parallel": D, "pipeline_parallel": P, "tensor_parallel": O,
+                             "expert_parallel": E, "micro_batches": M, "accelerators": D * P * O,
+                             "skipped": "needs %d accelerators, the topology has %d" % (D * P * O, have)})
+                continue
             h5, wall, cmd = run.run("dnn_%s_%s" % (model, name), config, o)
             s, t, e = hp.summary(h5)
             import h5py
@@ -90,8 +101,8 @@ def main():
             print("%-10s %-6s %3d x %2d x %d (E %d, M %d)  iteration %10.3f ms  overhead %9.3f ms  %6.1f s" % (
                 model, name, D, P, O, E, M, time_ns / 1e6, exposed_ns / 1e6, wall), flush=True)
     for r in rows:
-        ft = [x for x in rows if x["topology"] == "ft" and x["model"] == r["model"]]
-        if ft and r["cost_usd"] and r["overhead_ns"] > 0:
+        ft = [x for x in rows if x["topology"] == "ft" and x["model"] == r["model"] and not x.get("skipped")]
+        if ft and not r.get("skipped") and r["cost_usd"] and r["overhead_ns"] > 0:
             r["dnn_cost_saving"] = ft[0]["cost_usd"] / r["cost_usd"] * ft[0]["overhead_ns"] / r["overhead_ns"]
     csv_path = os.path.join(args.out, "dnn.csv")
     hp.write_csv(csv_path, rows)
@@ -103,7 +114,7 @@ def main():
         for k, name in enumerate(topos):
             ys = []
             for m in models:
-                sel = [r for r in rows if r["model"] == m and r["topology"] == name]
+                sel = [r for r in rows if r["model"] == m and r["topology"] == name and not r.get("skipped")]
                 ys.append(100 * sel[0]["overhead_ns"] / sel[0]["iteration_ns"] if sel and sel[0]["iteration_ns"] else 0)
             ax.bar([i + k * w for i in range(len(models))], ys, width=w, label=name)
         ax.set_xticks([i + 0.4 - w / 2 for i in range(len(models))], models)
