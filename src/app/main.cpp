@@ -4,10 +4,12 @@
 
 #include <cstdio>
 #include <iostream>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
 #include "commands.hpp"
+#include "fabricsim/util/signals.hpp"
 #include "fabricsim/version_info.hpp"
 
 int main(int argc, char** argv) {
@@ -37,9 +39,14 @@ int main(int argc, char** argv) {
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    // CLI11 prints help/version itself and returns 0 for them.
-    int rc = cli.exit(e);
-    return rc == 0 ? 0 : 2;
+    // CLI11 prints help and the version itself (exit code 0).  Errors get
+    // the one-line form of configuration errors, and exit 2 like them.
+    if (e.get_exit_code() == 0) return cli.exit(e);
+    std::string what = e.what();
+    for (char& c : what)
+      if (c == '\n') c = ' ';
+    std::fprintf(stderr, "error: command line: %s (fabricsim --help for usage)\n", what.c_str());
+    return 2;
   }
 
   if (cli.got_subcommand("params")) return app::params_command();
@@ -51,6 +58,9 @@ int main(int argc, char** argv) {
     }
     int provided = 0;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+    // After MPI's own set-up: an interrupted run removes its unfinished
+    // output and exits with 128 + the signal (util/signals.hpp).
+    util::install_interrupt_handlers();
     int rc = app::run_command(run_opts);
     MPI_Finalize();
     return rc;

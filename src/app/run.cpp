@@ -21,6 +21,7 @@
 #include "fabricsim/stats/run_output.hpp"
 #include "fabricsim/stats/throughput.hpp"
 #include "fabricsim/util/error.hpp"
+#include "fabricsim/util/signals.hpp"
 #include "fabricsim/version_info.hpp"
 #include "jobs.hpp"
 #include "memory.hpp"
@@ -114,9 +115,10 @@ int run_impl(const RunOptions& opts, const par::Comm& comm) {
 
 int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Config& cfg, Clock::time_point t_start) {
   const std::string out_path = opts.output ? *opts.output : cfg.get_string("output.file");
-  // Open the output first: an unwritable path fails before any work.
-  stats::H5Writer writer(out_path, comm.raw());
-  const std::string temp_file = writer.temp_path();
+  // An unwritable path fails before any work; the temporary file is
+  // created only to write (a run interrupted before leaves none).
+  stats::H5Writer::check_writable(out_path, comm.raw());
+  std::string temp_file;
 
   // Build.  Every rank builds the whole topology (it is small next to the
   // simulation state) but simulates only the nodes of its part.
@@ -307,6 +309,11 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
 
     // Write.
     const auto t_write = Clock::now();
+    stats::H5Writer writer(out_path, comm.raw());
+    temp_file = writer.temp_path();
+    // For the test suite: hold the unfinished output open, so that a test
+    // can interrupt the write phase (tests/app/interrupt.sh).
+    if (const char* hold = std::getenv("FABRICSIM_TEST_HOLD_OUTPUT")) ::sleep(static_cast<unsigned>(std::atoi(hold)));
     stats::RunMeta meta;
     meta.version = build_info::version;
     meta.git_sha = build_info::git_sha;
@@ -462,6 +469,7 @@ std::string wrong_launcher(const par::Comm& comm) {
 
 int run_command(const RunOptions& opts) {
   par::Comm comm(MPI_COMM_WORLD);
+  util::set_interrupt_reporting(comm.is_root());
   if (const std::string w = wrong_launcher(comm); !w.empty()) {
     // Each singleton thinks it is rank 0; let the launcher's rank 0 speak.
     const char* r = std::getenv("OMPI_COMM_WORLD_RANK");

@@ -1,5 +1,7 @@
 #include "fabricsim/stats/h5_writer.hpp"
 
+#include <dirent.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "fabricsim/util/error.hpp"
+#include "fabricsim/util/signals.hpp"
 
 namespace fabricsim::stats {
 namespace {
@@ -75,6 +78,46 @@ class Handle {
 
 }  // namespace
 
+namespace {
+
+// Temporaries of earlier runs writing the same file whose process is gone
+// (killed by SIGKILL, or by a machine failure): reported, not removed (a
+// run on another machine sharing the directory may still be writing).
+void report_stale_temporaries(const std::string& dir, const std::string& base) {
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return;
+  const std::string prefix = "." + base + ".tmp-";
+  while (const dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.rfind(prefix, 0) != 0) continue;
+    char* end = nullptr;
+    const long pid = std::strtol(name.c_str() + prefix.size(), &end, 10);
+    if (pid <= 0 || end == nullptr || *end != '\0') continue;
+    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // still running here
+    std::fprintf(stderr,
+                 "warning: %s/%s: the unfinished output of an earlier run (process %ld, not running on this "
+                 "machine; killed?); remove it\n",
+                 dir.c_str(), name.c_str(), pid);
+  }
+  ::closedir(d);
+}
+
+}  // namespace
+
+void H5Writer::check_writable(const std::string& final_path, MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  auto [dir, base] = split_path(final_path);
+  int ok = 1;
+  if (rank == 0) {
+    ok = !base.empty() && ::access(dir.c_str(), W_OK | X_OK) == 0 ? 1 : 0;
+    if (ok) report_stale_temporaries(dir, base);
+  }
+  MPI_Bcast(&ok, 1, MPI_INT, 0, comm);
+  if (!ok)
+    fail(fmt::format("{}: cannot create output file (is the directory '{}' there and writable?)", final_path, dir));
+}
+
 H5Writer::H5Writer(const std::string& final_path, MPI_Comm comm) : comm_(comm), final_path_(final_path) {
   MPI_Comm_rank(comm_, &rank_);
   // Quiet HDF5's own error stack printing: failures become one-line errors.
@@ -89,6 +132,7 @@ H5Writer::H5Writer(const std::string& final_path, MPI_Comm comm) : comm_(comm), 
   MPI_Info info = MPI_INFO_NULL;
   H5Pset_fapl_mpio(fapl.get(), comm_, info);
   H5Pset_coll_metadata_write(fapl.get(), true);
+  util::set_interrupt_cleanup(temp_path_);  // (before it exists: a signal in between finds nothing to remove)
   file_ = H5Fcreate(temp_path_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get());
   int ok = file_ >= 0 ? 1 : 0;
   int all_ok = 0;
@@ -97,6 +141,7 @@ H5Writer::H5Writer(const std::string& final_path, MPI_Comm comm) : comm_(comm), 
     if (file_ >= 0) H5Fclose(file_);
     file_ = -1;
     if (rank_ == 0) std::remove(temp_path_.c_str());
+    util::clear_interrupt_cleanup();
     fail(fmt::format("{}: cannot create output file (is the directory '{}' there and writable?)", final_path_, dir));
   }
 }
@@ -352,6 +397,7 @@ void H5Writer::commit() {
     }
   }
   MPI_Bcast(&renamed, 1, MPI_INT, 0, comm_);
+  util::clear_interrupt_cleanup();
   if (!all_ok) fail(fmt::format("{}: writing the output file failed", final_path_));
   if (!renamed) fail(fmt::format("{}: cannot rename the finished output file into place", final_path_));
 }
@@ -362,6 +408,7 @@ void H5Writer::abandon() {
     file_ = -1;
   }
   if (rank_ == 0) std::remove(temp_path_.c_str());
+  util::clear_interrupt_cleanup();
 }
 
 }  // namespace fabricsim::stats

@@ -27,6 +27,15 @@ printf '[network]\nvcs = "two"\n' > type.toml
 printf '[network\nvcs = 2\n' > syntax.toml
 printf '[workload]\nload = 1.5\n' > range.toml
 
+# Command-line errors: the same one-line form (the file "missing.toml" does not exist).
+check cli-missing-file '^error: command line: config: File does not exist: missing\.toml \(fabricsim --help for usage\)$' missing.toml
+out=$("$exe" run --bogus 2>&1 >/dev/null); rc=$?
+if [ $rc -ne 2 ] || [ "$(printf '%s\n' "$out" | wc -l)" -ne 1 ] ||
+   ! printf '%s\n' "$out" | grep -q '^error: command line: The following argument was not expected: --bogus'; then
+  echo "FAIL cli-unknown-option: exit $rc: $out"; fail=1
+else
+  echo "ok   cli-unknown-option: $out"
+fi
 check unknown-key '^error: unknown\.toml:3:1: network\.bogus_key: unknown key' unknown.toml
 check wrong-type '^error: type\.toml:2:7: network\.vcs: expected an integer, got a string$' type.toml
 check syntax '^error: syntax\.toml:1:[0-9]+: syntax error: ' syntax.toml

@@ -25,6 +25,12 @@ class H5Writer {
   /// Collective.  Creates the temporary file; throws util::UserError naming
   /// the path if it cannot be created.
   H5Writer(const std::string& final_path, MPI_Comm comm);
+  /// Collective, creates nothing: throws the constructor's util::UserError
+  /// if `final_path`'s directory is not writable (a run checks before it
+  /// simulates, and creates the temporary file only to write).  Reports on
+  /// stderr unfinished temporaries of `final_path` left by runs whose
+  /// process is gone (killed by SIGKILL).
+  static void check_writable(const std::string& final_path, MPI_Comm comm);
   ~H5Writer();
   H5Writer(const H5Writer&) = delete;
   H5Writer& operator=(const H5Writer&) = delete;

@@ -1,0 +1,81 @@
+#include "fabricsim/util/signals.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <algorithm>
+#include <cstring>
+
+namespace fabricsim::util {
+
+namespace {
+
+// Read by the handler: only a fixed buffer and an atomic flag.
+char g_path[4096];
+volatile std::sig_atomic_t g_has_path = 0;
+volatile std::sig_atomic_t g_report = 1;
+
+void put(const char* s) {
+  const std::size_t n = std::strlen(s);
+  if (n > 0 && ::write(STDERR_FILENO, s, n) < 0) {
+    // Nothing to do: stderr is gone.
+  }
+}
+
+const char* name_of(int sig) {
+  switch (sig) {
+    case SIGINT: return "SIGINT";
+    case SIGTERM: return "SIGTERM";
+    case SIGHUP: return "SIGHUP";
+    case SIGUSR1: return "SIGUSR1";
+    case SIGUSR2: return "SIGUSR2";
+    case SIGXCPU: return "SIGXCPU";
+    default: return "a signal";
+  }
+}
+
+extern "C" void on_interrupt(int sig) {
+  // Async-signal-safe calls only: unlink, write, signal, raise.
+  // (Every rank of a job may get the signal: whichever removes the file,
+  // rank 0 reports it gone.)
+  const bool removed = g_has_path && (::unlink(g_path) == 0 || ::access(g_path, F_OK) != 0);
+  if (g_report) {
+    put("error: interrupted by ");
+    put(name_of(sig));
+    if (removed) {
+      put("; removed the unfinished output ");
+      put(g_path);
+    }
+    put("\n");
+  }
+  // Die of the signal itself (the shell's status is 128 + signal; a
+  // launcher sees a task killed by it rather than one that exited).
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+  ::_exit(128 + sig);
+}
+
+}  // namespace
+
+void install_interrupt_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_interrupt;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGXCPU}) sigaddset(&sa.sa_mask, sig);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGXCPU}) sigaction(sig, &sa, nullptr);
+}
+
+void set_interrupt_cleanup(const std::string& path) {
+  g_has_path = 0;
+  const std::size_t n = std::min(path.size(), sizeof(g_path) - 1);
+  std::memcpy(g_path, path.data(), n);
+  g_path[n] = '\0';
+  g_has_path = n == path.size() ? 1 : 0;  // a path too long to hold is not half-removed
+}
+
+void clear_interrupt_cleanup() { g_has_path = 0; }
+
+void set_interrupt_reporting(bool report) { g_report = report ? 1 : 0; }
+
+}  // namespace fabricsim::util

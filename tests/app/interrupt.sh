@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Interrupted runs leave no debris (issue 19): a run stopped by SIGINT,
+# SIGTERM or SIGUSR1 (what Slurm's --signal sends before a time limit) while
+# it simulates, or while its unfinished output exists, removes that file,
+# prints one `error:` line and exits with 128 + the signal, never 2 (invalid
+# configuration); under mpiexec too.  SIGKILL cannot be caught: the next run
+# writing the same file reports the stale temporary.
+#   interrupt.sh EXE MPIEXEC
+set -u
+exe=$1 mpiexec=$2
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+long=(--set workload.message_bytes=268435456 --set output.progress=\"never\")
+temps() { ls -A "$dir" | grep -c '\.tmp-' || true; }
+wait_temp() {  # until the unfinished output exists (the run holds it open)
+  for _ in $(seq 1 300); do [ "$(temps)" -gt 0 ] && return 0; sleep 0.1; done
+  fail "no temporary file appeared"
+}
+check() {  # name rc want
+  [ "$2" -eq "$3" ] || fail "$1: exit $2, want $3: $(cat "$dir/err")"
+  [ "$(temps)" -eq 0 ] || fail "$1: temporary left: $(ls -A "$dir")"
+  [ ! -e "$dir/x.h5" ] || fail "$1: output written"
+  [ "$(grep -c . "$dir/err")" -eq 1 ] && grep -q '^error: interrupted by SIG' "$dir/err" ||
+    fail "$1: want one 'error: interrupted' line: $(cat "$dir/err")"
+  echo "ok   $1: exit $2: $(cat "$dir/err")"
+}
+for sig in INT TERM USR1; do
+  num=$(kill -l "$sig")
+  # While it simulates: no temporary file exists yet.
+  "$exe" run "${long[@]}" -o "$dir/x.h5" 2> "$dir/err" > /dev/null &
+  pid=$!
+  sleep 1
+  kill -s "$sig" $pid
+  wait $pid
+  check "SIG$sig while simulating" $? $((128 + num))
+  # While the unfinished output exists.
+  FABRICSIM_TEST_HOLD_OUTPUT=30 "$exe" run -o "$dir/x.h5" 2> "$dir/err" > /dev/null &
+  pid=$!
+  wait_temp
+  kill -s "$sig" $pid
+  wait $pid
+  check "SIG$sig while writing" $? $((128 + num))
+  grep -q "removed the unfinished output" "$dir/err" || fail "SIG$sig: the removal is not reported"
+done
+# Under mpiexec: SIGTERM to every task (what Slurm does at a time limit):
+# the launcher reports the tasks killed; and SIGTERM to the launcher, which
+# forwards it (MPICH's mpiexec then exits 0 itself: only the debris is checked).
+for target in tasks launcher; do
+  FABRICSIM_TEST_HOLD_OUTPUT=30 "$mpiexec" -n 2 "$exe" run -o "$dir/x.h5" 2> "$dir/err" > /dev/null &
+  pid=$!
+  wait_temp
+  if [ $target = tasks ]; then pkill -TERM -f "^$exe run -o $dir/x.h5"; else kill -s TERM $pid; fi
+  wait $pid
+  rc=$?
+  [ $target = launcher ] || { [ $rc -ne 0 ] && [ $rc -ne 2 ]; } || fail "mpiexec, SIGTERM to the $target: exit $rc"
+  [ "$(temps)" -eq 0 ] || fail "mpiexec, SIGTERM to the $target: temporary left: $(ls -A "$dir")"
+  [ ! -e "$dir/x.h5" ] || fail "mpiexec, SIGTERM to the $target: output written"
+  grep -q "^error: interrupted by SIGTERM; removed the unfinished output" "$dir/err" ||
+    fail "mpiexec, SIGTERM to the $target: $(cat "$dir/err")"
+  echo "ok   mpiexec -n 2, SIGTERM to the $target: exit $rc, nothing left"
+done
+# SIGKILL leaves the temporary; the next run reports it and still succeeds.
+FABRICSIM_TEST_HOLD_OUTPUT=30 "$exe" run -o "$dir/x.h5" 2> "$dir/err" > /dev/null &
+pid=$!
+wait_temp
+kill -s KILL $pid
+wait $pid
+[ "$(temps)" -eq 1 ] || fail "SIGKILL: expected the temporary to remain"
+"$exe" run -o "$dir/x.h5" 2> "$dir/err" > /dev/null || fail "the run after SIGKILL failed: $(cat "$dir/err")"
+grep -q "^warning: .*\.x\.h5\.tmp-$pid: the unfinished output of an earlier run (process $pid" "$dir/err" ||
+  fail "the stale temporary is not reported: $(cat "$dir/err")"
+echo "ok   SIGKILL: reported by the next run: $(cat "$dir/err")"
+echo PASS
