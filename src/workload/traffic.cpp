@@ -48,6 +48,9 @@ std::vector<PlannedMessage> plan_traffic(const TrafficParams& p, std::uint32_t n
 std::vector<PlannedMessage> plan_traffic(const TrafficParams& p, std::uint32_t n,
                                          const std::vector<SimTime>& message_time) {
   FABRICSIM_ASSERT(message_time.size() >= n, "a message time per source");
+  if (n < 2 && count_traffic(p, n) > 0)
+    throw util::ConfigError("workload.pattern: synthetic traffic needs at least 2 endpoints; the topology has " +
+                            std::to_string(n));
   std::vector<PlannedMessage> out;
   std::uint32_t s = 0;  // the source whose messages are being planned
   const auto post = [&](std::uint32_t k) {

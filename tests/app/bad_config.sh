@@ -36,6 +36,9 @@ if [ $rc -ne 2 ] || [ "$(printf '%s\n' "$out" | wc -l)" -ne 1 ] ||
 else
   echo "ok   cli-unknown-option: $out"
 fi
+# A direct topology of one accelerator: nothing to send to (it crashed, "message to itself").
+printf '[topology]\nkind = "hammingmesh"\nboard_a = 1\nboard_b = 1\nx = 1\ny = 1\n[network]\nvcs = 3\n' > one.toml
+check one-accelerator '^error: one\.toml: workload\.pattern: synthetic traffic needs at least 2 endpoints; the topology has 1$' one.toml
 check unknown-key '^error: unknown\.toml:3:1: network\.bogus_key: unknown key' unknown.toml
 check wrong-type '^error: type\.toml:2:7: network\.vcs: expected an integer, got a string$' type.toml
 check syntax '^error: syntax\.toml:1:[0-9]+: syntax error: ' syntax.toml
