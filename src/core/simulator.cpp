@@ -1,11 +1,29 @@
 #include "fabricsim/core/simulator.hpp"
 
+#include <cstdlib>
+
+#include "fabricsim/util/error.hpp"
+
 #include "fabricsim/util/assert.hpp"
 
 namespace fabricsim::core {
 
 Simulator::Simulator(std::size_t entity_count) : seq_(entity_count, 0) {
   FABRICSIM_ASSERT(entity_count <= EventQueue::kMaxEntities, "more entities than the event key can hold");
+}
+
+void Simulator::scheduled_in_the_past(SimTime at) const {
+  // Times are int64 picoseconds (about 106 days): a sum that wraps lands
+  // far before now, often below zero.  That is the configuration's doing
+  // (a tiny rate or load, huge latencies or compute times), not a bug.
+  if (at.ps() < 0 || now_.ps() > (std::int64_t{1} << 62))
+    throw util::UserError(
+        "simulated time overflowed its range (int64 picoseconds, about 106 days): some rate, load, latency, size "
+        "or compute time in the configuration is too extreme (e.g. network.link_gbps, workload.load, "
+        "*_latency_ns, a model's compute times)",
+        util::kExitConfigError);
+  FABRICSIM_ASSERT(at >= now_, "event scheduled in the past");
+  std::abort();  // (not reached)
 }
 
 void Simulator::schedule(SimTime at, std::uint32_t priority, EntityId source, EntityId /*dest*/, HandlerFn fn,

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include <fmt/format.h>
+
 #include "fabricsim/util/assert.hpp"
 #include "fabricsim/util/error.hpp"
 #include "fabricsim/util/random.hpp"
@@ -54,7 +56,15 @@ std::vector<PlannedMessage> plan_traffic(const TrafficParams& p, std::uint32_t n
   std::vector<PlannedMessage> out;
   std::uint32_t s = 0;  // the source whose messages are being planned
   const auto post = [&](std::uint32_t k) {
-    const auto gap = SimTime::from_ps(static_cast<std::int64_t>(static_cast<double>(message_time[s].ps()) / p.load));
+    const double gap_ps = static_cast<double>(message_time[s].ps()) / p.load;
+    if (static_cast<double>(p.start.ps()) + gap_ps * (static_cast<double>(k) + 1.0) > 0x1p61)
+      throw util::ConfigError(fmt::format(
+          "workload.load: message {} of a source would be posted after {:.3g} s of simulated time (a message takes "
+          "{:.3g} s at the source's injection rate, load {:g}): beyond the int64-picosecond range of about 106 days; "
+          "raise workload.load or the link rates (network.link_gbps)",
+          k, (static_cast<double>(p.start.ps()) + gap_ps * (static_cast<double>(k) + 1.0)) * 1e-12,
+          static_cast<double>(message_time[s].ps()) * 1e-12, p.load));
+    const auto gap = SimTime::from_ps(static_cast<std::int64_t>(gap_ps));
     return p.start + gap * static_cast<std::int64_t>(k);
   };
   switch (p.pattern) {

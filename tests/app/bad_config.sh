@@ -39,6 +39,9 @@ fi
 # A direct topology of one accelerator: nothing to send to (it crashed, "message to itself").
 printf '[topology]\nkind = "hammingmesh"\nboard_a = 1\nboard_b = 1\nx = 1\ny = 1\n[network]\nvcs = 3\n' > one.toml
 check one-accelerator '^error: one\.toml: workload\.pattern: synthetic traffic needs at least 2 endpoints; the topology has 1$' one.toml
+# Extreme but allowed values: a load so small that posts pass the int64-picosecond range.
+printf '[workload]\nload = 1e-15\nmessages = 4\n' > tinyload.toml
+check tiny-load '^error: tinyload\.toml:2:1: workload\.load: message 0 of a source would be posted after .* beyond the int64-picosecond range' tinyload.toml
 check unknown-key '^error: unknown\.toml:3:1: network\.bogus_key: unknown key' unknown.toml
 check wrong-type '^error: type\.toml:2:7: network\.vcs: expected an integer, got a string$' type.toml
 check syntax '^error: syntax\.toml:1:[0-9]+: syntax error: ' syntax.toml

@@ -1,9 +1,11 @@
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "fabricsim/core/link.hpp"
 #include "fabricsim/core/simulator.hpp"
+#include "fabricsim/util/error.hpp"
 
 using namespace fabricsim::core;
 
@@ -65,6 +67,27 @@ TEST(Simulator, RunUntilStopsBeforeTheBoundary) {
   EXPECT_EQ(sim.run(), 1u);
   EXPECT_TRUE(sim.empty());
   EXPECT_EQ(sim.next_event_time(), SimTime::max());
+}
+
+// A time sum that wraps past the int64-picosecond range lands before now:
+// a user error that says so (exit 2), not an internal assertion.
+TEST(Simulator, TimeThatWrapsIsAUserError) {
+  Simulator sim(1);
+  Recorder r{&sim, {}};
+  auto h = Simulator::handler<Recorder, &Recorder::on_event>();
+  const SimTime late = SimTime::from_ps(std::int64_t{1} << 62) + SimTime::from_ps(std::int64_t{1} << 61);
+  sim.schedule(late, 0, 0, 0, h, &r, 0, 0);
+  EXPECT_EQ(sim.run(), 1u);
+  // From there, another 2^62 ps wraps below zero.
+  const SimTime wrapped = SimTime::from_ps(static_cast<std::int64_t>(
+      static_cast<std::uint64_t>(late.ps()) + (std::uint64_t{1} << 62)));
+  try {
+    sim.schedule(wrapped, 0, 0, 0, h, &r, 0, 0);
+    FAIL() << "no error";
+  } catch (const fabricsim::util::UserError& e) {
+    EXPECT_EQ(e.exit_code(), fabricsim::util::kExitConfigError);
+    EXPECT_NE(std::string(e.what()).find("simulated time overflowed"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Simulator, RunUntilHonoursEventBudget) {

@@ -45,14 +45,14 @@ class Simulator {
   /// schedule() / schedule_keyed() with a registered handler binding.
   void schedule_bound(SimTime at, std::uint32_t priority, EntityId source, BindingId binding,
                       std::uint32_t arg32 = 0, std::uint64_t arg0 = 0, std::uint64_t arg1 = 0) {
-    FABRICSIM_ASSERT(at >= now_, "event scheduled in the past");
+    if (at < now_) [[unlikely]] scheduled_in_the_past(at);
     FABRICSIM_DEBUG_ASSERT(source < seq_.size(), "source entity out of range");
     queue_.push_fields(at, priority, source, seq_[source]++, binding, arg32, arg0, arg1);
   }
   void schedule_keyed_bound(SimTime at, std::uint32_t priority, EntityId source, std::uint64_t tag,
                             BindingId binding, std::uint32_t arg32 = 0, std::uint64_t arg0 = 0,
                             std::uint64_t arg1 = 0) {
-    FABRICSIM_ASSERT(at >= now_, "event scheduled in the past");
+    if (at < now_) [[unlikely]] scheduled_in_the_past(at);
     queue_.push_fields(at, priority, source, tag, binding, arg32, arg0, arg1);
   }
 
@@ -98,6 +98,9 @@ class Simulator {
   void stop() { stop_ = true; }
 
  private:
+  /// An event before now: simulated time wrapped past its int64-picosecond
+  /// range (a util::UserError saying so), or an internal error.
+  [[noreturn]] void scheduled_in_the_past(SimTime at) const;
   CalendarQueue queue_;
   std::vector<std::uint64_t> seq_;
   struct Prefetch {
