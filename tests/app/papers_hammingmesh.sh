@@ -19,6 +19,13 @@ for s in alltoall allreduce dnn; do
   tail -1 "$dir/$s.txt"
   [ -s "$dir/$s.png" ] || { echo "FAIL: no $s.png"; exit 1; }
 done
+# --large writes a Slurm array job, one task per topology (--no-submit: not submitted).
+"$python" "$src/jobs/papers/hammingmesh/allreduce.py" --large --no-submit --fabricsim "$exe" \
+  --out "$dir/large" --ntasks 4 --time 1:00:00 > "$dir/large.txt"
+grep -q "not submitted" "$dir/large.txt" || { cat "$dir/large.txt"; exit 1; }
+bash -n "$dir/large/large.sbatch"
+grep -q '^#SBATCH --array=0-8$' "$dir/large/large.sbatch" && grep -q '^#SBATCH --ntasks=4$' "$dir/large/large.sbatch" ||
+  { cat "$dir/large/large.sbatch"; exit 1; }
 "$python" - "$dir" <<'PY'
 import csv, math, sys
 d = sys.argv[1]

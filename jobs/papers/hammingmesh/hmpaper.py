@@ -66,6 +66,9 @@ def parse_args(description, default_topologies):
     p.add_argument("--launch", default=os.environ.get("LAUNCH", ""),
                    help='prefix for each run, e.g. "mpiexec -n 4" (default: one rank, or $LAUNCH)')
     p.add_argument("--keep", action="store_true", help="keep every run's HDF5 file in OUT/runs")
+    p.add_argument("--ntasks", type=int, default=16, help="--large: MPI ranks per array task (default 16)")
+    p.add_argument("--time", default="24:00:00", help="--large: time limit per array task (default 24:00:00)")
+    p.add_argument("--no-submit", action="store_true", help="--large: write OUT/large.sbatch, do not submit it")
     p.add_argument("--large-task", action="store_true", help=argparse.SUPPRESS)  # one task of the --large array
     return p
 
@@ -209,7 +212,7 @@ def submit_large(args, script, extra=()):
         f.write("#!/usr/bin/env bash\n")
         f.write("#SBATCH --job-name=hmpaper-%s\n" % os.path.splitext(os.path.basename(script))[0])
         f.write("#SBATCH --array=0-%d\n" % (len(names) - 1))
-        f.write("#SBATCH --ntasks=${NTASKS:-16}\n#SBATCH --time=${TIME:-24:00:00}\n")
+        f.write("#SBATCH --ntasks=%d\n#SBATCH --time=%s\n" % (args.ntasks, args.time))
         f.write("# Written by %s --large: the HammingMesh paper's large cluster, one topology per task.\n"
                 % os.path.relpath(me, SRC))
         f.write("set -euo pipefail\nnames=(%s)\n" % " ".join(names))
@@ -218,8 +221,9 @@ def submit_large(args, script, extra=()):
                 % (shlex.quote(me), shlex.quote(os.path.abspath(args.out)), shlex.quote(args.fabricsim),
                    " ".join(shlex.quote(x) for x in extra)))
     os.chmod(job, 0o755)
-    if subprocess.run(["which", "sbatch"], capture_output=True).returncode != 0:
-        print("wrote %s (no sbatch here: submit it on the cluster with `sbatch %s`)" % (job, job))
+    if args.no_submit or subprocess.run(["which", "sbatch"], capture_output=True).returncode != 0:
+        print("wrote %s (%s: submit it on the cluster with `sbatch %s`)" % (
+            job, "not submitted" if args.no_submit else "no sbatch here", job))
         return
     r = subprocess.run(["sbatch", job], capture_output=True, text=True)
     print(r.stdout.strip() or r.stderr.strip())
