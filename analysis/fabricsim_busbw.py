@@ -34,6 +34,9 @@ def load(path):
         size = c["bytes"][:]
         it = c["iteration"][:]
         t_ns = c["end_ns"][:] - c["start_ns"][:]
+        # Rows engine.end_ns stopped (finished = 0; older files: end_ns far in
+        # the future or -1) carry no time: left out.
+        done = c["finished"][:] != 0 if "finished" in c else (c["end_ns"][:] >= 0) & (c["end_ns"][:] < 9e15)
         ratio = c["busbw_gbps"][:] / np.where(c["algbw_gbps"][:] > 0, c["algbw_gbps"][:], 1)
         if "job" in c:  # one row per operation, with its job, op, algorithm and ranks
             job = c["job"][:]
@@ -52,7 +55,7 @@ def load(path):
         label = f"{kind} {op[first]} {alg[first]} ({int(ranks[first])} ranks)"
         if len(jobs) > 1:
             label = f"job {int(j)}: {label}"
-        timed = (it >= 0) & (job == j)
+        timed = (it >= 0) & (job == j) & done
         sizes = np.unique(size[timed])
         time_us, algbw, busbw = [], [], []
         for s in sizes:

@@ -1,6 +1,7 @@
 #include "jobs.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <cstdint>
 
 #include <fmt/format.h>
@@ -106,13 +107,15 @@ RunJobs::Reports RunJobs::report(const par::Comm& comm, bool complete) const {
         d.time_ns.push_back(it.time_ns);
         d.compute_ns.push_back(it.compute_ns);
         d.exposed_comm_ns.push_back(it.exposed_comm_ns);
+        d.finished.push_back(it.finished ? 1 : 0);
         for (std::size_t q = 0; q < d.phase_ns.size(); ++q) d.phase_ns[q].push_back(it.phase_ns[q]);
-        if (it.iteration >= 0) {
+        if (it.iteration >= 0 && it.finished) {
           row.mean_time_ns += it.time_ns;
           ++timed;
         }
       }
-      row.mean_time_ns /= std::max(timed, 1);
+      // Over the timed iterations that finished; NaN if none did.
+      row.mean_time_ns = timed > 0 ? row.mean_time_ns / timed : std::numeric_limits<double>::quiet_NaN();
       if (timeline_) {
         workload::DnnJob::Timeline t;
         dnn->timeline(*graph_, partial, out.timeline.total, comm.is_root(), t);
@@ -143,6 +146,7 @@ RunJobs::Reports RunJobs::report(const par::Comm& comm, bool complete) const {
       d.time_ns.push_back(res.time_ns);
       d.compute_ns.push_back(res.compute_ns);
       d.exposed_comm_ns.push_back(res.time_ns - res.compute_ns);
+      d.finished.push_back(res.finished ? 1 : 0);
       for (auto& ph : d.phase_ns) ph.push_back(0.0);  // (a trace's nodes carry no phase)
     } else {
       // Each operation instance from its first post (known where its sender
@@ -157,7 +161,7 @@ RunJobs::Reports RunJobs::report(const par::Comm& comm, bool complete) const {
           if (net_.owns(topo.endpoint_node(msg.dst))) last[i] = std::max(last[i], msg.end_time.ps());
         }
       comm.allreduce_min(first);
-      comm.allreduce_max(last);
+      comm.allreduce_max(last);  // SimTime::max(): some message never arrived (or was never posted)
       const auto& cp = bench.params();
       const auto n = static_cast<std::uint32_t>(bench.ranks().size());
       row.kind = "collective";
@@ -167,16 +171,20 @@ RunJobs::Reports RunJobs::report(const par::Comm& comm, bool complete) const {
       row.start_ns = cp.start.ns();
       auto& c = out.collectives;
       for (std::size_t i = 0; i < inst.size(); ++i) {
+        // Unfinished (engine.end_ns stopped it): a flag, end -1 and no bandwidth.
+        const bool done = last[i] != INT64_MAX && last[i] != INT64_MIN && first[i] != INT64_MAX;
         const double t_ns = static_cast<double>(last[i] - first[i]) / 1000.0;
-        const double alg = static_cast<double>(inst[i].bytes) * 8.0 / t_ns;  // Gb/s
+        const double alg = done ? static_cast<double>(inst[i].bytes) * 8.0 / t_ns  // Gb/s
+                                : std::numeric_limits<double>::quiet_NaN();
         c.job.push_back(static_cast<std::uint32_t>(j));
         c.op.push_back(row.op);
         c.algorithm.push_back(row.algorithm);
         c.ranks.push_back(n);
         c.bytes.push_back(inst[i].bytes);
         c.iteration.push_back(inst[i].iteration);
-        c.start_ns.push_back(static_cast<double>(first[i]) / 1000.0);
-        c.end_ns.push_back(static_cast<double>(last[i]) / 1000.0);
+        c.start_ns.push_back(first[i] == INT64_MAX ? -1.0 : static_cast<double>(first[i]) / 1000.0);
+        c.end_ns.push_back(done ? static_cast<double>(last[i]) / 1000.0 : -1.0);
+        c.finished.push_back(done ? 1 : 0);
         c.algbw_gbps.push_back(alg);
         c.busbw_gbps.push_back(alg * workload::busbw_factor(cp.op, n));
       }
@@ -236,10 +244,15 @@ void RunJobs::print(const Reports& r) const {
       double t_ns = 0;
       int k = 0;
       for (std::size_t i = 0; i < bench.instances().size(); ++i)
-        if (bench.instances()[i].size_index == si && c.iteration[row0 + i] >= 0) {
+        if (bench.instances()[i].size_index == si && c.iteration[row0 + i] >= 0 && c.finished[row0 + i]) {
           t_ns += c.end_ns[row0 + i] - c.start_ns[row0 + i];
           ++k;
         }
+      if (k == 0) {  // (engine.end_ns stopped every timed instance of this size)
+        fmt::print("  {:>12} {:>12} {:>6} {:>10} {:>9} {:>9}\n", cp.sizes[si], cp.sizes[si] / 4, "float", "unfinished",
+                   "-", "-");
+        continue;
+      }
       t_ns /= k;
       const double algbw = static_cast<double>(cp.sizes[si]) / t_ns;  // bytes per ns = GB/s
       fmt::print("  {:>12} {:>12} {:>6} {:>10.2f} {:>9.2f} {:>9.2f}\n", cp.sizes[si], cp.sizes[si] / 4, "float",

@@ -54,6 +54,7 @@ void write_collectives(H5Writer& out, const CollectiveReport& r, bool is_root) {
   w.col("/collectives/end_ns", n, r.end_ns);
   w.col("/collectives/algbw_gbps", n, r.algbw_gbps);
   w.col("/collectives/busbw_gbps", n, r.busbw_gbps);
+  w.col("/collectives/finished", n, r.finished);
 }
 
 void write_jobs(H5Writer& out, const std::vector<JobRow>& jobs, bool is_root) {
@@ -92,6 +93,7 @@ void write_dnn(H5Writer& out, const DnnReport& r, bool is_root) {
   w.col("/iterations/time_ns", n, r.time_ns);
   w.col("/iterations/compute_ns", n, r.compute_ns);
   w.col("/iterations/exposed_comm_ns", n, r.exposed_comm_ns);
+  w.col("/iterations/finished", n, r.finished);
   for (std::size_t q = 0; q < r.phase_names.size(); ++q)
     w.col("/iterations/" + r.phase_names[q] + "_ns", n, r.phase_ns[q]);
 }

@@ -1,6 +1,7 @@
 #include "fabricsim/workload/dnn.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <cmath>
 
 #include "fabricsim/util/error.hpp"
@@ -307,6 +308,8 @@ std::vector<DnnIteration> DnnJob::results(const Partial& combined, const TaskGra
     std::size_t busiest = 0;
     double most = -1;
     for (std::size_t k = 0; k < K; ++k) {
+      // (A task that never completed ends at SimTime::max().)
+      if (combined.times[2 * (it * K + k) + 1] == INT64_MAX) r.finished = false;
       lo = std::min(lo, combined.times[2 * (it * K + k)]);
       hi = std::max(hi, combined.times[2 * (it * K + k) + 1]);
       const double* ph = &phase[(it * K + k) * kDnnPhases];
@@ -319,9 +322,10 @@ std::vector<DnnIteration> DnnJob::results(const Partial& combined, const TaskGra
     // Iterations overlap at the edges (a last stage starts the next one
     // while the first still finishes this one): an iteration's time runs
     // from the end of the previous one, so that the times add up.
-    r.start_ns = out.empty() ? static_cast<double>(lo) / 1000.0 : out.back().end_ns;
-    r.end_ns = static_cast<double>(hi) / 1000.0;
-    r.time_ns = r.end_ns - r.start_ns;
+    r.start_ns = out.empty() || !out.back().finished ? (lo == INT64_MAX ? -1.0 : static_cast<double>(lo) / 1000.0)
+                                                     : out.back().end_ns;
+    r.end_ns = r.finished ? static_cast<double>(hi) / 1000.0 : -1.0;
+    r.time_ns = r.finished ? r.end_ns - r.start_ns : std::numeric_limits<double>::quiet_NaN();
     r.compute_ns = most;
     r.exposed_comm_ns = r.time_ns - most;
     for (std::size_t q = 0; q < kDnnPhases; ++q) r.phase_ns[q] = phase[(it * K + busiest) * kDnnPhases + q];

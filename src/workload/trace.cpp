@@ -1,6 +1,7 @@
 #include "fabricsim/workload/trace.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <tuple>
@@ -242,8 +243,10 @@ TraceJob::Result TraceJob::result(const Partial& combined, const TaskGraph&) con
   std::int64_t end = params_.start.ps();
   for (std::int64_t v : combined.times) end = std::max(end, v);
   r.start_ns = params_.start.ns();
-  r.end_ns = static_cast<double>(end) / 1000.0;
-  r.time_ns = r.end_ns - r.start_ns;
+  // A node that never completed ends at SimTime::max(): the run stopped first.
+  r.finished = end != INT64_MAX;
+  r.end_ns = r.finished ? static_cast<double>(end) / 1000.0 : -1.0;
+  r.time_ns = r.finished ? r.end_ns - r.start_ns : std::numeric_limits<double>::quiet_NaN();
   for (double c : compute_ns_) r.compute_ns = std::max(r.compute_ns, c);
   return r;
 }

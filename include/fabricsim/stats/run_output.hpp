@@ -78,8 +78,11 @@ struct CollectiveReport {
   std::vector<std::int64_t> iteration;  ///< < 0: warm-up
   std::vector<double> start_ns;
   std::vector<double> end_ns;
-  std::vector<double> algbw_gbps;
-  std::vector<double> busbw_gbps;
+  std::vector<double> algbw_gbps;  ///< NaN when unfinished
+  std::vector<double> busbw_gbps;  ///< NaN when unfinished
+  /// 0 when engine.end_ns stopped the instance before its last message
+  /// arrived (end_ns then -1: nothing is derived from an end that did not happen).
+  std::vector<std::uint8_t> finished;
 };
 /// /collectives: datasets per instance; when every row is of one job, also
 /// attributes op, algorithm, ranks.  Collective call; the root's report is
@@ -107,6 +110,9 @@ struct DnnReport {
   std::vector<std::uint32_t> job;
   std::vector<std::int64_t> iteration;  ///< < 0: warm-up
   std::vector<double> start_ns, end_ns, time_ns, compute_ns, exposed_comm_ns;
+  /// 0 when engine.end_ns stopped the iteration (end_ns -1, time_ns and
+  /// exposed_comm_ns NaN).
+  std::vector<std::uint8_t> finished;
   std::vector<std::vector<double>> phase_ns;  ///< per phase, per row
 };
 /// Collective call; the root's report is written.

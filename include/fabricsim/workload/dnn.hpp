@@ -97,6 +97,9 @@ struct DnnIteration {
   double time_ns = 0;
   double compute_ns = 0;       ///< largest compute time of one endpoint
   double exposed_comm_ns = 0;  ///< time - compute_ns
+  /// false when the run stopped first (engine.end_ns): end_ns -1, time_ns
+  /// and exposed_comm_ns NaN.
+  bool finished = true;
   /// Per phase: compute time (Forward, Backward, Optimizer) or communication
   /// time (begin to end of its operations) of the endpoint with the most
   /// compute, in ns.

@@ -81,6 +81,7 @@ class TraceJob {
   struct Result {
     double start_ns = 0, end_ns = 0, time_ns = 0;
     double compute_ns = 0;  ///< the most compute of one rank
+    bool finished = true;   ///< false: the run stopped first (end_ns -1, time_ns NaN)
   };
   Result result(const Partial& combined, const TaskGraph& g) const;
 
