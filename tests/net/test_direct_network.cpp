@@ -168,7 +168,7 @@ TEST(MultiPortInjection, TrafficIsPacedAtTheSumOfTheInjectionLinks) {
   const double gap_ps = static_cast<double>(wire) * 8.0 / 1600.0 * 1000.0;
   ASSERT_EQ(plan.size(), 16u * 5u);
   for (std::size_t k = 0; k < 5; ++k)
-    EXPECT_NEAR(static_cast<double>(plan[k].post.ps()), static_cast<double>(k) * gap_ps, 1.0 + k) << k;
+    EXPECT_NEAR(static_cast<double>(plan[k].post.ps()), static_cast<double>(k) * gap_ps, 1.0 + static_cast<double>(k)) << k;
 }
 
 // TopoOpt, 16 servers, directed rings, k = 3: each message's packets cross
