@@ -192,32 +192,15 @@ void StateRoutes::options(NodeId at, std::uint8_t s, std::uint32_t target, std::
   const bool escape = escape_only && duato_;
   const unsigned alts = rules_->alternatives();
   const Out* outs = out_.data() + out_base_[at];
-  if (!distance_) {
-    // Tables: a move is offered iff it leads one hop closer.
-    const std::uint16_t here = dist(at, s, target, escape);
-    if (here == 0 || here == kUnreachable) return;
-    const auto n = static_cast<PortIndex>(out_base_[at + 1] - out_base_[at]);
-    for (PortIndex p = 0; p < n; ++p) {
-      const Out& o = outs[p];
-      // (A packet passes only through forwarding nodes: tested first, it
-      // also spares the rules and the distance of every endpoint behind a
-      // switch.)
-      if (!o.data || (!o.to_forwards && !is_target_node(o.to, target))) continue;
-      for (unsigned a = 0; a < alts; ++a) {
-        const std::uint8_t t = rules_->step(at, s, o.link, target, a);
-        if (t == RouteRules::kIllegal || (escape_only && !rules_->escape(t))) continue;
-        const std::uint16_t there = dist(o.to, t, target, escape);
-        if (there == kUnreachable || there + 1u != here) continue;
-        out.push_back(Option{p, o.link, t, rules_->vc(t)});
-      }
-    }
-    return;
-  }
-  // Computed distances: where a packet can be they are exact, so the moves
-  // one hop closer are the legal moves of least distance (Bellman), and the
-  // distance of `at` itself need not be computed (one call of the hot
-  // path's most expensive function fewer per hop).
+  // The distances are exact wherever a packet can be (the tables
+  // everywhere), so the moves one hop closer are the legal moves of least
+  // distance (Bellman): the distance of `at` itself need not be computed
+  // (with computed distances, one call of the hot path's most expensive
+  // function fewer per hop).
   if (is_target_node(at, target)) return;
+  // (A table also knows the states no legal route leaves, e.g. an endpoint
+  // past its first move: nothing is offered there.)
+  if (!distance_ && dist(at, s, target, escape) == kUnreachable) return;
   thread_local std::vector<PortIndex> ports;       // (scratch: options() may run on several threads)
   thread_local std::vector<std::uint16_t> theres;  // distance after each move appended
   ports.clear();
@@ -226,6 +209,9 @@ void StateRoutes::options(NodeId at, std::uint8_t s, std::uint32_t target, std::
   std::uint16_t least = kUnreachable;
   const auto consider = [&](PortIndex p) {
     const Out& o = outs[p];
+    // (A packet passes only through forwarding nodes: tested first, it
+    // also spares the rules and the distance of every endpoint behind a
+    // switch.)
     if (!o.data || (!o.to_forwards && !is_target_node(o.to, target))) return;
     for (unsigned a = 0; a < alts; ++a) {
       const std::uint8_t t = rules_->step(at, s, o.link, target, a);
@@ -237,7 +223,7 @@ void StateRoutes::options(NodeId at, std::uint8_t s, std::uint32_t target, std::
       theres.push_back(there);
     }
   };
-  if (distance_->candidate_ports(at, target, ports)) {
+  if (distance_ && distance_->candidate_ports(at, target, ports)) {
     for (PortIndex p : ports) consider(p);
   } else {
     const auto n = static_cast<PortIndex>(out_base_[at + 1] - out_base_[at]);
