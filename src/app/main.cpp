@@ -3,12 +3,14 @@
 #include <mpi.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
 #include "commands.hpp"
+#include "fabricsim/stats/h5_writer.hpp"
 #include "fabricsim/util/signals.hpp"
 #include "fabricsim/version_info.hpp"
 
@@ -62,6 +64,12 @@ int main(int argc, char** argv) {
     // output and exits with 128 + the signal (util/signals.hpp).
     util::install_interrupt_handlers();
     int rc = app::run_command(run_opts);
+    if (stats::H5Writer::library_unusable()) {
+      // HDF5 failed to close an abandoned file (its error was reported) and
+      // would crash in its clean-up inside MPI_Finalize: leave without it.
+      std::fflush(nullptr);
+      std::_Exit(rc);
+    }
     MPI_Finalize();
     return rc;
   }
