@@ -224,6 +224,8 @@ def format_report(report):
         rows = [["fct", fmt_int(fct["count"])] + [
             fmt_time_ns(fct[k]) for k in ("p50", "p90", "p99", "max", "mean")]]
         lines += table(["", "flows", "p50", "p90", "p99", "max", "mean"], rows)
+    elif report.get("flows_unfinished"):
+        lines.append("  n/a (no flow completed)")
     else:
         lines.append("  n/a (no flows in this file)")
     if report.get("flows_unfinished"):
