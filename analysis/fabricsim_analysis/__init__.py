@@ -34,3 +34,18 @@ from .fmt import table as _table  # noqa: E402,F401
 from .io import py as _py, read_array as _read_array  # noqa: E402,F401
 from .report import _jsonable  # noqa: E402,F401
 from .stats import num as _num  # noqa: E402,F401
+
+__all__ = [
+    # io
+    "DEFAULT_CLASS_NAMES", "FLOW_KEYS", "LINK_KEYS", "META_KEYS", "NODE_KEYS", "FabricsimFileError", "Run",
+    "finished_mask", "has_table", "load_run", "open_file", "param", "parse_class_names", "read_attrs",
+    "read_params", "read_structured", "read_table",
+    # stats
+    "PERCENTILES", "aggregate_throughput", "class_name", "flow_completion_times", "link_sort_order",
+    "link_utilization", "node_counts", "percentile_stats", "rel_diff", "traffic_time_ns", "unfinished_flows",
+    "utilization_by_class",
+    # fmt
+    "NA", "fmt_bytes", "fmt_float", "fmt_int", "fmt_pct", "fmt_rel", "fmt_time_ns", "table", "write_csv",
+    # report
+    "SUMMARY_KEYS", "compute_report", "format_report", "summary_items", "utilization_heatmap",
+]

@@ -53,6 +53,10 @@ def run_main(body, args, stderr=None):
     stderr = stderr or sys.stderr
     try:
         return body(args)
+    except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as other tools do
+        import os
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except FabricsimFileError as exc:
         print("error: %s" % exc, file=stderr)
     except (OSError, KeyError, ValueError, IndexError) as exc:

@@ -29,6 +29,7 @@ one ``error: ...`` line on stderr for a file that is not fabricsim output.
 """
 
 import math
+import re
 import sys
 
 import numpy as np
@@ -330,8 +331,16 @@ def draw(path, rows, names):
     return fplot.savefig(fig, path, dpi=100)
 
 
-def _short(label, width=28):
-    label = label.replace(" ranks ", "r ").replace("allreduce", "ar")
+def _short(label, width=32):
+    """A plot label: 'job 1 allreduce bidirectional_ring 8 ranks 262144 B' -> 'job 1 ar bidir_ring 8r 256Ki'."""
+    m = re.search(r"(\d+) B$", label)
+    if m:
+        n = int(m.group(1))
+        for unit, scale in (("Gi", 1 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10)):
+            if n >= scale and n % scale == 0:
+                label = label[:m.start()] + "%d%s" % (n // scale, unit)
+                break
+    label = label.replace(" ranks ", "r ").replace("allreduce", "ar").replace("bidirectional_", "bidir_")
     return label if len(label) <= width else label[:width - 1] + "~"
 
 

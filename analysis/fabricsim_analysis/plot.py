@@ -55,6 +55,6 @@ def grouped_bars(ax, labels, series, names, colors=SERIES_COLORS):
         h = np.array([np.nan if v is None else float(v) for v in vals], dtype=float)
         ax.bar(x - 0.4 + width * (i + 0.5), h, width, label=name, color=colors[i % len(colors)])
     ax.set_xticks(x)
-    ax.set_xticklabels(labels, rotation=20 if len(labels) > 4 else 0,
-                       ha="right" if len(labels) > 4 else "center", fontsize=8)
+    crowded = len(labels) > 4 or sum(len(str(l)) for l in labels) > 60
+    ax.set_xticklabels(labels, rotation=20 if crowded else 0, ha="right" if crowded else "center", fontsize=8)
     ax.grid(True, axis="y", alpha=0.3)

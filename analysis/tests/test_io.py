@@ -8,7 +8,6 @@ are not fabricsim output must give one error line, never a traceback.
 """
 
 import os
-import shutil
 import tempfile
 import unittest
 
