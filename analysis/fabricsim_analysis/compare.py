@@ -246,6 +246,8 @@ def _fmt_value(v, unit):
         return NA
     if unit in COUNT_UNITS and float(v).is_integer():
         return fmt_int(v)
+    if v != 0 and abs(v) < 1:
+        return "%.4g" % v  # four significant digits, not three decimals, for small figures
     return "{:,.3f}".format(v)
 
 
