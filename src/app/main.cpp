@@ -35,6 +35,9 @@ int main(int argc, char** argv) {
       ->type_name("SECTION.KEY=VALUE");
   info->add_option("--ranks", info_opts.ranks, "Also report partition quality for N ranks")->check(CLI::Range(1, 1 << 20));
   info->add_flag("--json", info_opts.json, "Print one JSON object");
+  info->add_flag("--full", info_opts.full,
+                 "Build fabrics over 10 M directed links and compute the fluid estimate on those over 200,000 too "
+                 "(minutes on the largest)");
 
   cli.add_subcommand("params", "Print every parameter with unit, default and documentation (Markdown)");
 
