@@ -346,9 +346,10 @@ void H5Writer::attr_on_dataset(const std::string& dataset, const std::string& na
 void H5Writer::write_rows_raw(const std::string& dataset, hid_t mem_type, hid_t file_type, std::uint64_t total_rows,
                               const std::vector<std::uint64_t>& rows, const void* data,
                               std::uint64_t columns, bool compress) {
-  auto [gpath, name] = split_path(dataset);
+  const auto [gpath, name] = split_path(dataset);
   hid_t group_id = -1;
-  guarded([&] { group_id = open_group(gpath); });
+  const std::string& group_path = gpath;  // (a structured binding cannot be captured in C++17)
+  guarded([&] { group_id = open_group(group_path); });
   Handle g(group_id, H5Gclose);
   const int rank = columns == 0 ? 1 : 2;
   hsize_t dims[2] = {total_rows, columns};
