@@ -10,8 +10,11 @@ endif()
 
 add_library(fabricsim_sanitizers INTERFACE)
 if(FABRICSIM_SANITIZE)
-  target_compile_options(fabricsim_sanitizers INTERFACE -fsanitize=address,undefined -fno-omit-frame-pointer)
-  target_link_options(fabricsim_sanitizers INTERFACE -fsanitize=address,undefined)
+  # -fno-sanitize-recover: undefined behaviour aborts the program (and so
+  # fails its test) instead of printing a report and going on.
+  target_compile_options(fabricsim_sanitizers INTERFACE -fsanitize=address,undefined -fno-sanitize-recover=all
+                         -fno-omit-frame-pointer)
+  target_link_options(fabricsim_sanitizers INTERFACE -fsanitize=address,undefined -fno-sanitize-recover=all)
 endif()
 
 # fabricsim_add_layer(NAME SOURCES ... DEPENDS ...)
