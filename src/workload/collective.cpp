@@ -670,16 +670,20 @@ CollectiveBenchmark::CollectiveBenchmark(TaskGraph& g, const CollectiveParams& p
       prev = append_collective(g, spec, ranks_, prev, label);
       inst.last = static_cast<net::MessageId>(net.messages().size());
       instances_.push_back(inst);
-      // Sizes x iterations x the messages of one operation: message ids are
-      // 32-bit (checked from the first instance of each size, before the
-      // others are planned).
+      // Sizes x iterations x the messages of one operation: within the
+      // memory the run may use and the 32-bit message ids (checked from the
+      // first instance of each size, before the others are planned).
       const double left = static_cast<double>(params_.iterations) - 1 - it;
-      if (static_cast<double>(net.messages().size()) + left * (inst.last - inst.first) >
-          static_cast<double>(std::numeric_limits<net::MessageId>::max()))
-        throw ConfigError("workload.iterations: " + std::to_string(params_.warmup + params_.iterations) +
-                          " runs of " + std::to_string(inst.last - inst.first) + " messages each (size " +
-                          std::to_string(spec.bytes) + ", " + std::to_string(n) +
-                          " ranks) are more messages than the 2^32 - 1 a run can hold");
+      const double total = static_cast<double>(net.messages().size()) + left * (inst.last - inst.first);
+      const auto most = std::min<std::uint64_t>(params_.max_messages, std::numeric_limits<net::MessageId>::max());
+      if (total > static_cast<double>(most))
+        throw ConfigError(fmt::format(
+            "workload.iterations: {} runs of {} messages each (size {}, {} ranks) make at least {:.0f} messages; "
+            "a run can hold {} ({}), so lower workload.iterations, workload.warmup or the sizes",
+            params_.warmup + params_.iterations, inst.last - inst.first, spec.bytes, n, total, most,
+            most < std::numeric_limits<net::MessageId>::max() ? "what engine.memory_limit_gib, or this machine's "
+                                                                "memory, leaves for them"
+                                                              : "32-bit message ids"));
     }
   }
 }

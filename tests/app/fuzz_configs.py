@@ -118,6 +118,20 @@ def draw_value(rng, name, decl):
         return rng.choice([c, c, c, c + "x", c.upper(), 3])
     if typ == "string":
         return rng.choice(["missing_file.toml", "sub/dir/none.json", ".", "x.h5"])
+    if r < 0.5 and lo is not None and typ in ("integer", "integer array", "number"):
+        # Inside the range, often at an edge: what the loader accepts and the model must handle.
+        top = hi if hi is not None else max(lo, 1) * 1e6
+        if typ == "number":
+            low = lo if not lo_excl else (lo + 1e-300 if lo == 0 else lo * (1 + 1e-12))
+            v = rng.choice([low, top, low, top, 10 ** rng.uniform(math.log10(max(low, 1e-300)), math.log10(max(top, 1e-300))),
+                            number_default(default) * rng.choice([1e-6, 1e-3, 1e3, 1e6])])
+            return min(max(v, low), top)
+        v = rng.choice([int(lo), int(top), int(lo) + 1, int(top) - 1,
+                        int(round(10 ** rng.uniform(math.log10(max(lo, 1)), math.log10(max(top, 1)))))])
+        v = min(max(v, int(lo)), int(top))
+        if typ == "integer array":
+            return [v] * rng.choice([1, 2, 3])
+        return v
     if typ in ("integer", "integer array"):
         cands = [0, -1, 1, 2, 3, 4, 2**31, 2**32, 2**63 - 1, -(2**63)]
         if lo is not None:
@@ -149,6 +163,10 @@ def draw_value(rng, name, decl):
 
 def heavy_value(name, v, decl):
     """Whether `v` scales the run far beyond its default (so a timeout or OOM is not a bug)."""
+    num = isinstance(v, (int, float)) and not isinstance(v, bool) and v == v
+    # Small packets multiply the packets of every message (65-byte packets: 1 payload byte each).
+    if num and ((name == "network.packet_bytes" and v < 1024) or (name == "network.header_bytes" and v > 512)):
+        return True
     if not SCALE.fullmatch(name):
         return False
     d = number_default(decl[1]) if decl else 1.0
@@ -342,6 +360,9 @@ def run_case(exe, workdir, text, files, args, timeout, memory_gib):
     for f in os.listdir(workdir):
         p = os.path.join(workdir, f)
         shutil.rmtree(p) if os.path.isdir(p) else os.remove(p)
+    if memory_gib > 0 and "memory_limit_gib" not in text and "memory_limit_gib" not in " ".join(args):
+        # The machine the run sees: the address-space limit, less the program's own.
+        text = set_key(text, "engine.memory_limit_gib", memory_gib * 0.75)
     with open(os.path.join(workdir, "c.toml"), "w") as f:
         f.write(text)
     for name, body in files.items():
