@@ -31,7 +31,9 @@ RunJobs::RunJobs(const config::Config& cfg, net::Network& network, core::Simulat
       const std::string& kind = c.get_string("workload.kind");
       Job job;
       if (kind == "dnn") {
-        job.dnn = std::make_unique<workload::DnnJob>(*graph_, dnn_params(c, endpoints, used), static_cast<std::uint32_t>(j));
+        workload::DnnParams dp = dnn_params(c, endpoints, used);
+        dp.max_tasks = memory_limit_per_rank(c, 1) / 100;  // checked by the job (dnn_endpoints)
+        job.dnn = std::make_unique<workload::DnnJob>(*graph_, dp, static_cast<std::uint32_t>(j));
       } else if (kind == "collective") {
         workload::CollectiveParams p = collective_params(c);
         // A planned message costs about 260 bytes (message, task, edges;

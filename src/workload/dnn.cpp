@@ -67,6 +67,17 @@ std::uint32_t dnn_endpoints(const DnnParams& p, const std::string& prefix) {
                                     prefix, l.name, p.model.name, most, b));
     iteration_ns += (l.forward_ns + l.backward_ns) * b / p.tensor_parallel;
   }
+  // Every layer runs forward and backward for each micro-batch on each of
+  // the D x O replicas and shards of its stage, every iteration: a lower
+  // bound of the plan's compute tasks (each task some 100 bytes or more).
+  const double tasks = 2.0 * (static_cast<double>(p.warmup) + p.iterations) * p.micro_batches *
+                       static_cast<double>(p.model.layers.size()) * p.data_parallel * p.tensor_parallel;
+  if (tasks > static_cast<double>(p.max_tasks))
+    throw ConfigError(fmt::format("{}.micro_batches: {} iterations x {} micro-batches x {} layers x {} replicas x {} "
+                                  "shards x 2 passes plan at least {:.3g} compute tasks; a run can hold {} (what "
+                                  "engine.memory_limit_gib, or this machine's memory, leaves for them)",
+                                  prefix, p.warmup + p.iterations, p.micro_batches, p.model.layers.size(),
+                                  p.data_parallel, p.tensor_parallel, tasks, p.max_tasks));
   const double end_ps = (static_cast<double>(p.start.ps()) / 1000.0 +
                          iteration_ns * (static_cast<double>(p.warmup) + p.iterations)) * 1000.0;
   if (end_ps > 0x1p63)
