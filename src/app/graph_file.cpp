@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <toml++/toml.h>
@@ -105,6 +106,10 @@ net::Topology build_graph_file(const std::string& path, const net::LinkParams& h
     net::LinkParams lp;
     lp.bandwidth_gbps = get_number(l, "gbps", path, "link", base.bandwidth_gbps, 0.0);
     const double lat = get_number(l, "latency_ns", path, "link", static_cast<double>(base.latency.ps()) / 1000.0, -1e-300);
+    // The ranges of network.link_gbps (intra_server_gbps) and network.link_latency_ns.
+    for (const auto& [key, v, max] : {std::tuple{"gbps", lp.bandwidth_gbps, 1e7}, std::tuple{"latency_ns", lat, 1e9}})
+      if (!(v <= max))
+        throw ConfigError(fmt::format("{}: link.{}: {} is above {}", at(path, l[key].node()->source()), key, v, max));
     lp.latency = core::SimTime::from_ns_f(lat);
     net::CableType cable = net::default_cable(cls->second);
     if (const toml::node* c = l.get("cable")) {

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "fabricsim/util/error.hpp"
+#include "memory.hpp"
 #include "scenario.hpp"
 
 namespace fabricsim::app {
@@ -30,9 +31,14 @@ RunJobs::RunJobs(const config::Config& cfg, net::Network& network, core::Simulat
       const std::string& kind = c.get_string("workload.kind");
       Job job;
       if (kind == "dnn") {
-        job.dnn = std::make_unique<workload::DnnJob>(*graph_, dnn_params(c, endpoints, used), static_cast<std::uint32_t>(j));
+        workload::DnnParams dp = dnn_params(c, endpoints, used);
+        dp.max_tasks = memory_limit_per_rank(c, 1) / 100;  // checked by the job (dnn_endpoints)
+        job.dnn = std::make_unique<workload::DnnJob>(*graph_, dp, static_cast<std::uint32_t>(j));
       } else if (kind == "collective") {
         workload::CollectiveParams p = collective_params(c);
+        // A planned message costs about 260 bytes (message, task, edges;
+        // measured): the plan must fit the memory limit of one rank.
+        p.max_messages = std::min<std::uint64_t>(p.max_messages, memory_limit_per_rank(c, 1) / 300);
         std::vector<net::EndpointId> order = std::move(p.available);  // by_board's order, or all in id order
         if (order.empty())
           for (net::EndpointId e = 0; e < endpoints; ++e) order.push_back(e);

@@ -82,6 +82,7 @@ workload::Trace load_trace(const std::string& path) {
   if (tr.ranks == 0) rd.fail(*root.find("ranks"), "ranks", "a trace needs at least one rank");
   const Value& nodes = rd.need(root, "trace", "nodes");
   if (nodes.type != Value::Type::Array || nodes.array.empty()) rd.fail(nodes, "nodes", "expected a non-empty array");
+  std::vector<double> compute_us(tr.ranks, 0.0);  // per rank
   for (std::size_t i = 0; i < nodes.array.size(); ++i) {
     const Value& v = nodes.array[i];
     const std::string ctx = fmt::format("nodes[{}]", i);
@@ -98,7 +99,8 @@ workload::Trace load_trace(const std::string& path) {
       }
     const Value& type = rd.need(v, ctx, "type");
     const std::string t = rd.text(type, ctx + ".type");
-    const auto bytes = [&] { return rd.integer(rd.need(v, ctx, "comm_size"), ctx + ".comm_size"); };
+    // At most 2^40 bytes, as workload.sizes.
+    const auto bytes = [&] { return rd.integer(rd.need(v, ctx, "comm_size"), ctx + ".comm_size", UINT64_C(1) << 40); };
     const auto peer = [&](const char* key) {
       const Value& p = rd.need(v, ctx, key);
       const auto r = static_cast<std::uint32_t>(rd.integer(p, ctx + "." + key, tr.ranks - 1));
@@ -118,10 +120,17 @@ workload::Trace load_trace(const std::string& path) {
     if (t == "COMP_NODE") {
       allow({"duration_micros"});
       const Value& d = rd.need(v, ctx, "duration_micros");
-      if (d.type != Value::Type::Number || !(d.number >= 0))
-        rd.fail(d, ctx + ".duration_micros", "expected a time in microseconds >= 0");
+      if (d.type != Value::Type::Number || !(d.number >= 0) || !(d.number <= 1e12))
+        rd.fail(d, ctx + ".duration_micros", "expected a time in microseconds from 0 to 1e12");
       n.kind = workload::TraceNode::Kind::Compute;
       n.duration_ns = d.number * 1000.0;
+      // A rank computes one task at a time: its compute alone must end inside
+      // the int64-picosecond range of simulated time.
+      if ((compute_us[n.rank] += d.number) > 0x1p63 / 1e6)
+        rd.fail(d, ctx + ".duration_micros",
+                fmt::format("the compute of rank {} adds up to {:.3g} s, beyond the int64-picosecond range of "
+                            "simulated time (about 106 days)",
+                            n.rank, compute_us[n.rank] * 1e-6));
     } else if (t == "COMM_SEND_NODE") {
       allow({"comm_dst", "comm_size", "comm_tag"});
       n.kind = workload::TraceNode::Kind::Send;

@@ -347,8 +347,11 @@ std::vector<ParamDecl> declare() {
   p.push_back(int_param("workload", "root", "", 0,
                         "collective: root of broadcast and reduce, as a rank of the communicator.", 0, 1 << 24));
   p.push_back(int_list_param("workload", "sizes", "bytes", {},
-                             "collective: the sizes to run, in bytes per rank; empty: `min_bytes` to `max_bytes` "
-                             "multiplying by `step_factor` (NCCL's -b, -e, -f)."));
+                             "collective: the sizes to run, in bytes per rank (each 1 byte to 1 TiB, as `min_bytes` "
+                             "and `max_bytes`); empty: `min_bytes` to `max_bytes` multiplying by `step_factor` "
+                             "(NCCL's -b, -e, -f). Sizes x iterations x the messages of one operation must stay "
+                             "below 2^32 messages (checked).",
+                             1, 1ll << 40));
   p.push_back(int_param("workload", "min_bytes", "bytes", 1 << 20, "collective: smallest size when `sizes` is empty.",
                         1, 1ll << 40));
   p.push_back(int_param("workload", "max_bytes", "bytes", 0,
@@ -359,7 +362,8 @@ std::vector<ParamDecl> declare() {
                         1 << 20));
   p.push_back(int_param("workload", "chunk_bytes", "bytes", 0,
                         "collective: each step's message is cut into chunks of at most this many bytes that move "
-                        "through the steps independently (pipelining); 0: one message per step.",
+                        "through the steps independently (pipelining); 0: one message per step. A size may be at most 65,536 "
+                        "chunks (checked).",
                         0, 1ll << 40));
   p.push_back(int_param("workload", "channels", "", 1,
                         "collective: NCCL's channels: the buffer is split into this many parts, each run by its "
@@ -382,7 +386,8 @@ std::vector<ParamDecl> declare() {
                          "and `by_server` take the lowest endpoints no earlier job uses, `by_board` and `grid` the first "
                          "unused ones in its order, `random` random unused ones, `list` exactly `endpoints`."));
   p.push_back(int_list_param("workload", "endpoints", "", {},
-                             "collective: the communicator for `placement = \"list\"`; dnn: the job's endpoints."));
+                             "collective: the communicator for `placement = \"list\"`; dnn: the job's endpoints.",
+                             0, (1 << 24) - 1));
   p.push_back(float_param("workload", "reduce_gbps", "Gb/s", 0,
                           "collective: reduction speed per endpoint (a received chunk is reduced before it is sent "
                           "on); 0 = infinitely fast.",
@@ -395,9 +400,14 @@ std::vector<ParamDecl> declare() {
                          "`incast_target`. `bisection`: each endpoint in the lower half pairs with one in the "
                          "upper half (random matching) and both send. `ring`: endpoint j sends `messages` messages to "
                          "(j+1) mod p."));
-  p.push_back(int_param("workload", "message_bytes", "bytes", 1048576, "Payload bytes per message.", 1, 1ll << 50));
+  p.push_back(int_param("workload", "message_bytes", "bytes", 1048576,
+                        "Payload bytes per message (at most 2^32 - 1 packets of network.packet_bytes - header_bytes "
+                        "payload each, checked).",
+                        1, 1ll << 40));
   p.push_back(int_param("workload", "messages", "", 1,
-                        "Messages per source (for `alltoall`: rounds of the shift schedule, 0 = p-1).", 0, 1 << 30));
+                        "Messages per source (for `alltoall`: rounds of the shift schedule, 0 = p-1). Messages x "
+                        "endpoints must stay below 2^32 (checked).",
+                        0, 1 << 30));
   p.push_back(float_param("workload", "start_ns", "ns", 0, "Time the first message is posted (dnn, [[jobs]]: when the job starts).", 0, 1e15));
   p.push_back(float_param("workload", "load", "", 1.0,
                           "Offered load as a fraction of the injection rate: messages of one source are posted "

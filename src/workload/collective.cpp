@@ -1,11 +1,14 @@
 #include "fabricsim/workload/collective.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <array>
 #include <cmath>
 #include <numeric>
 #include <unordered_map>
 #include <utility>
+
+#include <fmt/format.h>
 
 #include "fabricsim/util/error.hpp"
 #include "fabricsim/util/random.hpp"
@@ -492,6 +495,18 @@ void check_collective(const CollectiveSpec& spec, std::uint32_t n, const std::st
                         " grid (square grids of at least 3 x 3 have them, as do e.g. 8 x 4, 9 x 3, 16 x 8; "
                         "see docs/model.md); choose another grid_rows or torus_2d");
   }
+  // Chunks of the buffer (a step moves at most all of it): each is a message.
+  constexpr std::uint64_t kMaxChunks = 65536;
+  if (spec.chunk_bytes > 0 && (spec.bytes + spec.chunk_bytes - 1) / spec.chunk_bytes > kMaxChunks)
+    throw ConfigError(prefix + ".chunk_bytes: " + std::to_string(spec.bytes) + " bytes in chunks of " +
+                      std::to_string(spec.chunk_bytes) + " are more than " + std::to_string(kMaxChunks) +
+                      " chunks; raise chunk_bytes to at least " +
+                      std::to_string((spec.bytes + kMaxChunks - 1) / kMaxChunks));
+  // Reducing the whole buffer once must take less than 2^61 ps (simulated time is int64 picoseconds).
+  if (spec.reduce_gbps > 0 && static_cast<double>(spec.bytes) * 8000.0 / spec.reduce_gbps > 0x1p61)
+    throw ConfigError(prefix + ".reduce_gbps: reducing " + std::to_string(spec.bytes) + " bytes at " +
+                      fmt::format("{:g}", spec.reduce_gbps) +
+                      " Gb/s would take longer than the int64-picosecond range of simulated time (about 106 days)");
   if (spec.bytes < min_collective_bytes(spec, n))
     throw ConfigError(prefix + ".sizes: " + std::to_string(spec.bytes) + " bytes cannot be split over " +
                       std::to_string(n) + " ranks by " + a + " (at least " +
@@ -655,6 +670,20 @@ CollectiveBenchmark::CollectiveBenchmark(TaskGraph& g, const CollectiveParams& p
       prev = append_collective(g, spec, ranks_, prev, label);
       inst.last = static_cast<net::MessageId>(net.messages().size());
       instances_.push_back(inst);
+      // Sizes x iterations x the messages of one operation: within the
+      // memory the run may use and the 32-bit message ids (checked from the
+      // first instance of each size, before the others are planned).
+      const double left = static_cast<double>(params_.iterations) - 1 - it;
+      const double total = static_cast<double>(net.messages().size()) + left * (inst.last - inst.first);
+      const auto most = std::min<std::uint64_t>(params_.max_messages, std::numeric_limits<net::MessageId>::max());
+      if (total > static_cast<double>(most))
+        throw ConfigError(fmt::format(
+            "workload.iterations: {} runs of {} messages each (size {}, {} ranks) make at least {:.0f} messages; "
+            "a run can hold {} ({}), so lower workload.iterations, workload.warmup or the sizes",
+            params_.warmup + params_.iterations, inst.last - inst.first, spec.bytes, n, total, most,
+            most < std::numeric_limits<net::MessageId>::max() ? "what engine.memory_limit_gib, or this machine's "
+                                                                "memory, leaves for them"
+                                                              : "32-bit message ids"));
     }
   }
 }

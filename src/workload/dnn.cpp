@@ -4,6 +4,8 @@
 #include <limits>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "fabricsim/util/error.hpp"
 
 namespace fabricsim::workload {
@@ -50,6 +52,39 @@ std::uint32_t dnn_endpoints(const DnnParams& p, const std::string& prefix) {
   if (p.schedule != "gpipe" && p.schedule != "1f1b")
     throw ConfigError(prefix + ".schedule: '" + p.schedule + "' is not gpipe or 1f1b");
   if (n > UINT32_MAX) throw ConfigError(prefix + ".data_parallel: the layout is too large");
+  // The model's per-sample sizes and times times the samples of a
+  // micro-batch: every message at most 2^40 bytes (as workload.sizes), and
+  // what one micro-batch computes through every layer, per iteration, inside
+  // the int64-picosecond range of simulated time.
+  const double b = static_cast<double>(mb) / p.data_parallel / p.micro_batches;
+  double iteration_ns = p.model.optimizer_ns;
+  for (const DnnLayer& l : p.model.layers) {
+    const double most = std::max({static_cast<double>(l.activation_bytes) / p.tensor_parallel,
+                                  static_cast<double>(l.tp_allreduce_bytes), static_cast<double>(l.alltoall_bytes)});
+    if (most * b > 0x1p40)
+      throw ConfigError(fmt::format("{}.model: layer '{}' of {}: {:.4g} bytes per sample x {:.4g} samples per "
+                                    "micro-batch is a message of more than 2^40 bytes",
+                                    prefix, l.name, p.model.name, most, b));
+    iteration_ns += (l.forward_ns + l.backward_ns) * b / p.tensor_parallel;
+  }
+  // Every layer runs forward and backward for each micro-batch on each of
+  // the D x O replicas and shards of its stage, every iteration: a lower
+  // bound of the plan's compute tasks (each task some 100 bytes or more).
+  const double tasks = 2.0 * (static_cast<double>(p.warmup) + p.iterations) * p.micro_batches *
+                       static_cast<double>(p.model.layers.size()) * p.data_parallel * p.tensor_parallel;
+  if (tasks > static_cast<double>(p.max_tasks))
+    throw ConfigError(fmt::format("{}.micro_batches: {} iterations x {} micro-batches x {} layers x {} replicas x {} "
+                                  "shards x 2 passes plan at least {:.3g} compute tasks; a run can hold {} (what "
+                                  "engine.memory_limit_gib, or this machine's memory, leaves for them)",
+                                  prefix, p.warmup + p.iterations, p.micro_batches, p.model.layers.size(),
+                                  p.data_parallel, p.tensor_parallel, tasks, p.max_tasks));
+  const double end_ps = (static_cast<double>(p.start.ps()) / 1000.0 +
+                         iteration_ns * (static_cast<double>(p.warmup) + p.iterations)) * 1000.0;
+  if (end_ps > 0x1p63)
+    throw ConfigError(fmt::format("{}.model: the compute of {} alone would end after {:.3g} s of simulated time "
+                                  "({} iterations of at least {:.3g} s): beyond the int64-picosecond range of about "
+                                  "106 days",
+                                  prefix, p.model.name, end_ps * 1e-12, p.warmup + p.iterations, iteration_ns * 1e-9));
   return static_cast<std::uint32_t>(n);
 }
 

@@ -1,6 +1,7 @@
 #include "fabricsim/workload/traffic.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -53,6 +54,11 @@ std::vector<PlannedMessage> plan_traffic(const TrafficParams& p, std::uint32_t n
   if (n < 2 && count_traffic(p, n) > 0)
     throw util::ConfigError("workload.pattern: synthetic traffic needs at least 2 endpoints; the topology has " +
                             std::to_string(n));
+  // Messages x endpoints: message ids are 32-bit.
+  if (count_traffic(p, n) > std::numeric_limits<net::MessageId>::max())
+    throw util::ConfigError(fmt::format("workload.messages: {} messages per source on {} endpoints are {} messages, "
+                                        "more than the 2^32 - 1 a run can hold",
+                                        p.messages, n, count_traffic(p, n)));
   std::vector<PlannedMessage> out;
   std::uint32_t s = 0;  // the source whose messages are being planned
   const auto post = [&](std::uint32_t k) {

@@ -64,6 +64,10 @@ struct CollectiveParams {
   std::uint32_t grid_rows = 0;     ///< torus_2d, multi_ring: the communicator as rows x columns; 0 = square
   core::SimTime start;
   std::uint64_t seed = 1;
+  /// The most messages the benchmark may plan (sizes x runs x messages of
+  /// one operation); more is refused as a ConfigError naming the memory
+  /// limit.  At most 2^32 - 1 (32-bit message ids).
+  std::uint64_t max_messages = 0xFFFF'FFFFu;
 };
 
 /// The communicator's endpoints, in rank order, chosen among `p.available`

@@ -83,6 +83,9 @@ struct DnnParams {
   /// The endpoints of the job in layout order: index ((d * P) + p) * O + o
   /// is data replica d, stage p, shard o.
   std::vector<net::EndpointId> endpoints;
+  /// The most compute tasks the plan may have (memory; dnn_endpoints
+  /// refuses a layout whose plan has more, naming engine.memory_limit_gib).
+  std::uint64_t max_tasks = UINT64_MAX;
 };
 
 /// Endpoints the layout needs (D * P * O), and checks of the layout against

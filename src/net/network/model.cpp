@@ -225,7 +225,12 @@ MessageId NetworkImpl::create(EndpointId src, EndpointId dst, std::uint64_t byte
   // ECMP path of a flow does not depend on anything but (seed, message).
   m.flow_port = static_cast<std::uint16_t>(49152u + util::hash2(params_.seed, id) % 16384u);
   m.post_time = SimTime::max();
-  m.packets = static_cast<std::uint32_t>((bytes + payload_per_packet_ - 1) / payload_per_packet_);
+  const std::uint64_t packets = (bytes + payload_per_packet_ - 1) / payload_per_packet_;
+  if (packets > UINT32_MAX)
+    throw util::ConfigError("network.packet_bytes: a message of " + std::to_string(bytes) + " bytes is " +
+                            std::to_string(packets) + " packets of " + std::to_string(payload_per_packet_) +
+                            " payload bytes, more than the 2^32 - 1 a message can have");
+  m.packets = static_cast<std::uint32_t>(packets);
   messages_.push_back(m);
   if (params_.coin_paths) {
     // One route per message, uniformly among the k of its pair (every
