@@ -22,30 +22,20 @@ RunJobs::RunJobs(const config::Config& cfg, net::Network& network, core::Simulat
       graph_(std::make_unique<workload::TaskGraph>(network, sim)) {
   const bool tables = cfg.job_count() > 0;
   const std::vector<config::Config> cfgs = tables ? cfg.jobs() : std::vector<config::Config>{cfg};
-  const auto endpoints = static_cast<std::uint32_t>(network.topology().endpoint_count());
-  std::vector<std::uint8_t> used(endpoints, 0);
+  workload::EndpointPool pool(static_cast<std::uint32_t>(network.topology().endpoint_count()));
   for (std::size_t j = 0; j < cfgs.size(); ++j) {
     const config::Config& c = cfgs[j];
     try {
       const std::string& kind = c.get_string("workload.kind");
       Job job;
       if (kind == "dnn") {
-        job.dnn = std::make_unique<workload::DnnJob>(*graph_, dnn_params(c, endpoints, used), static_cast<std::uint32_t>(j));
+        job.dnn = std::make_unique<workload::DnnJob>(*graph_, dnn_params(c, pool), static_cast<std::uint32_t>(j));
       } else if (kind == "collective") {
-        workload::CollectiveParams p = collective_params(c);
-        std::vector<net::EndpointId> order = std::move(p.available);  // by_board's order, or all in id order
-        if (order.empty())
-          for (net::EndpointId e = 0; e < endpoints; ++e) order.push_back(e);
-        p.available.clear();
-        for (net::EndpointId e : order)
-          if (!used[e]) p.available.push_back(e);
-        if (p.available.empty())
-          throw util::ConfigError("workload.ranks: no endpoints are left for this job");
-        job.coll = std::make_unique<workload::CollectiveBenchmark>(*graph_, p, static_cast<std::uint32_t>(j));
-        for (net::EndpointId e : job.coll->ranks()) used[e] = 1;
+        const workload::CollectiveParams p = collective_params(c, &pool);
+        if (pool.free_count() == 0) throw util::ConfigError("workload.ranks: no endpoints are left for this job");
+        job.coll = std::make_unique<workload::CollectiveBenchmark>(*graph_, p, pool, static_cast<std::uint32_t>(j));
       } else if (kind == "trace") {
-        job.trace =
-            std::make_unique<workload::TraceJob>(*graph_, trace_params(c, endpoints, used), static_cast<std::uint32_t>(j));
+        job.trace = std::make_unique<workload::TraceJob>(*graph_, trace_params(c, pool), static_cast<std::uint32_t>(j));
       } else {
         throw util::ConfigError("workload.kind: a [[jobs]] table runs a dnn, collective or trace job, not '" + kind +
                                 "' (set kind in [workload] or in the table)");
@@ -81,8 +71,11 @@ RunJobs::Reports RunJobs::report(const par::Comm& comm, bool complete) const {
     out.dnn.phase_names.emplace_back(workload::to_string(static_cast<workload::DnnPhase>(q)));
   out.timeline.phase_names = out.dnn.phase_names;
   out.dnn.phase_ns.resize(out.dnn.phase_names.size());
+  out.first_row.reserve(jobs_.size());
   for (std::size_t j = 0; j < jobs_.size(); ++j) {
     stats::JobRow row;
+    // Its first row of /iterations (dnn, trace) or /collectives.
+    out.first_row.push_back(jobs_[j].coll ? out.collectives.job.size() : out.dnn.job.size());
     if (const auto* dnn = jobs_[j].dnn.get()) {
       auto partial = dnn->partial(*graph_);
       comm.allreduce_max(partial.times);
@@ -198,14 +191,16 @@ void RunJobs::print(const Reports& r) const {
   const bool several = jobs_.size() > 1;
   for (std::size_t j = 0; j < jobs_.size(); ++j) {
     const auto& jr = r.jobs[j];
+    // (This job's rows are the ones from first_row[j] on: scanning every
+    // row per job was quadratic in the number of jobs.)
     if (jobs_[j].trace) {
       const auto& d = r.dnn;
-      for (std::size_t i = 0; i < d.job.size(); ++i)
-        if (d.job[i] == j)
-          fmt::print("\n# job {}: trace {} on {} endpoints: {:.3f} us, compute {:.3f} us (the busiest rank), exposed "
-                     "communication {:.3f} us\n",
-                     j, jr.model.empty() ? "(unnamed)" : jr.model, jr.endpoints, d.time_ns[i] / 1e3,
-                     d.compute_ns[i] / 1e3, d.exposed_comm_ns[i] / 1e3);
+      for (std::size_t i = r.first_row[j]; i < d.job.size() && d.job[i] == j; ++i)
+        fmt::print(
+            "\n# job {}: trace {} on {} endpoints: {:.3f} us, compute {:.3f} us (the busiest rank), exposed "
+            "communication {:.3f} us\n",
+            j, jr.model.empty() ? "(unnamed)" : jr.model, jr.endpoints, d.time_ns[i] / 1e3, d.compute_ns[i] / 1e3,
+            d.exposed_comm_ns[i] / 1e3);
       continue;
     }
     if (jobs_[j].dnn) {
@@ -219,8 +214,7 @@ void RunJobs::print(const Reports& r) const {
       fmt::print("# {:>5} {:>11} {:>11} {:>11}", "iter", "time (us)", "compute", "exposed");
       for (const auto& name : d.phase_names) fmt::print(" {:>11}", name.substr(0, 11));
       fmt::print("\n");
-      for (std::size_t i = 0; i < d.job.size(); ++i) {
-        if (d.job[i] != j) continue;
+      for (std::size_t i = r.first_row[j]; i < d.job.size() && d.job[i] == j; ++i) {
         fmt::print("  {:>5} {:>11.2f} {:>11.2f} {:>11.2f}", d.iteration[i], d.time_ns[i] / 1e3, d.compute_ns[i] / 1e3,
                    d.exposed_comm_ns[i] / 1e3);
         for (const auto& ph : d.phase_ns) fmt::print(" {:>11.2f}", ph[i] / 1e3);
@@ -238,8 +232,7 @@ void RunJobs::print(const Reports& r) const {
     fmt::print("# {:>12} {:>12} {:>6} {:>10} {:>9} {:>9}\n", "size", "count", "type", "time", "algbw", "busbw");
     fmt::print("# {:>12} {:>12} {:>6} {:>10} {:>9} {:>9}\n", "(B)", "(elements)", "", "(us)", "(GB/s)", "(GB/s)");
     // This job's rows of the report, in instance order.
-    std::size_t row0 = 0;
-    while (row0 < c.job.size() && c.job[row0] != j) ++row0;
+    const std::size_t row0 = r.first_row[j];
     for (std::size_t si = 0; si < cp.sizes.size(); ++si) {
       double t_ns = 0;
       int k = 0;

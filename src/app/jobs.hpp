@@ -48,6 +48,8 @@ class RunJobs {
     stats::DnnReport dnn;
     stats::CollectiveReport collectives;
     stats::TimelineReport timeline;  ///< output.timeline: this process's rows
+    /// Per job: its first row in `dnn` (dnn, trace) or `collectives`.
+    std::vector<std::size_t> first_row;
   };
   Reports report(const par::Comm& comm, bool complete) const;
 

@@ -32,6 +32,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// What an HDF5 attribute in an object header can hold (64 KiB, less the
+// attribute's name, type and shape; 65,423 bytes of configuration were
+// written, 65,523 were not).
+constexpr std::size_t kMetaConfigBytes = 65000;
+
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
@@ -115,6 +120,16 @@ int run_impl(const RunOptions& opts, const par::Comm& comm) {
 
 int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Config& cfg, Clock::time_point t_start) {
   const std::string out_path = opts.output ? *opts.output : cfg.get_string("output.file");
+  // /meta keeps the resolved configuration as one HDF5 attribute, which
+  // holds less than 64 KiB: refuse such a configuration now rather than
+  // fail at the write, after the run (thousands of [[jobs]] tables).
+  if (const std::size_t toml_bytes = cfg.to_toml().size(); toml_bytes > kMetaConfigBytes)
+    throw util::ConfigError(
+        fmt::format("{}: the resolved configuration is {} bytes{}; the output keeps it in /meta "
+                    "as one HDF5 attribute of at most {} bytes (split the run)",
+                    cfg.job_count() > 0 ? "jobs" : "workload", toml_bytes,
+                    cfg.job_count() > 0 ? fmt::format(" ({} [[jobs]] tables)", cfg.job_count()) : std::string(),
+                    kMetaConfigBytes));
   // An unwritable path fails before any work; the temporary file is
   // created only to write (a run interrupted before leaves none).
   stats::H5Writer::check_writable(out_path, comm.raw());

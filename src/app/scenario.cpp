@@ -377,7 +377,7 @@ std::vector<net::EndpointId> grid_order(const config::Config& cfg) {
   return out;
 }
 
-workload::CollectiveParams collective_params(const config::Config& cfg) {
+workload::CollectiveParams collective_params(const config::Config& cfg, const workload::EndpointPool* pool) {
   workload::CollectiveParams p;
   p.op = workload::parse_collective_op(cfg.get_string("workload.op"));
   p.algorithm = cfg.get_string("workload.algorithm");
@@ -388,8 +388,9 @@ workload::CollectiveParams collective_params(const config::Config& cfg) {
   p.grid_rows = u32(cfg, "workload.grid_rows");
   p.ranks = u32(cfg, "workload.ranks");
   p.placement = cfg.get_string("workload.placement");
-  if (p.placement == "by_board") p.available = board_order(cfg);
-  if (p.placement == "grid") p.available = grid_order(cfg);
+  // (Once per run: a pool keeps the order of every placement it has seen.)
+  if (p.placement == "by_board" && (pool == nullptr || !pool->has_order(p.placement))) p.available = board_order(cfg);
+  if (p.placement == "grid" && (pool == nullptr || !pool->has_order(p.placement))) p.available = grid_order(cfg);
   for (std::int64_t e : cfg.get_int_list("workload.endpoints")) p.endpoints.push_back(static_cast<std::uint32_t>(e));
   p.sizes.clear();
   for (std::int64_t s : cfg.get_int_list("workload.sizes")) {
@@ -416,7 +417,7 @@ workload::CollectiveParams collective_params(const config::Config& cfg) {
   return p;
 }
 
-workload::DnnParams dnn_params(const config::Config& cfg, std::uint32_t endpoints, std::vector<std::uint8_t>& used) {
+workload::DnnParams dnn_params(const config::Config& cfg, workload::EndpointPool& pool) {
   workload::DnnParams p;
   std::string path = cfg.get_string("workload.model");
   if (!path.empty() && path[0] != '/') path = cfg.base_dir() + "/" + path;
@@ -434,21 +435,22 @@ workload::DnnParams dnn_params(const config::Config& cfg, std::uint32_t endpoint
   p.iterations = u32(cfg, "workload.iterations");
   p.warmup = u32(cfg, "workload.warmup");
   p.start = SimTime::from_ns_f(cfg.get_float("workload.start_ns"));
-  p.endpoints = place_job(cfg, workload::dnn_endpoints(p), endpoints, used, "workload.data_parallel: the layout");
+  p.endpoints = place_job(cfg, workload::dnn_endpoints(p), pool, "workload.data_parallel: the layout");
   return p;
 }
 
-std::vector<net::EndpointId> place_job(const config::Config& cfg, std::uint32_t n, std::uint32_t endpoints,
-                                       std::vector<std::uint8_t>& used, const std::string& what) {
+std::vector<net::EndpointId> place_job(const config::Config& cfg, std::uint32_t n, workload::EndpointPool& pool,
+                                       const std::string& what) {
   const std::string& placement = cfg.get_string("workload.placement");
+  const std::uint32_t endpoints = pool.endpoints();
   std::vector<net::EndpointId> out;
   if (placement == "list") {
     for (std::int64_t e : cfg.get_int_list("workload.endpoints")) {
-      if (e < 0 || e >= endpoints || used[static_cast<std::size_t>(e)])
+      if (e < 0 || e >= endpoints || !pool.is_free(static_cast<net::EndpointId>(e)))
         throw util::ConfigError("workload.endpoints: endpoint " + std::to_string(e) +
                                 " does not exist or belongs to another job");
       out.push_back(static_cast<net::EndpointId>(e));
-      used[static_cast<std::size_t>(e)] = 1;
+      pool.take(static_cast<net::EndpointId>(e));
     }
     if (out.size() != n)
       throw util::ConfigError("workload.endpoints: the job needs " + std::to_string(n) + " endpoints, " +
@@ -458,27 +460,23 @@ std::vector<net::EndpointId> place_job(const config::Config& cfg, std::uint32_t 
   if (placement == "by_rail")
     throw util::ConfigError("workload.placement: by_rail is for collectives; a dnn or trace job takes linear, "
                             "by_server, by_board, grid, random or list");
-  std::vector<net::EndpointId> free;
-  if (placement == "by_board" || placement == "grid") {
-    for (net::EndpointId e : placement == "grid" ? grid_order(cfg) : board_order(cfg))
-      if (!used[e]) free.push_back(e);
-  } else {
-    for (net::EndpointId e = 0; e < endpoints; ++e)
-      if (!used[e]) free.push_back(e);
-  }
-  if (free.size() < n)
-    throw util::ConfigError(what + " needs " + std::to_string(n) + " endpoints, " + std::to_string(free.size()) +
+  // (by_board and grid order every endpoint: as many are free along them.)
+  if (placement == "by_board" || placement == "grid")
+    (void)pool.first_free(0, placement, [&] { return placement == "grid" ? grid_order(cfg) : board_order(cfg); });
+  if (pool.free_count() < n)
+    throw util::ConfigError(what + " needs " + std::to_string(n) + " endpoints, " + std::to_string(pool.free_count()) +
                             " are free");
   if (placement == "random") {
-    util::RandomStream rng(static_cast<std::uint64_t>(cfg.get_int("engine.seed")), 0x444E'4E00ull + used.size());
-    for (std::size_t i = 0; i < n; ++i) std::swap(free[i], free[i + rng.below(free.size() - i)]);
+    util::RandomStream rng(static_cast<std::uint64_t>(cfg.get_int("engine.seed")), 0x444E'4E00ull + endpoints);
+    out = pool.shuffled(n, rng);
+  } else {
+    out = pool.first_free(n, placement == "by_board" || placement == "grid" ? placement : std::string("id"));
   }
-  out.assign(free.begin(), free.begin() + n);
-  for (net::EndpointId e : out) used[e] = 1;
+  for (net::EndpointId e : out) pool.take(e);
   return out;
 }
 
-workload::TraceParams trace_params(const config::Config& cfg, std::uint32_t endpoints, std::vector<std::uint8_t>& used) {
+workload::TraceParams trace_params(const config::Config& cfg, workload::EndpointPool& pool) {
   workload::TraceParams p;
   std::string path = cfg.get_string("workload.trace");
   if (!path.empty() && path[0] != '/') path = cfg.base_dir() + "/" + path;
@@ -486,7 +484,7 @@ workload::TraceParams trace_params(const config::Config& cfg, std::uint32_t endp
   p.algorithm = cfg.get_string("workload.algorithm");
   if (p.algorithm == "auto") p.algorithm = "ring";
   p.start = SimTime::from_ns_f(cfg.get_float("workload.start_ns"));
-  p.endpoints = place_job(cfg, p.trace.ranks, endpoints, used, "workload.trace: the trace");
+  p.endpoints = place_job(cfg, p.trace.ranks, pool, "workload.trace: the trace");
   return p;
 }
 

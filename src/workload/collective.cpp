@@ -5,10 +5,12 @@
 #include <cmath>
 #include <numeric>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "fabricsim/util/error.hpp"
 #include "fabricsim/util/random.hpp"
+#include "fabricsim/workload/placement.hpp"
 
 namespace fabricsim::workload {
 
@@ -51,49 +53,52 @@ double busbw_factor(CollectiveOp op, std::uint32_t ranks) {
 }
 
 std::vector<net::EndpointId> communicator(const CollectiveParams& p, std::uint32_t endpoints) {
-  std::vector<net::EndpointId> free = p.available;
-  if (free.empty()) {
-    free.resize(endpoints);
-    std::iota(free.begin(), free.end(), 0u);
-  }
-  const bool all = free.size() == endpoints;
+  EndpointPool pool(endpoints);
+  return communicator(p, pool);
+}
+
+std::vector<net::EndpointId> communicator(const CollectiveParams& p, EndpointPool& pool) {
+  const std::uint32_t endpoints = pool.endpoints();
+  const bool all = pool.free_count() == endpoints;
   std::vector<net::EndpointId> out;
   if (p.placement == "list") {
     if (p.endpoints.size() < 2) throw ConfigError("workload.endpoints: a communicator needs at least 2 endpoints");
-    std::vector<std::uint8_t> ok(endpoints, 0), seen(endpoints, 0);
-    for (net::EndpointId e : free) ok[e] = 1;
+    std::unordered_set<net::EndpointId> seen;
     for (std::uint32_t e : p.endpoints) {
       if (e >= endpoints)
         throw ConfigError("workload.endpoints: " + std::to_string(e) + " is not an endpoint (there are " +
                           std::to_string(endpoints) + ")");
-      if (!ok[e]) throw ConfigError("workload.endpoints: endpoint " + std::to_string(e) + " belongs to another job");
-      if (seen[e]) throw ConfigError("workload.endpoints: endpoint " + std::to_string(e) + " appears twice");
-      seen[e] = 1;
+      if (!pool.is_free(e))
+        throw ConfigError("workload.endpoints: endpoint " + std::to_string(e) + " belongs to another job");
+      if (!seen.insert(e).second)
+        throw ConfigError("workload.endpoints: endpoint " + std::to_string(e) + " appears twice");
       out.push_back(e);
     }
     return out;
   }
-  const auto avail = static_cast<std::uint32_t>(free.size());
+  const std::uint32_t avail = pool.free_count();
   const std::uint32_t n = p.ranks == 0 ? avail : p.ranks;
   if (n < 2 || n > avail)
     throw ConfigError("workload.ranks: " + std::to_string(n) + " ranks on " + std::to_string(avail) +
                       (all ? " endpoints" : " free endpoints") + " (need 2 to " + std::to_string(avail) + ")");
-  if (p.placement == "linear" || p.placement == "by_server" || p.placement == "by_board" || p.placement == "grid") {
+  if (p.placement == "linear" || p.placement == "by_server") {
     // Endpoints are numbered server by server (GPU g of server s is s*G + g).
-    out.assign(free.begin(), free.begin() + n);
+    out = pool.first_free(n, "id");
+  } else if (p.placement == "by_board" || p.placement == "grid") {
+    out = pool.first_free(n, p.placement, [&p] { return p.available; });
   } else if (p.placement == "by_rail") {
     // Rail by rail: GPU 0 of every server, then GPU 1, ...
     const std::uint32_t G = std::max(1u, p.gpus_per_server);
     if (endpoints % G != 0)
       throw ConfigError("workload.placement: by_rail needs whole servers of " + std::to_string(G) + " GPUs");
-    std::stable_sort(free.begin(), free.end(), [G](net::EndpointId a, net::EndpointId b) {
-      return std::pair{a % G, a / G} < std::pair{b % G, b / G};
+    out = pool.first_free(n, "by_rail/" + std::to_string(G), [G, endpoints] {
+      std::vector<net::EndpointId> order(endpoints);
+      for (std::uint32_t i = 0; i < endpoints; ++i) order[i] = (i % (endpoints / G)) * G + i / (endpoints / G);
+      return order;
     });
-    out.assign(free.begin(), free.begin() + n);
   } else if (p.placement == "random") {
     util::RandomStream rng(p.seed, 0x434F'4D4D'0000ull);  // "COMM"
-    for (std::uint32_t i = 0; i < n; ++i) std::swap(free[i], free[i + rng.below(avail - i)]);
-    out.assign(free.begin(), free.begin() + n);
+    out = pool.shuffled(n, rng);
   } else {
     throw ConfigError("workload.placement: unknown placement '" + p.placement +
                       "' (linear, by_server, by_rail, by_board, grid, random or list)");
@@ -621,8 +626,22 @@ std::vector<TaskGraph::TaskId> append_collective(TaskGraph& g, const CollectiveS
 
 CollectiveBenchmark::CollectiveBenchmark(TaskGraph& g, const CollectiveParams& params, std::uint32_t label)
     : params_(params) {
+  EndpointPool pool(static_cast<std::uint32_t>(g.network().topology().endpoint_count()));
+  plan(g, pool, label);
+}
+
+CollectiveBenchmark::CollectiveBenchmark(TaskGraph& g, const CollectiveParams& params, EndpointPool& pool,
+                                         std::uint32_t label)
+    : params_(params) {
+  plan(g, pool, label);
+}
+
+void CollectiveBenchmark::plan(TaskGraph& g, EndpointPool& pool, std::uint32_t label) {
   const net::Network& net = g.network();
-  ranks_ = communicator(params_, static_cast<std::uint32_t>(net.topology().endpoint_count()));
+  ranks_ = communicator(params_, pool);
+  for (net::EndpointId e : ranks_) pool.take(e);
+  params_.available.clear();  // (an order of every endpoint: not kept per job)
+  params_.available.shrink_to_fit();
   const auto n = static_cast<std::uint32_t>(ranks_.size());
   if (params_.sizes.empty()) throw ConfigError("workload.sizes: give at least one size");
   if (params_.iterations == 0) throw ConfigError("workload.iterations: must be at least 1");

@@ -684,3 +684,34 @@ TEST(Collective, CommunicatorPlacementsAndErrors) {
 
 }  // namespace
 }  // namespace fabricsim::workload
+
+namespace fabricsim::workload {
+namespace {
+
+// The pool's sparse shuffle draws what shuffling the whole free list would,
+// and its cursors skip what earlier jobs took.
+TEST(EndpointPool, ShuffleAndCursorsMatchTheDenseLists) {
+  EndpointPool pool(50);
+  for (net::EndpointId e : {3u, 4u, 17u, 30u, 49u}) pool.take(e);
+  std::vector<net::EndpointId> free;
+  for (net::EndpointId e = 0; e < 50; ++e)
+    if (pool.is_free(e)) free.push_back(e);
+  ASSERT_EQ(pool.free_count(), free.size());
+  for (std::uint32_t k = 0; k < free.size(); ++k) EXPECT_EQ(pool.kth_free(k), free[k]);
+  util::RandomStream a(7, 1), b(7, 1);
+  for (std::size_t i = 0; i < 12; ++i) std::swap(free[i], free[i + a.below(free.size() - i)]);
+  EXPECT_EQ(pool.shuffled(12, b), std::vector<net::EndpointId>(free.begin(), free.begin() + 12));
+  EXPECT_EQ(pool.first_free(4, "id"), (std::vector<net::EndpointId>{0, 1, 2, 5}));
+  const auto reversed = [] {
+    std::vector<net::EndpointId> v(50);
+    for (net::EndpointId e = 0; e < 50; ++e) v[e] = 49 - e;
+    return v;
+  };
+  EXPECT_EQ(pool.first_free(3, "rev", reversed), (std::vector<net::EndpointId>{48, 47, 46}));
+  for (net::EndpointId e : {0u, 1u, 48u}) pool.take(e);
+  EXPECT_EQ(pool.first_free(3, "id"), (std::vector<net::EndpointId>{2, 5, 6}));
+  EXPECT_EQ(pool.first_free(2, "rev"), (std::vector<net::EndpointId>{47, 46}));
+}
+
+}  // namespace
+}  // namespace fabricsim::workload
