@@ -650,6 +650,43 @@ TEST(Collective, SeveralCommunicatorsRunAtOnce) {
   }
 }
 
+// An unknown algorithm name is refused with a ConfigError naming the key,
+// by the check and by the planner itself: it once ran as a ring.
+TEST(Collective, UnknownAlgorithmIsRefusedNotRunAsARing) {
+  CollectiveSpec spec;
+  spec.algorithm = "rnig";
+  spec.bytes = 1 << 20;
+  try {
+    check_collective(spec, 4, "jobs");
+    ADD_FAILURE() << "check_collective accepted 'rnig'";
+  } catch (const util::ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("jobs.algorithm: unknown collective algorithm 'rnig'", 0), 0u) << e.what();
+  }
+  const Topology topo = star(4);
+  core::Simulator sim(topo.node_count());
+  net::Network net(topo, net::NetworkParams{}, sim);
+  TaskGraph g(net, sim);
+  try {
+    append_collective(g, spec, {0, 1, 2, 3}, {});
+    ADD_FAILURE() << "append_collective planned 'rnig'";
+  } catch (const util::ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("workload.algorithm: unknown collective algorithm 'rnig'", 0), 0u)
+        << e.what();
+  }
+  EXPECT_TRUE(net.messages().empty());
+  // A known algorithm for another operation is refused as well.
+  spec.algorithm = "tree";
+  EXPECT_THROW(append_collective(g, spec, {0, 1, 2, 3}, {}), util::ConfigError);
+  // Every registered name implements at least one operation.
+  for (const std::string& a : collective_algorithms()) {
+    bool any = false;
+    for (int op = 0; op <= static_cast<int>(CollectiveOp::Barrier); ++op)
+      any = any || implements(a, static_cast<CollectiveOp>(op));
+    EXPECT_TRUE(any) << a;
+  }
+  EXPECT_FALSE(implements("rnig", CollectiveOp::Allreduce));
+}
+
 TEST(Collective, CommunicatorPlacementsAndErrors) {
   CollectiveParams p;
   p.ranks = 4;

@@ -93,6 +93,13 @@ struct CollectiveSpec {
   std::uint32_t grid_rows = 0;        ///< torus_2d, multi_ring: ranks as rows x (n / rows), row-major; 0: square
 };
 
+/// The names of the collective algorithms, in the registry's order (one
+/// entry per algorithm in collective.cpp: its operations, smallest size
+/// and schedule).  A name not among them is refused, never run as another.
+std::vector<std::string> collective_algorithms();
+/// Whether `algorithm` is a known algorithm that implements `op`.
+bool implements(const std::string& algorithm, CollectiveOp op);
+
 /// Checks that `spec.algorithm` implements `spec.op` on `n` ranks; throws
 /// ConfigError naming `prefix`.algorithm (or .root, .grid_rows).
 void check_collective(const CollectiveSpec& spec, std::uint32_t n, const std::string& prefix = "workload");
@@ -101,7 +108,9 @@ void check_collective(const CollectiveSpec& spec, std::uint32_t n, const std::st
 /// carries at least one byte).
 std::uint64_t min_collective_bytes(const CollectiveSpec& spec, std::uint32_t n);
 
-/// Plans one operation over `ranks` (endpoints in rank order) into `g`.
+/// Plans one operation over `ranks` (endpoints in rank order) into `g`
+/// (ConfigError naming workload.algorithm for an unknown algorithm, or one
+/// that does not implement the operation).
 /// Rank r's messages wait for `begin[r]` (a task completing at ranks[r];
 /// `begin` may be empty).  Returns per rank a join that completes when the
 /// rank has received all its data and its own messages have left its NIC.
