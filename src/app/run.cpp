@@ -197,10 +197,10 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
       const auto fluid = np.state_routes            ? workload::estimate_fluid(topo, *np.state_routes, planned, np)
                          : network.routing_table() ? workload::estimate_fluid(topo, *network.routing_table(), planned, np)
                                                    : workload::estimate_fluid(topo, net::RoutingTable(topo), planned, np);
-      auto r = partition_nodes(node_graph(topo, fluid.link_bytes, np.packet_bytes), comm.size(),
-                               par::parse_partitioner(partitioner),
-                               core::SimTime::from_ns_f(cfg.get_float("engine.min_cut_latency_ns")),
-                               static_cast<std::uint64_t>(cfg.get_int("engine.seed")), topo.units);
+      auto r = par::plan_partition(node_graph(topo, fluid.link_bytes, np.packet_bytes), comm.size(),
+                                   par::parse_partitioner(partitioner),
+                                   core::SimTime::from_ns_f(cfg.get_float("engine.min_cut_latency_ns")),
+                                   static_cast<std::uint64_t>(cfg.get_int("engine.seed")), topo.units);
       part = std::move(r.part);
       quality = r.quality;
     }

@@ -68,16 +68,4 @@ std::vector<net::EndpointId> place_job(const config::Config& cfg, std::uint32_t 
 /// link latencies.
 par::Graph node_graph(const net::Topology& topo, const std::vector<double>& link_bytes, std::uint32_t packet_bytes);
 
-struct PartitionResult {
-  std::vector<std::int32_t> part;
-  par::PartitionQuality quality;
-};
-/// Splits the nodes over `ranks`, never cutting links shorter than
-/// `min_cut` (their ends are merged first).  Nodes of one unit (`units`,
-/// per node, e.g. Topology::units; empty: none) are merged as well when
-/// whole units can balance: at least as many units as ranks, and the
-/// ranks with ceil(units / ranks) of them at most 10% above the mean.
-PartitionResult partition_nodes(const par::Graph& g, int ranks, par::Partitioner how, core::SimTime min_cut,
-                                std::uint64_t seed, const std::vector<std::uint32_t>& units = {});
-
 }  // namespace fabricsim::app
