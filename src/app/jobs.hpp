@@ -59,11 +59,6 @@ class Job {
   virtual void print(const JobReports& r, std::uint32_t index, bool several) const = 0;
 };
 
-/// The factories of the job kinds (jobs_<kind>.cpp).
-std::unique_ptr<Job> make_collective_job(const config::Config& cfg, JobPlanning& plan);
-std::unique_ptr<Job> make_dnn_job(const config::Config& cfg, JobPlanning& plan);
-std::unique_ptr<Job> make_trace_job(const config::Config& cfg, JobPlanning& plan);
-
 /// The Workload of task-graph jobs.
 class JobSet final : public Workload {
  public:

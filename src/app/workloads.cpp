@@ -13,7 +13,11 @@ namespace fabricsim::app {
 using JobFactory = std::unique_ptr<Job> (*)(const config::Config&, JobPlanning&);
 using RunFactory = std::unique_ptr<Workload> (*)(const config::Config&, net::Network&);
 
+// The kinds' factories, each defined in its own file.
 std::unique_ptr<Workload> make_traffic(const config::Config& cfg, net::Network& network);  // traffic_run.cpp
+std::unique_ptr<Job> make_collective_job(const config::Config& cfg, JobPlanning& plan);    // jobs_collective.cpp
+std::unique_ptr<Job> make_dnn_job(const config::Config& cfg, JobPlanning& plan);           // jobs_dnn.cpp
+std::unique_ptr<Job> make_trace_job(const config::Config& cfg, JobPlanning& plan);         // jobs_trace.cpp
 
 namespace {
 
