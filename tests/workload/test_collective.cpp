@@ -12,6 +12,7 @@
 #include <memory>
 #include <set>
 
+#include "fabricsim/config/config.hpp"
 #include "fabricsim/core/simulator.hpp"
 #include "fabricsim/net/topology.hpp"
 #include "fabricsim/net/network.hpp"
@@ -685,6 +686,16 @@ TEST(Collective, UnknownAlgorithmIsRefusedNotRunAsARing) {
     EXPECT_TRUE(any) << a;
   }
   EXPECT_FALSE(implements("rnig", CollectiveOp::Allreduce));
+  // The names the configuration accepts are the registry's (plus "auto").
+  const config::ParamDecl* d = config::find_parameter("workload.algorithm");
+  ASSERT_NE(d, nullptr);
+  std::set<std::string> declared(d->choices.begin(), d->choices.end());
+  declared.erase("auto");
+  const auto names = collective_algorithms();
+  EXPECT_EQ(declared, std::set<std::string>(names.begin(), names.end()));
+  for (const char* key : {"workload.dp_algorithm", "workload.tp_algorithm"})
+    for (const std::string& a : config::find_parameter(key)->choices)
+      EXPECT_TRUE(implements(a, CollectiveOp::Allreduce)) << key << " = " << a;
 }
 
 TEST(Collective, CommunicatorPlacementsAndErrors) {
