@@ -1,10 +1,12 @@
-"""Tests for analysis/fabricsim_analysis.py and analysis/fabricsim_report.py.
+"""Tests for the fabricsim_analysis package's report and analysis/fabricsim_report.py.
 
-Run with:  /usr/bin/python3 -m unittest discover -s analysis/tests -v
+Run with:  /usr/bin/python3 -m unittest discover -s analysis/tests -p test_report.py -v
+(with FABRICSIM_EXE=path/to/fabricsim for the tests on real runs)
 
-Every test builds small synthetic run files that follow the fabricsim HDF5
-schema and checks the numbers the module reports against numbers computed
-here, independently, from the raw arrays written into the file.
+Most tests build small synthetic run files that follow the fabricsim HDF5
+schema and check the numbers the module reports against numbers computed
+here, independently, from the raw arrays written into the file; TestRealRun
+does the same on a tiny run of the real binary, cut short by engine.end_ns.
 """
 
 import io
@@ -25,6 +27,7 @@ sys.path.insert(0, ANALYSIS)
 
 import fabricsim_analysis as fa  # noqa: E402
 import fabricsim_report as fr  # noqa: E402
+from simruns import TINY_TREE, fabricsim, needs_fabricsim  # noqa: E402
 
 CLASS_NAMES = ["host", "fabric", "intra_server", "board", "global"]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -487,6 +490,35 @@ class TestCommandLine(Base):
         self.assertEqual(res.returncode, 0, res.stderr)
         self.assertEqual(res.stdout.rstrip("\n").splitlines()[-1], "plot: %s" % png)
         self.assertGreater(os.path.getsize(png), 1000)
+
+
+@needs_fabricsim
+class TestRealRun(Base):
+    """A traffic run of the real binary that engine.end_ns stops with messages in flight."""
+
+    def test_report_against_file(self):
+        p = self.path("cut.h5")
+        fabricsim(p, *TINY_TREE, "workload.messages=4", "workload.message_bytes=262144",
+                  "engine.end_ns=20000")
+        with h5py.File(p, "r") as f:
+            start, end = f["flows/start_ns"][()], f["flows/end_ns"][()]
+            util, cls = f["links/utilization"][()], f["links/class"][()]
+            events = int(f["summary"].attrs["events"])
+        done = end >= 0
+        self.assertTrue(done.any() and not done.all(), end)   # the run stops half-way
+        rc, out, err = run_main([p, "--json"])
+        self.assertEqual(rc, 0, err)
+        rep = json.loads(out)
+        self.assertEqual(rep["summary"]["events"], events)
+        self.assertEqual(rep["flows_unfinished"], int((~done).sum()))
+        self.assertStats(rep["fct_ns"], np_stats(end[done] - start[done]))
+        self.assertStats(rep["link_utilization"]["all"], np_stats(util))
+        self.assertStats(rep["link_utilization"]["host"], np_stats(util[cls == 0]))
+        rc, out, err = run_main([p])
+        self.assertEqual(rc, 0, err)
+        self.assertIn("  left out: %d unfinished flows (end_ns -1: engine.end_ns stopped the run first)"
+                      % (~done).sum(), out.splitlines())
+        self.assertNotIn(" -", [l for l in out.splitlines() if l.strip().startswith("fct ")][0])
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 // The fabricsim subcommands.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,7 +19,16 @@ struct InfoOptions {
   std::vector<std::string> overrides;
   int ranks = 0;
   bool json = false;
+  bool full = false;  ///< build and estimate whatever the size (no kInfoQuickLinks / kInfoBuildLinks limits)
 };
+
+/// `info` answers in seconds at any size: it leaves out the fluid estimate
+/// (it routes every message: minutes at 64k endpoints) on fabrics with more
+/// directed links than kInfoQuickLinks, and does not build fabrics with more
+/// than kInfoBuildLinks (it reports their sizes and memory from what the
+/// builder announces), unless asked (--full).
+inline constexpr std::size_t kInfoQuickLinks = 200000;
+inline constexpr std::size_t kInfoBuildLinks = 10000000;
 
 /// Each returns the process exit code.  run_command expects MPI to be initialized.
 int run_command(const RunOptions& opts);

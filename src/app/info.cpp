@@ -1,6 +1,7 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -39,9 +40,49 @@ int info_impl(const InfoOptions& opts) {
   }
 }
 
+// Thrown from the builder's size announcement when `info` will not build.
+struct TooLargeToBuild {
+  std::size_t nodes, links;
+};
+
+// `info` on a fabric it does not build: the sizes the builder announced and
+// the memory a run would need from them, in seconds.
+int info_sizes_only(const InfoOptions& opts, const config::Config& cfg, std::size_t nodes, std::size_t links) {
+  const int est_ranks = std::max(opts.ranks, 1);
+  const MemoryEstimate memory = estimate_memory(cfg, est_ranks, nodes, links);
+  const std::uint64_t limit = memory_limit_per_rank(cfg, est_ranks);
+  if (opts.json) {
+    fmt::print("{{\"config\": \"{}\", \"topology\": \"{}\", \"built\": false, \"nodes\": {}, \"directed_links\": {}, "
+               "\"memory\": {{\"ranks\": {}, \"per_rank_bytes\": {}, \"limit_per_rank_bytes\": {}, \"program\": {}, "
+               "\"topology\": {}, \"network_state\": {}, \"partitioning\": {}, \"sizes_only\": true}}}}\n",
+               json_escape(cfg.source()), cfg.get_string("topology.kind"), nodes, links, est_ranks, memory.total(), limit,
+               memory.process, memory.description, memory.state, memory.partition);
+    return 0;
+  }
+  fmt::print("{} topology, not built: {} directed links is over {} (info --full builds it)\n",
+             cfg.get_string("topology.kind"), links, kInfoBuildLinks);
+  fmt::print("  config           {}\n", cfg.source());
+  fmt::print("  nodes            {}\n", nodes);
+  fmt::print("  links            {} directed ({} cables)\n", links, links / 2);
+  fmt::print("  memory           {} estimated at {} rank{}, {} the limit of {} per rank "
+             "(engine.memory_limit_gib shared by {} rank{} on this machine)\n",
+             memory.describe(), est_ranks, est_ranks == 1 ? "" : "s", memory.total() <= limit ? "within" : "OVER",
+             human_bytes(static_cast<double>(limit)), est_ranks, est_ranks == 1 ? "" : "s");
+  return 0;
+}
+
 int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
   const auto t0 = std::chrono::steady_clock::now();
-  net::Topology topo = build_topology(cfg);
+  std::optional<net::Topology> built;
+  try {
+    const net::SizeCheck size_check([&](std::size_t nodes, std::size_t links) {
+      if (!opts.full && links > kInfoBuildLinks) throw TooLargeToBuild{nodes, links};
+    });
+    built.emplace(build_topology(cfg));
+  } catch (const TooLargeToBuild& t) {
+    return info_sizes_only(opts, cfg, t.nodes, t.links);
+  }
+  net::Topology& topo = *built;
   const double build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const net::StructureReport report = net::structure_report(topo, cost_model(cfg));
   const int diameter = report.diameter;
@@ -66,7 +107,10 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
   std::vector<workload::PlannedMessage> plan;
   workload::FluidEstimate fluid;
   fluid.link_bytes.assign(topo.link_count(), 0.0);
-  if (routable) {  // (a topology that cannot run gets no estimate, and its partition weighs nodes alike)
+  // The fluid estimate routes every message: the one part of `info` whose
+  // time grows with the fabric beyond seconds (71 s at 64k endpoints).
+  const bool fluid_skipped = routable && !opts.full && topo.link_count() > kInfoQuickLinks;
+  if (routable && !fluid_skipped) {  // (a topology that cannot run gets no estimate, and its partition weighs nodes alike)
     plan = workload::plan_traffic(traffic_params(cfg), topo, np);
     if (np.state_routes) {  // direct topologies: the routes of their rules
       fluid = workload::estimate_fluid(topo, *np.state_routes, plan, np);
@@ -139,10 +183,11 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
     out += fmt::format(", \"diameter\": {}, \"build_seconds\": {:.6f}", diameter, build_s);
     out += fmt::format(", \"memory\": {{\"ranks\": {}, \"per_rank_bytes\": {}, \"limit_per_rank_bytes\": {}, "
                        "\"program\": {}, \"topology\": {}, \"routes\": {}, \"network_state\": {}, \"messages\": {}, "
-                       "\"partitioning\": {}}}",
+                       "\"queued_packets\": {}, \"partitioning\": {}}}",
                        est_ranks, memory.total(), memory_limit, memory.process, memory.description, memory.routes,
-                       memory.state, memory.messages, memory.partition);
-    if (!routable) out += ", \"fluid\": null";
+                       memory.state, memory.messages, memory.packets, memory.partition);
+    out += fmt::format(", \"fluid_left_out\": {}", fluid_skipped ? "true" : "false");
+    if (!routable || fluid_skipped) out += ", \"fluid\": null";
     else out += fmt::format(", \"fluid\": {{\"messages\": {}, \"payload_bytes\": {:.0f}, \"bottleneck_link\": {}, "
                        "\"bottleneck\": \"{}\", \"bottleneck_class\": \"{}\", \"bottleneck_bytes\": {:.1f}, "
                        "\"min_makespan_ns\": {:.3f}, \"throughput_bound\": {:.6f}, \"packets\": {:.0f}, "
@@ -199,6 +244,10 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
              est_ranks, est_ranks == 1 ? "" : "s");
   fmt::print("                   {}\n", memory.breakdown());
   if (!routable) fmt::print("  traffic          (no fluid estimate: the topology cannot run as configured)\n");
+  else if (fluid_skipped)
+    fmt::print("  fluid estimate   left out: {} directed links is over {} (info --full computes it; it routes every "
+               "message, minutes on the largest fabrics)\n",
+               topo.link_count(), kInfoQuickLinks);
   else {
   fmt::print("  traffic          {} messages, {:.1f} MiB payload ({})\n", plan.size(), fluid.payload_bytes / 1048576.0,
              cfg.get_string("workload.pattern"));

@@ -3,12 +3,14 @@
 #include <mpi.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
 #include "commands.hpp"
+#include "fabricsim/stats/h5_writer.hpp"
 #include "fabricsim/util/signals.hpp"
 #include "fabricsim/version_info.hpp"
 
@@ -33,6 +35,9 @@ int main(int argc, char** argv) {
       ->type_name("SECTION.KEY=VALUE");
   info->add_option("--ranks", info_opts.ranks, "Also report partition quality for N ranks")->check(CLI::Range(1, 1 << 20));
   info->add_flag("--json", info_opts.json, "Print one JSON object");
+  info->add_flag("--full", info_opts.full,
+                 "Build fabrics over 10 M directed links and compute the fluid estimate on those over 200,000 too "
+                 "(minutes on the largest)");
 
   cli.add_subcommand("params", "Print every parameter with unit, default and documentation (Markdown)");
 
@@ -62,6 +67,12 @@ int main(int argc, char** argv) {
     // output and exits with 128 + the signal (util/signals.hpp).
     util::install_interrupt_handlers();
     int rc = app::run_command(run_opts);
+    if (stats::H5Writer::library_unusable()) {
+      // HDF5 failed to close an abandoned file (its error was reported) and
+      // would crash in its clean-up inside MPI_Finalize: leave without it.
+      std::fflush(nullptr);
+      std::_Exit(rc);
+    }
     MPI_Finalize();
     return rc;
   }

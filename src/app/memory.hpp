@@ -21,10 +21,14 @@ struct MemoryEstimate {
   std::uint64_t routes = 0;       ///< route tables (the trees' table, tabulated rules)
   std::uint64_t state = 0;        ///< links' buffers, credits, counters, time-series bins; nodes' wake-ups
   std::uint64_t messages = 0;     ///< every message of the workload, and its plan while it is posted
+  std::uint64_t packets = 0;      ///< packets queued in switch buffers at once: at most the workload's
+                                  ///< (traffic workloads), at most what the buffers hold
   std::uint64_t partition = 0;    ///< multi-rank runs: the node graph, the fluid estimate, METIS (freed
                                   ///< before the network state is allocated)
   bool sizes_only = false;        ///< from sizes alone: routes and messages not counted
-  std::uint64_t total() const { return process + description + routes + messages + std::max(state, partition); }
+  std::uint64_t total() const {
+    return process + description + routes + messages + packets + std::max(state, partition);
+  }
   /// "program 32.0 MiB, topology 9.2 MiB, ...".
   std::string breakdown() const;
   /// "1.2 GiB per rank (program 32.0 MiB, ...)".

@@ -512,8 +512,10 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
     if (comm.is_root()) print_summary(out_path, cfg, comm, m, p, run, res, eng, *work);
     return 0;
   } catch (const std::exception& e) {
-    if (comm.size() == 1) throw;
-    // This failure may be this rank's alone, and the others may be waiting
+    // One rank, or a failure every rank agreed on (the output writer's):
+    // unwind normally, and run_command reports it once.
+    if (comm.size() == 1 || dynamic_cast<const util::SharedError*>(&e) != nullptr) throw;
+    // Otherwise this failure may be this rank's alone, and the others may be waiting
     // in a collective call: report it here and stop the whole job, before
     // any collective cleanup (closing the HDF5 file) could wait for them.
     const auto* ue = dynamic_cast<const util::UserError*>(&e);

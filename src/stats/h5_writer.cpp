@@ -1,13 +1,17 @@
 #include "fabricsim/stats/h5_writer.hpp"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/statvfs.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 
 #include <fmt/format.h>
 
@@ -48,7 +52,22 @@ struct H5Type<std::int64_t> {
   static hid_t id() { return H5T_NATIVE_INT64; }
 };
 
+// A close failed: HDF5 1.10 would crash in its clean-up at MPI_Finalize.
+bool hdf5_unusable = false;
+
 [[noreturn]] void fail(const std::string& what) { throw util::UserError(what); }
+
+// " (no space left on the device)" when the output's file system has less
+// than a megabyte left: the likely cause of a failed write, which HDF5's
+// (silenced) error stack would not name in one line.
+std::string space_note(const std::string& file) {
+  const auto slash = file.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : file.substr(0, slash);
+  struct statvfs st {};
+  if (::statvfs(dir.c_str(), &st) != 0) return {};
+  const auto free_bytes = static_cast<unsigned long long>(st.f_bavail) * st.f_frsize;
+  return free_bytes < (1ULL << 20) ? " (no space left on the device)" : "";
+}
 
 void check(herr_t rc, const std::string& what) {
   if (rc < 0) fail(what);
@@ -147,7 +166,18 @@ H5Writer::H5Writer(const std::string& final_path, MPI_Comm comm) : comm_(comm), 
 }
 
 H5Writer::~H5Writer() {
-  if (file_ >= 0) abandon();
+  if (file_ < 0) return;
+  int size = 1;
+  MPI_Comm_size(comm_, &size);
+  if (failed_ || size == 1 || std::uncaught_exceptions() == 0) {
+    abandon();
+    return;
+  }
+  // This rank's own failure, not agreed: the others may be inside a
+  // collective call, so closing (collective) could wait for ever, and the
+  // caller aborts the MPI job.  Only remove the temporary file.
+  std::remove(temp_path_.c_str());
+  util::clear_interrupt_cleanup();
 }
 
 hid_t H5Writer::open_group(const std::string& path) {
@@ -172,7 +202,65 @@ hid_t H5Writer::open_group(const std::string& path) {
   return g;
 }
 
-void H5Writer::group(const std::string& path) { H5Gclose(open_group(path)); }
+void H5Writer::group(const std::string& path) {
+  guarded([&] { H5Gclose(open_group(path)); });
+}
+
+void H5Writer::reserve_space() {
+  // Rank 0 allocates the file's blocks up to its end of allocation (every
+  // dataset created so far, at its address) and a megabyte for the
+  // metadata still to come, so that HDF5's writes land in space the file
+  // already owns: a full disk (or quota) shows here, before any data is
+  // written, and not as a failed write HDF5 cannot recover from.  File
+  // systems without fallocate() are left alone.
+  std::string error;
+  // HDF5 places objects one after another: the file ends near the raw
+  // bytes of its datasets (compressed ones counted whole) plus metadata,
+  // a few KiB per object.
+  const std::uint64_t want = planned_bytes_ + (std::uint64_t{1} << 20) + 8192 * objects_;
+  if (rank_ == 0 && want > reserved_) {
+    const int fd = ::open(temp_path_.c_str(), O_WRONLY);
+    if (fd >= 0) {
+      if (::fallocate(fd, 0, 0, static_cast<off_t>(want)) == 0) {
+        reserved_ = want;
+      } else if (errno == ENOSPC || errno == EDQUOT || errno == EFBIG) {
+        error = fmt::format("{}: cannot reserve {:.1f} MiB on disk for the output, its tables uncompressed{}", final_path_,
+                            static_cast<double>(want) / (1 << 20),
+                            errno == ENOSPC   ? " (no space left on the device)"
+                            : errno == EDQUOT ? " (disk quota exceeded)"
+                                              : " (file too large)");
+      }
+      ::close(fd);
+    }
+  }
+  agree(error.empty() ? nullptr : &error);
+}
+
+void H5Writer::agree(const std::string* error) {
+  const int mine = error != nullptr ? rank_ : INT_MAX;
+  int first = INT_MAX;
+  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm_);
+  if (first == INT_MAX) return;
+  std::string message = rank_ == first ? *error : std::string();
+  long length = static_cast<long>(message.size());
+  MPI_Bcast(&length, 1, MPI_LONG, first, comm_);
+  message.resize(static_cast<std::size_t>(length));
+  MPI_Bcast(message.data(), static_cast<int>(length), MPI_CHAR, first, comm_);
+  failed_ = true;
+  throw util::SharedError(message);
+}
+
+void H5Writer::guarded(const std::function<void()>& body) {
+  std::string error;
+  bool bad = false;
+  try {
+    body();
+  } catch (const std::exception& e) {
+    error = e.what();
+    bad = true;
+  }
+  agree(bad ? &error : nullptr);
+}
 
 namespace {
 void write_attr(hid_t obj, const std::string& name, hid_t type, hid_t space, const void* data,
@@ -185,65 +273,84 @@ void write_attr(hid_t obj, const std::string& name, hid_t type, hid_t space, con
 }  // namespace
 
 void H5Writer::attr(const std::string& group, const std::string& name, const std::string& value) {
-  Handle g(open_group(group), H5Gclose);
-  Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
-  H5Tset_size(type.get(), std::max<std::size_t>(value.size(), 1));
-  H5Tset_strpad(type.get(), H5T_STR_NULLPAD);
-  H5Tset_cset(type.get(), H5T_CSET_UTF8);
-  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
-  std::string v = value.empty() ? std::string(1, '\0') : value;
-  write_attr(g.get(), name, type.get(), space.get(), v.data(), final_path_);
+  guarded([&] {
+    Handle g(open_group(group), H5Gclose);
+    Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
+    H5Tset_size(type.get(), std::max<std::size_t>(value.size(), 1));
+    H5Tset_strpad(type.get(), H5T_STR_NULLPAD);
+    H5Tset_cset(type.get(), H5T_CSET_UTF8);
+    Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+    std::string v = value.empty() ? std::string(1, '\0') : value;
+    write_attr(g.get(), name, type.get(), space.get(), v.data(), final_path_);
+  });
 }
 
 void H5Writer::attr(const std::string& group, const std::string& name, std::int64_t value) {
-  Handle g(open_group(group), H5Gclose);
-  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
-  write_attr(g.get(), name, H5T_NATIVE_INT64, space.get(), &value, final_path_);
+  guarded([&] {
+    Handle g(open_group(group), H5Gclose);
+    Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+    write_attr(g.get(), name, H5T_NATIVE_INT64, space.get(), &value, final_path_);
+  });
 }
 void H5Writer::attr(const std::string& group, const std::string& name, std::uint64_t value) {
-  Handle g(open_group(group), H5Gclose);
-  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
-  write_attr(g.get(), name, H5T_NATIVE_UINT64, space.get(), &value, final_path_);
+  guarded([&] {
+    Handle g(open_group(group), H5Gclose);
+    Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+    write_attr(g.get(), name, H5T_NATIVE_UINT64, space.get(), &value, final_path_);
+  });
 }
 void H5Writer::attr(const std::string& group, const std::string& name, double value) {
-  Handle g(open_group(group), H5Gclose);
-  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
-  write_attr(g.get(), name, H5T_NATIVE_DOUBLE, space.get(), &value, final_path_);
+  guarded([&] {
+    Handle g(open_group(group), H5Gclose);
+    Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+    write_attr(g.get(), name, H5T_NATIVE_DOUBLE, space.get(), &value, final_path_);
+  });
 }
 void H5Writer::attr(const std::string& group, const std::string& name, const std::vector<double>& values) {
-  Handle g(open_group(group), H5Gclose);
-  hsize_t n = values.size();
-  Handle space(H5Screate_simple(1, &n, nullptr), H5Sclose);
-  write_attr(g.get(), name, H5T_NATIVE_DOUBLE, space.get(), values.data(), final_path_);
+  guarded([&] {
+    Handle g(open_group(group), H5Gclose);
+    hsize_t n = values.size();
+    Handle space(H5Screate_simple(1, &n, nullptr), H5Sclose);
+    write_attr(g.get(), name, H5T_NATIVE_DOUBLE, space.get(), values.data(), final_path_);
+  });
 }
 void H5Writer::attr(const std::string& group, const std::string& name, const std::vector<std::uint64_t>& values) {
-  Handle g(open_group(group), H5Gclose);
-  hsize_t n = values.size();
-  Handle space(H5Screate_simple(1, &n, nullptr), H5Sclose);
-  write_attr(g.get(), name, H5T_NATIVE_UINT64, space.get(), values.data(), final_path_);
+  guarded([&] {
+    Handle g(open_group(group), H5Gclose);
+    hsize_t n = values.size();
+    Handle space(H5Screate_simple(1, &n, nullptr), H5Sclose);
+    write_attr(g.get(), name, H5T_NATIVE_UINT64, space.get(), values.data(), final_path_);
+  });
 }
 
 void H5Writer::attr_on_dataset(const std::string& dataset, const std::string& name, double value) {
-  Handle d(H5Dopen2(file_, dataset.c_str(), H5P_DEFAULT), H5Dclose);
-  if (d.get() < 0) fail(fmt::format("{}: no dataset {}", final_path_, dataset));
-  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
-  write_attr(d.get(), name, H5T_NATIVE_DOUBLE, space.get(), &value, final_path_);
+  guarded([&] {
+    Handle d(H5Dopen2(file_, dataset.c_str(), H5P_DEFAULT), H5Dclose);
+    if (d.get() < 0) fail(fmt::format("{}: no dataset {}", final_path_, dataset));
+    Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+    write_attr(d.get(), name, H5T_NATIVE_DOUBLE, space.get(), &value, final_path_);
+  });
 }
 
 void H5Writer::attr_on_dataset(const std::string& dataset, const std::string& name, const std::string& value) {
-  Handle d(H5Dopen2(file_, dataset.c_str(), H5P_DEFAULT), H5Dclose);
-  if (d.get() < 0) fail(fmt::format("{}: no dataset {}", final_path_, dataset));
-  Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
-  H5Tset_size(type.get(), std::max<std::size_t>(value.size(), 1));
-  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
-  write_attr(d.get(), name, type.get(), space.get(), value.data(), final_path_);
+  guarded([&] {
+    Handle d(H5Dopen2(file_, dataset.c_str(), H5P_DEFAULT), H5Dclose);
+    if (d.get() < 0) fail(fmt::format("{}: no dataset {}", final_path_, dataset));
+    Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
+    H5Tset_size(type.get(), std::max<std::size_t>(value.size(), 1));
+    Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+    write_attr(d.get(), name, type.get(), space.get(), value.data(), final_path_);
+  });
 }
 
 void H5Writer::write_rows_raw(const std::string& dataset, hid_t mem_type, hid_t file_type, std::uint64_t total_rows,
                               const std::vector<std::uint64_t>& rows, const void* data,
                               std::uint64_t columns, bool compress) {
-  auto [gpath, name] = split_path(dataset);
-  Handle g(open_group(gpath), H5Gclose);
+  const auto [gpath, name] = split_path(dataset);
+  hid_t group_id = -1;
+  const std::string& group_path = gpath;  // (a structured binding cannot be captured in C++17)
+  guarded([&] { group_id = open_group(group_path); });
+  Handle g(group_id, H5Gclose);
   const int rank = columns == 0 ? 1 : 2;
   hsize_t dims[2] = {total_rows, columns};
   Handle fspace(H5Screate_simple(rank, dims, nullptr), H5Sclose);
@@ -258,7 +365,14 @@ void H5Writer::write_rows_raw(const std::string& dataset, hid_t mem_type, hid_t 
   }
   Handle dset(H5Dcreate2(g.get(), name.c_str(), file_type, fspace.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
               H5Dclose);
-  if (dset.get() < 0) fail(fmt::format("{}: cannot create dataset {}", final_path_, dataset));
+  if (dset.get() < 0) {
+    const std::string e = fmt::format("{}: cannot create dataset {}", final_path_, dataset);
+    agree(&e);
+  }
+  agree(nullptr);
+  planned_bytes_ += total_rows * H5Tget_size(mem_type) * std::max<std::uint64_t>(columns, 1);
+  ++objects_;
+  reserve_space();
   if (total_rows == 0) return;  // an empty table: nothing to write
 
   // Two-phase write.  The rows a rank owns are scattered over the dataset
@@ -331,8 +445,12 @@ void H5Writer::write_rows_raw(const std::string& dataset, hid_t mem_type, hid_t 
   const void* out_data = block.data();
   Handle dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
   H5Pset_dxpl_mpio(dxpl.get(), H5FD_MPIO_COLLECTIVE);
-  check(H5Dwrite(dset.get(), mem_type, ms, fspace.get(), dxpl.get(), out_data),
-        fmt::format("{}: cannot write dataset {}", final_path_, dataset));
+  if (H5Dwrite(dset.get(), mem_type, ms, fspace.get(), dxpl.get(), out_data) < 0) {
+    const std::string e = fmt::format("{}: cannot write dataset {}{}", final_path_, dataset,
+                                      space_note(temp_path_));
+    agree(&e);
+  }
+  agree(nullptr);
 }
 
 template <class T>
@@ -380,6 +498,16 @@ void H5Writer::write_matrix_rows(const std::string& dataset, std::uint64_t total
 
 void H5Writer::commit() {
   if (file_ < 0) return;
+  reserve_space();
+  // Flush first, agreeing on failure (a full disk): a close that fails
+  // leaves HDF5 1.10 holding the file, and it crashes on it inside
+  // MPI_Finalize; after a failed flush, abandon() frees the space first.
+  if (H5Fflush(file_, H5F_SCOPE_GLOBAL) < 0) {
+    const std::string e =
+        fmt::format("{}: writing the output file failed{}", final_path_, space_note(temp_path_));
+    agree(&e);
+  }
+  agree(nullptr);
   herr_t rc = H5Fclose(file_);
   file_ = -1;
   int ok = rc >= 0 ? 1 : 0;
@@ -404,11 +532,20 @@ void H5Writer::commit() {
 
 void H5Writer::abandon() {
   if (file_ >= 0) {
-    H5Fclose(file_);
+    // After a failed write the close must not fail too: HDF5 1.10 then
+    // leaves the file's identifier half torn down and crashes on it in its
+    // own clean-up inside MPI_Finalize.  So first give the disk back (the
+    // file is abandoned anyway) and let the close write what metadata it
+    // still holds.
+    if (rank_ == 0) (void)::truncate(temp_path_.c_str(), 0);
+    MPI_Barrier(comm_);
+    if (H5Fclose(file_) < 0) hdf5_unusable = true;
     file_ = -1;
   }
   if (rank_ == 0) std::remove(temp_path_.c_str());
   util::clear_interrupt_cleanup();
 }
+
+bool H5Writer::library_unusable() { return hdf5_unusable; }
 
 }  // namespace fabricsim::stats

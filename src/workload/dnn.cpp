@@ -365,7 +365,9 @@ std::vector<DnnIteration> DnnJob::results(const Partial& combined, const TaskGra
   const std::size_t base = 2 * iters * K;
   for (std::size_t i = 0; i < ops_.size(); ++i) {
     const std::int64_t a = combined.times[base + 2 * i], z = combined.times[base + 2 * i + 1];
-    if (a == INT64_MIN || z == INT64_MIN) continue;
+    // Not begun, or begun and never completed (its end is SimTime::max()):
+    // no duration to add.
+    if (a == INT64_MIN || z == INT64_MIN || a == INT64_MAX || z == INT64_MAX) continue;
     const Op& op = ops_[i];
     phase[(op.iteration * K + op.endpoint_index) * kDnnPhases + static_cast<std::size_t>(op.phase)] +=
         static_cast<double>(z - a) / 1000.0;
@@ -434,7 +436,11 @@ void DnnJob::timeline(const TaskGraph& g, const Partial& combined, std::uint64_t
   const std::size_t base = 2 * std::size_t{iterations_total()} * K;
   for (std::size_t i = 0; i < ops_.size(); ++i, ++row) {
     const Op& op = ops_[i];
-    const auto ns = [](std::int64_t ps) { return ps == INT64_MIN ? -1.0 : static_cast<double>(ps) / 1000.0; };
+    // INT64_MIN: no rank recorded it; INT64_MAX (SimTime::max()): it never
+    // happened before the run was cut short.
+    const auto ns = [](std::int64_t ps) {
+      return ps == INT64_MIN || ps == INT64_MAX ? -1.0 : static_cast<double>(ps) / 1000.0;
+    };
     add(row, op.endpoint_index, op.iteration, static_cast<std::uint8_t>(op.phase), ns(combined.times[base + 2 * i]),
         ns(combined.times[base + 2 * i + 1]));
   }

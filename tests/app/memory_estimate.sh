@@ -2,7 +2,10 @@
 # The memory estimate (`info`, engine.memory_limit_gib) against the peak a
 # run measures: within a factor of 1.5 either way on fabrics where the
 # simulation state, not the program, dominates (16k fat tree and 16k
-# Hx2Mesh, 1 and 2 ranks, short workloads), and `info --json` reports it.
+# Hx2Mesh, 1 and 2 ranks, short workloads; an incast whose packets fill the
+# 32 MB buffers of the 1k tree), and `info --json` reports it; `info` on a
+# 64k tree leaves out the fluid estimate and on a 16M tree does not build,
+# both reporting the memory a run needs.
 set -u
 exe=$1
 py=$2
@@ -29,12 +32,35 @@ PY
 run fat_tree_16k_1 1 "$src/inputs/fat_tree_16k.toml" --set workload.message_bytes=8192
 run fat_tree_16k_2 2 "$src/inputs/fat_tree_16k.toml" --set workload.message_bytes=8192
 run hx2_large_1 1 "$src/inputs/hammingmesh_hx2_large.toml" --set workload.message_bytes=8192
+# 4 GiB into one endpoint: every packet waits in a switch buffer at once.
+run incast_1k_32mb 1 "$src/inputs/fat_tree_1k.toml" --set workload.pattern=\"incast\" --set workload.messages=4 \
+  --set workload.message_bytes=1048576
+info_json() {  # name, expected python condition on the parsed object m, info arguments...
+  local name=$1 cond=$2
+  shift 2
+  "$exe" info "$@" --json > "$dir/info.json" 2> "$dir/info.err" || { echo "FAIL $name: $(cat "$dir/info.err")"; fail=1; return; }
+  "$py" -c "
+import json, sys
+m = json.load(open(sys.argv[1]))
+ok = $cond
+print(('ok   ' if ok else 'FAIL ') + sys.argv[2], {k: m[k] for k in m if k not in ('links_by_class', 'cables_by_type')})
+sys.exit(0 if ok else 1)" "$dir/info.json" "$name" || fail=1
+}
+printf '[topology]\nkind = "fat_tree"\nendpoints = 65536\nradix = 64\n' > "$dir/t64k.toml"
+info_json "info on a 64k tree: built, no fluid estimate" \
+  'm["fluid"] is None and m["fluid_left_out"] and m["directed_links"] == 393216 and m["memory"]["per_rank_bytes"] > 0' \
+  "$dir/t64k.toml"
+printf '[topology]\nkind = "fat_tree"\nendpoints = 16777216\nradix = 512\n' > "$dir/t16m.toml"
+info_json "info on a 16M tree: sizes only" \
+  'not m["built"] and m["nodes"] == 16941056 and m["directed_links"] == 100663296 and m["memory"]["per_rank_bytes"] > 2**34' \
+  "$dir/t16m.toml"
 json=$("$exe" info "$src/inputs/fat_tree_16k.toml" --ranks 4 --json) || { echo "FAIL info --json"; fail=1; }
 printf '%s' "$json" | "$py" -c '
 import json, sys
 m = json.load(sys.stdin)["memory"]
 # (the partitioning is freed before the network state is allocated: the larger counts)
-parts = m["program"] + m["topology"] + m["routes"] + m["messages"] + max(m["network_state"], m["partitioning"])
+parts = (m["program"] + m["topology"] + m["routes"] + m["messages"] + m["queued_packets"]
+         + max(m["network_state"], m["partitioning"]))
 ok = m["ranks"] == 4 and m["per_rank_bytes"] == parts and m["partitioning"] > 0 and m["limit_per_rank_bytes"] > 0
 print(("ok  " if ok else "FAIL") + " info --json memory:", m)
 sys.exit(0 if ok else 1)' || fail=1

@@ -4,7 +4,8 @@
 # finished = 0, end_ns = -1 and NaN for every figure derived from its end
 # (algbw, busbw; time, exposed communication), the finished rows keep
 # theirs (algbw = bytes x 8 / (end - start)), and /jobs' mean iteration
-# time averages only the finished iterations.
+# time averages only the finished iterations; the per-phase sums and
+# /timeline never carry a never-reached end (SimTime::max()).
 #   unfinished_rows.sh EXE PYTHON SRC
 set -eu
 exe=$1 python=$2 src=$3
@@ -20,7 +21,7 @@ dnn=(--set topology.endpoints=24 --set topology.radix=8 --set workload.kind=\"dn
      --set workload.pipeline_parallel=2 --set workload.tensor_parallel=2 --set workload.micro_batches=2
      --set workload.iterations=3)
 "$exe" run "${dnn[@]}" -o "$dir/full.h5" > /dev/null
-"$exe" run "${dnn[@]}" --set engine.end_ns=2000000 -o "$dir/cut.h5" > /dev/null
+"$exe" run "${dnn[@]}" --set engine.end_ns=2000000 --set output.timeline=true -o "$dir/cut.h5" > /dev/null
 "$python" - "$dir" <<'PY'
 import math, sys, h5py
 d = sys.argv[1]
@@ -35,6 +36,16 @@ fi, ci = full["iterations"], cut["iterations"]
 assert list(fi["finished"][:]) == [1, 1, 1] and list(ci["finished"][:]) == [1, 1, 0], list(ci["finished"][:])
 assert list(ci["end_ns"][:2]) == list(fi["end_ns"][:2]) and ci["end_ns"][2] == -1
 assert math.isnan(ci["time_ns"][2]) and math.isnan(ci["exposed_comm_ns"][2])
+# No figure of the cut iteration may come from a never-reached end: each
+# per-phase sum stays within the time simulated, and the timeline's rows
+# are either complete intervals or -1.
+for k in ("forward_ns", "backward_ns", "optimizer_ns", "data_parallel_ns", "pipeline_ns", "tensor_parallel_ns",
+          "alltoall_ns"):
+    assert 0 <= ci[k][2] <= 2000000, (k, ci[k][:])
+tl = cut["timeline"]
+ts, te = tl["start_ns"][:], tl["end_ns"][:]
+assert ((te == -1) | ((te >= ts) & (ts >= 0) & (te <= 2000000))).all(), (ts.max(), te.max())
+assert (te == -1).any(), "the cut run should leave unfinished timeline rows"
 mean = cut["jobs"]["mean_iteration_ns"][0]
 assert abs(mean - (fi["time_ns"][0] + fi["time_ns"][1]) / 2) < 1e-6, (mean, fi["time_ns"][:])
 print(f"PASS: unfinished collective and iteration rows flagged; mean of the finished {mean / 1e3:.2f} us")

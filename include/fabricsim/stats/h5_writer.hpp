@@ -15,6 +15,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -67,9 +68,23 @@ class H5Writer {
   void commit();
   /// Closes and removes the temporary file (safe to call on any path).
   void abandon();
+  /// True after a close failed (a full disk): HDF5 1.10 then crashes in its
+  /// own clean-up inside MPI_Finalize, so the program must exit without it.
+  static bool library_unusable();
 
  private:
   hid_t open_group(const std::string& path);
+  /// Collective: every rank says whether its part of an operation failed
+  /// (`error` null: it did not); if any did, every rank throws the same
+  /// util::SharedError (the first failing rank's message), so that no rank
+  /// goes on to a collective call the others have left.
+  void agree(const std::string* error);
+  /// Runs `body` and agree()s on whether it threw.
+  void guarded(const std::function<void()>& body);
+  /// Collective: allocates the file's disk blocks for the datasets created
+  /// so far plus room for metadata (rank 0, fallocate), so that a full disk
+  /// fails here, before HDF5 writes; agree()s on the outcome.
+  void reserve_space();
   void write_rows_raw(const std::string& dataset, hid_t mem_type, hid_t file_type, std::uint64_t total_rows,
                       const std::vector<std::uint64_t>& rows, const void* data, std::uint64_t columns,
                       bool compress);
@@ -79,6 +94,10 @@ class H5Writer {
   std::string final_path_;
   std::string temp_path_;
   hid_t file_ = -1;
+  bool failed_ = false;  ///< an agreed failure: closing is still collective
+  std::uint64_t reserved_ = 0;       ///< bytes reserve_space() has allocated
+  std::uint64_t planned_bytes_ = 0;  ///< raw bytes of the datasets created so far
+  std::uint64_t objects_ = 0;        ///< datasets created so far
 };
 
 // Explicit instantiations live in h5_writer.cpp.

@@ -24,6 +24,14 @@ class UserError : public std::runtime_error {
   int exit_code_;
 };
 
+/// An error that every rank of a run raised at the same point and agreed
+/// on (the output writer's failures: a full disk, a quota): each rank
+/// unwinds and exits normally, instead of the run aborting the MPI job.
+class SharedError : public UserError {
+ public:
+  using UserError::UserError;
+};
+
 /// A configuration error: exit code 2.
 class ConfigError : public UserError {
  public:

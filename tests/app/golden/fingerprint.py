@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""The result fingerprint of a fabricsim output file: a SHA-256 over every
+table that holds simulated results (/links, /flows, /collectives,
+/iterations, /jobs, /timeline, /nodes without its rank column) and the
+/summary counters that depend on neither the rank count nor the build.
+Wall times, /meta and the partition (/nodes/rank) are left out, so a run on
+any rank count gives the same fingerprint, and a change of results gives
+another one.
+
+    fingerprint.py RUN.h5     prints the hex digest
+"""
+import hashlib
+import sys
+
+import h5py
+import numpy as np
+
+GROUPS = ("links", "flows", "nodes", "collectives", "iterations", "jobs", "timeline")
+SKIP = {"/nodes/rank"}
+SUMMARY = ("sim_time_ns", "packets_injected", "packets_delivered", "bytes_delivered",
+           "packet_hops", "messages_delivered")
+
+
+def canonical(data):
+    """Bytes of a dataset that do not depend on the file's storage layout."""
+    a = np.asarray(data)
+    if a.dtype.kind in "OSU":
+        return "\x1f".join(x.decode() if isinstance(x, bytes) else str(x)
+                           for x in a.ravel()).encode()
+    if a.dtype.names:
+        return b"".join(canonical(a[n]) for n in a.dtype.names)
+    return np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<")).tobytes()
+
+
+def fingerprint(path):
+    h = hashlib.sha256()
+    with h5py.File(path, "r") as f:
+        names = []
+        for g in GROUPS:
+            if g in f:
+                f[g].visititems(lambda n, o, g=g: names.append(f"/{g}/{n}") if isinstance(o, h5py.Dataset) else None)
+        for name in sorted(names):
+            if name in SKIP:
+                continue
+            d = f[name]
+            h.update(f"{name}:{d.dtype.str}:{d.shape}\n".encode())
+            h.update(canonical(d[()]))
+        for k in SUMMARY:
+            h.update(f"summary/{k}={int(f['summary'].attrs[k])}\n".encode())
+    return h.hexdigest()
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: fingerprint.py RUN.h5")
+    print(fingerprint(sys.argv[1]))
