@@ -150,8 +150,8 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
     const par::Graph g = node_graph(topo, fluid.link_bytes, np.packet_bytes);
     const auto min_cut = core::SimTime::from_ns_f(cfg.get_float("engine.min_cut_latency_ns"));
     for (auto how : {par::Partitioner::Metis, par::Partitioner::Block, par::Partitioner::RoundRobin}) {
-      const auto r = partition_nodes(g, opts.ranks, how, min_cut, static_cast<std::uint64_t>(cfg.get_int("engine.seed")),
-                                     topo.units);
+      const auto r = par::plan_partition(g, opts.ranks, how, min_cut,
+                                         static_cast<std::uint64_t>(cfg.get_int("engine.seed")), topo.units);
       parts.push_back(PartRow{par::to_string(how), r.quality});
     }
   }

@@ -12,7 +12,7 @@
 #include "fabricsim/net/updown.hpp"
 #include "fabricsim/util/error.hpp"
 #include "fabricsim/workload/traffic.hpp"
-#include "jobs.hpp"
+#include "workload.hpp"
 #include "scenario.hpp"
 
 namespace fabricsim::app {

@@ -23,7 +23,7 @@
 #include "fabricsim/util/error.hpp"
 #include "fabricsim/util/signals.hpp"
 #include "fabricsim/version_info.hpp"
-#include "jobs.hpp"
+#include "workload.hpp"
 #include "memory.hpp"
 #include "scenario.hpp"
 
@@ -31,6 +31,11 @@ namespace fabricsim::app {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// What an HDF5 attribute in an object header can hold (64 KiB, less the
+// attribute's name, type and shape; 65,423 bytes of configuration were
+// written, 65,523 were not).
+constexpr std::size_t kMetaConfigBytes = 65000;
 
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
@@ -95,6 +100,361 @@ class Progress {
   bool shown_ = false;
 };
 
+// The phases of a run: load (run_impl), build the model, plan the
+// workload, partition, simulate, gather the results, write, print.
+
+/// The simulated fabric.  Every rank builds the whole topology (it is
+/// small next to the simulation state) but simulates only the nodes of its
+/// part.  Not movable: the network refers to the topology and the routing.
+struct Model {
+  net::Topology topo;
+  net::NetworkParams np;
+  Routing routing;  ///< (np points into it)
+  MemoryEstimate memory_estimate;
+  std::unique_ptr<core::Simulator> sim;
+  std::unique_ptr<net::Network> network;
+  double build_s = 0;
+  Model() = default;
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+};
+
+/// Builds topology, routing and network.  Memory: every rank checks the
+/// same estimate against the same limit (the smallest share of any
+/// machine), once from the sizes a builder announces before it allocates,
+/// once more with routes and messages before the network's state is
+/// allocated.
+void build_model(Model& m, const config::Config& cfg, const par::Comm& comm) {
+  const auto t_build = Clock::now();
+  const int ranks_here = static_cast<int>(comm.allreduce_max(static_cast<std::int64_t>(comm.ranks_on_this_machine())));
+  const std::uint64_t memory_limit = static_cast<std::uint64_t>(comm.allreduce_min(
+      static_cast<std::int64_t>(std::min<std::uint64_t>(memory_limit_per_rank(cfg, ranks_here), INT64_MAX))));
+  m.topo = [&] {
+    const net::SizeCheck size_check([&](std::size_t nodes, std::size_t links) {
+      check_memory(estimate_memory(cfg, comm.size(), nodes, links), memory_limit, ranks_here);
+    });
+    return build_topology(cfg);
+  }();
+  m.np = network_params(cfg);
+  m.routing = setup_routing(cfg, m.topo, m.np);
+  m.memory_estimate = estimate_memory(cfg, comm.size(), m.topo, m.np);
+  check_memory(m.memory_estimate, memory_limit, ranks_here);
+  if (m.np.routing == net::RoutingAlgorithm::UgalGlobal && comm.size() > 1)
+    throw util::ConfigError(
+        "routing.algorithm: ugal_global reads the queues of the whole fabric, which one rank "
+        "cannot see in a partitioned run; run it on one rank or use ugal_local");
+  m.sim = std::make_unique<core::Simulator>(m.topo.node_count());
+  m.network = std::make_unique<net::Network>(m.topo, m.np, *m.sim);
+  m.build_s = seconds_since(t_build);
+}
+
+/// Which rank simulates which node, and how the ranks exchange records.
+struct Partitioning {
+  std::string partitioner = "none";
+  std::vector<std::int32_t> part;
+  par::PartitionQuality quality;
+  std::unique_ptr<par::RecordExchange> exchange;
+  std::vector<std::int32_t> rank_distance;  ///< hops between this rank's part and each other one
+  double seconds = 0;                       ///< (with the workload's planning)
+};
+
+/// Partitions a run on several ranks and sets the network's partition.
+void partition_model(Partitioning& p, const config::Config& cfg, const par::Comm& comm, Model& m,
+                     const Workload& work) {
+  const net::Topology& topo = m.topo;
+  net::Network& network = *m.network;
+  p.part.assign(topo.node_count(), 0);
+  p.quality.lookahead = core::SimTime::max();
+  if (comm.size() == 1) return;
+  p.partitioner = cfg.get_string("engine.partitioner");
+  // The partition weighs each node by the packets it is expected to send.
+  // A task graph's messages depend on each other and on compute, so their
+  // total bytes, routed as if all were in flight at once, stand in for the
+  // load (512 busy endpoints of 1,024 otherwise all fell to one rank: BERT
+  // at 2 ranks, events imbalance 1.40).
+  // (The plan, the estimate and the graphs are gone before the network
+  // state is allocated.)
+  {
+    const std::vector<workload::PlannedMessage> planned = work.planned();
+    // (The network's own route table where it has one: a second one is the
+    // largest transient of a large tree's partitioning.)
+    const auto& np = m.np;
+    const auto fluid = np.state_routes           ? workload::estimate_fluid(topo, *np.state_routes, planned, np)
+                       : network.routing_table() ? workload::estimate_fluid(topo, *network.routing_table(), planned, np)
+                                                 : workload::estimate_fluid(topo, net::RoutingTable(topo), planned, np);
+    auto r = par::plan_partition(node_graph(topo, fluid.link_bytes, np.packet_bytes), comm.size(),
+                                 par::parse_partitioner(p.partitioner),
+                                 core::SimTime::from_ns_f(cfg.get_float("engine.min_cut_latency_ns")),
+                                 static_cast<std::uint64_t>(cfg.get_int("engine.seed")), topo.units);
+    p.part = std::move(r.part);
+    p.quality = r.quality;
+  }
+  if (p.quality.lookahead == core::SimTime::zero())
+    throw util::ConfigError(
+        "engine.min_cut_latency_ns: a link of zero latency would be cut between ranks; "
+        "raise engine.min_cut_latency_ns above 0");
+  // Records of a link go to the rank of its receiving node; the ranks that
+  // share a link form a graph whose hop distances bound the windows.
+  std::vector<std::int32_t> link_owner(topo.link_count());
+  std::vector<std::pair<std::int32_t, std::int32_t>> rank_edges;
+  for (net::LinkId l = 0; l < topo.link_count(); ++l) {
+    const auto& link = topo.link(l);
+    link_owner[l] = p.part[link.dst];
+    if (p.part[link.src] != p.part[link.dst]) rank_edges.emplace_back(p.part[link.src], p.part[link.dst]);
+  }
+  std::sort(rank_edges.begin(), rank_edges.end());
+  rank_edges.erase(std::unique(rank_edges.begin(), rank_edges.end()), rank_edges.end());
+  p.rank_distance = par::rank_distances(comm.size(), rank_edges, comm.rank());
+  std::vector<std::int32_t> neighbours;  // cables go both ways: the ranks one hop away
+  for (int rk = 0; rk < comm.size(); ++rk)
+    if (p.rank_distance[static_cast<std::size_t>(rk)] == 1) neighbours.push_back(rk);
+  p.exchange = std::make_unique<par::RecordExchange>(comm, std::move(link_owner), std::move(neighbours));
+  network.set_partition(p.part, comm.rank(), p.exchange.get());
+}
+
+struct RunStats {
+  core::SimTime end;      ///< engine.end_ns (max(): none)
+  core::SimTime sim_end;  ///< the latest time any rank reached
+  double run_s = 0;
+  par::WindowStats windows;
+};
+
+/// The simulation itself, with a progress line on a terminal.
+RunStats simulate(const config::Config& cfg, const par::Comm& comm, Model& m, Partitioning& p) {
+  core::Simulator& sim = *m.sim;
+  net::Network& network = *m.network;
+  RunStats run;
+  const std::string& progress_mode = cfg.get_string("output.progress");
+  const bool tty = ::isatty(STDERR_FILENO) != 0;
+  Progress progress(comm.is_root() && progress_mode != "never" && (tty || progress_mode == "always"),
+                    progress_mode == "always");
+  const double end_ns = cfg.get_float("engine.end_ns");
+  run.end = end_ns > 0 ? core::SimTime::from_ns_f(end_ns) : core::SimTime::max();
+  network.set_end_time(run.end);
+  std::uint64_t local_bytes = 0;  // bytes this rank will receive
+  for (const auto& msg : network.messages())
+    if (network.owns(m.topo.endpoint_node(msg.dst))) local_bytes += msg.bytes;
+  auto report = [&] {
+    progress.update(sim.now().ns(), sim.events_processed(),
+                    local_bytes
+                        ? static_cast<double>(network.totals().bytes_delivered) / static_cast<double>(local_bytes)
+                        : 1.0);
+  };
+  const auto t_run = Clock::now();
+  if (comm.size() == 1) {
+    while (!sim.empty() && sim.next_event_time() < run.end) {
+      sim.run_until(run.end, 1u << 16);
+      report();
+    }
+  } else {
+    // With nothing cut, ranks are independent: one window covers the run.
+    const core::SimTime lookahead =
+        p.quality.lookahead == core::SimTime::max() ? core::SimTime::from_ps(INT64_MAX / 4) : p.quality.lookahead;
+    run.windows = par::run_conservative(
+        sim, comm, *p.exchange, p.rank_distance, lookahead, run.end,
+        [&](const core::RemoteRecord& r) { network.receive(r); }, report);
+  }
+  run.run_s = seconds_since(t_run);
+  progress.clear();
+  run.sim_end = core::SimTime::from_ps(comm.allreduce_max(sim.now().ps()));
+  network.finish(run.sim_end);
+  return run;
+}
+
+struct Results {
+  net::NetworkTotals totals;  ///< sums over ranks
+  std::uint64_t events = 0;
+  stats::ThroughputShares shares;
+};
+
+/// The results over all ranks (collective calls): the network's counters
+/// (checked for conservation when the run was complete), /flows' post
+/// times, the workload's report and the throughput.
+Results gather_results(const par::Comm& comm, Model& m, Workload& work, const RunStats& run,
+                       std::uint64_t messages_total) {
+  const net::Topology& topo = m.topo;
+  net::Network& network = *m.network;
+  Results res;
+  const auto& local = network.totals();
+  net::NetworkTotals& totals = res.totals;
+  totals.packets_injected = comm.allreduce_sum(local.packets_injected);
+  totals.packets_delivered = comm.allreduce_sum(local.packets_delivered);
+  totals.bytes_injected = comm.allreduce_sum(local.bytes_injected);
+  totals.bytes_delivered = comm.allreduce_sum(local.bytes_delivered);
+  totals.packet_hops = comm.allreduce_sum(local.packet_hops);
+  totals.messages_delivered = comm.allreduce_sum(local.messages_delivered);
+  totals.packets_dropped = comm.allreduce_sum(local.packets_dropped);
+  const std::uint64_t in_flight = comm.allreduce_sum(network.packets_in_flight());
+  res.events = comm.allreduce_sum(m.sim->events_processed());
+  if (run.end == core::SimTime::max() && comm.is_root()) {
+    // Lossless model: everything injected must have arrived.  (The totals
+    // are global; rank 0 alone reports a violation.)
+    if (totals.packets_delivered != totals.packets_injected || in_flight != 0 ||
+        totals.messages_delivered != messages_total)
+      throw util::UserError(
+          fmt::format("internal check failed: {} packets injected, {} delivered, {} of {} messages done",
+                      totals.packets_injected, totals.packets_delivered, totals.messages_delivered, messages_total));
+  }
+  if (work.posts_known_at_sender_only() && comm.size() > 1) {
+    // /flows: a message's start is known where its sender runs, its row
+    // is written where its receiver runs.
+    std::vector<std::int64_t> posts(network.messages().size(), INT64_MAX);
+    for (net::MessageId id = 0; id < posts.size(); ++id)
+      if (network.owns(topo.endpoint_node(network.messages()[id].src)))
+        posts[id] = network.messages()[id].post_time.ps();
+    comm.allreduce_min(posts);
+    for (net::MessageId id = 0; id < posts.size(); ++id) network.set_post_time(id, core::SimTime::from_ps(posts[id]));
+  }
+  work.report(comm, run.end == core::SimTime::max());
+  // Throughput three ways (stats/throughput.hpp): completions are known
+  // where the receiver runs, so the sources' last completions and the
+  // steady window's payload are combined over the ranks.
+  std::vector<std::uint8_t> owned(topo.endpoint_count());
+  for (net::EndpointId e = 0; e < owned.size(); ++e) owned[e] = network.owns(topo.endpoint_node(e)) ? 1 : 0;
+  auto spans = stats::source_spans(topo, network.messages(), owned);
+  std::vector<std::int64_t> last(spans.size());
+  for (std::size_t e = 0; e < spans.size(); ++e) last[e] = spans[e].last_end_ps;
+  comm.allreduce_max(last);
+  for (std::size_t e = 0; e < spans.size(); ++e) spans[e].last_end_ps = last[e];
+  std::int64_t from = 0, to = 0;
+  stats::steady_window(spans, from, to);
+  const std::uint64_t steady_bytes = comm.allreduce_sum(stats::completed_between(network.messages(), owned, from, to));
+  res.shares = stats::throughput_shares(spans, totals.bytes_delivered, steady_bytes, topo.total_injection_gbps());
+  return res;
+}
+
+/// The output file (collective calls); returns the engine telemetry it
+/// wrote.  `temp_file` names the unfinished file as soon as it exists.
+stats::EngineTelemetry write_output(const std::string& out_path, std::string& temp_file, const config::Config& cfg,
+                                    const par::Comm& comm, const Model& m, const Partitioning& p, const RunStats& run,
+                                    const Results& res, const Workload& work, Clock::time_point t_start) {
+  const net::Topology& topo = m.topo;
+  const auto t_write = Clock::now();
+  stats::H5Writer writer(out_path, comm.raw());
+  temp_file = writer.temp_path();
+  // For the test suite: hold the unfinished output open, so that a test
+  // can interrupt the write phase (tests/app/interrupt.sh).
+  if (const char* hold = std::getenv("FABRICSIM_TEST_HOLD_OUTPUT")) ::sleep(static_cast<unsigned>(std::atoi(hold)));
+  stats::RunMeta meta;
+  meta.version = build_info::version;
+  meta.git_sha = build_info::git_sha;
+  meta.build = build_info::build;
+  meta.config_toml = cfg.to_toml();
+  meta.ranks = comm.size();
+  meta.threads = omp_get_max_threads();
+  meta.seed = static_cast<std::uint64_t>(cfg.get_int("engine.seed"));
+  stats::write_meta(writer, meta);
+  // The diameter (a BFS per destination group: seconds at 16k endpoints)
+  // is shared out over the ranks.
+  net::StructureReport structure = net::structure_report(topo, cost_model(cfg), static_cast<std::size_t>(comm.rank()),
+                                                         static_cast<std::size_t>(comm.size()));
+  structure.diameter = comm.allreduce_min(static_cast<std::int64_t>(structure.diameter)) < 0
+                           ? -1
+                           : static_cast<int>(comm.allreduce_max(static_cast<std::int64_t>(structure.diameter)));
+  stats::write_topology(writer, topo, structure);
+  stats::RunSummary summary;
+  summary.sim_time_ns = run.sim_end.ns();
+  summary.events = res.events;
+  summary.wall_seconds = seconds_since(t_start);
+  summary.events_per_second = run.run_s > 0 ? static_cast<double>(summary.events) / run.run_s : 0.0;
+  stats::write_summary(writer, summary);
+  stats::write_network(writer, *m.network, res.totals, p.part, cfg.get_bool("output.flows"), run.sim_end.ns(),
+                       m.network->series_interval().ns());
+  stats::write_throughput(writer, res.shares);
+  stats::EngineTelemetry eng;
+  eng.mode = comm.size() == 1 ? "sequential" : "partitioned";
+  eng.partitioner = p.partitioner;
+  eng.lookahead_ns = p.quality.lookahead == core::SimTime::max() ? 0.0 : p.quality.lookahead.ns();
+  eng.edge_cut = p.quality.edge_cut;
+  eng.windows = run.windows.windows;
+  eng.skipped_stretches = run.windows.skipped_stretches;
+  eng.critical_path_events = comm.size() == 1 ? res.events : run.windows.critical_events;
+  eng.window_efficiency = eng.critical_path_events > 0
+                              ? static_cast<double>(res.events) /
+                                    (static_cast<double>(comm.size()) * static_cast<double>(eng.critical_path_events))
+                              : 1.0;
+  eng.remote_records_per_rank = comm.allgather(run.windows.records_received);
+  eng.partition_seconds = p.seconds;
+  eng.build_seconds = m.build_s;
+  eng.run_seconds = run.run_s;
+  eng.events_per_rank = comm.allgather(m.sim->events_processed());
+  {
+    const auto max_events = *std::max_element(eng.events_per_rank.begin(), eng.events_per_rank.end());
+    const double mean = static_cast<double>(res.events) / comm.size();
+    eng.event_imbalance = mean > 0 ? static_cast<double>(max_events) / mean : 1.0;
+  }
+  eng.run_seconds_per_rank = comm.allgather(run.run_s);
+  eng.peak_memory_bytes_per_rank = comm.allgather(stats::peak_memory_bytes());
+  eng.estimated_memory_bytes_per_rank = m.memory_estimate.total();
+  eng.write_seconds = seconds_since(t_write);
+  stats::write_engine(writer, eng);
+  work.write(writer, comm);
+  writer.commit();
+  return eng;
+}
+
+/// The run's summary on stdout (rank 0), then the workload's tables.
+void print_summary(const std::string& out_path, const config::Config& cfg, const par::Comm& comm, const Model& m,
+                   const Partitioning& p, const RunStats& run, const Results& res, const stats::EngineTelemetry& eng,
+                   const Workload& work) {
+  const net::Topology& topo = m.topo;
+  const auto& totals = res.totals;
+  const auto& windows = run.windows;
+  const double total_inj = topo.total_injection_gbps();
+  const double inj = topo.endpoint_count() ? total_inj / static_cast<double>(topo.endpoint_count()) : 0.0;
+  const double events_per_second = run.run_s > 0 ? static_cast<double>(res.events) / run.run_s : 0.0;
+  std::uint64_t peak = 0;
+  for (auto v : eng.peak_memory_bytes_per_rank) peak = std::max(peak, v);
+  fmt::print("fabricsim {} (git {}): {}\n", build_info::version, build_info::git_sha, topo.describe());
+  fmt::print("  config      {}\n", cfg.source());
+  if (!m.routing.note.empty()) fmt::print("  routing     {}\n", m.routing.note);
+  fmt::print("  simulated   {} in {:.3f} s run phase ({:.3f} s build), {} ranks [{}]\n",
+             human_time_ns(run.sim_end.ns()), run.run_s, m.build_s, comm.size(), eng.mode);
+  if (comm.size() > 1) {
+    fmt::print(
+        "  engine      {} partition: {} links cut, lookahead {} ns, events imbalance {:.3f}; {} windows ({} "
+        "empty stretches skipped), {} remote records; window efficiency {:.0f}%\n",
+        p.partitioner, p.quality.edge_cut, eng.lookahead_ns, eng.event_imbalance, windows.windows,
+        windows.skipped_stretches,
+        std::accumulate(eng.remote_records_per_rank.begin(), eng.remote_records_per_rank.end(), std::uint64_t{0}),
+        100.0 * eng.window_efficiency);
+    // A window costs a synchronization of a few microseconds: worth
+    // tens of events.  Below that, waiting dominates.
+    const double per_window =
+        windows.windows ? static_cast<double>(eng.critical_path_events) / static_cast<double>(windows.windows) : 0.0;
+    if (windows.windows > 1000 && per_window < 200)
+      fmt::print(
+          "  note        {:.0f} events per window on the busiest rank: this run is bound by synchronization, "
+          "and fewer ranks (or one) are likely faster (docs/performance.md, \"Parallel runs\")\n",
+          per_window);
+  }
+  fmt::print("  events      {} ({}events/s)\n", res.events, human_rate(events_per_second));
+  fmt::print("  delivered   {} of {} messages, {} payload, {} packets over {} packet-hops\n", totals.messages_delivered,
+             m.network->messages().size(), human_bytes(static_cast<double>(totals.bytes_delivered)),
+             totals.packets_delivered, totals.packet_hops);
+  fmt::print(
+      "  throughput  {:.1f}% of injection bandwidth ({} endpoints x {:g} Gb/s{}) over the makespan; "
+      "per source {:.1f}%, steady {}\n",
+      100.0 * res.shares.makespan, topo.endpoint_count(), inj, injection_links_note(topo),
+      100.0 * res.shares.per_source,
+      std::isnan(res.shares.steady) ? std::string("n/a (fewer than 4 messages per source)")
+                                    : fmt::format("{:.1f}%", 100.0 * res.shares.steady));
+  fmt::print("  phases      build {:.3f} s, partition {:.3f} s, run {:.3f} s, write {:.3f} s\n", m.build_s, p.seconds,
+             run.run_s, eng.write_seconds);
+  if (comm.size() > 1) {
+    std::string per_rank;
+    for (std::size_t r = 0; r < eng.events_per_rank.size(); ++r)
+      per_rank += fmt::format("{}{}", r ? ", " : "",
+                              human_rate(static_cast<double>(eng.events_per_rank[r]) /
+                                         std::max(eng.run_seconds_per_rank[r], 1e-9)));
+    fmt::print("  per rank    events/s: {}\n", per_rank);
+  }
+  fmt::print("  memory      {} peak per rank (estimated {})\n", human_bytes(static_cast<double>(peak)),
+             human_bytes(static_cast<double>(m.memory_estimate.total())));
+  fmt::print("  output      {}\n", out_path);
+  work.print();
+}
+
 /// Errors while setting up happen identically on every rank (every rank
 /// reads the same configuration and builds the same model): they propagate,
 /// and rank 0 reports them.  An error during the run or the write of a
@@ -115,318 +475,41 @@ int run_impl(const RunOptions& opts, const par::Comm& comm) {
 
 int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Config& cfg, Clock::time_point t_start) {
   const std::string out_path = opts.output ? *opts.output : cfg.get_string("output.file");
+  // /meta keeps the resolved configuration as one HDF5 attribute, which
+  // holds less than 64 KiB: refuse such a configuration now rather than
+  // fail at the write, after the run (thousands of [[jobs]] tables).
+  if (const std::size_t toml_bytes = cfg.to_toml().size(); toml_bytes > kMetaConfigBytes)
+    throw util::ConfigError(
+        fmt::format("{}: the resolved configuration is {} bytes{}; the output keeps it in /meta "
+                    "as one HDF5 attribute of at most {} bytes (split the run)",
+                    cfg.job_count() > 0 ? "jobs" : "workload", toml_bytes,
+                    cfg.job_count() > 0 ? fmt::format(" ({} [[jobs]] tables)", cfg.job_count()) : std::string(),
+                    kMetaConfigBytes));
   // An unwritable path fails before any work; the temporary file is
   // created only to write (a run interrupted before leaves none).
   stats::H5Writer::check_writable(out_path, comm.raw());
-  std::string temp_file;
 
-  // Build.  Every rank builds the whole topology (it is small next to the
-  // simulation state) but simulates only the nodes of its part.
-  const auto t_build = Clock::now();
-  // Memory: every rank checks the same estimate against the same limit (the
-  // smallest share of any machine), once from the sizes a builder announces
-  // before it allocates, once more with routes and messages before the
-  // network's state is allocated.
-  const int ranks_here = static_cast<int>(comm.allreduce_max(static_cast<std::int64_t>(comm.ranks_on_this_machine())));
-  const std::uint64_t memory_limit = static_cast<std::uint64_t>(
-      comm.allreduce_min(static_cast<std::int64_t>(std::min<std::uint64_t>(memory_limit_per_rank(cfg, ranks_here), INT64_MAX))));
-  net::Topology topo = [&] {
-    const net::SizeCheck size_check([&](std::size_t nodes, std::size_t links) {
-      check_memory(estimate_memory(cfg, comm.size(), nodes, links), memory_limit, ranks_here);
-    });
-    return build_topology(cfg);
-  }();
-  net::NetworkParams np = network_params(cfg);
-  const Routing routing = setup_routing(cfg, topo, np);
-  const MemoryEstimate memory_estimate = estimate_memory(cfg, comm.size(), topo, np);
-  check_memory(memory_estimate, memory_limit, ranks_here);
-  const std::string& routing_note = routing.note;
-  if (np.routing == net::RoutingAlgorithm::UgalGlobal && comm.size() > 1)
-    throw util::ConfigError("routing.algorithm: ugal_global reads the queues of the whole fabric, which one rank "
-                            "cannot see in a partitioned run; run it on one rank or use ugal_local");
-  const workload::TrafficParams tp = traffic_params(cfg);
-  const bool dependent = runs_jobs(cfg);  // collectives and DNN jobs: a task graph
-  core::Simulator sim(topo.node_count());
-  net::Network network(topo, np, sim);
-  const double build_s = seconds_since(t_build);
-
-  // Partition.
+  Model m;
+  build_model(m, cfg, comm);
+  // A task graph is planned before the partition (its messages weigh the
+  // nodes) and started after it.
   const auto t_part = Clock::now();
-  std::vector<std::int32_t> part(topo.node_count(), 0);
-  par::PartitionQuality quality;
-  quality.lookahead = core::SimTime::max();
-  std::unique_ptr<par::RecordExchange> exchange;
-  std::vector<std::int32_t> rank_distance;  // hops between this rank's part and each other one
-  const std::string partitioner = comm.size() > 1 ? cfg.get_string("engine.partitioner") : std::string("none");
-  // A task graph is built before the partition: its messages weigh the nodes.
-  std::unique_ptr<RunJobs> jobs;
-  if (dependent) jobs = std::make_unique<RunJobs>(cfg, network, sim);
-  if (comm.size() > 1) {
-    // The partition weighs each node by the packets it is expected to send.
-    // A task graph's messages depend on each other and on compute, so their
-    // total bytes, routed as if all were in flight at once, stand in for the
-    // load (512 busy endpoints of 1,024 otherwise all fell to one rank: BERT
-    // at 2 ranks, events imbalance 1.40).
-    // (The plan, the estimate and the graphs are gone before the network
-    // state is allocated.)
-    {
-      std::vector<workload::PlannedMessage> planned;
-      if (dependent) {
-        planned.reserve(network.messages().size());
-        for (const auto& m : network.messages()) planned.push_back({m.src, m.dst, m.bytes, core::SimTime::zero()});
-      } else {
-        planned = workload::plan_traffic(tp, topo, np);
-      }
-      // (The network's own route table where it has one: a second one is the
-      // largest transient of a large tree's partitioning.)
-      const auto fluid = np.state_routes            ? workload::estimate_fluid(topo, *np.state_routes, planned, np)
-                         : network.routing_table() ? workload::estimate_fluid(topo, *network.routing_table(), planned, np)
-                                                   : workload::estimate_fluid(topo, net::RoutingTable(topo), planned, np);
-      auto r = partition_nodes(node_graph(topo, fluid.link_bytes, np.packet_bytes), comm.size(),
-                               par::parse_partitioner(partitioner),
-                               core::SimTime::from_ns_f(cfg.get_float("engine.min_cut_latency_ns")),
-                               static_cast<std::uint64_t>(cfg.get_int("engine.seed")), topo.units);
-      part = std::move(r.part);
-      quality = r.quality;
-    }
-    if (quality.lookahead == core::SimTime::zero())
-      throw util::ConfigError("engine.min_cut_latency_ns: a link of zero latency would be cut between ranks; "
-                              "raise engine.min_cut_latency_ns above 0");
-    // Records of a link go to the rank of its receiving node; the ranks that
-    // share a link form a graph whose hop distances bound the windows.
-    std::vector<std::int32_t> link_owner(topo.link_count());
-    std::vector<std::pair<std::int32_t, std::int32_t>> rank_edges;
-    for (net::LinkId l = 0; l < topo.link_count(); ++l) {
-      const auto& link = topo.link(l);
-      link_owner[l] = part[link.dst];
-      if (part[link.src] != part[link.dst]) rank_edges.emplace_back(part[link.src], part[link.dst]);
-    }
-    std::sort(rank_edges.begin(), rank_edges.end());
-    rank_edges.erase(std::unique(rank_edges.begin(), rank_edges.end()), rank_edges.end());
-    rank_distance = par::rank_distances(comm.size(), rank_edges, comm.rank());
-    std::vector<std::int32_t> neighbours;  // cables go both ways: the ranks one hop away
-    for (int rk = 0; rk < comm.size(); ++rk)
-      if (rank_distance[static_cast<std::size_t>(rk)] == 1) neighbours.push_back(rk);
-    exchange = std::make_unique<par::RecordExchange>(comm, std::move(link_owner), std::move(neighbours));
-    network.set_partition(part, comm.rank(), exchange.get());
-  }
-  std::unique_ptr<workload::TrafficWorkload> traffic;
-  if (dependent)
-    jobs->start();
-  else
-    traffic = std::make_unique<workload::TrafficWorkload>(network, tp);
-  const std::uint64_t messages_total = dependent ? network.messages().size() : traffic->messages_total();
-  const double partition_s = seconds_since(t_part);
+  const std::unique_ptr<Workload> work = make_workload(cfg, *m.network, *m.sim);
+  Partitioning p;
+  partition_model(p, cfg, comm, m, *work);
+  work->start();
+  const std::uint64_t messages_total = work->messages_total();
+  p.seconds = seconds_since(t_part);
 
-  // Run.
+  std::string temp_file;
   try {
     // Fault injection for the test suite: make one rank fail mid-run.
     if (const char* f = std::getenv("FABRICSIM_TEST_FAIL_RANK"); f != nullptr && std::atoi(f) == comm.rank())
       throw util::UserError("injected failure (FABRICSIM_TEST_FAIL_RANK)");
-    const std::string& progress_mode = cfg.get_string("output.progress");
-    const bool tty = ::isatty(STDERR_FILENO) != 0;
-    Progress progress(comm.is_root() && progress_mode != "never" && (tty || progress_mode == "always"),
-                      progress_mode == "always");
-    const double end_ns = cfg.get_float("engine.end_ns");
-    const core::SimTime end = end_ns > 0 ? core::SimTime::from_ns_f(end_ns) : core::SimTime::max();
-    network.set_end_time(end);
-    std::uint64_t local_bytes = 0;  // bytes this rank will receive
-    for (const auto& m : network.messages())
-      if (network.owns(topo.endpoint_node(m.dst))) local_bytes += m.bytes;
-    auto report = [&] {
-      progress.update(sim.now().ns(), sim.events_processed(),
-                      local_bytes ? static_cast<double>(network.totals().bytes_delivered) / static_cast<double>(local_bytes)
-                                  : 1.0);
-    };
-    par::WindowStats windows;
-    const auto t_run = Clock::now();
-    if (comm.size() == 1) {
-      while (!sim.empty() && sim.next_event_time() < end) {
-        sim.run_until(end, 1u << 16);
-        report();
-      }
-    } else {
-      // With nothing cut, ranks are independent: one window covers the run.
-      const core::SimTime lookahead =
-          quality.lookahead == core::SimTime::max() ? core::SimTime::from_ps(INT64_MAX / 4) : quality.lookahead;
-      windows = par::run_conservative(
-          sim, comm, *exchange, rank_distance, lookahead, end, [&](const core::RemoteRecord& r) { network.receive(r); }, report);
-    }
-    const double run_s = seconds_since(t_run);
-    progress.clear();
-    const core::SimTime sim_end = core::SimTime::from_ps(comm.allreduce_max(sim.now().ps()));
-    network.finish(sim_end);
-
-    // Counters of the whole network: sums over ranks.
-    const auto& local = network.totals();
-    net::NetworkTotals totals;
-    totals.packets_injected = comm.allreduce_sum(local.packets_injected);
-    totals.packets_delivered = comm.allreduce_sum(local.packets_delivered);
-    totals.bytes_injected = comm.allreduce_sum(local.bytes_injected);
-    totals.bytes_delivered = comm.allreduce_sum(local.bytes_delivered);
-    totals.packet_hops = comm.allreduce_sum(local.packet_hops);
-    totals.messages_delivered = comm.allreduce_sum(local.messages_delivered);
-    totals.packets_dropped = comm.allreduce_sum(local.packets_dropped);
-    const std::uint64_t in_flight = comm.allreduce_sum(network.packets_in_flight());
-    const std::uint64_t events = comm.allreduce_sum(sim.events_processed());
-    if (end == core::SimTime::max() && comm.is_root()) {
-      // Lossless model: everything injected must have arrived.  (The totals
-      // are global; rank 0 alone reports a violation.)
-      if (totals.packets_delivered != totals.packets_injected || in_flight != 0 ||
-          totals.messages_delivered != messages_total)
-        throw util::UserError(fmt::format("internal check failed: {} packets injected, {} delivered, {} of {} messages done",
-                                          totals.packets_injected, totals.packets_delivered, totals.messages_delivered,
-                                          messages_total));
-    }
-
-    if (dependent && comm.size() > 1) {
-      // /flows: a message's start is known where its sender runs, its row
-      // is written where its receiver runs.
-      std::vector<std::int64_t> posts(network.messages().size(), INT64_MAX);
-      for (net::MessageId m = 0; m < posts.size(); ++m)
-        if (network.owns(topo.endpoint_node(network.messages()[m].src))) posts[m] = network.messages()[m].post_time.ps();
-      comm.allreduce_min(posts);
-      for (net::MessageId m = 0; m < posts.size(); ++m) network.set_post_time(m, core::SimTime::from_ps(posts[m]));
-    }
-    const RunJobs::Reports reports = dependent ? jobs->report(comm, end == core::SimTime::max()) : RunJobs::Reports{};
-    // Throughput three ways (stats/throughput.hpp): completions are known
-    // where the receiver runs, so the sources' last completions and the
-    // steady window's payload are combined over the ranks.
-    stats::ThroughputShares shares;
-    {
-      std::vector<std::uint8_t> owned(topo.endpoint_count());
-      for (net::EndpointId e = 0; e < owned.size(); ++e) owned[e] = network.owns(topo.endpoint_node(e)) ? 1 : 0;
-      auto spans = stats::source_spans(topo, network.messages(), owned);
-      std::vector<std::int64_t> last(spans.size());
-      for (std::size_t e = 0; e < spans.size(); ++e) last[e] = spans[e].last_end_ps;
-      comm.allreduce_max(last);
-      for (std::size_t e = 0; e < spans.size(); ++e) spans[e].last_end_ps = last[e];
-      std::int64_t from = 0, to = 0;
-      stats::steady_window(spans, from, to);
-      const std::uint64_t steady_bytes = comm.allreduce_sum(stats::completed_between(network.messages(), owned, from, to));
-      shares = stats::throughput_shares(spans, totals.bytes_delivered, steady_bytes, topo.total_injection_gbps());
-    }
-
-    // Write.
-    const auto t_write = Clock::now();
-    stats::H5Writer writer(out_path, comm.raw());
-    temp_file = writer.temp_path();
-    // For the test suite: hold the unfinished output open, so that a test
-    // can interrupt the write phase (tests/app/interrupt.sh).
-    if (const char* hold = std::getenv("FABRICSIM_TEST_HOLD_OUTPUT")) ::sleep(static_cast<unsigned>(std::atoi(hold)));
-    stats::RunMeta meta;
-    meta.version = build_info::version;
-    meta.git_sha = build_info::git_sha;
-    meta.build = build_info::build;
-    meta.config_toml = cfg.to_toml();
-    meta.ranks = comm.size();
-    meta.threads = omp_get_max_threads();
-    meta.seed = static_cast<std::uint64_t>(cfg.get_int("engine.seed"));
-    stats::write_meta(writer, meta);
-    // The diameter (a BFS per destination group: seconds at 16k endpoints)
-    // is shared out over the ranks.
-    net::StructureReport structure = net::structure_report(topo, cost_model(cfg), static_cast<std::size_t>(comm.rank()),
-                                                        static_cast<std::size_t>(comm.size()));
-    structure.diameter = comm.allreduce_min(static_cast<std::int64_t>(structure.diameter)) < 0
-                          ? -1
-                          : static_cast<int>(comm.allreduce_max(static_cast<std::int64_t>(structure.diameter)));
-    stats::write_topology(writer, topo, structure);
-    stats::RunSummary summary;
-    summary.sim_time_ns = sim_end.ns();
-    summary.events = events;
-    summary.wall_seconds = seconds_since(t_start);
-    summary.events_per_second = run_s > 0 ? static_cast<double>(summary.events) / run_s : 0.0;
-    stats::write_summary(writer, summary);
-    stats::write_network(writer, network, totals, part, cfg.get_bool("output.flows"), sim_end.ns(),
-                         network.series_interval().ns());
-    stats::write_throughput(writer, shares);
-    stats::EngineTelemetry eng;
-    eng.mode = comm.size() == 1 ? "sequential" : "partitioned";
-    eng.partitioner = partitioner;
-    eng.lookahead_ns = quality.lookahead == core::SimTime::max() ? 0.0 : quality.lookahead.ns();
-    eng.edge_cut = quality.edge_cut;
-    eng.windows = windows.windows;
-    eng.skipped_stretches = windows.skipped_stretches;
-    eng.critical_path_events = comm.size() == 1 ? events : windows.critical_events;
-    eng.window_efficiency = eng.critical_path_events > 0 ? static_cast<double>(events) /
-                                                               (static_cast<double>(comm.size()) *
-                                                                static_cast<double>(eng.critical_path_events))
-                                                         : 1.0;
-    eng.remote_records_per_rank = comm.allgather(windows.records_received);
-    eng.partition_seconds = partition_s;
-    eng.build_seconds = build_s;
-    eng.run_seconds = run_s;
-    eng.events_per_rank = comm.allgather(sim.events_processed());
-    {
-      const auto max_events = *std::max_element(eng.events_per_rank.begin(), eng.events_per_rank.end());
-      const double mean = static_cast<double>(events) / comm.size();
-      eng.event_imbalance = mean > 0 ? static_cast<double>(max_events) / mean : 1.0;
-    }
-    eng.run_seconds_per_rank = comm.allgather(run_s);
-    eng.peak_memory_bytes_per_rank = comm.allgather(stats::peak_memory_bytes());
-    eng.estimated_memory_bytes_per_rank = memory_estimate.total();
-    eng.write_seconds = seconds_since(t_write);
-    stats::write_engine(writer, eng);
-    if (dependent) {
-      stats::write_jobs(writer, reports.jobs, comm.is_root());
-      if (jobs->has_collective()) stats::write_collectives(writer, reports.collectives, comm.is_root());
-      if (jobs->has_iterations()) stats::write_dnn(writer, reports.dnn, comm.is_root());
-      if (jobs->has_dnn() && cfg.get_bool("output.timeline")) stats::write_timeline(writer, reports.timeline);
-    }
-    writer.commit();
-
-    if (comm.is_root()) {
-      const double total_inj = topo.total_injection_gbps();
-      const double inj = topo.endpoint_count() ? total_inj / static_cast<double>(topo.endpoint_count()) : 0.0;
-      std::uint64_t peak = 0;
-      for (auto v : eng.peak_memory_bytes_per_rank) peak = std::max(peak, v);
-      fmt::print("fabricsim {} (git {}): {}\n", build_info::version, build_info::git_sha, topo.describe());
-      fmt::print("  config      {}\n", cfg.source());
-      if (!routing_note.empty()) fmt::print("  routing     {}\n", routing_note);
-      fmt::print("  simulated   {} in {:.3f} s run phase ({:.3f} s build), {} ranks [{}]\n", human_time_ns(sim_end.ns()),
-                 run_s, build_s, comm.size(), eng.mode);
-      if (comm.size() > 1) {
-        fmt::print("  engine      {} partition: {} links cut, lookahead {} ns, events imbalance {:.3f}; {} windows ({} "
-                   "empty stretches skipped), {} remote records; window efficiency {:.0f}%\n",
-                   partitioner, quality.edge_cut, eng.lookahead_ns, eng.event_imbalance, windows.windows,
-                   windows.skipped_stretches,
-                   std::accumulate(eng.remote_records_per_rank.begin(), eng.remote_records_per_rank.end(),
-                                   std::uint64_t{0}),
-                   100.0 * eng.window_efficiency);
-        // A window costs a synchronization of a few microseconds: worth
-        // tens of events.  Below that, waiting dominates.
-        const double per_window = windows.windows ? static_cast<double>(eng.critical_path_events) /
-                                                        static_cast<double>(windows.windows)
-                                                  : 0.0;
-        if (windows.windows > 1000 && per_window < 200)
-          fmt::print("  note        {:.0f} events per window on the busiest rank: this run is bound by synchronization, "
-                     "and fewer ranks (or one) are likely faster (docs/performance.md, \"Parallel runs\")\n",
-                     per_window);
-      }
-      fmt::print("  events      {} ({}events/s)\n", summary.events, human_rate(summary.events_per_second));
-      fmt::print("  delivered   {} of {} messages, {} payload, {} packets over {} packet-hops\n",
-                 totals.messages_delivered, network.messages().size(), human_bytes(static_cast<double>(totals.bytes_delivered)),
-                 totals.packets_delivered, totals.packet_hops);
-      fmt::print("  throughput  {:.1f}% of injection bandwidth ({} endpoints x {:g} Gb/s{}) over the makespan; "
-                 "per source {:.1f}%, steady {}\n",
-                 100.0 * shares.makespan, topo.endpoint_count(), inj, injection_links_note(topo),
-                 100.0 * shares.per_source,
-                 std::isnan(shares.steady) ? std::string("n/a (fewer than 4 messages per source)")
-                                           : fmt::format("{:.1f}%", 100.0 * shares.steady));
-      fmt::print("  phases      build {:.3f} s, partition {:.3f} s, run {:.3f} s, write {:.3f} s\n", build_s, partition_s,
-               run_s, eng.write_seconds);
-    if (comm.size() > 1) {
-      std::string per_rank;
-      for (std::size_t r = 0; r < eng.events_per_rank.size(); ++r)
-        per_rank += fmt::format("{}{}", r ? ", " : "", human_rate(static_cast<double>(eng.events_per_rank[r]) /
-                                                               std::max(eng.run_seconds_per_rank[r], 1e-9)));
-      fmt::print("  per rank    events/s: {}\n", per_rank);
-    }
-    fmt::print("  memory      {} peak per rank (estimated {})\n", human_bytes(static_cast<double>(peak)),
-               human_bytes(static_cast<double>(memory_estimate.total())));
-      fmt::print("  output      {}\n", out_path);
-      if (dependent) jobs->print(reports);
-    }
+    const RunStats run = simulate(cfg, comm, m, p);
+    const Results res = gather_results(comm, m, *work, run, messages_total);
+    const stats::EngineTelemetry eng = write_output(out_path, temp_file, cfg, comm, m, p, run, res, *work, t_start);
+    if (comm.is_root()) print_summary(out_path, cfg, comm, m, p, run, res, eng, *work);
     return 0;
   } catch (const std::exception& e) {
     // One rank, or a failure every rank agreed on (the output writer's):

@@ -8,7 +8,6 @@
 #include "fabricsim/net/cdg.hpp"
 #include "fabricsim/net/state_routes.hpp"
 
-#include <chrono>
 #include <numeric>
 #include <string>
 
@@ -377,7 +376,7 @@ std::vector<net::EndpointId> grid_order(const config::Config& cfg) {
   return out;
 }
 
-workload::CollectiveParams collective_params(const config::Config& cfg) {
+workload::CollectiveParams collective_params(const config::Config& cfg, const workload::EndpointPool* pool) {
   workload::CollectiveParams p;
   p.op = workload::parse_collective_op(cfg.get_string("workload.op"));
   p.algorithm = cfg.get_string("workload.algorithm");
@@ -388,8 +387,9 @@ workload::CollectiveParams collective_params(const config::Config& cfg) {
   p.grid_rows = u32(cfg, "workload.grid_rows");
   p.ranks = u32(cfg, "workload.ranks");
   p.placement = cfg.get_string("workload.placement");
-  if (p.placement == "by_board") p.available = board_order(cfg);
-  if (p.placement == "grid") p.available = grid_order(cfg);
+  // (Once per run: a pool keeps the order of every placement it has seen.)
+  if (p.placement == "by_board" && (pool == nullptr || !pool->has_order(p.placement))) p.available = board_order(cfg);
+  if (p.placement == "grid" && (pool == nullptr || !pool->has_order(p.placement))) p.available = grid_order(cfg);
   for (std::int64_t e : cfg.get_int_list("workload.endpoints")) p.endpoints.push_back(static_cast<std::uint32_t>(e));
   p.sizes.clear();
   for (std::int64_t s : cfg.get_int_list("workload.sizes")) {
@@ -416,7 +416,7 @@ workload::CollectiveParams collective_params(const config::Config& cfg) {
   return p;
 }
 
-workload::DnnParams dnn_params(const config::Config& cfg, std::uint32_t endpoints, std::vector<std::uint8_t>& used) {
+workload::DnnParams dnn_params(const config::Config& cfg, workload::EndpointPool& pool) {
   workload::DnnParams p;
   std::string path = cfg.get_string("workload.model");
   if (!path.empty() && path[0] != '/') path = cfg.base_dir() + "/" + path;
@@ -434,21 +434,22 @@ workload::DnnParams dnn_params(const config::Config& cfg, std::uint32_t endpoint
   p.iterations = u32(cfg, "workload.iterations");
   p.warmup = u32(cfg, "workload.warmup");
   p.start = SimTime::from_ns_f(cfg.get_float("workload.start_ns"));
-  p.endpoints = place_job(cfg, workload::dnn_endpoints(p), endpoints, used, "workload.data_parallel: the layout");
+  p.endpoints = place_job(cfg, workload::dnn_endpoints(p), pool, "workload.data_parallel: the layout");
   return p;
 }
 
-std::vector<net::EndpointId> place_job(const config::Config& cfg, std::uint32_t n, std::uint32_t endpoints,
-                                       std::vector<std::uint8_t>& used, const std::string& what) {
+std::vector<net::EndpointId> place_job(const config::Config& cfg, std::uint32_t n, workload::EndpointPool& pool,
+                                       const std::string& what) {
   const std::string& placement = cfg.get_string("workload.placement");
+  const std::uint32_t endpoints = pool.endpoints();
   std::vector<net::EndpointId> out;
   if (placement == "list") {
     for (std::int64_t e : cfg.get_int_list("workload.endpoints")) {
-      if (e < 0 || e >= endpoints || used[static_cast<std::size_t>(e)])
+      if (e < 0 || e >= endpoints || !pool.is_free(static_cast<net::EndpointId>(e)))
         throw util::ConfigError("workload.endpoints: endpoint " + std::to_string(e) +
                                 " does not exist or belongs to another job");
       out.push_back(static_cast<net::EndpointId>(e));
-      used[static_cast<std::size_t>(e)] = 1;
+      pool.take(static_cast<net::EndpointId>(e));
     }
     if (out.size() != n)
       throw util::ConfigError("workload.endpoints: the job needs " + std::to_string(n) + " endpoints, " +
@@ -458,27 +459,23 @@ std::vector<net::EndpointId> place_job(const config::Config& cfg, std::uint32_t 
   if (placement == "by_rail")
     throw util::ConfigError("workload.placement: by_rail is for collectives; a dnn or trace job takes linear, "
                             "by_server, by_board, grid, random or list");
-  std::vector<net::EndpointId> free;
-  if (placement == "by_board" || placement == "grid") {
-    for (net::EndpointId e : placement == "grid" ? grid_order(cfg) : board_order(cfg))
-      if (!used[e]) free.push_back(e);
-  } else {
-    for (net::EndpointId e = 0; e < endpoints; ++e)
-      if (!used[e]) free.push_back(e);
-  }
-  if (free.size() < n)
-    throw util::ConfigError(what + " needs " + std::to_string(n) + " endpoints, " + std::to_string(free.size()) +
+  // (by_board and grid order every endpoint: as many are free along them.)
+  if (placement == "by_board" || placement == "grid")
+    (void)pool.first_free(0, placement, [&] { return placement == "grid" ? grid_order(cfg) : board_order(cfg); });
+  if (pool.free_count() < n)
+    throw util::ConfigError(what + " needs " + std::to_string(n) + " endpoints, " + std::to_string(pool.free_count()) +
                             " are free");
   if (placement == "random") {
-    util::RandomStream rng(static_cast<std::uint64_t>(cfg.get_int("engine.seed")), 0x444E'4E00ull + used.size());
-    for (std::size_t i = 0; i < n; ++i) std::swap(free[i], free[i + rng.below(free.size() - i)]);
+    util::RandomStream rng(static_cast<std::uint64_t>(cfg.get_int("engine.seed")), 0x444E'4E00ull + endpoints);
+    out = pool.shuffled(n, rng);
+  } else {
+    out = pool.first_free(n, placement == "by_board" || placement == "grid" ? placement : std::string("id"));
   }
-  out.assign(free.begin(), free.begin() + n);
-  for (net::EndpointId e : out) used[e] = 1;
+  for (net::EndpointId e : out) pool.take(e);
   return out;
 }
 
-workload::TraceParams trace_params(const config::Config& cfg, std::uint32_t endpoints, std::vector<std::uint8_t>& used) {
+workload::TraceParams trace_params(const config::Config& cfg, workload::EndpointPool& pool) {
   workload::TraceParams p;
   std::string path = cfg.get_string("workload.trace");
   if (!path.empty() && path[0] != '/') path = cfg.base_dir() + "/" + path;
@@ -486,7 +483,7 @@ workload::TraceParams trace_params(const config::Config& cfg, std::uint32_t endp
   p.algorithm = cfg.get_string("workload.algorithm");
   if (p.algorithm == "auto") p.algorithm = "ring";
   p.start = SimTime::from_ns_f(cfg.get_float("workload.start_ns"));
-  p.endpoints = place_job(cfg, p.trace.ranks, endpoints, used, "workload.trace: the trace");
+  p.endpoints = place_job(cfg, p.trace.ranks, pool, "workload.trace: the trace");
   return p;
 }
 
@@ -508,72 +505,6 @@ par::Graph node_graph(const net::Topology& topo, const std::vector<double>& link
     if (!link_bytes.empty()) g.vwgt[l.src] += static_cast<std::int64_t>(link_bytes[id] / packet_bytes);
   }
   return g;
-}
-
-PartitionResult partition_nodes(const par::Graph& g, int ranks, par::Partitioner how, core::SimTime min_cut,
-                                std::uint64_t seed, const std::vector<std::uint32_t>& units) {
-  const auto t0 = std::chrono::steady_clock::now();
-  const std::size_t n = g.vertex_count();
-  // Merge the ends of links shorter than min_cut (union-find), partition
-  // the merged graph, and give every node the part of its group.
-  std::vector<std::size_t> parent(n);
-  std::iota(parent.begin(), parent.end(), std::size_t{0});
-  auto find = [&](std::size_t v) {
-    while (parent[v] != v) v = parent[v] = parent[parent[v]];
-    return v;
-  };
-  for (std::size_t v = 0; v < n; ++v)
-    for (auto i = g.xadj[v]; i < g.xadj[v + 1]; ++i)
-      if (g.latency[static_cast<std::size_t>(i)] < min_cut) {
-        const std::size_t a = find(v), b = find(static_cast<std::size_t>(g.adjncy[static_cast<std::size_t>(i)]));
-        if (a != b) parent[std::max(a, b)] = std::min(a, b);
-      }
-  if (units.size() == n && ranks > 1) {
-    std::uint32_t unit_count = 0;
-    for (auto u : units) unit_count = std::max(unit_count, u + 1);
-    const auto r = static_cast<std::uint32_t>(ranks);
-    if (unit_count >= r && static_cast<double>((unit_count + r - 1) / r) * r <= 1.10 * unit_count) {
-      std::vector<std::size_t> first(unit_count, n);
-      for (std::size_t v = 0; v < n; ++v) {
-        if (first[units[v]] == n) first[units[v]] = v;
-        const std::size_t a = find(v), b = find(first[units[v]]);
-        if (a != b) parent[std::max(a, b)] = std::min(a, b);
-      }
-    }
-  }
-  std::vector<std::int64_t> group(n, -1);
-  std::int64_t groups = 0;
-  for (std::size_t v = 0; v < n; ++v) {
-    const std::size_t r = find(v);
-    if (group[r] < 0) group[r] = groups++;
-    group[v] = group[r];
-  }
-  par::Graph c;
-  c.vwgt.assign(static_cast<std::size_t>(groups), 0);
-  std::vector<std::vector<std::pair<std::int64_t, core::SimTime>>> adj(static_cast<std::size_t>(groups));
-  for (std::size_t v = 0; v < n; ++v) {
-    const auto gv = static_cast<std::size_t>(group[v]);
-    c.vwgt[gv] += g.vwgt.empty() ? 1 : g.vwgt[v];
-    for (auto i = g.xadj[v]; i < g.xadj[v + 1]; ++i) {
-      const auto gu = group[static_cast<std::size_t>(g.adjncy[static_cast<std::size_t>(i)])];
-      if (gu != static_cast<std::int64_t>(gv)) adj[gv].emplace_back(gu, g.latency[static_cast<std::size_t>(i)]);
-    }
-  }
-  c.xadj.assign(1, 0);
-  for (const auto& a : adj) {
-    for (const auto& [u, lat] : a) {
-      c.adjncy.push_back(u);
-      c.latency.push_back(lat);
-    }
-    c.xadj.push_back(static_cast<std::int64_t>(c.adjncy.size()));
-  }
-  const auto cpart = par::partition(c, ranks, how, seed);
-  PartitionResult r;
-  r.part.resize(n);
-  for (std::size_t v = 0; v < n; ++v) r.part[v] = cpart[static_cast<std::size_t>(group[v])];
-  r.quality = par::evaluate(g, r.part, ranks);
-  r.quality.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return r;
 }
 
 }  // namespace fabricsim::app

@@ -10,6 +10,7 @@
 #include "fabricsim/net/topology.hpp"
 #include "fabricsim/workload/collective.hpp"
 #include "fabricsim/workload/dnn.hpp"
+#include "fabricsim/workload/placement.hpp"
 #include "fabricsim/workload/trace.hpp"
 #include "fabricsim/workload/traffic.hpp"
 
@@ -45,37 +46,26 @@ std::vector<net::EndpointId> board_order(const config::Config& cfg);
 /// workload.placement = "grid": hammingmesh or torus accelerators row-major over their global coordinates.
 std::vector<net::EndpointId> grid_order(const config::Config& cfg);
 /// workload.kind = "collective": its parameters (sizes from `sizes`, or
-/// the min_bytes..max_bytes range by step_factor).
-workload::CollectiveParams collective_params(const config::Config& cfg);
+/// the min_bytes..max_bytes range by step_factor; by_board's and grid's
+/// order unless `pool` already has it).
+workload::CollectiveParams collective_params(const config::Config& cfg, const workload::EndpointPool* pool = nullptr);
 /// A dnn job's parameters (the model file loaded, relative to the
-/// configuration's directory), with its endpoints placed among those not in
-/// `used` (which it then marks); ConfigError naming the key.
-workload::DnnParams dnn_params(const config::Config& cfg, std::uint32_t endpoints, std::vector<std::uint8_t>& used);
+/// configuration's directory), with its endpoints placed among those free
+/// in `pool` (which it then takes); ConfigError naming the key.
+workload::DnnParams dnn_params(const config::Config& cfg, workload::EndpointPool& pool);
 /// A trace job's parameters (the trace loaded, relative to the
 /// configuration's directory), its ranks placed like a dnn job's.
-workload::TraceParams trace_params(const config::Config& cfg, std::uint32_t endpoints, std::vector<std::uint8_t>& used);
+workload::TraceParams trace_params(const config::Config& cfg, workload::EndpointPool& pool);
 /// `n` endpoints of a dnn or trace job by workload.placement (linear,
-/// by_server, by_board, random, list) among those not in `used`, which it
-/// then marks; ConfigError naming the key (`what` starts the message when
-/// too few are free).
-std::vector<net::EndpointId> place_job(const config::Config& cfg, std::uint32_t n, std::uint32_t endpoints,
-                                       std::vector<std::uint8_t>& used, const std::string& what);
+/// by_server, by_board, grid, random, list) among those free in `pool`,
+/// which it then takes; ConfigError naming the key (`what` starts the
+/// message when too few are free).
+std::vector<net::EndpointId> place_job(const config::Config& cfg, std::uint32_t n, workload::EndpointPool& pool,
+                                       const std::string& what);
 
 /// The node graph the partitioners split: vertices weighted by the packets
 /// the fluid estimate expects each node to send (plus one), edges carrying
 /// link latencies.
 par::Graph node_graph(const net::Topology& topo, const std::vector<double>& link_bytes, std::uint32_t packet_bytes);
-
-struct PartitionResult {
-  std::vector<std::int32_t> part;
-  par::PartitionQuality quality;
-};
-/// Splits the nodes over `ranks`, never cutting links shorter than
-/// `min_cut` (their ends are merged first).  Nodes of one unit (`units`,
-/// per node, e.g. Topology::units; empty: none) are merged as well when
-/// whole units can balance: at least as many units as ranks, and the
-/// ranks with ceil(units / ranks) of them at most 10% above the mean.
-PartitionResult partition_nodes(const par::Graph& g, int ranks, par::Partitioner how, core::SimTime min_cut,
-                                std::uint64_t seed, const std::vector<std::uint32_t>& units = {});
 
 }  // namespace fabricsim::app

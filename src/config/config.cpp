@@ -384,9 +384,12 @@ void Config::add_job(std::vector<std::pair<std::string, Value>> keys, std::vecto
 
 std::vector<Config> Config::jobs() const {
   std::vector<Config> out;
+  Config base;  // this one without the [[jobs]] (copying them per job was quadratic)
+  base.values_ = values_;
+  base.source_ = source_;
+  base.base_dir_ = base_dir_;
   for (const auto& job : jobs_) {
-    Config c = *this;
-    c.jobs_.clear();
+    Config c = base;
     for (const auto& [name, e] : job) c.values_[name] = e;
     out.push_back(std::move(c));
   }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <numeric>
 
 #include "fabricsim/util/error.hpp"
 
@@ -110,6 +111,72 @@ PartitionQuality evaluate(const Graph& g, const std::vector<std::int32_t>& part,
   const double mean = static_cast<double>(total) / std::max(parts, 1);
   q.imbalance = mean > 0 ? static_cast<double>(*std::max_element(weight.begin(), weight.end())) / mean : 1.0;
   return q;
+}
+
+PartitionPlan plan_partition(const Graph& g, int ranks, Partitioner how, core::SimTime min_cut, std::uint64_t seed,
+                             const std::vector<std::uint32_t>& units) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::size_t n = g.vertex_count();
+  // Merge the ends of links shorter than min_cut (union-find), partition
+  // the merged graph, and give every node the part of its group.
+  std::vector<std::size_t> parent(n);
+  std::iota(parent.begin(), parent.end(), std::size_t{0});
+  auto find = [&](std::size_t v) {
+    while (parent[v] != v) v = parent[v] = parent[parent[v]];
+    return v;
+  };
+  for (std::size_t v = 0; v < n; ++v)
+    for (auto i = g.xadj[v]; i < g.xadj[v + 1]; ++i)
+      if (g.latency[static_cast<std::size_t>(i)] < min_cut) {
+        const std::size_t a = find(v), b = find(static_cast<std::size_t>(g.adjncy[static_cast<std::size_t>(i)]));
+        if (a != b) parent[std::max(a, b)] = std::min(a, b);
+      }
+  if (units.size() == n && ranks > 1) {
+    std::uint32_t unit_count = 0;
+    for (auto u : units) unit_count = std::max(unit_count, u + 1);
+    const auto r = static_cast<std::uint32_t>(ranks);
+    if (unit_count >= r && static_cast<double>((unit_count + r - 1) / r) * r <= 1.10 * unit_count) {
+      std::vector<std::size_t> first(unit_count, n);
+      for (std::size_t v = 0; v < n; ++v) {
+        if (first[units[v]] == n) first[units[v]] = v;
+        const std::size_t a = find(v), b = find(first[units[v]]);
+        if (a != b) parent[std::max(a, b)] = std::min(a, b);
+      }
+    }
+  }
+  std::vector<std::int64_t> group(n, -1);
+  std::int64_t groups = 0;
+  for (std::size_t v = 0; v < n; ++v) {
+    const std::size_t r = find(v);
+    if (group[r] < 0) group[r] = groups++;
+    group[v] = group[r];
+  }
+  Graph c;
+  c.vwgt.assign(static_cast<std::size_t>(groups), 0);
+  std::vector<std::vector<std::pair<std::int64_t, core::SimTime>>> adj(static_cast<std::size_t>(groups));
+  for (std::size_t v = 0; v < n; ++v) {
+    const auto gv = static_cast<std::size_t>(group[v]);
+    c.vwgt[gv] += g.vwgt.empty() ? 1 : g.vwgt[v];
+    for (auto i = g.xadj[v]; i < g.xadj[v + 1]; ++i) {
+      const auto gu = group[static_cast<std::size_t>(g.adjncy[static_cast<std::size_t>(i)])];
+      if (gu != static_cast<std::int64_t>(gv)) adj[gv].emplace_back(gu, g.latency[static_cast<std::size_t>(i)]);
+    }
+  }
+  c.xadj.assign(1, 0);
+  for (const auto& a : adj) {
+    for (const auto& [u, lat] : a) {
+      c.adjncy.push_back(u);
+      c.latency.push_back(lat);
+    }
+    c.xadj.push_back(static_cast<std::int64_t>(c.adjncy.size()));
+  }
+  const auto cpart = partition(c, ranks, how, seed);
+  PartitionPlan r;
+  r.part.resize(n);
+  for (std::size_t v = 0; v < n; ++v) r.part[v] = cpart[static_cast<std::size_t>(group[v])];
+  r.quality = evaluate(g, r.part, ranks);
+  r.quality.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
 }
 
 }  // namespace fabricsim::par

@@ -6,12 +6,14 @@
 #include <cmath>
 #include <numeric>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include <fmt/format.h>
 
 #include "fabricsim/util/error.hpp"
 #include "fabricsim/util/random.hpp"
+#include "fabricsim/workload/placement.hpp"
 
 namespace fabricsim::workload {
 
@@ -54,49 +56,52 @@ double busbw_factor(CollectiveOp op, std::uint32_t ranks) {
 }
 
 std::vector<net::EndpointId> communicator(const CollectiveParams& p, std::uint32_t endpoints) {
-  std::vector<net::EndpointId> free = p.available;
-  if (free.empty()) {
-    free.resize(endpoints);
-    std::iota(free.begin(), free.end(), 0u);
-  }
-  const bool all = free.size() == endpoints;
+  EndpointPool pool(endpoints);
+  return communicator(p, pool);
+}
+
+std::vector<net::EndpointId> communicator(const CollectiveParams& p, EndpointPool& pool) {
+  const std::uint32_t endpoints = pool.endpoints();
+  const bool all = pool.free_count() == endpoints;
   std::vector<net::EndpointId> out;
   if (p.placement == "list") {
     if (p.endpoints.size() < 2) throw ConfigError("workload.endpoints: a communicator needs at least 2 endpoints");
-    std::vector<std::uint8_t> ok(endpoints, 0), seen(endpoints, 0);
-    for (net::EndpointId e : free) ok[e] = 1;
+    std::unordered_set<net::EndpointId> seen;
     for (std::uint32_t e : p.endpoints) {
       if (e >= endpoints)
         throw ConfigError("workload.endpoints: " + std::to_string(e) + " is not an endpoint (there are " +
                           std::to_string(endpoints) + ")");
-      if (!ok[e]) throw ConfigError("workload.endpoints: endpoint " + std::to_string(e) + " belongs to another job");
-      if (seen[e]) throw ConfigError("workload.endpoints: endpoint " + std::to_string(e) + " appears twice");
-      seen[e] = 1;
+      if (!pool.is_free(e))
+        throw ConfigError("workload.endpoints: endpoint " + std::to_string(e) + " belongs to another job");
+      if (!seen.insert(e).second)
+        throw ConfigError("workload.endpoints: endpoint " + std::to_string(e) + " appears twice");
       out.push_back(e);
     }
     return out;
   }
-  const auto avail = static_cast<std::uint32_t>(free.size());
+  const std::uint32_t avail = pool.free_count();
   const std::uint32_t n = p.ranks == 0 ? avail : p.ranks;
   if (n < 2 || n > avail)
     throw ConfigError("workload.ranks: " + std::to_string(n) + " ranks on " + std::to_string(avail) +
                       (all ? " endpoints" : " free endpoints") + " (need 2 to " + std::to_string(avail) + ")");
-  if (p.placement == "linear" || p.placement == "by_server" || p.placement == "by_board" || p.placement == "grid") {
+  if (p.placement == "linear" || p.placement == "by_server") {
     // Endpoints are numbered server by server (GPU g of server s is s*G + g).
-    out.assign(free.begin(), free.begin() + n);
+    out = pool.first_free(n, "id");
+  } else if (p.placement == "by_board" || p.placement == "grid") {
+    out = pool.first_free(n, p.placement, [&p] { return p.available; });
   } else if (p.placement == "by_rail") {
     // Rail by rail: GPU 0 of every server, then GPU 1, ...
     const std::uint32_t G = std::max(1u, p.gpus_per_server);
     if (endpoints % G != 0)
       throw ConfigError("workload.placement: by_rail needs whole servers of " + std::to_string(G) + " GPUs");
-    std::stable_sort(free.begin(), free.end(), [G](net::EndpointId a, net::EndpointId b) {
-      return std::pair{a % G, a / G} < std::pair{b % G, b / G};
+    out = pool.first_free(n, "by_rail/" + std::to_string(G), [G, endpoints] {
+      std::vector<net::EndpointId> order(endpoints);
+      for (std::uint32_t i = 0; i < endpoints; ++i) order[i] = (i % (endpoints / G)) * G + i / (endpoints / G);
+      return order;
     });
-    out.assign(free.begin(), free.begin() + n);
   } else if (p.placement == "random") {
     util::RandomStream rng(p.seed, 0x434F'4D4D'0000ull);  // "COMM"
-    for (std::uint32_t i = 0; i < n; ++i) std::swap(free[i], free[i + rng.below(avail - i)]);
-    out.assign(free.begin(), free.begin() + n);
+    out = pool.shuffled(n, rng);
   } else {
     throw ConfigError("workload.placement: unknown placement '" + p.placement +
                       "' (linear, by_server, by_rail, by_board, grid, random or list)");
@@ -429,20 +434,172 @@ void append_halving_doubling(Schedule& sc, std::uint64_t S, std::uint32_t n) {
   for (std::uint32_t r = p; r < n; ++r) send(r - p, r, S);
 }
 
+// The algorithms: a name, the operations it implements, its smallest size
+// per rank and channel (in bytes: every message carries at least one), and
+// its schedule.  One entry per algorithm; a name not here is refused.
+using Op = CollectiveOp;
+constexpr unsigned op_bit(Op op) { return 1u << static_cast<unsigned>(op); }
+constexpr unsigned kSplitOps = op_bit(Op::Allreduce) | op_bit(Op::ReduceScatter) | op_bit(Op::Allgather);
+constexpr unsigned kRootedOps = op_bit(Op::Broadcast) | op_bit(Op::Reduce);
+
+struct CollectiveAlgorithm {
+  const char* name;
+  unsigned ops;
+  std::uint64_t bytes_per_rank;  ///< minimum size: this x ranks x channels (rooted ops: x channels; barrier: 0)
+  void (*schedule)(Schedule& sc, const CollectiveSpec& spec, std::uint32_t n);
+};
+
+std::pair<std::uint32_t, std::uint32_t> collective_grid(const CollectiveSpec& spec, std::uint32_t n);
+
+// The sends appended since `from` form concurrent instance k, with
+// connections of their own (as NCCL runs them on separate channels): its
+// messages are not ordered behind another instance's to the same peer.
+void mark_instance(Schedule& sc, std::size_t from, std::uint8_t k) {
+  for (std::size_t i = from; i < sc.sends.size(); ++i) sc.sends[i].conn = k;
+}
+
+void schedule_ring(Schedule& sc, const CollectiveSpec& spec, std::uint32_t n) {
+  if (spec.op == Op::Broadcast || spec.op == Op::Reduce)  // a chain round the ring
+    append_rooted(sc, spec.op, spec.bytes, n, spec.chunk_bytes, spec.root, false);
+  else
+    append_ring(sc, spec.op, spec.bytes, n, spec.chunk_bytes, +1);
+}
+
+void schedule_bidirectional_ring(Schedule& sc, const CollectiveSpec& spec, std::uint32_t n) {
+  // Half the buffer each way round (the first half one byte more when S is odd).
+  const std::uint64_t S = spec.bytes;
+  append_ring(sc, spec.op, S - S / 2, n, spec.chunk_bytes, +1);
+  const std::size_t second = sc.sends.size();
+  append_ring(sc, spec.op, S / 2, n, spec.chunk_bytes, -1);
+  mark_instance(sc, second, 1);
+}
+
+void schedule_multi_ring(Schedule& sc, const CollectiveSpec& spec, std::uint32_t n) {
+  // Two edge-disjoint Hamiltonian cycles, each used in both directions:
+  // four rings of a quarter of the data each.
+  const std::uint64_t S = spec.bytes;
+  const auto [rows, cols] = collective_grid(spec, n);
+  const auto cycles = hamiltonian_cycles(rows, cols);
+  const std::uint64_t quarter[4] = {S / 4 + (S % 4 > 0), S / 4 + (S % 4 > 1), S / 4 + (S % 4 > 2), S / 4};
+  for (int k = 0; k < 4; ++k) {
+    const std::size_t from = sc.sends.size();
+    append_ring(sc, spec.op, quarter[k], n, spec.chunk_bytes, k % 2 == 0 ? +1 : -1, &cycles[k / 2]);
+    mark_instance(sc, from, static_cast<std::uint8_t>(k));
+  }
+}
+
+void schedule_halving_doubling(Schedule& sc, const CollectiveSpec& spec, std::uint32_t n) {
+  append_halving_doubling(sc, spec.bytes, n);
+}
+
+void schedule_double_binary_tree(Schedule& sc, const CollectiveSpec& spec, std::uint32_t n) {
+  // Two trees on two channels: a pair joined in both (a child in one, a
+  // parent in the other) has a connection per tree.
+  const std::uint64_t S = spec.bytes;
+  append_tree(sc, S - S / 2, n, spec.chunk_bytes, false);
+  const std::size_t second = sc.sends.size();
+  append_tree(sc, S / 2, n, spec.chunk_bytes, true);
+  mark_instance(sc, second, 1);
+}
+
+void schedule_torus_2d(Schedule& sc, const CollectiveSpec& spec, std::uint32_t n) {
+  // Half the data over rows then columns, the other half over columns
+  // then rows the other way round: all four ports of a torus node busy.
+  const std::uint64_t S = spec.bytes;
+  const auto [rows, cols] = collective_grid(spec, n);
+  std::vector<std::vector<std::uint32_t>> by_row(rows), by_col(cols);
+  for (std::uint32_t r = 0; r < n; ++r) {
+    by_row[r / cols].push_back(r);
+    by_col[r % cols].push_back(r);
+  }
+  append_two_level(sc, S - S / 2, by_row, n, spec.chunk_bytes, +1);
+  const std::size_t second = sc.sends.size();
+  append_two_level(sc, S / 2, by_col, n, spec.chunk_bytes, -1);
+  mark_instance(sc, second, 1);
+}
+
+void schedule_hierarchical(Schedule& sc, const CollectiveSpec& spec, std::uint32_t n) {
+  // Servers of G consecutive ranks.
+  const std::uint32_t G = spec.gpus_per_server;
+  std::vector<std::vector<std::uint32_t>> servers(n / G);
+  for (std::uint32_t r = 0; r < n; ++r) servers[r / G].push_back(r);
+  append_two_level(sc, spec.bytes, servers, n, spec.chunk_bytes, +1);
+}
+
+void schedule_direct(Schedule& sc, const CollectiveSpec& spec, std::uint32_t n) {
+  append_direct(sc, spec.op, spec.bytes, n);
+}
+
+void schedule_pairwise(Schedule& sc, const CollectiveSpec& spec, std::uint32_t n) {
+  append_ring(sc, spec.op, spec.bytes, n, spec.chunk_bytes, +1);  // (append_ring's alltoall steps)
+}
+
+void schedule_tree(Schedule& sc, const CollectiveSpec& spec, std::uint32_t n) {
+  append_rooted(sc, spec.op, spec.bytes, n, spec.chunk_bytes, spec.root, true);
+}
+
+void schedule_dissemination(Schedule& sc, const CollectiveSpec&, std::uint32_t n) { append_barrier(sc, n); }
+
+constexpr CollectiveAlgorithm kAlgorithms[] = {
+    {"ring", kSplitOps | kRootedOps, 1, schedule_ring},
+    {"bidirectional_ring", kSplitOps, 2, schedule_bidirectional_ring},
+    {"multi_ring", kSplitOps, 4, schedule_multi_ring},
+    {"halving_doubling", op_bit(Op::Allreduce), 1, schedule_halving_doubling},
+    {"double_binary_tree", op_bit(Op::Allreduce), 2, schedule_double_binary_tree},
+    {"torus_2d", op_bit(Op::Allreduce), 2, schedule_torus_2d},
+    {"hierarchical", op_bit(Op::Allreduce), 1, schedule_hierarchical},
+    {"direct", kSplitOps | op_bit(Op::Alltoall), 1, schedule_direct},
+    {"pairwise", op_bit(Op::Alltoall), 1, schedule_pairwise},
+    {"tree", kRootedOps, 1, schedule_tree},
+    {"dissemination", op_bit(Op::Barrier), 0, schedule_dissemination},
+};
+
+const CollectiveAlgorithm* find_algorithm(const std::string& name) {
+  for (const auto& a : kAlgorithms)
+    if (name == a.name) return &a;
+  return nullptr;
+}
+
+// "allreduce: ring, ...; reduce_scatter: ...": what implements each operation.
+std::string algorithms_by_op() {
+  std::string out;
+  for (unsigned o = 0; o <= static_cast<unsigned>(Op::Barrier); ++o) {
+    out += std::string(o ? "; " : "") + to_string(static_cast<Op>(o)) + ":";
+    const char* sep = " ";
+    for (const auto& a : kAlgorithms)
+      if (a.ops & (1u << o)) {
+        out += sep;
+        out += a.name;
+        sep = ", ";
+      }
+  }
+  return out;
+}
+
 }  // namespace
 
 
+std::vector<std::string> collective_algorithms() {
+  std::vector<std::string> out;
+  for (const auto& a : kAlgorithms) out.emplace_back(a.name);
+  return out;
+}
+
+bool implements(const std::string& algorithm, CollectiveOp op) {
+  const CollectiveAlgorithm* a = find_algorithm(algorithm);
+  return a != nullptr && (a->ops & op_bit(op)) != 0;
+}
+
 std::uint64_t min_collective_bytes(const CollectiveSpec& spec, std::uint32_t n) {
   // Every message must carry at least one byte, in every channel.
-  const std::string& a = spec.algorithm;
   const std::uint64_t c = std::max(1u, spec.channels);
   if (spec.op == CollectiveOp::Barrier) return 0;
   if (spec.op == CollectiveOp::Broadcast || spec.op == CollectiveOp::Reduce) return c;
-  if (a == "bidirectional_ring" || a == "torus_2d" || a == "double_binary_tree") return 2ull * n * c;
-  if (a == "multi_ring") return 4ull * n * c;
-  return n * c;
+  const CollectiveAlgorithm* a = find_algorithm(spec.algorithm);
+  return (a ? a->bytes_per_rank : 1) * n * c;
 }
 
+namespace {
 // The grid of torus_2d and multi_ring: rows x columns.
 std::pair<std::uint32_t, std::uint32_t> collective_grid(const CollectiveSpec& spec, std::uint32_t n) {
   std::uint32_t rows = spec.grid_rows;
@@ -453,25 +610,17 @@ std::pair<std::uint32_t, std::uint32_t> collective_grid(const CollectiveSpec& sp
   if (rows == 0 || n % rows != 0) return {0, 0};
   return {rows, n / rows};
 }
+}  // namespace
 
 void check_collective(const CollectiveSpec& spec, std::uint32_t n, const std::string& prefix) {
   const std::string& a = spec.algorithm;
   const CollectiveOp op = spec.op;
-  const bool ring_op = op == CollectiveOp::Allreduce || op == CollectiveOp::ReduceScatter || op == CollectiveOp::Allgather;
   const bool rooted = op == CollectiveOp::Broadcast || op == CollectiveOp::Reduce;
-  const bool ok =
-      op == CollectiveOp::Barrier    ? a == "dissemination"
-      : op == CollectiveOp::Alltoall ? a == "pairwise" || a == "direct"
-      : rooted                       ? a == "ring" || a == "tree"
-      : ring_op && (a == "ring" || a == "bidirectional_ring" || a == "direct" || a == "multi_ring" ||
-                    ((a == "halving_doubling" || a == "double_binary_tree" || a == "hierarchical" || a == "torus_2d") &&
-                     op == CollectiveOp::Allreduce));
-  if (!ok)
-    throw ConfigError(prefix + ".algorithm: '" + a + "' is not implemented for " + to_string(op) +
-                      " (allreduce: ring, bidirectional_ring, multi_ring, halving_doubling, double_binary_tree, "
-                      "torus_2d, hierarchical, direct; reduce_scatter and allgather: ring, bidirectional_ring, "
-                      "multi_ring, direct; alltoall: pairwise, direct; broadcast and reduce: ring, tree; barrier: "
-                      "dissemination)");
+  if (find_algorithm(a) == nullptr)
+    throw ConfigError(prefix + ".algorithm: unknown collective algorithm '" + a + "' (" + algorithms_by_op() + ")");
+  if (!implements(a, op))
+    throw ConfigError(prefix + ".algorithm: '" + a + "' is not implemented for " + to_string(op) + " (" +
+                      algorithms_by_op() + ")");
   if (rooted && spec.root >= n)
     throw ConfigError(prefix + ".root: " + std::to_string(spec.root) + " is not a rank of the " + std::to_string(n) +
                       "-rank communicator");
@@ -516,69 +665,16 @@ void check_collective(const CollectiveSpec& spec, std::uint32_t n, const std::st
 namespace {
 
 Schedule collective_schedule(const CollectiveSpec& spec, std::uint32_t n) {
+  // (A barrier is a dissemination, whatever its algorithm says.)
+  const CollectiveAlgorithm* a =
+      spec.op == CollectiveOp::Barrier ? find_algorithm("dissemination") : find_algorithm(spec.algorithm);
+  if (a == nullptr || (a->ops & op_bit(spec.op)) == 0)
+    throw ConfigError("workload.algorithm: " +
+                      (a == nullptr ? "unknown collective algorithm '" + spec.algorithm + "'"
+                                    : "'" + spec.algorithm + "' is not implemented for " + to_string(spec.op)) +
+                      " (" + algorithms_by_op() + ")");
   Schedule sc;
-  const std::uint64_t S = spec.bytes;
-  const std::string& a = spec.algorithm;
-  // The sends appended since `from` form concurrent instance k, with
-  // connections of their own (as NCCL runs them on separate channels): its
-  // messages are not ordered behind another instance's to the same peer.
-  const auto instance = [&sc](std::size_t from, std::uint8_t k) {
-    for (std::size_t i = from; i < sc.sends.size(); ++i) sc.sends[i].conn = k;
-  };
-  if (spec.op == CollectiveOp::Barrier) {
-    append_barrier(sc, n);
-  } else if (a == "halving_doubling") {
-    append_halving_doubling(sc, S, n);
-  } else if (spec.op == CollectiveOp::Broadcast || spec.op == CollectiveOp::Reduce) {
-    append_rooted(sc, spec.op, S, n, spec.chunk_bytes, spec.root, a == "tree");
-  } else if (a == "hierarchical") {
-    // Servers of G consecutive ranks.
-    const std::uint32_t G = spec.gpus_per_server;
-    std::vector<std::vector<std::uint32_t>> servers(n / G);
-    for (std::uint32_t r = 0; r < n; ++r) servers[r / G].push_back(r);
-    append_two_level(sc, S, servers, n, spec.chunk_bytes, +1);
-  } else if (a == "torus_2d") {
-    // Half the data over rows then columns, the other half over columns
-    // then rows the other way round: all four ports of a torus node busy.
-    const auto [rows, cols] = collective_grid(spec, n);
-    std::vector<std::vector<std::uint32_t>> by_row(rows), by_col(cols);
-    for (std::uint32_t r = 0; r < n; ++r) {
-      by_row[r / cols].push_back(r);
-      by_col[r % cols].push_back(r);
-    }
-    append_two_level(sc, S - S / 2, by_row, n, spec.chunk_bytes, +1);
-    const std::size_t second = sc.sends.size();
-    append_two_level(sc, S / 2, by_col, n, spec.chunk_bytes, -1);
-    instance(second, 1);
-  } else if (a == "multi_ring") {
-    // Two edge-disjoint Hamiltonian cycles, each used in both directions:
-    // four rings of a quarter of the data each.
-    const auto [rows, cols] = collective_grid(spec, n);
-    const auto cycles = hamiltonian_cycles(rows, cols);
-    const std::uint64_t quarter[4] = {S / 4 + (S % 4 > 0), S / 4 + (S % 4 > 1), S / 4 + (S % 4 > 2), S / 4};
-    for (int k = 0; k < 4; ++k) {
-      const std::size_t from = sc.sends.size();
-      append_ring(sc, spec.op, quarter[k], n, spec.chunk_bytes, k % 2 == 0 ? +1 : -1, &cycles[k / 2]);
-      instance(from, static_cast<std::uint8_t>(k));
-    }
-  } else if (a == "double_binary_tree") {
-    // Two trees on two channels: a pair joined in both (a child in one, a
-    // parent in the other) has a connection per tree.
-    append_tree(sc, S - S / 2, n, spec.chunk_bytes, false);
-    const std::size_t second = sc.sends.size();
-    append_tree(sc, S / 2, n, spec.chunk_bytes, true);
-    instance(second, 1);
-  } else if (a == "direct") {
-    append_direct(sc, spec.op, S, n);
-  } else if (a == "bidirectional_ring") {
-    // Half the buffer each way round (the first half one byte more when S is odd).
-    append_ring(sc, spec.op, S - S / 2, n, spec.chunk_bytes, +1);
-    const std::size_t second = sc.sends.size();
-    append_ring(sc, spec.op, S / 2, n, spec.chunk_bytes, -1);
-    instance(second, 1);
-  } else {
-    append_ring(sc, spec.op, S, n, spec.chunk_bytes, +1);
-  }
+  a->schedule(sc, spec, n);
   return sc;
 }
 
@@ -636,8 +732,22 @@ std::vector<TaskGraph::TaskId> append_collective(TaskGraph& g, const CollectiveS
 
 CollectiveBenchmark::CollectiveBenchmark(TaskGraph& g, const CollectiveParams& params, std::uint32_t label)
     : params_(params) {
+  EndpointPool pool(static_cast<std::uint32_t>(g.network().topology().endpoint_count()));
+  plan(g, pool, label);
+}
+
+CollectiveBenchmark::CollectiveBenchmark(TaskGraph& g, const CollectiveParams& params, EndpointPool& pool,
+                                         std::uint32_t label)
+    : params_(params) {
+  plan(g, pool, label);
+}
+
+void CollectiveBenchmark::plan(TaskGraph& g, EndpointPool& pool, std::uint32_t label) {
   const net::Network& net = g.network();
-  ranks_ = communicator(params_, static_cast<std::uint32_t>(net.topology().endpoint_count()));
+  ranks_ = communicator(params_, pool);
+  for (net::EndpointId e : ranks_) pool.take(e);
+  params_.available.clear();  // (an order of every endpoint: not kept per job)
+  params_.available.shrink_to_fit();
   const auto n = static_cast<std::uint32_t>(ranks_.size());
   if (params_.sizes.empty()) throw ConfigError("workload.sizes: give at least one size");
   if (params_.iterations == 0) throw ConfigError("workload.iterations: must be at least 1");

@@ -88,206 +88,276 @@ std::uint32_t dnn_endpoints(const DnnParams& p, const std::string& prefix) {
   return static_cast<std::uint32_t>(n);
 }
 
-DnnJob::DnnJob(TaskGraph& g, const DnnParams& params, std::uint32_t job) : params_(params), job_(job) {
-  const std::uint32_t D = params_.data_parallel, P = params_.pipeline_parallel, O = params_.tensor_parallel,
-                      E = params_.expert_parallel, M = params_.micro_batches;
-  if (params_.endpoints.size() != dnn_endpoints(params_))
-    throw ConfigError("workload.data_parallel: the layout needs " + std::to_string(dnn_endpoints(params_)) +
-                      " endpoints, the job has " + std::to_string(params_.endpoints.size()));
-  const DnnModel& model = params_.model;
-  const auto L = static_cast<std::uint32_t>(model.layers.size());
-  const double b = static_cast<double>(minibatch_of(params_)) / D / M;  // samples per micro-batch
-  const auto W = model.bytes_per_value;
-  const std::size_t K = params_.endpoints.size();
-  const auto index = [&](std::uint32_t d, std::uint32_t p, std::uint32_t o) { return (std::size_t{d} * P + p) * O + o; };
-  const auto ep = [&](std::size_t k) { return params_.endpoints[k]; };
-  const auto label = [&](DnnPhase ph) { return job_ << 8 | static_cast<std::uint32_t>(ph); };
-  const auto stage_lo = [&](std::uint32_t p) { return static_cast<std::uint32_t>(std::uint64_t{p} * L / P); };
-  const auto bytes = [&](double per_sample, std::uint64_t at_least) {
-    return std::max<std::uint64_t>(at_least, static_cast<std::uint64_t>(std::ceil(per_sample * b)));
-  };
-  CollectiveSpec tp_spec, a2a_spec, dp_spec;
-  tp_spec.op = CollectiveOp::Allreduce;
-  tp_spec.algorithm = params_.tp_algorithm;
-  a2a_spec.op = CollectiveOp::Alltoall;
-  a2a_spec.algorithm = params_.alltoall_algorithm;
-  dp_spec.op = CollectiveOp::Allreduce;
-  dp_spec.algorithm = params_.dp_algorithm;
+// Plans a DnnJob into a task graph, iteration by iteration: the state its
+// steps share (every endpoint's latest task, `cur`) and the steps.
+class DnnJob::Planner {
+ public:
+  Planner(DnnJob& job, TaskGraph& g)
+      : j_(job),
+        g_(g),
+        p_(job.params_),
+        model_(job.params_.model),
+        D(p_.data_parallel),
+        P(p_.pipeline_parallel),
+        O(p_.tensor_parallel),
+        E(p_.expert_parallel),
+        M(p_.micro_batches),
+        L(static_cast<std::uint32_t>(model_.layers.size())),
+        b(static_cast<double>(minibatch_of(p_)) / D / M),
+        K(p_.endpoints.size()) {
+    tp_spec_.op = CollectiveOp::Allreduce;
+    tp_spec_.algorithm = p_.tp_algorithm;
+    a2a_spec_.op = CollectiveOp::Alltoall;
+    a2a_spec_.algorithm = p_.alltoall_algorithm;
+    dp_spec_.op = CollectiveOp::Allreduce;
+    dp_spec_.algorithm = p_.dp_algorithm;
+  }
 
-  tasks_.assign(K, {});
-  const std::uint32_t iters = params_.warmup + params_.iterations;
-  iter_begin_.assign(iters, std::vector<TaskId>(K, TaskGraph::kNone));
-  iter_end_.assign(iters, std::vector<TaskId>(K, TaskGraph::kNone));
-  std::vector<TaskId> prev_end(K, TaskGraph::kNone);
-  // One collective over `members` (job endpoint indices) that each waits for cur[k]; cur[k] = its end.
-  std::vector<TaskId> cur(K);
-  const auto collective = [&](CollectiveSpec spec, const std::vector<std::size_t>& members, DnnPhase ph,
-                              std::uint32_t it) {
+  void plan() {
+    j_.tasks_.assign(K, {});
+    const std::uint32_t iters = p_.warmup + p_.iterations;
+    j_.iter_begin_.assign(iters, std::vector<TaskId>(K, TaskGraph::kNone));
+    j_.iter_end_.assign(iters, std::vector<TaskId>(K, TaskGraph::kNone));
+    prev_end_.assign(K, TaskGraph::kNone);
+    cur_.assign(K, TaskGraph::kNone);
+    for (std::uint32_t it = 0; it < iters; ++it) {
+      begin_iteration(it);
+      pipeline_messages(it);
+      for (std::uint32_t p = 0; p < P; ++p) {
+        const std::uint32_t lo = stage_lo(p), hi = stage_lo(p + 1);
+        std::vector<std::vector<TaskId>> grad_ready(hi - lo, std::vector<TaskId>(K, TaskGraph::kNone));
+        const auto units = stage_units(p);
+        for (std::size_t u = 0; u < units.size(); ++u) stage_pass(it, p, units[u], u + 1 == units.size(), grad_ready);
+        if (D > 1) gradient_buckets(it, p, grad_ready);
+      }
+      end_iteration(it);
+    }
+  }
+
+ private:
+  std::size_t index(std::uint32_t d, std::uint32_t p, std::uint32_t o) const {
+    return (std::size_t{d} * P + p) * O + o;
+  }
+  net::EndpointId ep(std::size_t k) const { return p_.endpoints[k]; }
+  std::uint32_t label(DnnPhase ph) const { return j_.job_ << 8 | static_cast<std::uint32_t>(ph); }
+  std::uint32_t stage_lo(std::uint32_t p) const { return static_cast<std::uint32_t>(std::uint64_t{p} * L / P); }
+  bool at_stage(std::size_t k, std::uint32_t p) const { return (k / O) % P == p; }
+  std::uint64_t bytes(double per_sample, std::uint64_t at_least) const {
+    return std::max<std::uint64_t>(at_least, static_cast<std::uint64_t>(std::ceil(per_sample * b)));
+  }
+
+  // One collective over `members` (job endpoint indices), each waiting for
+  // its cur; cur = its end.
+  void collective(CollectiveSpec spec, const std::vector<std::size_t>& members, DnnPhase ph, std::uint32_t it) {
     std::vector<net::EndpointId> ranks;
     std::vector<TaskId> begin;
     for (std::size_t k : members) {
       ranks.push_back(ep(k));
-      begin.push_back(cur[k]);
+      begin.push_back(cur_[k]);
     }
     spec.bytes = std::max(spec.bytes, min_collective_bytes(spec, static_cast<std::uint32_t>(members.size())));
     check_collective(spec, static_cast<std::uint32_t>(members.size()));
-    const auto end = append_collective(g, spec, ranks, begin, label(ph));
+    const auto end = append_collective(g_, spec, ranks, begin, label(ph));
     for (std::size_t i = 0; i < members.size(); ++i) {
-      ops_.push_back(Op{static_cast<std::uint32_t>(members[i]), it, ph, cur[members[i]], end[i]});
-      cur[members[i]] = end[i];
+      j_.ops_.push_back(Op{static_cast<std::uint32_t>(members[i]), it, ph, cur_[members[i]], end[i]});
+      cur_[members[i]] = end[i];
     }
-  };
-  const auto compute = [&](std::size_t k, double ns, DnnPhase ph) {
-    const TaskId t = g.add_compute(ep(k), SimTime::from_ns_f(ns), label(ph));
-    if (cur[k] != TaskGraph::kNone) g.depend(cur[k], t);
-    cur[k] = t;
-    tasks_[k].push_back(t);
-  };
+  }
 
-  for (std::uint32_t it = 0; it < iters; ++it) {
+  void compute(std::size_t k, double ns, DnnPhase ph) {
+    const TaskId t = g_.add_compute(ep(k), SimTime::from_ns_f(ns), label(ph));
+    if (cur_[k] != TaskGraph::kNone) g_.depend(cur_[k], t);
+    cur_[k] = t;
+    j_.tasks_[k].push_back(t);
+  }
+
+  // A join per endpoint after its previous iteration (or at the start).
+  void begin_iteration(std::uint32_t it) {
     for (std::size_t k = 0; k < K; ++k) {
-      const TaskId j = g.add_join(ep(k), label(DnnPhase::Control));
-      if (prev_end[k] != TaskGraph::kNone)
-        g.depend(prev_end[k], j);
+      const TaskId j = g_.add_join(ep(k), label(DnnPhase::Control));
+      if (prev_end_[k] != TaskGraph::kNone)
+        g_.depend(prev_end_[k], j);
       else
-        g.not_before(j, params_.start);
-      iter_begin_[it][k] = cur[k] = j;
-      tasks_[k].push_back(j);
+        g_.not_before(j, p_.start);
+      j_.iter_begin_[it][k] = cur_[k] = j;
+      j_.tasks_[k].push_back(j);
     }
-    // Pipeline messages: forward m from stage p to p+1, backward m from p+1 to p.
-    std::vector<TaskId> fwd(std::size_t{M} * K, TaskGraph::kNone), bwd(std::size_t{M} * K, TaskGraph::kNone);
+  }
+
+  // Pipeline messages: forward m from stage p to p+1, backward m from p+1 to p.
+  void pipeline_messages(std::uint32_t it) {
+    fwd_.assign(std::size_t{M} * K, TaskGraph::kNone);
+    bwd_.assign(std::size_t{M} * K, TaskGraph::kNone);
     for (std::uint32_t m = 0; m < M; ++m)
       for (std::uint32_t d = 0; d < D; ++d)
         for (std::uint32_t p = 0; p + 1 < P; ++p)
           for (std::uint32_t o = 0; o < O; ++o) {
             const std::uint64_t act =
-                bytes(static_cast<double>(model.layers[stage_lo(p + 1) - 1].activation_bytes) / O, 1);
+                bytes(static_cast<double>(model_.layers[stage_lo(p + 1) - 1].activation_bytes) / O, 1);
             const std::size_t a = index(d, p, o), c = index(d, p + 1, o);
-            fwd[m * K + a] = g.add_message(ep(a), ep(c), act, label(DnnPhase::Pipeline));
-            bwd[m * K + c] = g.add_message(ep(c), ep(a), act, label(DnnPhase::Pipeline));
-            ops_.push_back(Op{static_cast<std::uint32_t>(a), it, DnnPhase::Pipeline, fwd[m * K + a], fwd[m * K + a]});
-            ops_.push_back(Op{static_cast<std::uint32_t>(c), it, DnnPhase::Pipeline, bwd[m * K + c], bwd[m * K + c]});
+            fwd_[m * K + a] = g_.add_message(ep(a), ep(c), act, label(DnnPhase::Pipeline));
+            bwd_[m * K + c] = g_.add_message(ep(c), ep(a), act, label(DnnPhase::Pipeline));
+            j_.ops_.push_back(
+                Op{static_cast<std::uint32_t>(a), it, DnnPhase::Pipeline, fwd_[m * K + a], fwd_[m * K + a]});
+            j_.ops_.push_back(
+                Op{static_cast<std::uint32_t>(c), it, DnnPhase::Pipeline, bwd_[m * K + c], bwd_[m * K + c]});
           }
-    for (std::uint32_t p = 0; p < P; ++p) {
-      // The stage's order of (micro-batch, forward?) units.
-      std::vector<std::pair<std::uint32_t, bool>> units;
-      if (params_.schedule == "gpipe") {
-        for (std::uint32_t m = 0; m < M; ++m) units.emplace_back(m, true);
-        for (std::uint32_t m = M; m-- > 0;) units.emplace_back(m, false);
-      } else {
-        const std::uint32_t w = std::min(P - p - 1, M);
-        for (std::uint32_t m = 0; m < w; ++m) units.emplace_back(m, true);
-        for (std::uint32_t i = 0; i + w < M; ++i) {
-          units.emplace_back(w + i, true);
-          units.emplace_back(i, false);
-        }
-        for (std::uint32_t m = M - w; m < M; ++m) units.emplace_back(m, false);
+  }
+
+  // The stage's order of (micro-batch, forward?) units.
+  std::vector<std::pair<std::uint32_t, bool>> stage_units(std::uint32_t p) const {
+    std::vector<std::pair<std::uint32_t, bool>> units;
+    if (p_.schedule == "gpipe") {
+      for (std::uint32_t m = 0; m < M; ++m) units.emplace_back(m, true);
+      for (std::uint32_t m = M; m-- > 0;) units.emplace_back(m, false);
+    } else {
+      const std::uint32_t w = std::min(P - p - 1, M);
+      for (std::uint32_t m = 0; m < w; ++m) units.emplace_back(m, true);
+      for (std::uint32_t i = 0; i + w < M; ++i) {
+        units.emplace_back(w + i, true);
+        units.emplace_back(i, false);
       }
-      const std::uint32_t lo = stage_lo(p), hi = stage_lo(p + 1);
-      std::vector<std::vector<TaskId>> grad_ready(hi - lo, std::vector<TaskId>(K, TaskGraph::kNone));
-      for (std::size_t u = 0; u < units.size(); ++u) {
-        const auto [m, forward] = units[u];
-        const bool last_backward = !forward && u + 1 == units.size();
-        for (std::uint32_t d = 0; d < D; ++d)
-          for (std::uint32_t o = 0; o < O; ++o) {
-            const std::size_t k = index(d, p, o);
-            // Inputs from the neighbouring stage.
-            const TaskId in = forward ? (p > 0 ? fwd[m * K + index(d, p - 1, o)] : TaskGraph::kNone)
-                                      : (p + 1 < P ? bwd[m * K + index(d, p + 1, o)] : TaskGraph::kNone);
-            if (in != TaskGraph::kNone) {
-              const TaskId j = g.add_join(ep(k), label(DnnPhase::Control));
-              g.depend(cur[k], j);
-              g.depend(in, j);
-              cur[k] = j;
-            }
-          }
-        for (std::uint32_t i = 0; i < hi - lo; ++i) {
-          const std::uint32_t l = forward ? lo + i : hi - 1 - i;
-          const DnnLayer& layer = model.layers[l];
-          const std::uint32_t tp = O > 1 ? layer.tp_allreduces : 0, a2a = E > 1 ? layer.alltoalls : 0;
-          const std::uint32_t pieces = std::max(1u, tp + a2a);
-          const double ns = (forward ? layer.forward_ns : layer.backward_ns) * b / O / pieces;
-          for (std::uint32_t piece = 0; piece < pieces; ++piece) {
-            for (std::size_t k = 0; k < K; ++k)
-              if ((k / O) % P == p) compute(k, ns, forward ? DnnPhase::Forward : DnnPhase::Backward);
-            if (piece < tp) {
-              tp_spec.bytes = bytes(static_cast<double>(layer.tp_allreduce_bytes), 1);
-              for (std::uint32_t d = 0; d < D; ++d) {
-                std::vector<std::size_t> members;
-                for (std::uint32_t o = 0; o < O; ++o) members.push_back(index(d, p, o));
-                collective(tp_spec, members, DnnPhase::TensorParallel, it);
-              }
-            } else if (piece < tp + a2a) {
-              a2a_spec.bytes = bytes(static_cast<double>(layer.alltoall_bytes), 1);
-              for (std::uint32_t g0 = 0; g0 < D; g0 += E)
-                for (std::uint32_t o = 0; o < O; ++o) {
-                  std::vector<std::size_t> members;
-                  for (std::uint32_t d = g0; d < g0 + E; ++d) members.push_back(index(d, p, o));
-                  collective(a2a_spec, members, DnnPhase::Alltoall, it);
-                }
-            }
-          }
-          if (last_backward)
-            for (std::size_t k = 0; k < K; ++k)
-              if ((k / O) % P == p) grad_ready[l - lo][k] = cur[k];
+      for (std::uint32_t m = M - w; m < M; ++m) units.emplace_back(m, false);
+    }
+    return units;
+  }
+
+  // One unit of stage p: its input from the neighbouring stage, its layers'
+  // compute and collectives, its output to the next stage.  The last
+  // backward unit marks when each layer's gradients are ready.
+  void stage_pass(std::uint32_t it, std::uint32_t p, std::pair<std::uint32_t, bool> unit, bool last_unit,
+                  std::vector<std::vector<TaskId>>& grad_ready) {
+    const auto [m, forward] = unit;
+    const bool last_backward = !forward && last_unit;
+    const std::uint32_t lo = stage_lo(p), hi = stage_lo(p + 1);
+    for (std::uint32_t d = 0; d < D; ++d)
+      for (std::uint32_t o = 0; o < O; ++o) {
+        const std::size_t k = index(d, p, o);
+        // Inputs from the neighbouring stage.
+        const TaskId in = forward ? (p > 0 ? fwd_[m * K + index(d, p - 1, o)] : TaskGraph::kNone)
+                                  : (p + 1 < P ? bwd_[m * K + index(d, p + 1, o)] : TaskGraph::kNone);
+        if (in != TaskGraph::kNone) {
+          const TaskId j = g_.add_join(ep(k), label(DnnPhase::Control));
+          g_.depend(cur_[k], j);
+          g_.depend(in, j);
+          cur_[k] = j;
         }
-        // Outputs to the neighbouring stage (they do not block the stage).
-        for (std::uint32_t d = 0; d < D; ++d)
-          for (std::uint32_t o = 0; o < O; ++o) {
-            const std::size_t k = index(d, p, o);
-            const TaskId out = forward ? (p + 1 < P ? fwd[m * K + k] : TaskGraph::kNone)
-                                       : (p > 0 ? bwd[m * K + k] : TaskGraph::kNone);
-            if (out != TaskGraph::kNone) g.depend(cur[k], out);
-          }
       }
-      // Gradient buckets, in backward order, one allreduce each per (stage, shard).
-      if (D > 1) {
-        std::vector<TaskId> compute_end(K);
-        for (std::size_t k = 0; k < K; ++k) compute_end[k] = cur[k];
-        std::vector<TaskId> bucket_end(K, TaskGraph::kNone);
-        std::uint64_t acc = 0;
-        for (std::uint32_t i = 0; i < hi - lo; ++i) {
-          const std::uint32_t l = hi - 1 - i;
-          acc += (model.layers[l].params * W + O - 1) / O;
-          const bool last = i + 1 == hi - lo;
-          if (!(last || (params_.bucket_bytes > 0 && acc >= params_.bucket_bytes))) continue;
-          if (acc == 0) continue;
-          dp_spec.bytes = acc;
-          acc = 0;
+    for (std::uint32_t i = 0; i < hi - lo; ++i) {
+      const std::uint32_t l = forward ? lo + i : hi - 1 - i;
+      layer_pass(it, p, model_.layers[l], forward);
+      if (last_backward)
+        for (std::size_t k = 0; k < K; ++k)
+          if (at_stage(k, p)) grad_ready[l - lo][k] = cur_[k];
+    }
+    // Outputs to the neighbouring stage (they do not block the stage).
+    for (std::uint32_t d = 0; d < D; ++d)
+      for (std::uint32_t o = 0; o < O; ++o) {
+        const std::size_t k = index(d, p, o);
+        const TaskId out =
+            forward ? (p + 1 < P ? fwd_[m * K + k] : TaskGraph::kNone) : (p > 0 ? bwd_[m * K + k] : TaskGraph::kNone);
+        if (out != TaskGraph::kNone) g_.depend(cur_[k], out);
+      }
+  }
+
+  // A layer's pass at stage p: its compute in one piece per communication,
+  // each followed by it (tensor-parallel allreduces, then alltoalls).
+  void layer_pass(std::uint32_t it, std::uint32_t p, const DnnLayer& layer, bool forward) {
+    const std::uint32_t tp = O > 1 ? layer.tp_allreduces : 0, a2a = E > 1 ? layer.alltoalls : 0;
+    const std::uint32_t pieces = std::max(1u, tp + a2a);
+    const double ns = (forward ? layer.forward_ns : layer.backward_ns) * b / O / pieces;
+    for (std::uint32_t piece = 0; piece < pieces; ++piece) {
+      for (std::size_t k = 0; k < K; ++k)
+        if (at_stage(k, p)) compute(k, ns, forward ? DnnPhase::Forward : DnnPhase::Backward);
+      if (piece < tp) {
+        tp_spec_.bytes = bytes(static_cast<double>(layer.tp_allreduce_bytes), 1);
+        for (std::uint32_t d = 0; d < D; ++d) {
+          std::vector<std::size_t> members;
+          for (std::uint32_t o = 0; o < O; ++o) members.push_back(index(d, p, o));
+          collective(tp_spec_, members, DnnPhase::TensorParallel, it);
+        }
+      } else if (piece < tp + a2a) {
+        a2a_spec_.bytes = bytes(static_cast<double>(layer.alltoall_bytes), 1);
+        for (std::uint32_t g0 = 0; g0 < D; g0 += E)
           for (std::uint32_t o = 0; o < O; ++o) {
             std::vector<std::size_t> members;
-            for (std::uint32_t d = 0; d < D; ++d) {
-              const std::size_t k = index(d, p, o);
-              members.push_back(k);
-              // Starts when its gradients are ready (or, with one bucket,
-              // after the whole backward pass) and the previous bucket is done.
-              const TaskId j = g.add_join(ep(k), label(DnnPhase::Control));
-              g.depend(params_.bucket_bytes > 0 ? grad_ready[l - lo][k] : compute_end[k], j);
-              if (bucket_end[k] != TaskGraph::kNone) g.depend(bucket_end[k], j);
-              cur[k] = j;
-            }
-            collective(dp_spec, members, DnnPhase::DataParallel, it);
-            for (std::size_t k : members) bucket_end[k] = cur[k];
-          }
-        }
-        // The iteration ends after the compute and the last bucket.
-        for (std::size_t k = 0; k < K; ++k)
-          if ((k / O) % P == p && bucket_end[k] != TaskGraph::kNone) {
-            const TaskId j = g.add_join(ep(k), label(DnnPhase::Control));
-            g.depend(compute_end[k], j);
-            g.depend(bucket_end[k], j);
-            cur[k] = j;
+            for (std::uint32_t d = g0; d < g0 + E; ++d) members.push_back(index(d, p, o));
+            collective(a2a_spec_, members, DnnPhase::Alltoall, it);
           }
       }
     }
+  }
+
+  // Gradient buckets of stage p, in backward order, one allreduce each per
+  // (stage, shard); the iteration ends after the compute and the last bucket.
+  void gradient_buckets(std::uint32_t it, std::uint32_t p, const std::vector<std::vector<TaskId>>& grad_ready) {
+    const std::uint32_t lo = stage_lo(p), hi = stage_lo(p + 1);
+    const auto W = model_.bytes_per_value;
+    std::vector<TaskId> compute_end(K);
+    for (std::size_t k = 0; k < K; ++k) compute_end[k] = cur_[k];
+    std::vector<TaskId> bucket_end(K, TaskGraph::kNone);
+    std::uint64_t acc = 0;
+    for (std::uint32_t i = 0; i < hi - lo; ++i) {
+      const std::uint32_t l = hi - 1 - i;
+      acc += (model_.layers[l].params * W + O - 1) / O;
+      const bool last = i + 1 == hi - lo;
+      if (!(last || (p_.bucket_bytes > 0 && acc >= p_.bucket_bytes))) continue;
+      if (acc == 0) continue;
+      dp_spec_.bytes = acc;
+      acc = 0;
+      for (std::uint32_t o = 0; o < O; ++o) {
+        std::vector<std::size_t> members;
+        for (std::uint32_t d = 0; d < D; ++d) {
+          const std::size_t k = index(d, p, o);
+          members.push_back(k);
+          // Starts when its gradients are ready (or, with one bucket,
+          // after the whole backward pass) and the previous bucket is done.
+          const TaskId j = g_.add_join(ep(k), label(DnnPhase::Control));
+          g_.depend(p_.bucket_bytes > 0 ? grad_ready[l - lo][k] : compute_end[k], j);
+          if (bucket_end[k] != TaskGraph::kNone) g_.depend(bucket_end[k], j);
+          cur_[k] = j;
+        }
+        collective(dp_spec_, members, DnnPhase::DataParallel, it);
+        for (std::size_t k : members) bucket_end[k] = cur_[k];
+      }
+    }
+    for (std::size_t k = 0; k < K; ++k)
+      if (at_stage(k, p) && bucket_end[k] != TaskGraph::kNone) {
+        const TaskId j = g_.add_join(ep(k), label(DnnPhase::Control));
+        g_.depend(compute_end[k], j);
+        g_.depend(bucket_end[k], j);
+        cur_[k] = j;
+      }
+  }
+
+  // The optimizer step, then a join per endpoint that ends the iteration.
+  void end_iteration(std::uint32_t it) {
     for (std::size_t k = 0; k < K; ++k) {
-      if (model.optimizer_ns > 0) compute(k, model.optimizer_ns, DnnPhase::Optimizer);
-      const TaskId j = g.add_join(ep(k), label(DnnPhase::Control));
-      g.depend(cur[k], j);
-      iter_end_[it][k] = prev_end[k] = cur[k] = j;
-      tasks_[k].push_back(j);
+      if (model_.optimizer_ns > 0) compute(k, model_.optimizer_ns, DnnPhase::Optimizer);
+      const TaskId j = g_.add_join(ep(k), label(DnnPhase::Control));
+      g_.depend(cur_[k], j);
+      j_.iter_end_[it][k] = prev_end_[k] = cur_[k] = j;
+      j_.tasks_[k].push_back(j);
     }
   }
+
+  DnnJob& j_;
+  TaskGraph& g_;
+  const DnnParams& p_;
+  const DnnModel& model_;
+  const std::uint32_t D, P, O, E, M, L;
+  const double b;  // samples per micro-batch
+  const std::size_t K;
+  CollectiveSpec tp_spec_, a2a_spec_, dp_spec_;
+  std::vector<TaskId> cur_, prev_end_;
+  std::vector<TaskId> fwd_, bwd_;  // this iteration's pipeline messages, by micro-batch x endpoint
+};
+
+DnnJob::DnnJob(TaskGraph& g, const DnnParams& params, std::uint32_t job) : params_(params), job_(job) {
+  if (params_.endpoints.size() != dnn_endpoints(params_))
+    throw ConfigError("workload.data_parallel: the layout needs " + std::to_string(dnn_endpoints(params_)) +
+                      " endpoints, the job has " + std::to_string(params_.endpoints.size()));
+  Planner(*this, g).plan();
 }
 
 DnnJob::Partial DnnJob::partial(const TaskGraph& g) const {

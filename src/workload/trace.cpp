@@ -16,214 +16,281 @@ using core::SimTime;
 using util::ConfigError;
 using TaskId = TaskGraph::TaskId;
 
-TraceJob::TraceJob(TaskGraph& g, const TraceParams& params, std::uint32_t job) : params_(params), job_(job) {
-  const Trace& t = params_.trace;
-  const std::uint32_t R = t.ranks;
-  const std::size_t N = t.nodes.size();
-  const auto where = [&](std::size_t i) {
+namespace {
+
+// What the checks of a trace find out about its nodes (indices into
+// trace.nodes), on the way to its tasks.
+struct TraceIndex {
+  const Trace& t;
+  std::vector<std::vector<std::size_t>> by_rank;  // per rank: its nodes by id
+  std::vector<std::vector<std::size_t>> deps;     // per node: the nodes it depends on
+  std::vector<std::size_t> match;                 // per recv node: its send (N: none)
+  std::string where(std::size_t i) const {
     return t.file + ":" + std::to_string(t.nodes[i].line) + ": node " + std::to_string(t.nodes[i].id);
-  };
-  if (params_.endpoints.size() != R)
-    throw ConfigError("workload.placement: the trace has " + std::to_string(R) + " ranks, " +
-                      std::to_string(params_.endpoints.size()) + " endpoints were placed");
+  }
+};
+
+// One collective: per member (in group order), its node.
+struct TraceCollective {
+  const std::vector<std::uint32_t>* members;
+  std::vector<std::size_t> nodes;
+};
+
+// Node ids unique; per rank its nodes in id order; dependencies on known
+// nodes of the same rank.
+void index_nodes(TraceIndex& x) {
+  const Trace& t = x.t;
+  const std::size_t N = t.nodes.size();
   std::unordered_map<std::uint64_t, std::size_t> index;
   for (std::size_t i = 0; i < N; ++i)
-    if (!index.emplace(t.nodes[i].id, i).second) throw ConfigError(where(i) + ": id: used by an earlier node too");
-  std::vector<std::vector<std::size_t>> by_rank(R);
-  for (std::size_t i = 0; i < N; ++i) by_rank[t.nodes[i].rank].push_back(i);
-  for (auto& v : by_rank)
+    if (!index.emplace(t.nodes[i].id, i).second) throw ConfigError(x.where(i) + ": id: used by an earlier node too");
+  x.by_rank.assign(t.ranks, {});
+  for (std::size_t i = 0; i < N; ++i) x.by_rank[t.nodes[i].rank].push_back(i);
+  for (auto& v : x.by_rank)
     std::sort(v.begin(), v.end(), [&](std::size_t a, std::size_t b) { return t.nodes[a].id < t.nodes[b].id; });
-  std::vector<std::vector<std::size_t>> deps(N);
+  x.deps.assign(N, {});
   for (std::size_t i = 0; i < N; ++i)
     for (std::uint64_t d : t.nodes[i].deps) {
       const auto it = index.find(d);
-      if (it == index.end()) throw ConfigError(where(i) + ": data_deps/ctrl_deps: no node has id " + std::to_string(d));
+      if (it == index.end())
+        throw ConfigError(x.where(i) + ": data_deps/ctrl_deps: no node has id " + std::to_string(d));
       if (t.nodes[it->second].rank != t.nodes[i].rank)
-        throw ConfigError(where(i) + ": data_deps/ctrl_deps: node " + std::to_string(d) + " is on rank " +
+        throw ConfigError(x.where(i) + ": data_deps/ctrl_deps: node " + std::to_string(d) + " is on rank " +
                           std::to_string(t.nodes[it->second].rank) + ", not " + std::to_string(t.nodes[i].rank) +
                           " (ranks depend on each other only through send/recv and collective nodes)");
-      deps[i].push_back(it->second);
+      x.deps[i].push_back(it->second);
     }
+}
 
-  // Point to point: the k-th send a -> b with a tag matches the k-th receive
-  // at b from a with that tag.
+// Point to point: the k-th send a -> b with a tag matches the k-th receive
+// at b from a with that tag; every send and receive has its match.
+void match_point_to_point(TraceIndex& x) {
+  const Trace& t = x.t;
+  const std::size_t N = t.nodes.size();
   using Key = std::tuple<std::uint32_t, std::uint32_t, std::int64_t>;
   std::map<Key, std::vector<std::size_t>> sends, recvs;
-  for (std::uint32_t r = 0; r < R; ++r)
-    for (std::size_t i : by_rank[r]) {
+  for (std::uint32_t r = 0; r < t.ranks; ++r)
+    for (std::size_t i : x.by_rank[r]) {
       const TraceNode& n = t.nodes[i];
       if (n.kind == TraceNode::Kind::Send) sends[{r, n.peer, n.tag}].push_back(i);
       if (n.kind == TraceNode::Kind::Recv) recvs[{n.peer, r, n.tag}].push_back(i);
     }
-  std::vector<std::size_t> match(N, N);  // recv -> its send
+  x.match.assign(N, N);
   for (const auto& [key, s] : sends) {
     const auto it = recvs.find(key);
     const std::size_t have = it == recvs.end() ? 0 : it->second.size();
     if (have < s.size())
-      throw ConfigError(where(s[have]) + ": send to rank " + std::to_string(std::get<1>(key)) + " (tag " +
+      throw ConfigError(x.where(s[have]) + ": send to rank " + std::to_string(std::get<1>(key)) + " (tag " +
                         std::to_string(std::get<2>(key)) + ") has no matching recv node there");
     for (std::size_t k = 0; k < s.size(); ++k) {
       const std::size_t rv = it->second[k];
       if (t.nodes[rv].bytes != t.nodes[s[k]].bytes)
-        throw ConfigError(where(rv) + ": comm_size: " + std::to_string(t.nodes[rv].bytes) +
+        throw ConfigError(x.where(rv) + ": comm_size: " + std::to_string(t.nodes[rv].bytes) +
                           " bytes, but the matching send (node " + std::to_string(t.nodes[s[k]].id) + ") sends " +
                           std::to_string(t.nodes[s[k]].bytes));
-      match[rv] = s[k];
+      x.match[rv] = s[k];
     }
   }
   for (const auto& [key, rv] : recvs) {
     const auto it = sends.find(key);
     const std::size_t have = it == sends.end() ? 0 : it->second.size();
     if (have < rv.size())
-      throw ConfigError(where(rv[have]) + ": recv from rank " + std::to_string(std::get<0>(key)) + " (tag " +
+      throw ConfigError(x.where(rv[have]) + ": recv from rank " + std::to_string(std::get<0>(key)) + " (tag " +
                         std::to_string(std::get<2>(key)) + ") has no matching send node there");
   }
+}
 
-  // Collectives: the k-th node of a rank with a given group matches the
-  // k-th of every other member.
-  std::vector<std::uint32_t> all(R);
+// Collectives: the k-th node of a rank with a given group matches the k-th
+// of every other member, and they agree on what it is.  `groups` holds the
+// member lists the result points into.
+std::vector<TraceCollective> match_collectives(
+    const TraceIndex& x, std::map<std::vector<std::uint32_t>, std::vector<std::vector<std::size_t>>>& groups) {
+  const Trace& t = x.t;
+  std::vector<std::uint32_t> all(t.ranks);
   std::iota(all.begin(), all.end(), 0u);
-  std::map<std::vector<std::uint32_t>, std::vector<std::vector<std::size_t>>> groups;  // group -> per member, its nodes
-  for (std::uint32_t r = 0; r < R; ++r)
-    for (std::size_t i : by_rank[r]) {
+  for (std::uint32_t r = 0; r < t.ranks; ++r)  // group -> per member, its nodes
+    for (std::size_t i : x.by_rank[r]) {
       const TraceNode& n = t.nodes[i];
       if (n.kind != TraceNode::Kind::Collective) continue;
       const std::vector<std::uint32_t>& members = n.group.empty() ? all : n.group;
       const auto pos = std::find(members.begin(), members.end(), r);
       if (pos == members.end())
-        throw ConfigError(where(i) + ": comm_group: rank " + std::to_string(r) + " is not in its own group");
+        throw ConfigError(x.where(i) + ": comm_group: rank " + std::to_string(r) + " is not in its own group");
       auto& per = groups[members];
       per.resize(members.size());
       per[static_cast<std::size_t>(pos - members.begin())].push_back(i);
     }
-  struct Instance {
-    const std::vector<std::uint32_t>* members;
-    std::vector<std::size_t> nodes;  // per member
-  };
-  std::vector<Instance> instances;
+  std::vector<TraceCollective> instances;
   for (const auto& [members, per] : groups) {
     std::size_t count = 0;
     for (const auto& v : per) count = std::max(count, v.size());
     for (std::size_t k = 0; k < count; ++k) {
-      Instance inst{&members, {}};
+      TraceCollective inst{&members, {}};
       for (std::size_t m = 0; m < members.size(); ++m) {
         if (k >= per[m].size()) {
           std::size_t any = 0;  // a node that has a k-th collective in this group
           for (const auto& v : per)
             if (v.size() > k) any = v[k];
-          throw ConfigError(where(any) + ": comm_group: rank " + std::to_string(members[m]) + " has only " +
+          throw ConfigError(x.where(any) + ": comm_group: rank " + std::to_string(members[m]) + " has only " +
                             std::to_string(per[m].size()) + " collective nodes in this group, others more");
         }
         const std::size_t i = per[m][k], first = per[0][k];
         const TraceNode &a = t.nodes[i], &b = t.nodes[first];
         if (a.op != b.op || a.bytes != b.bytes || a.root != b.root)
-          throw ConfigError(where(i) + ": comm_type/comm_size/comm_root: differs from node " + std::to_string(b.id) +
+          throw ConfigError(x.where(i) + ": comm_type/comm_size/comm_root: differs from node " + std::to_string(b.id) +
                             " of rank " + std::to_string(b.rank) + ", its match in the group");
         inst.nodes.push_back(i);
       }
       instances.push_back(std::move(inst));
     }
   }
+  return instances;
+}
 
-  // A cycle would leave the replay waiting forever: refuse it.  Vertices:
-  // nodes, with the members of one collective merged.
+// A cycle would leave the replay waiting forever: refuse it.  Vertices:
+// nodes, with the members of one collective merged (Kahn's algorithm).
+void check_acyclic(const TraceIndex& x, const std::vector<TraceCollective>& instances) {
+  const std::size_t N = x.t.nodes.size();
   std::vector<std::size_t> rep(N);
   std::iota(rep.begin(), rep.end(), std::size_t{0});
-  for (const Instance& inst : instances)
+  for (const TraceCollective& inst : instances)
     for (std::size_t i : inst.nodes) rep[i] = inst.nodes[0];
-  {
-    std::vector<std::vector<std::size_t>> out(N);
-    std::vector<std::uint32_t> indeg(N, 0);
-    const auto edge = [&](std::size_t a, std::size_t b) {
-      out[rep[a]].push_back(rep[b]);
-      ++indeg[rep[b]];
-    };
-    for (std::size_t i = 0; i < N; ++i) {
-      for (std::size_t d : deps[i]) edge(d, i);
-      if (match[i] < N) edge(match[i], i);
-    }
-    std::vector<std::size_t> ready;
-    for (std::size_t i = 0; i < N; ++i)
-      if (rep[i] == i && indeg[i] == 0) ready.push_back(i);
-    std::size_t seen = 0, vertices = 0;
-    for (std::size_t i = 0; i < N; ++i) vertices += rep[i] == i;
-    while (!ready.empty()) {
-      const std::size_t v = ready.back();
-      ready.pop_back();
-      ++seen;
-      for (std::size_t w : out[v])
-        if (--indeg[w] == 0) ready.push_back(w);
-    }
-    if (seen != vertices) {
-      std::size_t stuck = 0;
-      while (indeg[rep[stuck]] == 0) ++stuck;
-      throw ConfigError(where(stuck) + ": data_deps/ctrl_deps: a dependency cycle runs through this node (with "
-                        "matched communication), the trace could never finish");
-    }
+  std::vector<std::vector<std::size_t>> out(N);
+  std::vector<std::uint32_t> indeg(N, 0);
+  const auto edge = [&](std::size_t a, std::size_t b) {
+    out[rep[a]].push_back(rep[b]);
+    ++indeg[rep[b]];
+  };
+  for (std::size_t i = 0; i < N; ++i) {
+    for (std::size_t d : x.deps[i]) edge(d, i);
+    if (x.match[i] < N) edge(x.match[i], i);
   }
+  std::vector<std::size_t> ready;
+  for (std::size_t i = 0; i < N; ++i)
+    if (rep[i] == i && indeg[i] == 0) ready.push_back(i);
+  std::size_t seen = 0, vertices = 0;
+  for (std::size_t i = 0; i < N; ++i) vertices += rep[i] == i;
+  while (!ready.empty()) {
+    const std::size_t v = ready.back();
+    ready.pop_back();
+    ++seen;
+    for (std::size_t w : out[v])
+      if (--indeg[w] == 0) ready.push_back(w);
+  }
+  if (seen != vertices) {
+    std::size_t stuck = 0;
+    while (indeg[rep[stuck]] == 0) ++stuck;
+    throw ConfigError(x.where(stuck) +
+                      ": data_deps/ctrl_deps: a dependency cycle runs through this node (with "
+                      "matched communication), the trace could never finish");
+  }
+}
 
-  // Tasks.  Entry: what a node's dependencies hold back; done: what
-  // completes it.
-  const auto ep = [&](std::uint32_t r) { return params_.endpoints[r]; };
-  const auto label = [&](DnnPhase p) { return (job_ << 8) | static_cast<std::uint32_t>(p); };
-  std::vector<TaskId> entry(N, TaskGraph::kNone), done(N, TaskGraph::kNone), msg(N, TaskGraph::kNone);
-  compute_ns_.assign(R, 0.0);
+// The algorithm of a collective node: its operation's only one, or the
+// job's for allreduce, reduce_scatter and allgather.
+CollectiveSpec collective_spec(const TraceNode& first, std::uint32_t n, const std::string& algorithm) {
+  CollectiveSpec spec;
+  spec.op = first.op;
+  spec.algorithm = first.op == CollectiveOp::Alltoall                                        ? "pairwise"
+                   : first.op == CollectiveOp::Barrier                                       ? "dissemination"
+                   : first.op == CollectiveOp::Broadcast || first.op == CollectiveOp::Reduce ? "tree"
+                                                                                             : algorithm;
+  spec.root = first.root;
+  spec.bytes = first.op == CollectiveOp::Barrier ? 0 : std::max(first.bytes, min_collective_bytes(spec, n));
+  return spec;
+}
+
+// The tasks of a trace's nodes.  Entry: what a node's dependencies hold
+// back; done: what completes it; msg: a send's message.
+struct NodeTasks {
+  std::vector<TaskId> entry, done, msg;
+};
+
+std::uint32_t trace_label(std::uint32_t job, DnnPhase p) { return (job << 8) | static_cast<std::uint32_t>(p); }
+
+// A task per node (two for a send: its message, and a join for its leaving
+// the NIC); a collective node's done task comes with its collective.
+NodeTasks add_node_tasks(TaskGraph& g, const TraceParams& p, std::uint32_t job, std::vector<double>& compute_ns) {
+  const Trace& t = p.trace;
+  const std::size_t N = t.nodes.size();
+  const auto ep = [&](std::uint32_t r) { return p.endpoints[r]; };
+  NodeTasks k{std::vector<TaskId>(N, TaskGraph::kNone), std::vector<TaskId>(N, TaskGraph::kNone),
+              std::vector<TaskId>(N, TaskGraph::kNone)};
+  compute_ns.assign(t.ranks, 0.0);
   for (std::size_t i = 0; i < N; ++i) {
     const TraceNode& n = t.nodes[i];
     switch (n.kind) {
       case TraceNode::Kind::Compute:
-        entry[i] = done[i] = g.add_compute(ep(n.rank), SimTime::from_ns_f(n.duration_ns), label(DnnPhase::Forward));
-        compute_ns_[n.rank] += n.duration_ns;
+        k.entry[i] = k.done[i] =
+            g.add_compute(ep(n.rank), SimTime::from_ns_f(n.duration_ns), trace_label(job, DnnPhase::Forward));
+        compute_ns[n.rank] += n.duration_ns;
         break;
       case TraceNode::Kind::Send:
-        entry[i] = msg[i] = g.add_message(ep(n.rank), ep(n.peer), std::max<std::uint64_t>(n.bytes, 1),
-                                          label(DnnPhase::Pipeline));
-        done[i] = g.add_join(ep(n.rank), label(DnnPhase::Control));
-        g.depend_sent(msg[i], done[i]);
+        k.entry[i] = k.msg[i] = g.add_message(ep(n.rank), ep(n.peer), std::max<std::uint64_t>(n.bytes, 1),
+                                              trace_label(job, DnnPhase::Pipeline));
+        k.done[i] = g.add_join(ep(n.rank), trace_label(job, DnnPhase::Control));
+        g.depend_sent(k.msg[i], k.done[i]);
         break;
       case TraceNode::Kind::Recv:
-        entry[i] = done[i] = g.add_join(ep(n.rank), label(DnnPhase::Control));
+        k.entry[i] = k.done[i] = g.add_join(ep(n.rank), trace_label(job, DnnPhase::Control));
         break;
-      case TraceNode::Kind::Collective:
-        entry[i] = g.add_join(ep(n.rank), label(DnnPhase::Control));
-        break;
+      case TraceNode::Kind::Collective: k.entry[i] = g.add_join(ep(n.rank), trace_label(job, DnnPhase::Control)); break;
     }
   }
-  for (std::size_t i = 0; i < N; ++i)
-    if (match[i] < N) g.depend(msg[match[i]], done[i]);
-  for (const Instance& inst : instances) {
-    const TraceNode& first = t.nodes[inst.nodes[0]];
-    CollectiveSpec spec;
-    spec.op = first.op;
-    spec.algorithm = first.op == CollectiveOp::Alltoall  ? "pairwise"
-                     : first.op == CollectiveOp::Barrier ? "dissemination"
-                     : first.op == CollectiveOp::Broadcast || first.op == CollectiveOp::Reduce
-                         ? "tree"
-                         : params_.algorithm;
-    spec.root = first.root;
+  return k;
+}
+
+// Every collective over its members' entry tasks; its ends complete the nodes.
+void plan_collectives(TaskGraph& g, const TraceParams& p, std::uint32_t job, const TraceIndex& x,
+                      const std::vector<TraceCollective>& collectives, NodeTasks& k) {
+  for (const TraceCollective& inst : collectives) {
+    const TraceNode& first = p.trace.nodes[inst.nodes[0]];
     const auto n = static_cast<std::uint32_t>(inst.members->size());
-    spec.bytes = first.op == CollectiveOp::Barrier ? 0 : std::max(first.bytes, min_collective_bytes(spec, n));
+    const CollectiveSpec spec = collective_spec(first, n, p.algorithm);
     try {
       check_collective(spec, n);
     } catch (const ConfigError& e) {
-      throw ConfigError(where(inst.nodes[0]) + ": " + e.what());
+      throw ConfigError(x.where(inst.nodes[0]) + ": " + e.what());
     }
     std::vector<net::EndpointId> ranks;
     std::vector<TaskId> begin;
     for (std::size_t m = 0; m < inst.nodes.size(); ++m) {
-      ranks.push_back(ep((*inst.members)[m]));
-      begin.push_back(entry[inst.nodes[m]]);
+      ranks.push_back(p.endpoints[(*inst.members)[m]]);
+      begin.push_back(k.entry[inst.nodes[m]]);
     }
-    const auto end = append_collective(
-        g, spec, ranks, begin, label(first.op == CollectiveOp::Alltoall ? DnnPhase::Alltoall : DnnPhase::DataParallel));
-    for (std::size_t m = 0; m < inst.nodes.size(); ++m) done[inst.nodes[m]] = end[m];
+    const auto end = append_collective(g, spec, ranks, begin,
+                                       trace_label(job, first.op == CollectiveOp::Alltoall ? DnnPhase::Alltoall
+                                                                                           : DnnPhase::DataParallel));
+    for (std::size_t m = 0; m < inst.nodes.size(); ++m) k.done[inst.nodes[m]] = end[m];
   }
+}
+
+}  // namespace
+
+TraceJob::TraceJob(TaskGraph& g, const TraceParams& params, std::uint32_t job) : params_(params), job_(job) {
+  const Trace& t = params_.trace;
+  const std::size_t N = t.nodes.size();
+  if (params_.endpoints.size() != t.ranks)
+    throw ConfigError("workload.placement: the trace has " + std::to_string(t.ranks) + " ranks, " +
+                      std::to_string(params_.endpoints.size()) + " endpoints were placed");
+  // Check and match the nodes.
+  TraceIndex x{t, {}, {}, {}};
+  index_nodes(x);
+  match_point_to_point(x);
+  std::map<std::vector<std::uint32_t>, std::vector<std::vector<std::size_t>>> groups;
+  const std::vector<TraceCollective> collectives = match_collectives(x, groups);
+  check_acyclic(x, collectives);
+  // Plan them: tasks, receives after their sends, collectives, dependencies.
+  NodeTasks k = add_node_tasks(g, params_, job_, compute_ns_);
+  for (std::size_t i = 0; i < N; ++i)
+    if (x.match[i] < N) g.depend(k.msg[x.match[i]], k.done[i]);
+  plan_collectives(g, params_, job_, x, collectives, k);
   for (std::size_t i = 0; i < N; ++i) {
-    for (std::size_t d : deps[i]) g.depend(done[d], entry[i]);
-    if (deps[i].empty()) g.not_before(entry[i], params_.start);
+    for (std::size_t d : x.deps[i]) g.depend(k.done[d], k.entry[i]);
+    if (x.deps[i].empty()) g.not_before(k.entry[i], params_.start);
   }
-  done_.assign(R, {});
-  for (std::size_t i = 0; i < N; ++i) done_[t.nodes[i].rank].push_back(done[i]);
+  done_.assign(t.ranks, {});
+  for (std::size_t i = 0; i < N; ++i) done_[t.nodes[i].rank].push_back(k.done[i]);
 }
 
 TraceJob::Partial TraceJob::partial(const TaskGraph& g) const {

@@ -357,6 +357,9 @@ def conservation(path):
     return problems
 
 
+NO_RLIMIT = False  # --no-rlimit
+
+
 def run_case(exe, workdir, text, files, args, timeout, memory_gib):
     for f in os.listdir(workdir):
         p = os.path.join(workdir, f)
@@ -374,7 +377,7 @@ def run_case(exe, workdir, text, files, args, timeout, memory_gib):
         cmd += ["--output", "out.h5"]
 
     def limit():
-        if memory_gib > 0:
+        if memory_gib > 0 and not NO_RLIMIT:
             lim = int(memory_gib * 2**30)
             resource.setrlimit(resource.RLIMIT_AS, (lim, lim))
 
@@ -426,10 +429,15 @@ def main():
     ap.add_argument("--count", type=int, default=100)
     ap.add_argument("--timeout", type=float, default=20)
     ap.add_argument("--memory-gib", type=float, default=4, help="address-space limit per run; 0: none")
+    ap.add_argument("--no-rlimit", action="store_true",
+                    help="no address-space limit (sanitizer builds reserve terabytes of it), only "
+                         "engine.memory_limit_gib from --memory-gib")
     ap.add_argument("--only", type=int, default=-1, help="run only case N of the seed's sequence")
     ap.add_argument("--save", help="write failing cases to this directory")
     ap.add_argument("-v", action="store_true", help="print every case")
     a = ap.parse_args()
+    global NO_RLIMIT
+    NO_RLIMIT = a.no_rlimit
     exe = os.path.abspath(a.exe)
     table = parameter_table(exe)
     all_bases = bases(a.src)

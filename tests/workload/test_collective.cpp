@@ -12,6 +12,7 @@
 #include <memory>
 #include <set>
 
+#include "fabricsim/config/config.hpp"
 #include "fabricsim/core/simulator.hpp"
 #include "fabricsim/net/topology.hpp"
 #include "fabricsim/net/network.hpp"
@@ -650,6 +651,53 @@ TEST(Collective, SeveralCommunicatorsRunAtOnce) {
   }
 }
 
+// An unknown algorithm name is refused with a ConfigError naming the key,
+// by the check and by the planner itself: it once ran as a ring.
+TEST(Collective, UnknownAlgorithmIsRefusedNotRunAsARing) {
+  CollectiveSpec spec;
+  spec.algorithm = "rnig";
+  spec.bytes = 1 << 20;
+  try {
+    check_collective(spec, 4, "jobs");
+    ADD_FAILURE() << "check_collective accepted 'rnig'";
+  } catch (const util::ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("jobs.algorithm: unknown collective algorithm 'rnig'", 0), 0u) << e.what();
+  }
+  const Topology topo = star(4);
+  core::Simulator sim(topo.node_count());
+  net::Network net(topo, net::NetworkParams{}, sim);
+  TaskGraph g(net, sim);
+  try {
+    append_collective(g, spec, {0, 1, 2, 3}, {});
+    ADD_FAILURE() << "append_collective planned 'rnig'";
+  } catch (const util::ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("workload.algorithm: unknown collective algorithm 'rnig'", 0), 0u)
+        << e.what();
+  }
+  EXPECT_TRUE(net.messages().empty());
+  // A known algorithm for another operation is refused as well.
+  spec.algorithm = "tree";
+  EXPECT_THROW(append_collective(g, spec, {0, 1, 2, 3}, {}), util::ConfigError);
+  // Every registered name implements at least one operation.
+  for (const std::string& a : collective_algorithms()) {
+    bool any = false;
+    for (int op = 0; op <= static_cast<int>(CollectiveOp::Barrier); ++op)
+      any = any || implements(a, static_cast<CollectiveOp>(op));
+    EXPECT_TRUE(any) << a;
+  }
+  EXPECT_FALSE(implements("rnig", CollectiveOp::Allreduce));
+  // The names the configuration accepts are the registry's (plus "auto").
+  const config::ParamDecl* d = config::find_parameter("workload.algorithm");
+  ASSERT_NE(d, nullptr);
+  std::set<std::string> declared(d->choices.begin(), d->choices.end());
+  declared.erase("auto");
+  const auto names = collective_algorithms();
+  EXPECT_EQ(declared, std::set<std::string>(names.begin(), names.end()));
+  for (const char* key : {"workload.dp_algorithm", "workload.tp_algorithm"})
+    for (const std::string& a : config::find_parameter(key)->choices)
+      EXPECT_TRUE(implements(a, CollectiveOp::Allreduce)) << key << " = " << a;
+}
+
 TEST(Collective, CommunicatorPlacementsAndErrors) {
   CollectiveParams p;
   p.ranks = 4;
@@ -680,6 +728,37 @@ TEST(Collective, CommunicatorPlacementsAndErrors) {
   EXPECT_DOUBLE_EQ(busbw_factor(CollectiveOp::Allreduce, 8), 2.0 * 7 / 8);
   EXPECT_DOUBLE_EQ(busbw_factor(CollectiveOp::Allgather, 8), 7.0 / 8);
   EXPECT_DOUBLE_EQ(busbw_factor(CollectiveOp::Broadcast, 8), 1.0);
+}
+
+}  // namespace
+}  // namespace fabricsim::workload
+
+namespace fabricsim::workload {
+namespace {
+
+// The pool's sparse shuffle draws what shuffling the whole free list would,
+// and its cursors skip what earlier jobs took.
+TEST(EndpointPool, ShuffleAndCursorsMatchTheDenseLists) {
+  EndpointPool pool(50);
+  for (net::EndpointId e : {3u, 4u, 17u, 30u, 49u}) pool.take(e);
+  std::vector<net::EndpointId> free;
+  for (net::EndpointId e = 0; e < 50; ++e)
+    if (pool.is_free(e)) free.push_back(e);
+  ASSERT_EQ(pool.free_count(), free.size());
+  for (std::uint32_t k = 0; k < free.size(); ++k) EXPECT_EQ(pool.kth_free(k), free[k]);
+  util::RandomStream a(7, 1), b(7, 1);
+  for (std::size_t i = 0; i < 12; ++i) std::swap(free[i], free[i + a.below(free.size() - i)]);
+  EXPECT_EQ(pool.shuffled(12, b), std::vector<net::EndpointId>(free.begin(), free.begin() + 12));
+  EXPECT_EQ(pool.first_free(4, "id"), (std::vector<net::EndpointId>{0, 1, 2, 5}));
+  const auto reversed = [] {
+    std::vector<net::EndpointId> v(50);
+    for (net::EndpointId e = 0; e < 50; ++e) v[e] = 49 - e;
+    return v;
+  };
+  EXPECT_EQ(pool.first_free(3, "rev", reversed), (std::vector<net::EndpointId>{48, 47, 46}));
+  for (net::EndpointId e : {0u, 1u, 48u}) pool.take(e);
+  EXPECT_EQ(pool.first_free(3, "id"), (std::vector<net::EndpointId>{2, 5, 6}));
+  EXPECT_EQ(pool.first_free(2, "rev"), (std::vector<net::EndpointId>{47, 46}));
 }
 
 }  // namespace

@@ -36,4 +36,18 @@ struct PartitionQuality {
 std::vector<std::int32_t> partition(const Graph& g, int parts, Partitioner how, std::uint64_t seed = 1);
 PartitionQuality evaluate(const Graph& g, const std::vector<std::int32_t>& part, int parts);
 
+/// A run's partition: every vertex's part and how good it is.
+struct PartitionPlan {
+  std::vector<std::int32_t> part;
+  PartitionQuality quality;
+};
+/// Splits the vertices over `ranks`, never cutting edges shorter than
+/// `min_cut` (their ends are merged first).  Vertices of one unit (`units`,
+/// per vertex, e.g. a Dragonfly's groups; empty: none) are merged as well
+/// when whole units can balance: at least as many units as ranks, and the
+/// ranks with ceil(units / ranks) of them at most 10% above the mean.  The
+/// merged graph is split by `how`; the quality is measured on `g`.
+PartitionPlan plan_partition(const Graph& g, int ranks, Partitioner how, core::SimTime min_cut, std::uint64_t seed,
+                             const std::vector<std::uint32_t>& units = {});
+
 }  // namespace fabricsim::par

@@ -26,6 +26,7 @@
 
 #include "fabricsim/core/time.hpp"
 #include "fabricsim/net/network.hpp"
+#include "fabricsim/workload/placement.hpp"
 #include "fabricsim/workload/task_graph.hpp"
 
 namespace fabricsim::workload {
@@ -47,8 +48,9 @@ struct CollectiveParams {
   std::uint32_t ranks = 0;
   std::string placement = "linear";
   std::vector<std::uint32_t> endpoints;
-  /// The endpoints the placement chooses from, in order (a job of a
-  /// multi-job run gets those no earlier job took); empty: all.
+  /// by_board and grid: every endpoint, in the placement's order (empty:
+  /// id order).  A job of a multi-job run chooses among those no earlier
+  /// job took (EndpointPool).
   std::vector<std::uint32_t> available;
   /// GPUs per server (leaf_spine), for "by_server" (= linear: endpoints are
   /// numbered server by server) and "by_rail" (GPU 0 of every server, then
@@ -70,10 +72,13 @@ struct CollectiveParams {
   std::uint64_t max_messages = 0xFFFF'FFFFu;
 };
 
-/// The communicator's endpoints, in rank order, chosen among `p.available`
-/// (empty: all `endpoints`).  ConfigError (naming workload.*) for bad
-/// ranks, placement or list.
+/// The communicator's endpoints, in rank order, chosen among all
+/// `endpoints`.  ConfigError (naming workload.*) for bad ranks, placement
+/// or list.
 std::vector<net::EndpointId> communicator(const CollectiveParams& p, std::uint32_t endpoints);
+/// The same among the endpoints still free in `pool` (which it does not
+/// take), in time linear in the communicator's size.
+std::vector<net::EndpointId> communicator(const CollectiveParams& p, EndpointPool& pool);
 
 /// One operation of a collective on a communicator, as it is planned into
 /// a task graph.
@@ -92,6 +97,13 @@ struct CollectiveSpec {
   std::uint32_t grid_rows = 0;        ///< torus_2d, multi_ring: ranks as rows x (n / rows), row-major; 0: square
 };
 
+/// The names of the collective algorithms, in the registry's order (one
+/// entry per algorithm in collective.cpp: its operations, smallest size
+/// and schedule).  A name not among them is refused, never run as another.
+std::vector<std::string> collective_algorithms();
+/// Whether `algorithm` is a known algorithm that implements `op`.
+bool implements(const std::string& algorithm, CollectiveOp op);
+
 /// Checks that `spec.algorithm` implements `spec.op` on `n` ranks; throws
 /// ConfigError naming `prefix`.algorithm (or .root, .grid_rows).
 void check_collective(const CollectiveSpec& spec, std::uint32_t n, const std::string& prefix = "workload");
@@ -100,7 +112,9 @@ void check_collective(const CollectiveSpec& spec, std::uint32_t n, const std::st
 /// carries at least one byte).
 std::uint64_t min_collective_bytes(const CollectiveSpec& spec, std::uint32_t n);
 
-/// Plans one operation over `ranks` (endpoints in rank order) into `g`.
+/// Plans one operation over `ranks` (endpoints in rank order) into `g`
+/// (ConfigError naming workload.algorithm for an unknown algorithm, or one
+/// that does not implement the operation).
 /// Rank r's messages wait for `begin[r]` (a task completing at ranks[r];
 /// `begin` may be empty).  Returns per rank a join that completes when the
 /// rank has received all its data and its own messages have left its NIC.
@@ -127,11 +141,14 @@ struct CollectiveInstance {
 class CollectiveBenchmark {
  public:
   CollectiveBenchmark(TaskGraph& g, const CollectiveParams& params, std::uint32_t label = 0);
+  /// On endpoints still free in `pool` (a job of a multi-job run), which it takes.
+  CollectiveBenchmark(TaskGraph& g, const CollectiveParams& params, EndpointPool& pool, std::uint32_t label);
   const std::vector<CollectiveInstance>& instances() const { return instances_; }
   const std::vector<net::EndpointId>& ranks() const { return ranks_; }
   const CollectiveParams& params() const { return params_; }
 
  private:
+  void plan(TaskGraph& g, EndpointPool& pool, std::uint32_t label);
   CollectiveParams params_;
   std::vector<net::EndpointId> ranks_;
   std::vector<CollectiveInstance> instances_;

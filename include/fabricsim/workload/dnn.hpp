@@ -144,6 +144,7 @@ class DnnJob {
   std::uint32_t iterations_total() const { return params_.warmup + params_.iterations; }
 
  private:
+  class Planner;  // the constructor's steps (dnn.cpp)
   struct Op {  // a communication of one endpoint: from its begin dependency to its end
     std::uint32_t endpoint_index;
     std::uint32_t iteration;

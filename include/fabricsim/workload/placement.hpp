@@ -1,0 +1,53 @@
+// The endpoints still free for the jobs of a run, and the placements'
+// choices among them, in time linear in what a job takes (a run of
+// thousands of [[jobs]] tables must not rescan every endpoint per job).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "fabricsim/net/network.hpp"
+#include "fabricsim/util/random.hpp"
+
+namespace fabricsim::workload {
+
+class EndpointPool {
+ public:
+  /// Endpoints 0 .. endpoints-1, all free.
+  explicit EndpointPool(std::uint32_t endpoints);
+  std::uint32_t endpoints() const { return static_cast<std::uint32_t>(used_.size()); }
+  std::uint32_t free_count() const { return free_; }
+  bool is_free(net::EndpointId e) const { return used_[e] == 0; }
+  /// Marks `e` as taken (by the job being placed).
+  void take(net::EndpointId e);
+  /// The first `n` free endpoints along an order of all endpoints (`key`
+  /// names it, `make` builds it the first time; an empty order is id
+  /// order), in that order; fewer if fewer are free along it.  A cursor
+  /// per order skips what earlier jobs took, so a run of many jobs scans
+  /// each order about once.
+  std::vector<net::EndpointId> first_free(std::uint32_t n, const std::string& key,
+                                          const std::function<std::vector<net::EndpointId>()>& make = {});
+  /// Whether first_free has seen the order `key`.
+  bool has_order(const std::string& key) const { return orders_.count(key) > 0; }
+  /// The k-th free endpoint in id order (k < free_count()), in O(log endpoints).
+  net::EndpointId kth_free(std::uint32_t k) const;
+  /// The first `n` of the free endpoints (id order) after the partial
+  /// Fisher-Yates shuffle that swaps position i with i + rng.below(free - i)
+  /// for i < n: the same draw as shuffling the whole list, in O(n log endpoints).
+  std::vector<net::EndpointId> shuffled(std::uint32_t n, util::RandomStream& rng) const;
+
+ private:
+  struct Order {
+    std::vector<net::EndpointId> ids;  // empty: id order
+    std::size_t cursor = 0;            // every entry before it is taken
+  };
+  std::vector<std::uint8_t> used_;
+  std::vector<std::uint32_t> tree_;  // Fenwick tree of free flags (1-based)
+  std::uint32_t free_ = 0;
+  std::map<std::string, Order> orders_;
+};
+
+}  // namespace fabricsim::workload

@@ -1,0 +1,55 @@
+// The workload of a run, as the run sees it: one interface that every
+// workload kind implements, and the registry that makes one from the
+// configuration by `workload.kind` (workloads.cpp; "how to add a
+// workload" in docs/architecture.md).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "fabricsim/config/config.hpp"
+#include "fabricsim/core/simulator.hpp"
+#include "fabricsim/net/network.hpp"
+#include "fabricsim/par/comm.hpp"
+#include "fabricsim/stats/h5_writer.hpp"
+#include "fabricsim/workload/fluid.hpp"
+
+namespace fabricsim::app {
+
+/// The phases of a run call these in order, on every process: the factory
+/// builds the workload (a task graph's messages exist from then on),
+/// planned() weighs the partition, start() posts what begins at time zero,
+/// report() gathers the results after the run, write() and print() output
+/// them.
+class Workload {
+ public:
+  virtual ~Workload() = default;
+  /// The messages the partitioner weighs (as if all were in flight at once).
+  virtual std::vector<workload::PlannedMessage> planned() const = 0;
+  /// After the partition is set: posts what can begin at time zero.
+  virtual void start() = 0;
+  /// Messages a complete run delivers (the conservation check).
+  virtual std::uint64_t messages_total() const = 0;
+  /// Whether a message's post time is known only where its sender runs
+  /// (a task graph posts when dependencies are met): /flows then combines
+  /// them over the ranks.
+  virtual bool posts_known_at_sender_only() const { return false; }
+  /// After the run, on every process (collective calls over `comm`):
+  /// gathers the results.  `complete`: the run was not cut short by
+  /// engine.end_ns; UserError if it should have finished and did not.
+  virtual void report(const par::Comm& comm, bool complete) = 0;
+  /// Its tables in the output file (collective: every process).
+  virtual void write(stats::H5Writer& writer, const par::Comm& comm) const = 0;
+  /// Its tables on stdout (rank 0 only).
+  virtual void print() const = 0;
+};
+
+/// The workload of `cfg` (workload.kind, or its [[jobs]] tables) on
+/// `network`.  ConfigError naming the key (and the job's table).
+std::unique_ptr<Workload> make_workload(const config::Config& cfg, net::Network& network, core::Simulator& sim);
+
+/// Whether the configuration runs task-graph jobs (rather than traffic).
+bool runs_jobs(const config::Config& cfg);
+
+}  // namespace fabricsim::app

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Thousands of [[jobs]] tables (issue 19, item 8).  Placing and planning
+# the jobs must take memory linear in their number: doubling the jobs (and
+# the endpoints they run on) from 2,500 to 5,000 must not more than 2.5x the
+# peak memory (each job once copied the whole configuration with every
+# table, and a list of every free endpoint: 3.1x per doubling, 1.9 GB at
+# 8,000 jobs).  Each run must complete with a /jobs row per job.  A
+# configuration too large for /meta is refused before the run (exit 2,
+# one error line naming `jobs`), not after it at the write.
+#   many_jobs.sh EXE PYTHON
+set -eu
+exe=$1 python=$2
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+"$python" - "$exe" "$dir" <<'PY'
+import resource, subprocess, sys
+exe, d = sys.argv[1], sys.argv[2]
+
+def config(n):
+    path = f"{d}/jobs{n}.toml"
+    with open(path, "w") as f:
+        f.write(f'[topology]\nkind = "fat_tree"\nendpoints = {2 * n}\nradix = 64\n'
+                '[output]\ninterval_ns = 0\nprogress = "never"\n'
+                '[workload]\nkind = "collective"\nranks = 2\nsizes = [64]\n')
+        f.write("[[jobs]]\n" * n)
+    return path
+
+peaks = {}
+for n in (2500, 5000):  # (children's peak is a running maximum: smaller first)
+    r = subprocess.run([exe, "run", config(n), "-o", f"{d}/out{n}.h5"], capture_output=True, text=True)
+    assert r.returncode == 0, (n, r.stderr)
+    assert f"# job {n - 1}: allreduce (ring), 2 ranks" in r.stdout, r.stdout[-500:]
+    peaks[n] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0
+    import h5py
+    assert len(h5py.File(f"{d}/out{n}.h5", "r")["jobs"]["kind"]) == n
+ratio = peaks[5000] / peaks[2500]
+print(f"peak memory: {peaks[2500]:.0f} MiB at 2,500 jobs, {peaks[5000]:.0f} MiB at 5,000 (x{ratio:.2f})")
+assert ratio < 2.5, f"doubling the jobs took {ratio:.2f}x the memory: quadratic"
+
+r = subprocess.run([exe, "run", config(7000), "-o", f"{d}/out7000.h5"], capture_output=True, text=True)
+lines = r.stderr.strip().splitlines()
+assert r.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: jobs: "), (r.returncode, r.stderr)
+assert "7000 [[jobs]] tables" in lines[0], lines[0]
+import os
+assert not any(f.startswith("out7000") or ".out7000" in f for f in os.listdir(d)), os.listdir(d)
+print("PASS: 5,000 jobs in linear memory; 7,000 refused before the run")
+PY
