@@ -1,0 +1,316 @@
+// Incremental max-min fair rates by progressive filling (see flow_rates.hpp
+// for the algorithm, its complexity and why the results do not depend on
+// the history of adds and removes).
+#include "fabricsim/net/flow_rates.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <utility>
+
+#include "fabricsim/util/assert.hpp"
+#include "net/flow/indexed_heap.hpp"
+
+namespace fabricsim::net {
+
+namespace {
+/// A flow on a link's list (sorted by flow id).
+struct LinkFlow {
+  FlowId flow;
+  double weight;
+};
+}  // namespace
+
+class FlowRatesImpl {
+ public:
+  explicit FlowRatesImpl(std::vector<double> capacity) : capacity_(std::move(capacity)) {
+    for (double c : capacity_) FABRICSIM_ASSERT(c > 0.0 && std::isfinite(c), "link capacity must be positive");
+    const std::size_t n = capacity_.size();
+    link_flows_.resize(n);
+    link_mark_.assign(n, 0);
+    frozen_load_.assign(n, 0.0);
+    unfrozen_weight_.assign(n, 0.0);
+    unfrozen_count_.assign(n, 0);
+    heap_.reserve_ids(n);
+  }
+
+  void grow(FlowId id) {
+    if (id < flows_.size()) return;
+    const std::size_t n = std::max<std::size_t>(static_cast<std::size_t>(id) + 1, flows_.size() * 2);
+    flows_.resize(n);
+    flow_mark_.resize(n, 0);
+    frozen_.resize(n, 0);
+  }
+
+  void mark_links_dirty(FlowId id) {
+    const Flow& f = flows_[id];
+    if (f.links.empty()) {
+      dirty_free_.push_back(id);
+    } else {
+      for (const FlowLink& fl : f.links) dirty_links_.push_back(fl.link);
+    }
+  }
+
+  void add(FlowId id, std::span<const FlowLink> links, double cap) {
+    FABRICSIM_ASSERT(cap > 0.0, "a flow's rate cap must be positive");
+    grow(id);
+    Flow& f = flows_[id];
+    FABRICSIM_ASSERT(!f.active, "flow added twice");
+    f.active = true;
+    f.fresh = true;
+    f.cap = cap;
+    f.rate = 0.0;
+    f.links.assign(links.begin(), links.end());
+    std::sort(f.links.begin(), f.links.end(),
+              [](const FlowLink& a, const FlowLink& b) { return a.link < b.link; });
+    // Merge repeated links (paths of a split flow that share a link).
+    std::size_t out = 0;
+    for (std::size_t i = 0; i < f.links.size(); ++i) {
+      const FlowLink& fl = f.links[i];
+      FABRICSIM_ASSERT(fl.link < capacity_.size(), "flow over an unknown link");
+      FABRICSIM_ASSERT(fl.weight > 0.0 && fl.weight <= 1.0 + 1e-9, "flow weight outside (0, 1]");
+      if (out > 0 && f.links[out - 1].link == fl.link) {
+        f.links[out - 1].weight += fl.weight;
+        FABRICSIM_ASSERT(f.links[out - 1].weight <= 1.0 + 1e-9, "flow weights on one link sum above 1");
+      } else {
+        f.links[out++] = fl;
+      }
+    }
+    f.links.resize(out);
+    for (const FlowLink& fl : f.links) {
+      auto& list = link_flows_[fl.link];
+      const auto at = std::lower_bound(list.begin(), list.end(), id,
+                                       [](const LinkFlow& e, FlowId v) { return e.flow < v; });
+      list.insert(at, LinkFlow{id, fl.weight});
+    }
+    ++active_;
+    mark_links_dirty(id);
+  }
+
+  void remove(FlowId id) {
+    FABRICSIM_ASSERT(id < flows_.size() && flows_[id].active, "removing a flow that is not active");
+    Flow& f = flows_[id];
+    for (const FlowLink& fl : f.links) {
+      auto& list = link_flows_[fl.link];
+      const auto at = std::lower_bound(list.begin(), list.end(), id,
+                                       [](const LinkFlow& e, FlowId v) { return e.flow < v; });
+      FABRICSIM_ASSERT(at != list.end() && at->flow == id, "flow missing from its link");
+      list.erase(at);
+      dirty_links_.push_back(fl.link);
+    }
+    f.active = false;
+    f.fresh = false;
+    f.rate = 0.0;
+    --active_;
+  }
+
+  void set_cap(FlowId id, double cap) {
+    FABRICSIM_ASSERT(id < flows_.size() && flows_[id].active, "capping a flow that is not active");
+    FABRICSIM_ASSERT(cap > 0.0, "a flow's rate cap must be positive");
+    flows_[id].cap = cap;
+    mark_links_dirty(id);
+  }
+
+  std::span<const FlowId> recompute(bool all) {
+    changed_.clear();
+    if (all) {
+      dirty_links_.clear();
+      dirty_free_.clear();
+      for (std::size_t l = 0; l < link_flows_.size(); ++l)
+        if (!link_flows_[l].empty()) dirty_links_.push_back(static_cast<LinkId>(l));
+      for (std::size_t id = 0; id < flows_.size(); ++id)
+        if (flows_[id].active && flows_[id].links.empty()) dirty_free_.push_back(static_cast<FlowId>(id));
+    }
+    if (dirty_links_.empty() && dirty_free_.empty()) return {};
+    ++stats_.recomputations;
+    // Flows over no links: their cap.
+    for (FlowId id : dirty_free_) {
+      Flow& f = flows_[id];
+      if (!f.active || !f.links.empty()) continue;
+      report(id, f.cap);
+    }
+    dirty_free_.clear();
+    collect_components();
+    fill();
+    dirty_links_.clear();
+    stats_.flows_touched += comp_flows_.size();
+    stats_.links_touched += comp_links_.size();
+    stats_.largest_component = std::max(stats_.largest_component, comp_flows_.size());
+    stats_.rates_changed += changed_.size();
+    return changed_;
+  }
+
+  /// Breadth-first from the dirty links over link -> flows -> links; marks
+  /// with a fresh epoch, so nothing is cleared between calls.
+  void collect_components() {
+    ++epoch_;
+    if (epoch_ == 0) {  // wrapped: clear the marks once
+      std::fill(link_mark_.begin(), link_mark_.end(), 0);
+      std::fill(flow_mark_.begin(), flow_mark_.end(), 0);
+      epoch_ = 1;
+    }
+    comp_links_.clear();
+    comp_flows_.clear();
+    for (LinkId l : dirty_links_) {
+      if (link_mark_[l] == epoch_) continue;
+      link_mark_[l] = epoch_;
+      comp_links_.push_back(l);
+    }
+    for (std::size_t i = 0; i < comp_links_.size(); ++i) {
+      const LinkId l = comp_links_[i];
+      for (const LinkFlow& e : link_flows_[l]) {
+        if (flow_mark_[e.flow] == epoch_) continue;
+        flow_mark_[e.flow] = epoch_;
+        comp_flows_.push_back(e.flow);
+        for (const FlowLink& fl : flows_[e.flow].links) {
+          if (link_mark_[fl.link] == epoch_) continue;
+          link_mark_[fl.link] = epoch_;
+          comp_links_.push_back(fl.link);
+        }
+      }
+    }
+  }
+
+  /// Progressive filling over the collected components.
+  void fill() {
+    heap_.clear();
+    for (LinkId l : comp_links_) {
+      const auto& list = link_flows_[l];
+      if (list.empty()) continue;
+      double w = 0.0;
+      for (const LinkFlow& e : list) w += e.weight;
+      frozen_load_[l] = 0.0;
+      unfrozen_weight_[l] = w;
+      unfrozen_count_[l] = static_cast<std::uint32_t>(list.size());
+      heap_.set(l, capacity_[l] / w);
+    }
+    capped_.clear();
+    for (FlowId id : comp_flows_) {
+      frozen_[id] = 0;
+      if (flows_[id].cap != kNoRateCap) capped_.push_back(id);
+    }
+    std::sort(capped_.begin(), capped_.end(), [this](FlowId a, FlowId b) {
+      const double ca = flows_[a].cap;
+      const double cb = flows_[b].cap;
+      return ca < cb || (!(cb < ca) && a < b);
+    });
+    // Each event freezes at its own level (a link's t_l, a flow's cap) and
+    // lifts the keys it updates to at least that level, so the levels of a
+    // component never fall and never depend on another component's.
+    std::size_t next_cap = 0;
+    while (!heap_.empty()) {
+      while (next_cap < capped_.size() && frozen_[capped_[next_cap]]) ++next_cap;
+      // A link saturating at the same level as a cap goes first (the order
+      // does not change the rates, only which event freezes the flow).
+      if (next_cap < capped_.size() && flows_[capped_[next_cap]].cap < heap_.top_key()) {
+        const FlowId id = capped_[next_cap++];
+        freeze(id, flows_[id].cap);
+        continue;
+      }
+      const LinkId l = heap_.top();
+      const double level = heap_.top_key();
+      heap_.pop();
+      for (const LinkFlow& e : link_flows_[l])
+        if (!frozen_[e.flow]) freeze(e.flow, level);
+    }
+  }
+
+  /// Freezes flow `id` at `rate`, the level of the event that froze it.
+  void freeze(FlowId id, double rate) {
+    frozen_[id] = 1;
+    for (const FlowLink& fl : flows_[id].links) {
+      const LinkId l = fl.link;
+      frozen_load_[l] += fl.weight * rate;
+      if (--unfrozen_count_[l] == 0) {
+        heap_.erase(l);
+        continue;
+      }
+      double w = unfrozen_weight_[l] - fl.weight;
+      if (!(w > 0.0)) {
+        // Cancellation left no weight although flows remain: sum them again.
+        w = 0.0;
+        for (const LinkFlow& e : link_flows_[l])
+          if (!frozen_[e.flow]) w += e.weight;
+      }
+      unfrozen_weight_[l] = w;
+      heap_.set(l, std::max((capacity_[l] - frozen_load_[l]) / w, rate));
+    }
+    report(id, rate);
+  }
+
+  void report(FlowId id, double rate) {
+    Flow& f = flows_[id];
+    if (f.fresh || std::bit_cast<std::uint64_t>(f.rate) != std::bit_cast<std::uint64_t>(rate)) changed_.push_back(id);
+    f.fresh = false;
+    f.rate = rate;
+  }
+
+  double load(LinkId l) const {
+    double sum = 0.0;
+    for (const LinkFlow& e : link_flows_[l]) sum += e.weight * flows_[e.flow].rate;
+    return sum;
+  }
+
+  struct Flow {
+    std::vector<FlowLink> links;  // ascending link id, merged
+    double rate = 0.0;
+    double cap = kNoRateCap;
+    bool active = false;
+    bool fresh = false;  // added since the last recompute: always reported
+  };
+
+  std::vector<double> capacity_;
+  std::vector<std::vector<LinkFlow>> link_flows_;
+  std::vector<Flow> flows_;
+  std::size_t active_ = 0;
+
+  // Changes since the last recompute.
+  std::vector<LinkId> dirty_links_;
+  std::vector<FlowId> dirty_free_;
+
+  // Scratch of recompute(), reused.
+  std::uint32_t epoch_ = 0;
+  std::vector<std::uint32_t> link_mark_;
+  std::vector<std::uint32_t> flow_mark_;
+  std::vector<LinkId> comp_links_;
+  std::vector<FlowId> comp_flows_;
+  std::vector<double> frozen_load_;
+  std::vector<double> unfrozen_weight_;
+  std::vector<std::uint32_t> unfrozen_count_;
+  std::vector<std::uint8_t> frozen_;
+  std::vector<FlowId> capped_;
+  flow_detail::IndexedHeap<double> heap_;
+  std::vector<FlowId> changed_;
+  FlowRateStats stats_;
+};
+
+FlowRates::FlowRates(std::vector<double> capacity_gbps)
+    : impl_(std::make_unique<FlowRatesImpl>(std::move(capacity_gbps))) {}
+FlowRates::~FlowRates() = default;
+FlowRates::FlowRates(FlowRates&&) noexcept = default;
+FlowRates& FlowRates::operator=(FlowRates&&) noexcept = default;
+
+std::vector<double> FlowRates::capacities(const Topology& topo) {
+  std::vector<double> c(topo.link_count());
+  for (std::size_t l = 0; l < c.size(); ++l) c[l] = topo.link(static_cast<LinkId>(l)).bandwidth_gbps;
+  return c;
+}
+
+void FlowRates::add(FlowId id, std::span<const FlowLink> links, double cap_gbps) { impl_->add(id, links, cap_gbps); }
+void FlowRates::remove(FlowId id) { impl_->remove(id); }
+void FlowRates::set_cap(FlowId id, double cap_gbps) { impl_->set_cap(id, cap_gbps); }
+std::span<const FlowId> FlowRates::recompute() { return impl_->recompute(false); }
+std::span<const FlowId> FlowRates::recompute_all() { return impl_->recompute(true); }
+bool FlowRates::active(FlowId id) const { return id < impl_->flows_.size() && impl_->flows_[id].active; }
+double FlowRates::rate(FlowId id) const { return impl_->flows_[id].rate; }
+double FlowRates::cap(FlowId id) const { return impl_->flows_[id].cap; }
+std::span<const FlowLink> FlowRates::links(FlowId id) const { return impl_->flows_[id].links; }
+std::size_t FlowRates::flows_on(LinkId l) const { return impl_->link_flows_[l].size(); }
+double FlowRates::load(LinkId l) const { return impl_->load(l); }
+double FlowRates::capacity(LinkId l) const { return impl_->capacity_[l]; }
+std::size_t FlowRates::link_count() const { return impl_->capacity_.size(); }
+std::size_t FlowRates::active_count() const { return impl_->active_; }
+bool FlowRates::dirty() const { return !impl_->dirty_links_.empty() || !impl_->dirty_free_.empty(); }
+const FlowRateStats& FlowRates::stats() const { return impl_->stats_; }
+
+}  // namespace fabricsim::net
