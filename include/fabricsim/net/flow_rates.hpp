@@ -124,7 +124,8 @@ class FlowRates {
   /// The rate of an active flow (Gb/s) as of the last recompute().
   double rate(FlowId id) const;
   double cap(FlowId id) const;
-  /// The links of an active flow, ascending by link id, weights merged.
+  /// The links of a flow, ascending by link id, weights merged (an ended
+  /// flow's stay readable until its id is added again).
   std::span<const FlowLink> links(FlowId id) const;
   /// Active flows on link l.
   std::size_t flows_on(LinkId l) const;
