@@ -19,9 +19,12 @@
 // F_l the load of the flows already frozen on it, W_l the summed weight of
 // its unfrozen flows.  The next event is the smallest t_l (a link saturates:
 // every unfrozen flow on it freezes at t) or the smallest cap (that flow
-// freezes at its cap).  Freezing a flow updates F_l, W_l and so t_l of each
-// of its links.  The links wait in an indexed binary heap keyed by
-// (t_l, link id), so no step rescans the links.
+// freezes at its cap).  Freezing a flow updates F_l and W_l of each of its
+// links.  The links wait in an indexed binary heap keyed by (t_l, link id),
+// so no step rescans the links, and the keys are lazy: freezing a flow can
+// only raise t_l (exactly, (c - F - w x) / (W - w) >= t_l when x <= t_l),
+// so a key in the heap is a lower bound; a popped link whose t_l has risen
+// is queued again at its t_l, and a freeze costs no heap work.
 //
 // Incremental recomputation.  The max-min problem splits into independent
 // problems, one per connected component of the bipartite flow-link graph
@@ -36,9 +39,9 @@
 //
 // Complexity of one recompute(), over the component(s) recomputed with F
 // flows, L links and I = sum over its flows of their link counts:
-// O(I log L + L log L + K log K) time (every flow freeze updates the keys of
-// its links; K capped flows are sorted once), O(1) extra memory once the
-// scratch arrays have grown (no allocation in steady state).  add() and
+// O(I + (L + R) log L + K log K) time, R <= I the links queued again
+// (FlowRateStats::links_requeued) and K the capped flows (sorted once), and
+// no allocation in steady state (the scratch arrays are reused).  add() and
 // remove() cost O(d log d + sum over the flow's d links of their flow
 // counts) (the per-link lists are kept sorted by flow id).
 //
@@ -48,8 +51,8 @@
 // weights and caps, not on the order of earlier adds and removes or on other
 // components: an incremental recompute() gives bit for bit the rates a
 // recompute_all() from scratch gives.  Rounding can make a link's t_l a few
-// ulps smaller than the level already reached; such a link saturates at the
-// current level (the level never falls).  No other epsilon is used.
+// ulps smaller than its key when it is popped; it then saturates at its key
+// (the level never falls).  No other epsilon is used.
 #pragma once
 
 #include <cstddef>
@@ -82,6 +85,7 @@ struct FlowRateStats {
   std::uint64_t flows_touched = 0;   ///< flows refilled, summed over recomputations
   std::uint64_t links_touched = 0;   ///< links refilled, summed over recomputations
   std::uint64_t rates_changed = 0;   ///< flows reported as changed, summed
+  std::uint64_t links_requeued = 0;  ///< popped links whose level had risen (lazy keys)
   std::size_t largest_component = 0;  ///< most flows refilled by one recompute()
 };
 

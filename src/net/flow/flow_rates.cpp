@@ -182,8 +182,9 @@ class FlowRatesImpl {
       frozen_load_[l] = 0.0;
       unfrozen_weight_[l] = w;
       unfrozen_count_[l] = static_cast<std::uint32_t>(list.size());
-      heap_.set(l, capacity_[l] / w);
+      heap_.push_unordered(l, capacity_[l] / w);
     }
+    heap_.heapify();
     capped_.clear();
     for (FlowId id : comp_flows_) {
       frozen_[id] = 0;
@@ -194,9 +195,12 @@ class FlowRatesImpl {
       const double cb = flows_[b].cap;
       return ca < cb || (!(cb < ca) && a < b);
     });
-    // Each event freezes at its own level (a link's t_l, a flow's cap) and
-    // lifts the keys it updates to at least that level, so the levels of a
-    // component never fall and never depend on another component's.
+    // Lazy keys: freezing a flow only raises t_l of its links (exactly:
+    // (c - F - w x) / (W - w) >= t_l when x <= t_l), so a link's key in the
+    // heap is a lower bound of its t_l.  A popped link whose t_l has risen
+    // is queued again at its t_l; otherwise it saturates at its key (t_l
+    // may be a few ulps below it after rounding: the level never falls).
+    // Only popped links are re-evaluated, and a freeze costs no heap work.
     std::size_t next_cap = 0;
     while (!heap_.empty()) {
       while (next_cap < capped_.size() && frozen_[capped_[next_cap]]) ++next_cap;
@@ -209,22 +213,29 @@ class FlowRatesImpl {
       }
       const LinkId l = heap_.top();
       const double level = heap_.top_key();
+      if (unfrozen_count_[l] == 0) {  // every flow on it froze elsewhere
+        heap_.pop();
+        continue;
+      }
+      const double t = (capacity_[l] - frozen_load_[l]) / unfrozen_weight_[l];
+      if (t > level) {
+        heap_.set(l, t);
+        ++stats_.links_requeued;
+        continue;
+      }
       heap_.pop();
       for (const LinkFlow& e : link_flows_[l])
         if (!frozen_[e.flow]) freeze(e.flow, level);
     }
   }
 
-  /// Freezes flow `id` at `rate`, the level of the event that froze it.
+  /// Freezes flow `id` at `rate`.
   void freeze(FlowId id, double rate) {
     frozen_[id] = 1;
     for (const FlowLink& fl : flows_[id].links) {
       const LinkId l = fl.link;
       frozen_load_[l] += fl.weight * rate;
-      if (--unfrozen_count_[l] == 0) {
-        heap_.erase(l);
-        continue;
-      }
+      if (--unfrozen_count_[l] == 0) continue;
       double w = unfrozen_weight_[l] - fl.weight;
       if (!(w > 0.0)) {
         // Cancellation left no weight although flows remain: sum them again.
@@ -233,7 +244,6 @@ class FlowRatesImpl {
           if (!frozen_[e.flow]) w += e.weight;
       }
       unfrozen_weight_[l] = w;
-      heap_.set(l, std::max((capacity_[l] - frozen_load_[l]) / w, rate));
     }
     report(id, rate);
   }

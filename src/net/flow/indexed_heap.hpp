@@ -1,9 +1,11 @@
-// An indexed binary min-heap over dense ids: each id is in the heap at most
-// once with a key, and its key can be changed or the id removed in
-// O(log n) through a position table.  Ties are broken by the id, so the
-// order is total and does not depend on the order of pushes.  Storage grows
-// to the largest id and heap size seen and is then reused: no allocation
-// once the sizes are reached.  Private to the flow model (src/net/flow/).
+// An indexed min-heap over dense ids: each id is in the heap at most once
+// with a key, and its key can be changed or the id removed in O(log n)
+// through a position table.  Ties are broken by the id, so the order is
+// total and does not depend on the order of pushes.  Keys are stored in the
+// heap entries (a comparison reads no other array), and a batch of pushes
+// can be heapified in O(n).  Storage grows to the largest id and heap size
+// seen and is then reused: no allocation once the sizes are reached.
+// Private to the flow model (src/net/flow/).
 #pragma once
 
 #include <cstddef>
@@ -20,94 +22,102 @@ class IndexedHeap {
 
   /// Makes ids [0, n) usable (grows only).
   void reserve_ids(std::size_t n) {
-    if (pos_.size() < n) {
-      pos_.resize(n, kAbsent);
-      key_.resize(n);
-    }
+    if (pos_.size() < n) pos_.resize(n, kAbsent);
   }
   bool empty() const { return heap_.empty(); }
   std::size_t size() const { return heap_.size(); }
   bool contains(std::uint32_t id) const { return id < pos_.size() && pos_[id] != kAbsent; }
-  std::uint32_t top() const { return heap_.front(); }
-  Key top_key() const { return key_[heap_.front()]; }
-  Key key(std::uint32_t id) const { return key_[id]; }
+  std::uint32_t top() const { return heap_.front().id; }
+  Key top_key() const { return heap_.front().key; }
 
   /// Inserts `id` with `key`, or changes its key if it is already in.
   void set(std::uint32_t id, Key key) {
     reserve_ids(static_cast<std::size_t>(id) + 1);
     if (pos_[id] == kAbsent) {
-      key_[id] = key;
-      pos_[id] = static_cast<std::uint32_t>(heap_.size());
-      heap_.push_back(id);
-      up(pos_[id]);
+      heap_.push_back(Entry{key, id});
+      up(static_cast<std::uint32_t>(heap_.size() - 1));
       return;
     }
-    const Key old = key_[id];
-    key_[id] = key;
+    const std::uint32_t at = pos_[id];
+    const Key old = heap_[at].key;
+    heap_[at].key = key;
     if (key < old) {
-      up(pos_[id]);
+      up(at);
     } else {
-      down(pos_[id]);
+      down(at);
     }
+  }
+
+  /// Appends an absent id without ordering; call heapify() before any
+  /// other operation.
+  void push_unordered(std::uint32_t id, Key key) {
+    pos_[id] = static_cast<std::uint32_t>(heap_.size());
+    heap_.push_back(Entry{key, id});
+  }
+  void heapify() {
+    for (std::size_t i = heap_.size() / 2; i-- > 0;) down(static_cast<std::uint32_t>(i));
   }
 
   /// Removes `id` if it is in.
   void erase(std::uint32_t id) {
     if (!contains(id)) return;
     const std::uint32_t at = pos_[id];
-    const std::uint32_t last = heap_.back();
+    const Entry last = heap_.back();
     heap_.pop_back();
     pos_[id] = kAbsent;
-    if (last == id) return;
+    if (last.id == id) return;
     heap_[at] = last;
-    pos_[last] = at;
+    pos_[last.id] = at;
     up(at);
-    down(pos_[last]);
+    down(pos_[last.id]);
   }
 
-  void pop() { erase(heap_.front()); }
+  void pop() { erase(heap_.front().id); }
 
   /// Empties the heap (ids stay usable).
   void clear() {
-    for (std::uint32_t id : heap_) pos_[id] = kAbsent;
+    for (const Entry& e : heap_) pos_[e.id] = kAbsent;
     heap_.clear();
   }
 
  private:
-  bool less(std::uint32_t a, std::uint32_t b) const {
-    return key_[a] < key_[b] || (!(key_[b] < key_[a]) && a < b);
-  }
-  void place(std::uint32_t at, std::uint32_t id) {
-    heap_[at] = id;
-    pos_[id] = at;
+  struct Entry {
+    Key key;
+    std::uint32_t id;
+  };
+  static bool less(const Entry& a, const Entry& b) {
+    return a.key < b.key || (!(b.key < a.key) && a.id < b.id);
   }
   void up(std::uint32_t at) {
-    const std::uint32_t id = heap_[at];
+    const Entry e = heap_[at];
     while (at > 0) {
       const std::uint32_t parent = (at - 1) / 2;
-      if (!less(id, heap_[parent])) break;
-      place(at, heap_[parent]);
+      if (!less(e, heap_[parent])) break;
+      heap_[at] = heap_[parent];
+      pos_[heap_[at].id] = at;
       at = parent;
     }
-    place(at, id);
+    heap_[at] = e;
+    pos_[e.id] = at;
   }
   void down(std::uint32_t at) {
-    const std::uint32_t id = heap_[at];
+    const Entry e = heap_[at];
     const auto n = static_cast<std::uint32_t>(heap_.size());
     for (;;) {
       std::uint32_t child = 2 * at + 1;
       if (child >= n) break;
       if (child + 1 < n && less(heap_[child + 1], heap_[child])) ++child;
-      if (!less(heap_[child], id)) break;
-      place(at, heap_[child]);
+      if (!less(heap_[child], e)) break;
+      heap_[at] = heap_[child];
+      pos_[heap_[at].id] = at;
       at = child;
     }
-    place(at, id);
+    heap_[at] = e;
+    pos_[e.id] = at;
   }
 
-  std::vector<std::uint32_t> heap_;
+  std::vector<Entry> heap_;
   std::vector<std::uint32_t> pos_;
-  std::vector<Key> key_;
 };
 
 }  // namespace fabricsim::net::flow_detail
