@@ -337,12 +337,17 @@ TEST(FlowRates, IncrementalEqualsFromScratchBitForBit) {
   FlowRates fr(cap);
   std::vector<double> previous(spec.size(), -1.0);
   std::vector<FlowId> active;
-  for (int step = 0; step < 600; ++step) {
+  for (int step = 0; step < 3000; ++step) {
     // A batch of one to three starts or ends at the same instant.
     const auto batch = 1 + rng.below(3);
     std::set<FlowId> started;
     for (std::uint64_t b = 0; b < batch; ++b) {
-      if (!active.empty() && (rng.below(2) == 0 || active.size() > 120)) {
+      if (!active.empty() && rng.below(8) == 0) {
+        // A cap changes (up, down, or away).
+        const FlowId id = active[rng.below(active.size())];
+        spec[id].cap = rng.below(3) == 0 ? kNoRateCap : 1.0 + static_cast<double>(rng.below(100));
+        fr.set_cap(id, spec[id].cap);
+      } else if (!active.empty() && (rng.below(2) == 0 || active.size() > 120)) {
         const auto at = rng.below(active.size());
         fr.remove(active[at]);
         previous[active[at]] = -1.0;

@@ -19,40 +19,54 @@
 // F_l the load of the flows already frozen on it, W_l the summed weight of
 // its unfrozen flows.  The next event is the smallest t_l (a link saturates:
 // every unfrozen flow on it freezes at t) or the smallest cap (that flow
-// freezes at its cap).  Freezing a flow updates F_l and W_l of each of its
-// links.  The links wait in an indexed binary heap keyed by (t_l, link id),
-// so no step rescans the links, and the keys are lazy: freezing a flow can
-// only raise t_l (exactly, (c - F - w x) / (W - w) >= t_l when x <= t_l),
-// so a key in the heap is a lower bound; a popped link whose t_l has risen
-// is queued again at its t_l, and a freeze costs no heap work.
+// freezes at its cap).  The links wait in an indexed binary heap keyed by
+// (t_l, link id), so no step rescans the links, and the keys are lazy:
+// freezing a flow can only raise t_l (exactly, (c - F - w x) / (W - w) >= t
+// when x <= t), so a key in the heap is a lower bound; a popped link whose
+// t_l has risen is queued again at its t_l, and a freeze costs no heap work.
 //
-// Incremental recomputation.  The max-min problem splits into independent
-// problems, one per connected component of the bipartite flow-link graph
-// (flows that share links, transitively).  add() and remove() only mark the
-// links of the flow as dirty; recompute() collects the components of the
-// dirty links (breadth-first over link -> flows -> links) and refills only
-// those.  Several changes at the same simulated time are one call, and so
-// one recomputation of the union of their components.  (On a fabric with
-// few flows, or jobs on disjoint parts of it, a component is a small part of
-// all flows; when every flow shares a core link with every other, it is all
-// of them, and the cost is that of a full recomputation.)
+// Incremental recomputation, in two cuts.
+// 1. Components.  The problem splits into independent problems, one per
+//    connected component of the bipartite flow-link graph.  add(), remove()
+//    and set_cap() only mark the flow's links dirty; recompute() collects
+//    what is connected to the dirty links (breadth-first over link -> flows
+//    -> links) and refills only that.  Several changes at one simulated
+//    instant are one call, so one refill of the union.
+// 2. Restart level.  Progressive filling is the same below the first level
+//    at which a change can matter, so every flow whose rate is below it
+//    keeps its rate and stays frozen (its load is fixed), and only the
+//    other flows are refilled, from there; the breadth-first search does
+//    not pass through kept flows either, so flows linked to the change only
+//    through kept flows are not touched.  The level is the smallest of: the
+//    old rate of a removed flow (its links saturated at or above it), the
+//    old rate or new cap of a flow whose cap changed, and, for each link of
+//    an added flow, the lowest level at which that link can now saturate
+//    (computed from the old rates on it, sorted), less a relative 1e-9.
+// On a fabric where every flow shares a core link with every other and all
+// rates are alike (uniform traffic on a fat tree), both cuts save little
+// and the cost approaches that of a full refill; jobs on disjoint parts of
+// a fabric, or a change at a high level, cost a small part of it
+// (bench_flow_rates measures both).
 //
-// Complexity of one recompute(), over the component(s) recomputed with F
-// flows, L links and I = sum over its flows of their link counts:
-// O(I + (L + R) log L + K log K) time, R <= I the links queued again
-// (FlowRateStats::links_requeued) and K the capped flows (sorted once), and
-// no allocation in steady state (the scratch arrays are reused).  add() and
-// remove() cost O(d log d + sum over the flow's d links of their flow
-// counts) (the per-link lists are kept sorted by flow id).
+// Complexity of one recompute(), over the F flows refilled, the L links
+// they cross and I = sum of those links' flow counts: O(I x (1 + R/L) +
+// (L + R) log L + K log K + A) time, R the links queued again (lazy keys,
+// FlowRateStats::links_requeued), K the capped flows refilled (sorted
+// once) and A = sum over the added flows' links of d log d (the restart
+// bound, d the flows on the link); no allocation in steady state (the
+// scratch arrays are reused).  add() and remove() cost O(d log d + sum over
+// the flow's d links of their flow counts) (per-link lists sorted by id).
 //
-// Determinism and exactness.  The per-link flow lists are sorted by flow id
-// and events are ordered by (level, kind, id), so the floating-point
-// operations of a component depend only on its flows, their ids, links,
-// weights and caps, not on the order of earlier adds and removes or on other
-// components: an incremental recompute() gives bit for bit the rates a
-// recompute_all() from scratch gives.  Rounding can make a link's t_l a few
-// ulps smaller than its key when it is popped; it then saturates at its key
-// (the level never falls).  No other epsilon is used.
+// Determinism and exactness.  A link's t_l is evaluated by summing its
+// flow list (sorted by flow id) every time, from the set of frozen flows
+// and their rates, never accumulated in the order flows froze; events are
+// ordered by (level, kind, id).  So the floating-point result depends only
+// on the flows, their ids, links, weights and caps, not on the order of
+// earlier adds and removes, on the restart level or on other components:
+// an incremental recompute() gives bit for bit the rates a recompute_all()
+// from scratch gives (tested).  Rounding can make a link's t_l a few ulps
+// smaller than its key when it is popped; it then saturates at its key (the
+// level never falls).  No other epsilon is used.
 #pragma once
 
 #include <cstddef>

@@ -28,9 +28,6 @@ class FlowRatesImpl {
     const std::size_t n = capacity_.size();
     link_flows_.resize(n);
     link_mark_.assign(n, 0);
-    frozen_load_.assign(n, 0.0);
-    unfrozen_weight_.assign(n, 0.0);
-    unfrozen_count_.assign(n, 0);
     heap_.reserve_ids(n);
   }
 
@@ -85,6 +82,7 @@ class FlowRatesImpl {
     }
     ++active_;
     mark_links_dirty(id);
+    if (!f.links.empty()) added_.push_back(id);
   }
 
   void remove(FlowId id) {
@@ -98,6 +96,8 @@ class FlowRatesImpl {
       list.erase(at);
       dirty_links_.push_back(fl.link);
     }
+    // Nothing below the rate it had can change (see restart level).
+    if (!f.fresh) restart_ = std::min(restart_, f.rate);
     f.active = false;
     f.fresh = false;
     f.rate = 0.0;
@@ -107,13 +107,17 @@ class FlowRatesImpl {
   void set_cap(FlowId id, double cap) {
     FABRICSIM_ASSERT(id < flows_.size() && flows_[id].active, "capping a flow that is not active");
     FABRICSIM_ASSERT(cap > 0.0, "a flow's rate cap must be positive");
-    flows_[id].cap = cap;
+    Flow& f = flows_[id];
+    if (!f.fresh) restart_ = std::min({restart_, f.rate, cap});
+    f.cap = cap;
     mark_links_dirty(id);
   }
 
   std::span<const FlowId> recompute(bool all) {
     changed_.clear();
     if (all) {
+      restart_ = 0.0;
+      added_.clear();
       dirty_links_.clear();
       dirty_free_.clear();
       for (std::size_t l = 0; l < link_flows_.size(); ++l)
@@ -130,7 +134,15 @@ class FlowRatesImpl {
       report(id, f.cap);
     }
     dirty_free_.clear();
-    collect_components();
+    for (FlowId id : added_)
+      if (flows_[id].active && flows_[id].fresh)
+        for (const FlowLink& fl : flows_[id].links) restart_ = std::min(restart_, saturation_bound(fl.link));
+    added_.clear();
+    // A relative margin against the rounding of the bound: refilling a
+    // flow too many is only slower.
+    const double level = restart_ * (1.0 - 1e-9);
+    restart_ = kNoRateCap;
+    collect_components(level);
     fill();
     dirty_links_.clear();
     stats_.flows_touched += comp_flows_.size();
@@ -142,7 +154,36 @@ class FlowRatesImpl {
 
   /// Breadth-first from the dirty links over link -> flows -> links; marks
   /// with a fresh epoch, so nothing is cleared between calls.
-  void collect_components() {
+  /// Whether flow `id` is refilled: added since the last call, or its rate
+  /// is not below the restart level.
+  bool refilled(FlowId id, double level) const { return flows_[id].fresh || !(flows_[id].rate < level); }
+
+  /// The lowest level at which link l can saturate now, if every flow on it
+  /// whose rate is below that level keeps its rate and the others (new
+  /// ones included) rise together: the first t with
+  ///   sum_{r_g < t} w_g r_g + t x sum_{r_g >= t} w_g = c_l.
+  double saturation_bound(LinkId l) {
+    bound_scratch_.clear();
+    double w_all = 0.0;
+    for (const LinkFlow& e : link_flows_[l]) {
+      w_all += e.weight;
+      if (!flows_[e.flow].fresh) bound_scratch_.push_back({flows_[e.flow].rate, e.weight});
+    }
+    std::sort(bound_scratch_.begin(), bound_scratch_.end(),
+              [](const LinkFlow2& a, const LinkFlow2& b) { return a.rate < b.rate; });
+    double fixed_load = 0.0;
+    double rising = w_all;
+    for (const LinkFlow2& g : bound_scratch_) {
+      const double t = (capacity_[l] - fixed_load) / rising;
+      if (t <= g.rate) return t;
+      fixed_load += g.weight * g.rate;
+      rising -= g.weight;
+      if (!(rising > 0.0)) return g.rate;  // rounding: every flow already fixed
+    }
+    return (capacity_[l] - fixed_load) / rising;
+  }
+
+  void collect_components(double level) {
     ++epoch_;
     if (epoch_ == 0) {  // wrapped: clear the marks once
       std::fill(link_mark_.begin(), link_mark_.end(), 0);
@@ -159,7 +200,7 @@ class FlowRatesImpl {
     for (std::size_t i = 0; i < comp_links_.size(); ++i) {
       const LinkId l = comp_links_[i];
       for (const LinkFlow& e : link_flows_[l]) {
-        if (flow_mark_[e.flow] == epoch_) continue;
+        if (flow_mark_[e.flow] == epoch_ || !refilled(e.flow, level)) continue;
         flow_mark_[e.flow] = epoch_;
         comp_flows_.push_back(e.flow);
         for (const FlowLink& fl : flows_[e.flow].links) {
@@ -171,36 +212,52 @@ class FlowRatesImpl {
     }
   }
 
-  /// Progressive filling over the collected components.
+  /// Level at which link l saturates given the flows frozen so far:
+  /// t = (c - F) / W, F the load of the frozen flows on it (refilled flows
+  /// frozen in this pass and the flows kept), W the weight of the rest.
+  /// Summed over the link's list in flow-id order every time, so the value
+  /// depends only on which flows are frozen at what rates, not on the order
+  /// they froze in: this is what makes a restart at any level give the bits
+  /// a fill from zero gives.  False if no flow on it is unfrozen.
+  bool evaluate(LinkId l, double& t) const {
+    double frozen_load = 0.0;
+    double weight = 0.0;
+    std::size_t rising = 0;
+    for (const LinkFlow& e : link_flows_[l]) {
+      if (flow_mark_[e.flow] == epoch_ && !frozen_[e.flow]) {
+        weight += e.weight;
+        ++rising;
+      } else {
+        frozen_load += e.weight * flows_[e.flow].rate;
+      }
+    }
+    if (rising == 0) return false;
+    t = (capacity_[l] - frozen_load) / weight;
+    return true;
+  }
+
+  /// Progressive filling of the collected flows, from the restart level.
   void fill() {
     heap_.clear();
+    for (FlowId id : comp_flows_) frozen_[id] = 0;
     for (LinkId l : comp_links_) {
-      const auto& list = link_flows_[l];
-      if (list.empty()) continue;
-      double w = 0.0;
-      for (const LinkFlow& e : list) w += e.weight;
-      frozen_load_[l] = 0.0;
-      unfrozen_weight_[l] = w;
-      unfrozen_count_[l] = static_cast<std::uint32_t>(list.size());
-      heap_.push_unordered(l, capacity_[l] / w);
+      double t = 0.0;
+      if (evaluate(l, t)) heap_.push_unordered(l, t);
     }
     heap_.heapify();
     capped_.clear();
-    for (FlowId id : comp_flows_) {
-      frozen_[id] = 0;
+    for (FlowId id : comp_flows_)
       if (flows_[id].cap != kNoRateCap) capped_.push_back(id);
-    }
     std::sort(capped_.begin(), capped_.end(), [this](FlowId a, FlowId b) {
       const double ca = flows_[a].cap;
       const double cb = flows_[b].cap;
       return ca < cb || (!(cb < ca) && a < b);
     });
-    // Lazy keys: freezing a flow only raises t_l of its links (exactly:
-    // (c - F - w x) / (W - w) >= t_l when x <= t_l), so a link's key in the
-    // heap is a lower bound of its t_l.  A popped link whose t_l has risen
-    // is queued again at its t_l; otherwise it saturates at its key (t_l
+    // Lazy keys: freezing a flow can only raise a link's level (exactly,
+    // (c - F - w x) / (W - w) >= t when x <= t), so a key in the heap is a
+    // lower bound.  A popped link whose level has risen is queued again at
+    // its level; otherwise it saturates at its key (the level evaluated
     // may be a few ulps below it after rounding: the level never falls).
-    // Only popped links are re-evaluated, and a freeze costs no heap work.
     std::size_t next_cap = 0;
     while (!heap_.empty()) {
       while (next_cap < capped_.size() && frozen_[capped_[next_cap]]) ++next_cap;
@@ -213,11 +270,11 @@ class FlowRatesImpl {
       }
       const LinkId l = heap_.top();
       const double level = heap_.top_key();
-      if (unfrozen_count_[l] == 0) {  // every flow on it froze elsewhere
+      double t = 0.0;
+      if (!evaluate(l, t)) {  // every flow on it froze elsewhere
         heap_.pop();
         continue;
       }
-      const double t = (capacity_[l] - frozen_load_[l]) / unfrozen_weight_[l];
       if (t > level) {
         heap_.set(l, t);
         ++stats_.links_requeued;
@@ -225,26 +282,13 @@ class FlowRatesImpl {
       }
       heap_.pop();
       for (const LinkFlow& e : link_flows_[l])
-        if (!frozen_[e.flow]) freeze(e.flow, level);
+        if (flow_mark_[e.flow] == epoch_ && !frozen_[e.flow]) freeze(e.flow, level);
     }
   }
 
-  /// Freezes flow `id` at `rate`.
+  /// Freezes a refilled flow at `rate`.
   void freeze(FlowId id, double rate) {
     frozen_[id] = 1;
-    for (const FlowLink& fl : flows_[id].links) {
-      const LinkId l = fl.link;
-      frozen_load_[l] += fl.weight * rate;
-      if (--unfrozen_count_[l] == 0) continue;
-      double w = unfrozen_weight_[l] - fl.weight;
-      if (!(w > 0.0)) {
-        // Cancellation left no weight although flows remain: sum them again.
-        w = 0.0;
-        for (const LinkFlow& e : link_flows_[l])
-          if (!frozen_[e.flow]) w += e.weight;
-      }
-      unfrozen_weight_[l] = w;
-    }
     report(id, rate);
   }
 
@@ -277,6 +321,9 @@ class FlowRatesImpl {
   // Changes since the last recompute.
   std::vector<LinkId> dirty_links_;
   std::vector<FlowId> dirty_free_;
+  std::vector<FlowId> added_;
+  /// Restart level: every flow whose rate is below it keeps its rate.
+  double restart_ = kNoRateCap;
 
   // Scratch of recompute(), reused.
   std::uint32_t epoch_ = 0;
@@ -284,11 +331,13 @@ class FlowRatesImpl {
   std::vector<std::uint32_t> flow_mark_;
   std::vector<LinkId> comp_links_;
   std::vector<FlowId> comp_flows_;
-  std::vector<double> frozen_load_;
-  std::vector<double> unfrozen_weight_;
-  std::vector<std::uint32_t> unfrozen_count_;
   std::vector<std::uint8_t> frozen_;
   std::vector<FlowId> capped_;
+  struct LinkFlow2 {
+    double rate;
+    double weight;
+  };
+  std::vector<LinkFlow2> bound_scratch_;
   flow_detail::IndexedHeap<double> heap_;
   std::vector<FlowId> changed_;
   FlowRateStats stats_;
