@@ -158,7 +158,7 @@ TEST(FlowNetwork, SharedLinkThenSpeedUp) {
   sim.run();
   const double fa = static_cast<double>(wire(small) - last_packet(small));
   const double fb = static_cast<double>(wire(large) - last_packet(large));
-  const double t1 = fa * 8000.0 / 50.0;              // a's flow ends (ps)
+  const double t1 = fa * 8000.0 / 50.0;               // a's flow ends (ps)
   const double t2 = t1 + (fb - fa) * 8000.0 / 100.0;  // b's flow ends
   const double tail = static_cast<double>(ser_ps(kPacket, 100) + 2 * 100000 + 100000);
   EXPECT_NEAR(static_cast<double>(rec.delivered.at(a).ps()), t1 + tail, 2.0);

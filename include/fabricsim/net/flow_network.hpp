@@ -75,8 +75,8 @@ struct FlowParams {
 struct FlowModelStats {
   std::uint64_t flows_started = 0;  ///< messages that became flows
   std::uint64_t recompute_events = 0;
-  std::uint64_t reschedules = 0;    ///< finish times changed by a recomputation
-  std::size_t max_concurrent = 0;   ///< most flows active at once
+  std::uint64_t reschedules = 0;   ///< finish times changed by a recomputation
+  std::size_t max_concurrent = 0;  ///< most flows active at once
   FlowRateStats rates;
 };
 
@@ -95,8 +95,7 @@ class FlowNetwork {
   /// As Network::create / post / send.
   MessageId create(EndpointId src, EndpointId dst, std::uint64_t payload_bytes, std::uint32_t tag = 0);
   void post(MessageId id, core::SimTime at);
-  MessageId send(EndpointId src, EndpointId dst, std::uint64_t payload_bytes, core::SimTime at,
-                 std::uint32_t tag = 0);
+  MessageId send(EndpointId src, EndpointId dst, std::uint64_t payload_bytes, core::SimTime at, std::uint32_t tag = 0);
   /// Caps one message's rate (Gb/s, > 0) before it is posted.
   void set_rate_cap(MessageId id, double gbps);
   void set_listener(MessageListener* listener);
@@ -143,8 +142,7 @@ class AnalyticNetwork {
 
   MessageId create(EndpointId src, EndpointId dst, std::uint64_t payload_bytes, std::uint32_t tag = 0);
   void post(MessageId id, core::SimTime at);
-  MessageId send(EndpointId src, EndpointId dst, std::uint64_t payload_bytes, core::SimTime at,
-                 std::uint32_t tag = 0);
+  MessageId send(EndpointId src, EndpointId dst, std::uint64_t payload_bytes, core::SimTime at, std::uint32_t tag = 0);
   void set_listener(MessageListener* listener);
 
   const Topology& topology() const;

@@ -95,11 +95,11 @@ inline constexpr double kNoRateCap = std::numeric_limits<double>::infinity();
 
 /// Work counters of a FlowRates.
 struct FlowRateStats {
-  std::uint64_t recomputations = 0;  ///< recompute() calls that found something to do
-  std::uint64_t flows_touched = 0;   ///< flows refilled, summed over recomputations
-  std::uint64_t links_touched = 0;   ///< links refilled, summed over recomputations
-  std::uint64_t rates_changed = 0;   ///< flows reported as changed, summed
-  std::uint64_t links_requeued = 0;  ///< popped links whose level had risen (lazy keys)
+  std::uint64_t recomputations = 0;   ///< recompute() calls that found something to do
+  std::uint64_t flows_touched = 0;    ///< flows refilled, summed over recomputations
+  std::uint64_t links_touched = 0;    ///< links refilled, summed over recomputations
+  std::uint64_t rates_changed = 0;    ///< flows reported as changed, summed
+  std::uint64_t links_requeued = 0;   ///< popped links whose level had risen (lazy keys)
   std::size_t largest_component = 0;  ///< most flows refilled by one recompute()
 };
 

@@ -93,8 +93,7 @@ class FlowNetworkImpl {
     finish_binding_ = sim.bind(core::Simulator::handler<FlowNetworkImpl, &FlowNetworkImpl::on_finish>(), this);
     deliver_binding_ = sim.bind(core::Simulator::handler<FlowNetworkImpl, &FlowNetworkImpl::on_deliver>(), this);
     sent_binding_ = sim.bind(core::Simulator::handler<FlowNetworkImpl, &FlowNetworkImpl::on_sent>(), this);
-    recompute_binding_ =
-        sim.bind(core::Simulator::handler<FlowNetworkImpl, &FlowNetworkImpl::on_recompute>(), this);
+    recompute_binding_ = sim.bind(core::Simulator::handler<FlowNetworkImpl, &FlowNetworkImpl::on_recompute>(), this);
   }
 
   MessageId create(EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint32_t tag) {
@@ -394,8 +393,7 @@ void FlowNetwork::finish(SimTime end) {
 
 class AnalyticNetworkImpl {
  public:
-  AnalyticNetworkImpl(const Topology& topo, const AnalyticParams& params, PathProvider& paths,
-                      core::Simulator& sim)
+  AnalyticNetworkImpl(const Topology& topo, const AnalyticParams& params, PathProvider& paths, core::Simulator& sim)
       : topo_(topo), params_(params), paths_(paths), sim_(sim) {
     FABRICSIM_ASSERT(sim.entity_count() >= topo.node_count(), "the simulator needs an entity per node");
     if (params_.header_bytes >= params_.packet_bytes)

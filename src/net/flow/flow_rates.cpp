@@ -58,8 +58,7 @@ class FlowRatesImpl {
     f.cap = cap;
     f.rate = 0.0;
     f.links.assign(links.begin(), links.end());
-    std::sort(f.links.begin(), f.links.end(),
-              [](const FlowLink& a, const FlowLink& b) { return a.link < b.link; });
+    std::sort(f.links.begin(), f.links.end(), [](const FlowLink& a, const FlowLink& b) { return a.link < b.link; });
     // Merge repeated links (paths of a split flow that share a link).
     std::size_t out = 0;
     for (std::size_t i = 0; i < f.links.size(); ++i) {
@@ -76,8 +75,8 @@ class FlowRatesImpl {
     f.links.resize(out);
     for (const FlowLink& fl : f.links) {
       auto& list = link_flows_[fl.link];
-      const auto at = std::lower_bound(list.begin(), list.end(), id,
-                                       [](const LinkFlow& e, FlowId v) { return e.flow < v; });
+      const auto at =
+          std::lower_bound(list.begin(), list.end(), id, [](const LinkFlow& e, FlowId v) { return e.flow < v; });
       list.insert(at, LinkFlow{id, fl.weight});
     }
     ++active_;
@@ -90,8 +89,8 @@ class FlowRatesImpl {
     Flow& f = flows_[id];
     for (const FlowLink& fl : f.links) {
       auto& list = link_flows_[fl.link];
-      const auto at = std::lower_bound(list.begin(), list.end(), id,
-                                       [](const LinkFlow& e, FlowId v) { return e.flow < v; });
+      const auto at =
+          std::lower_bound(list.begin(), list.end(), id, [](const LinkFlow& e, FlowId v) { return e.flow < v; });
       FABRICSIM_ASSERT(at != list.end() && at->flow == id, "flow missing from its link");
       list.erase(at);
       dirty_links_.push_back(fl.link);

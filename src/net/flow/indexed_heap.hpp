@@ -85,9 +85,7 @@ class IndexedHeap {
     Key key;
     std::uint32_t id;
   };
-  static bool less(const Entry& a, const Entry& b) {
-    return a.key < b.key || (!(b.key < a.key) && a.id < b.id);
-  }
+  static bool less(const Entry& a, const Entry& b) { return a.key < b.key || (!(b.key < a.key) && a.id < b.id); }
   void up(std::uint32_t at) {
     const Entry e = heap_[at];
     while (at > 0) {
