@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "fabricsim/core/simulator.hpp"
+#include "fabricsim/net/flow_network.hpp"
 #include "fabricsim/net/flow_paths.hpp"
 #include "fabricsim/net/flow_rates.hpp"
 #include "fabricsim/net/topology.hpp"
@@ -112,5 +114,73 @@ BENCHMARK(BM_FlowFullRecompute)
     ->ArgNames({"flows", "split"})
     ->ArgsProduct({{1000, 10000}, {0, 1}})
     ->Unit(benchmark::kMicrosecond);
+
+// The whole flow engine: on the 1k fat tree every endpoint sends a chain of
+// 1 MiB messages to its partner in a random permutation (the next one when
+// the previous is delivered; arguments: messages per endpoint, and 1 to
+// send each next message to a random endpoint instead, which puts flows of
+// different sizes and start times on shared links), so 1,024 flows are in
+// flight at once, on ECMP paths.  Reports simulated messages and
+// engine events per wall-clock second.
+namespace {
+struct Chain : net::MessageListener {
+  net::FlowNetwork* fn = nullptr;
+  std::vector<net::EndpointId> partner;
+  std::vector<std::uint32_t> left;
+  bool random = false;
+  util::RandomStream rng{10, 10};
+  void on_message_delivered(net::MessageId id) override {
+    const net::EndpointId src = fn->messages()[id].src;
+    if (left[src]-- <= 1) return;
+    net::EndpointId dst = partner[src];
+    if (random) {
+      dst = static_cast<net::EndpointId>(rng.below(1023));
+      if (dst >= src) ++dst;
+    }
+    fn->send(src, dst, 1 << 20, fn->now());
+  }
+};
+}  // namespace
+
+static void BM_FlowNetworkPermutation(benchmark::State& state) {
+  const auto per_endpoint = static_cast<std::uint32_t>(state.range(0));
+  const Setup& s = setup(false, false);
+  const net::RoutingTable table(s.topo);
+  std::uint64_t messages = 0;
+  std::uint64_t events = 0;
+  std::uint64_t recomputes = 0;
+  std::uint64_t touched = 0;
+  for (auto _ : state) {
+    core::Simulator sim(s.topo.node_count());
+    net::TablePaths paths(s.topo, table, net::PathSplit::Single, 1);
+    net::FlowNetwork fn(s.topo, net::FlowParams{}, paths, sim);
+    Chain chain;
+    chain.fn = &fn;
+    chain.partner.resize(1024);
+    for (net::EndpointId e = 0; e < 1024; ++e) chain.partner[e] = e;
+    util::RandomStream rng(9, 9);
+    for (net::EndpointId e = 1024; e-- > 1;) std::swap(chain.partner[e], chain.partner[rng.below(e + 1)]);
+    for (net::EndpointId e = 0; e < 1024; ++e)
+      if (chain.partner[e] == e) std::swap(chain.partner[e], chain.partner[(e + 1) % 1024]);
+    chain.left.assign(1024, per_endpoint);
+    chain.random = state.range(1) != 0;
+    fn.set_listener(&chain);
+    for (net::EndpointId e = 0; e < 1024; ++e) fn.send(e, chain.partner[e], 1 << 20, core::SimTime::zero());
+    sim.run();
+    messages += fn.totals().messages_delivered;
+    events += sim.events_processed();
+    recomputes += fn.stats().rates.recomputations;
+    touched += fn.stats().rates.flows_touched;
+  }
+  state.counters["flows_touched"] = static_cast<double>(touched) / static_cast<double>(recomputes);
+  state.counters["recomputes_per_message"] = static_cast<double>(recomputes) / static_cast<double>(messages);
+  state.counters["messages_per_second"] = benchmark::Counter(static_cast<double>(messages), benchmark::Counter::kIsRate);
+  state.counters["events_per_second"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_FlowNetworkPermutation)
+    ->ArgNames({"messages", "random"})
+    ->Args({4, 0})
+    ->Args({4, 1})
+    ->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();
