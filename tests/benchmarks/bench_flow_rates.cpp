@@ -174,7 +174,8 @@ static void BM_FlowNetworkPermutation(benchmark::State& state) {
   }
   state.counters["flows_touched"] = static_cast<double>(touched) / static_cast<double>(recomputes);
   state.counters["recomputes_per_message"] = static_cast<double>(recomputes) / static_cast<double>(messages);
-  state.counters["messages_per_second"] = benchmark::Counter(static_cast<double>(messages), benchmark::Counter::kIsRate);
+  state.counters["messages_per_second"] =
+      benchmark::Counter(static_cast<double>(messages), benchmark::Counter::kIsRate);
   state.counters["events_per_second"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_FlowNetworkPermutation)

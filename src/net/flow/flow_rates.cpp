@@ -237,13 +237,19 @@ class FlowRatesImpl {
 
   /// Progressive filling of the collected flows, from the restart level.
   void fill() {
-    heap_.clear();
     for (FlowId id : comp_flows_) frozen_[id] = 0;
+    // The links in (level, id) order: sorted once (cheaper than as many
+    // heap pops); a link whose level has risen by the time it comes up goes
+    // into a heap, which stays small.
+    sorted_.clear();
     for (LinkId l : comp_links_) {
       double t = 0.0;
-      if (evaluate(l, t)) heap_.push_unordered(l, t);
+      if (evaluate(l, t)) sorted_.push_back(KeyedLink{t, l});
     }
-    heap_.heapify();
+    std::sort(sorted_.begin(), sorted_.end(), [](const KeyedLink& a, const KeyedLink& b) {
+      return a.key < b.key || (!(b.key < a.key) && a.id < b.id);
+    });
+    heap_.clear();
     capped_.clear();
     for (FlowId id : comp_flows_)
       if (flows_[id].cap != kNoRateCap) capped_.push_back(id);
@@ -253,33 +259,39 @@ class FlowRatesImpl {
       return ca < cb || (!(cb < ca) && a < b);
     });
     // Lazy keys: freezing a flow can only raise a link's level (exactly,
-    // (c - F - w x) / (W - w) >= t when x <= t), so a key in the heap is a
-    // lower bound.  A popped link whose level has risen is queued again at
-    // its level; otherwise it saturates at its key (the level evaluated
-    // may be a few ulps below it after rounding: the level never falls).
+    // (c - F - w x) / (W - w) >= t when x <= t), so a link's key is a lower
+    // bound of its level.  A link that comes up with a risen level is
+    // queued again at its level; otherwise it saturates at its key (the
+    // level evaluated may be a few ulps below it after rounding: the level
+    // never falls).
+    std::size_t head = 0;
     std::size_t next_cap = 0;
-    while (!heap_.empty()) {
+    while (head < sorted_.size() || !heap_.empty()) {
+      const bool from_heap =
+          !heap_.empty() && (head == sorted_.size() || heap_.top_key() < sorted_[head].key ||
+                             (!(sorted_[head].key < heap_.top_key()) && heap_.top() < sorted_[head].id));
+      const LinkId l = from_heap ? heap_.top() : sorted_[head].id;
+      const double level = from_heap ? heap_.top_key() : sorted_[head].key;
       while (next_cap < capped_.size() && frozen_[capped_[next_cap]]) ++next_cap;
       // A link saturating at the same level as a cap goes first (the order
       // does not change the rates, only which event freezes the flow).
-      if (next_cap < capped_.size() && flows_[capped_[next_cap]].cap < heap_.top_key()) {
+      if (next_cap < capped_.size() && flows_[capped_[next_cap]].cap < level) {
         const FlowId id = capped_[next_cap++];
         freeze(id, flows_[id].cap);
         continue;
       }
-      const LinkId l = heap_.top();
-      const double level = heap_.top_key();
-      double t = 0.0;
-      if (!evaluate(l, t)) {  // every flow on it froze elsewhere
+      if (from_heap) {
         heap_.pop();
-        continue;
+      } else {
+        ++head;
       }
+      double t = 0.0;
+      if (!evaluate(l, t)) continue;  // every flow on it froze elsewhere
       if (t > level) {
         heap_.set(l, t);
         ++stats_.links_requeued;
         continue;
       }
-      heap_.pop();
       for (const LinkFlow& e : link_flows_[l])
         if (flow_mark_[e.flow] == epoch_ && !frozen_[e.flow]) freeze(e.flow, level);
     }
@@ -332,6 +344,11 @@ class FlowRatesImpl {
   std::vector<FlowId> comp_flows_;
   std::vector<std::uint8_t> frozen_;
   std::vector<FlowId> capped_;
+  struct KeyedLink {
+    double key;
+    LinkId id;
+  };
+  std::vector<KeyedLink> sorted_;
   struct LinkFlow2 {
     double rate;
     double weight;
