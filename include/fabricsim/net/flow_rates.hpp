@@ -19,11 +19,13 @@
 // F_l the load of the flows already frozen on it, W_l the summed weight of
 // its unfrozen flows.  The next event is the smallest t_l (a link saturates:
 // every unfrozen flow on it freezes at t) or the smallest cap (that flow
-// freezes at its cap).  The links wait in an indexed binary heap keyed by
-// (t_l, link id), so no step rescans the links, and the keys are lazy:
-// freezing a flow can only raise t_l (exactly, (c - F - w x) / (W - w) >= t
-// when x <= t), so a key in the heap is a lower bound; a popped link whose
-// t_l has risen is queued again at its t_l, and a freeze costs no heap work.
+// freezes at its cap).  The links come up in (t_l, link id) order, so no
+// step rescans the links, and the keys are lazy: freezing a flow can only
+// raise t_l (exactly, (c - F - w x) / (W - w) >= t when x <= t), so a key
+// is a lower bound; a link whose t_l has risen by the time it comes up is
+// queued again at its t_l, and a freeze costs no queue work.  The queue is
+// the links sorted once by their first t_l, plus an indexed binary heap for
+// the links queued again (few: a sort is cheaper than as many heap pops).
 //
 // Incremental recomputation, in two cuts.
 // 1. Components.  The problem splits into independent problems, one per
@@ -50,7 +52,7 @@
 //
 // Complexity of one recompute(), over the F flows refilled, the L links
 // they cross and I = sum of those links' flow counts: O(I x (1 + R/L) +
-// (L + R) log L + K log K + A) time, R the links queued again (lazy keys,
+// L log L + R log R + K log K + A) time, R the links queued again (lazy keys,
 // FlowRateStats::links_requeued), K the capped flows refilled (sorted
 // once) and A = sum over the added flows' links of d log d (the restart
 // bound, d the flows on the link); no allocation in steady state (the
