@@ -166,6 +166,75 @@ TEST(FlowNetwork, SharedLinkThenSpeedUp) {
   EXPECT_GE(fn.stats().recompute_events, 2u);
 }
 
+TEST(FlowNetwork, IncastAgreesWithThePacketModelAndParkingLotIsMaxMin) {
+  // (a) An incast of 4 x 2 MB into one endpoint of a star: each sender gets
+  // a quarter of the receiver's link, in both models (packets interleave
+  // round-robin, so the packet model ends within a few packets of the
+  // fluid time).  (b) A parking-lot chain of three switches, one long flow
+  // over both inter-switch links and one short flow on each: max-min gives
+  // everyone half.  The packet model is not compared on (b): there the
+  // short flow on the second switch-to-switch link finishes at full line
+  // rate (163 us instead of 326 us) while the long flow waits at the middle
+  // switch, and with 64 KiB buffers the long flow and its competitor on
+  // the first link slow to 478 us (congestion spreading); an open question
+  // for the cross-validation (issue 20), not a property of the flow model.
+  net::NetworkParams np;
+  np.packet_bytes = kPacket;
+  np.header_bytes = kHeader;
+  np.switch_latency = SimTime::from_ns(100);
+  np.buffer_bytes = 1 << 16;
+  struct Case {
+    Topology topo;
+    std::vector<std::pair<EndpointId, EndpointId>> pairs;
+    bool compare_packet = true;
+  };
+  std::vector<Case> cases;
+  cases.push_back({star(5, 100.0, 100), {{0, 4}, {1, 4}, {2, 4}, {3, 4}}, true});
+  {
+    // ep0 - s0 - s1 - s2 - ep1 (the long flow ep0 -> ep1); ep2 at s0 sends
+    // to ep3 at s1, ep4 at s1 sends to ep5 at s2.
+    Topology t;
+    for (std::uint32_t i = 0; i < 6; ++i) t.add_node(NodeKind::Endpoint, 0, 1, "ep" + std::to_string(i), false);
+    const auto s0 = t.add_node(NodeKind::Switch, 1, 4, "s0", true);
+    const auto s1 = t.add_node(NodeKind::Switch, 1, 4, "s1", true);
+    const auto s2 = t.add_node(NodeKind::Switch, 1, 4, "s2", true);
+    const net::LinkParams lp{.bandwidth_gbps = 100.0, .latency = SimTime::from_ns(100)};
+    t.connect(0, s0, net::LinkClass::Host, lp);
+    t.connect(2, s0, net::LinkClass::Host, lp);
+    t.connect(3, s1, net::LinkClass::Host, lp);
+    t.connect(4, s1, net::LinkClass::Host, lp);
+    t.connect(5, s2, net::LinkClass::Host, lp);
+    t.connect(1, s2, net::LinkClass::Host, lp);
+    t.connect(s0, s1, net::LinkClass::Fabric, lp);
+    t.connect(s1, s2, net::LinkClass::Fabric, lp);
+    cases.push_back({std::move(t), {{0, 1}, {2, 3}, {4, 5}}, false});
+  }
+  const std::uint64_t payload = 2000000;
+  for (const Case& c : cases) {
+    core::Simulator sim_p(c.topo.node_count());
+    net::Network packet(c.topo, np, sim_p);
+    core::Simulator sim_f(c.topo.node_count());
+    net::ShortestPaths paths(c.topo, PathSplit::Single);
+    net::FlowNetwork flow(c.topo, flow_params(), paths, sim_f);
+    for (const auto& [s, d] : c.pairs) {
+      packet.send(s, d, payload, SimTime::zero());
+      flow.send(s, d, payload, SimTime::zero());
+    }
+    sim_p.run();
+    sim_f.run();
+    const std::int64_t sharing = c.compare_packet ? 4 : 2;  // flows on each bottleneck
+    const double fluid = static_cast<double>(ser_ps(wire(payload), 100) * sharing);
+    for (MessageId id = 0; id < c.pairs.size(); ++id) {
+      const double tf = static_cast<double>(flow.messages()[id].end_time.ps());
+      EXPECT_NEAR(tf, fluid, 0.01 * fluid) << "flow model, message " << id;
+      if (c.compare_packet) {
+        EXPECT_NEAR(static_cast<double>(packet.messages()[id].end_time.ps()), tf, 0.01 * tf)
+            << "packet vs flow, message " << id;
+      }
+    }
+  }
+}
+
 TEST(FlowNetwork, RateCapSlowsAFlow) {
   const Topology topo = star(2, 100.0, 0);
   core::Simulator sim(topo.node_count());
