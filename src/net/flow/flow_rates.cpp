@@ -36,7 +36,9 @@ class FlowRatesImpl {
     const std::size_t n = std::max<std::size_t>(static_cast<std::size_t>(id) + 1, flows_.size() * 2);
     flows_.resize(n);
     flow_mark_.resize(n, 0);
-    frozen_.resize(n, 0);
+    live_.resize(n, 0);
+    rate_.resize(n, 0.0);
+    fresh_.resize(n, 0);
   }
 
   void mark_links_dirty(FlowId id) {
@@ -54,9 +56,9 @@ class FlowRatesImpl {
     Flow& f = flows_[id];
     FABRICSIM_ASSERT(!f.active, "flow added twice");
     f.active = true;
-    f.fresh = true;
+    fresh_[id] = 1;
     f.cap = cap;
-    f.rate = 0.0;
+    rate_[id] = 0.0;
     f.links.assign(links.begin(), links.end());
     std::sort(f.links.begin(), f.links.end(), [](const FlowLink& a, const FlowLink& b) { return a.link < b.link; });
     // Merge repeated links (paths of a split flow that share a link).
@@ -96,10 +98,10 @@ class FlowRatesImpl {
       dirty_links_.push_back(fl.link);
     }
     // Nothing below the rate it had can change (see restart level).
-    if (!f.fresh) restart_ = std::min(restart_, f.rate);
+    if (!fresh_[id]) restart_ = std::min(restart_, rate_[id]);
     f.active = false;
-    f.fresh = false;
-    f.rate = 0.0;
+    fresh_[id] = 0;
+    rate_[id] = 0.0;
     --active_;
   }
 
@@ -107,7 +109,7 @@ class FlowRatesImpl {
     FABRICSIM_ASSERT(id < flows_.size() && flows_[id].active, "capping a flow that is not active");
     FABRICSIM_ASSERT(cap > 0.0, "a flow's rate cap must be positive");
     Flow& f = flows_[id];
-    if (!f.fresh) restart_ = std::min({restart_, f.rate, cap});
+    if (!fresh_[id]) restart_ = std::min({restart_, rate_[id], cap});
     f.cap = cap;
     mark_links_dirty(id);
   }
@@ -134,7 +136,7 @@ class FlowRatesImpl {
     }
     dirty_free_.clear();
     for (FlowId id : added_)
-      if (flows_[id].active && flows_[id].fresh)
+      if (flows_[id].active && fresh_[id])
         for (const FlowLink& fl : flows_[id].links) restart_ = std::min(restart_, saturation_bound(fl.link));
     added_.clear();
     // A relative margin against the rounding of the bound: refilling a
@@ -155,7 +157,7 @@ class FlowRatesImpl {
   /// with a fresh epoch, so nothing is cleared between calls.
   /// Whether flow `id` is refilled: added since the last call, or its rate
   /// is not below the restart level.
-  bool refilled(FlowId id, double level) const { return flows_[id].fresh || !(flows_[id].rate < level); }
+  bool refilled(FlowId id, double level) const { return fresh_[id] || !(rate_[id] < level); }
 
   /// The lowest level at which link l can saturate now, if every flow on it
   /// whose rate is below that level keeps its rate and the others (new
@@ -166,7 +168,7 @@ class FlowRatesImpl {
     double w_all = 0.0;
     for (const LinkFlow& e : link_flows_[l]) {
       w_all += e.weight;
-      if (!flows_[e.flow].fresh) bound_scratch_.push_back({flows_[e.flow].rate, e.weight});
+      if (!fresh_[e.flow]) bound_scratch_.push_back({rate_[e.flow], e.weight});
     }
     std::sort(bound_scratch_.begin(), bound_scratch_.end(),
               [](const LinkFlow2& a, const LinkFlow2& b) { return a.rate < b.rate; });
@@ -223,11 +225,11 @@ class FlowRatesImpl {
     double weight = 0.0;
     std::size_t rising = 0;
     for (const LinkFlow& e : link_flows_[l]) {
-      if (flow_mark_[e.flow] == epoch_ && !frozen_[e.flow]) {
+      if (live_[e.flow] == epoch_) {
         weight += e.weight;
         ++rising;
       } else {
-        frozen_load += e.weight * flows_[e.flow].rate;
+        frozen_load += e.weight * rate_[e.flow];
       }
     }
     if (rising == 0) return false;
@@ -237,7 +239,7 @@ class FlowRatesImpl {
 
   /// Progressive filling of the collected flows, from the restart level.
   void fill() {
-    for (FlowId id : comp_flows_) frozen_[id] = 0;
+    for (FlowId id : comp_flows_) live_[id] = epoch_;
     // The links in (level, id) order: sorted once (cheaper than as many
     // heap pops); a link whose level has risen by the time it comes up goes
     // into a heap, which stays small.
@@ -272,7 +274,7 @@ class FlowRatesImpl {
                              (!(sorted_[head].key < heap_.top_key()) && heap_.top() < sorted_[head].id));
       const LinkId l = from_heap ? heap_.top() : sorted_[head].id;
       const double level = from_heap ? heap_.top_key() : sorted_[head].key;
-      while (next_cap < capped_.size() && frozen_[capped_[next_cap]]) ++next_cap;
+      while (next_cap < capped_.size() && live_[capped_[next_cap]] != epoch_) ++next_cap;
       // A link saturating at the same level as a cap goes first (the order
       // does not change the rates, only which event freezes the flow).
       if (next_cap < capped_.size() && flows_[capped_[next_cap]].cap < level) {
@@ -293,40 +295,42 @@ class FlowRatesImpl {
         continue;
       }
       for (const LinkFlow& e : link_flows_[l])
-        if (flow_mark_[e.flow] == epoch_ && !frozen_[e.flow]) freeze(e.flow, level);
+        if (live_[e.flow] == epoch_) freeze(e.flow, level);
     }
   }
 
   /// Freezes a refilled flow at `rate`.
   void freeze(FlowId id, double rate) {
-    frozen_[id] = 1;
+    live_[id] = 0;
     report(id, rate);
   }
 
   void report(FlowId id, double rate) {
-    Flow& f = flows_[id];
-    if (f.fresh || std::bit_cast<std::uint64_t>(f.rate) != std::bit_cast<std::uint64_t>(rate)) changed_.push_back(id);
-    f.fresh = false;
-    f.rate = rate;
+    if (fresh_[id] || std::bit_cast<std::uint64_t>(rate_[id]) != std::bit_cast<std::uint64_t>(rate))
+      changed_.push_back(id);
+    fresh_[id] = 0;
+    rate_[id] = rate;
   }
 
   double load(LinkId l) const {
     double sum = 0.0;
-    for (const LinkFlow& e : link_flows_[l]) sum += e.weight * flows_[e.flow].rate;
+    for (const LinkFlow& e : link_flows_[l]) sum += e.weight * rate_[e.flow];
     return sum;
   }
 
   struct Flow {
     std::vector<FlowLink> links;  // ascending link id, merged
-    double rate = 0.0;
     double cap = kNoRateCap;
     bool active = false;
-    bool fresh = false;  // added since the last recompute: always reported
   };
 
   std::vector<double> capacity_;
   std::vector<std::vector<LinkFlow>> link_flows_;
   std::vector<Flow> flows_;
+  // Per flow, apart from Flow for locality (the refill reads them for every
+  // flow on every link it evaluates).
+  std::vector<double> rate_;
+  std::vector<std::uint8_t> fresh_;  // added since the last recompute: always reported
   std::size_t active_ = 0;
 
   // Changes since the last recompute.
@@ -342,7 +346,8 @@ class FlowRatesImpl {
   std::vector<std::uint32_t> flow_mark_;
   std::vector<LinkId> comp_links_;
   std::vector<FlowId> comp_flows_;
-  std::vector<std::uint8_t> frozen_;
+  /// Per flow: epoch_ while refilled and not yet frozen.
+  std::vector<std::uint32_t> live_;
   std::vector<FlowId> capped_;
   struct KeyedLink {
     double key;
@@ -377,7 +382,7 @@ void FlowRates::set_cap(FlowId id, double cap_gbps) { impl_->set_cap(id, cap_gbp
 std::span<const FlowId> FlowRates::recompute() { return impl_->recompute(false); }
 std::span<const FlowId> FlowRates::recompute_all() { return impl_->recompute(true); }
 bool FlowRates::active(FlowId id) const { return id < impl_->flows_.size() && impl_->flows_[id].active; }
-double FlowRates::rate(FlowId id) const { return impl_->flows_[id].rate; }
+double FlowRates::rate(FlowId id) const { return impl_->rate_[id]; }
 double FlowRates::cap(FlowId id) const { return impl_->flows_[id].cap; }
 std::span<const FlowLink> FlowRates::links(FlowId id) const { return impl_->flows_[id].links; }
 std::size_t FlowRates::flows_on(LinkId l) const { return impl_->link_flows_[l].size(); }
