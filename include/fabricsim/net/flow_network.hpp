@@ -66,6 +66,9 @@ struct FlowParams {
   /// Rate cap of every flow (Gb/s); 0: none.  set_rate_cap() overrides it
   /// per message.
   double flow_cap_gbps = 0.0;
+  /// Refill every flow at every recomputation instead of only the ones a
+  /// change can affect (for checks: the results must be identical).
+  bool full_recompute = false;
   /// Seed of the messages' ECMP keys (the key of message m is
   /// hash2(seed, m), passed to the PathProvider).
   std::uint64_t seed = 1;

@@ -172,7 +172,7 @@ class FlowNetworkImpl {
     recompute_pending_ = false;
     ++stats_.recompute_events;
     const SimTime now = sim_.now();
-    for (FlowId slot : rates_.recompute()) {
+    for (FlowId slot : params_.full_recompute ? rates_.recompute_all() : rates_.recompute()) {
       Slot& s = slots_[slot];
       const double old_rate = s.rate;
       const double new_rate = rates_.rate(slot);
