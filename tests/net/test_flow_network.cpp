@@ -262,7 +262,7 @@ void run_random(net::PathProvider& paths, const Topology& topo, net::FlowNetwork
     if (dst >= src) ++dst;
     const std::uint64_t payload = 1 + rng.below(2000000);
     const MessageId id = fn.send(src, dst, payload, SimTime::from_ns(static_cast<std::int64_t>(rng.below(200000))));
-    paths.route(src, dst, util::hash2(fn.params().seed, id), route);  // the route it will take
+    paths.route(src, dst, fn.messages()[id].flow_port, route);  // the route it will take
     for (const FlowLink& fl : route.links) expected[fl.link] += fl.weight * static_cast<double>(wire(payload));
     sent.emplace_back(id, payload);
   }

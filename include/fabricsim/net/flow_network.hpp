@@ -69,8 +69,9 @@ struct FlowParams {
   /// Refill every flow at every recomputation instead of only the ones a
   /// change can affect (for checks: the results must be identical).
   bool full_recompute = false;
-  /// Seed of the messages' ECMP keys (the key of message m is
-  /// hash2(seed, m), passed to the PathProvider).
+  /// Seed of the messages' ECMP source ports (message m's is 49152 +
+  /// hash2(seed, m) mod 16384, as in the packet model); a message's port is
+  /// the key its PathProvider picks its path by.
   std::uint64_t seed = 1;
 };
 
@@ -101,6 +102,8 @@ class FlowNetwork {
   MessageId send(EndpointId src, EndpointId dst, std::uint64_t payload_bytes, core::SimTime at, std::uint32_t tag = 0);
   /// Caps one message's rate (Gb/s, > 0) before it is posted.
   void set_rate_cap(MessageId id, double gbps);
+  /// Overrides a message's ECMP source port before it is posted (steers its path).
+  void set_flow_port(MessageId id, std::uint16_t port);
   void set_listener(MessageListener* listener);
 
   const Topology& topology() const;
@@ -130,7 +133,7 @@ struct AnalyticParams {
   /// Count the packets' headers in n (off: the alpha-beta formulas' n).
   bool headers = false;
   core::SimTime switch_latency = core::SimTime::from_ns(100);
-  std::uint64_t seed = 1;
+  std::uint64_t seed = 1;  ///< as FlowParams::seed
 };
 
 class AnalyticNetworkImpl;
@@ -146,6 +149,8 @@ class AnalyticNetwork {
   MessageId create(EndpointId src, EndpointId dst, std::uint64_t payload_bytes, std::uint32_t tag = 0);
   void post(MessageId id, core::SimTime at);
   MessageId send(EndpointId src, EndpointId dst, std::uint64_t payload_bytes, core::SimTime at, std::uint32_t tag = 0);
+  /// Overrides a message's ECMP source port before it is posted (steers its path).
+  void set_flow_port(MessageId id, std::uint16_t port);
   void set_listener(MessageListener* listener);
 
   const Topology& topology() const;

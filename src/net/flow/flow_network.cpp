@@ -127,7 +127,7 @@ class FlowNetworkImpl {
     const MessageId id = ev.arg32;
     Message& m = messages_[id];
     MessageExtra& x = extra_[id];
-    paths_.route(m.src, m.dst, util::hash2(params_.seed, id), route_);
+    paths_.route(m.src, m.dst, m.flow_port, route_);
     const WireSize w = wire_size(m.bytes, params_.packet_bytes, params_.header_bytes, params_.headers);
     x.last_wire = w.last;
     x.tail = core::serialization_time(w.last, route_.bottleneck_gbps);
@@ -362,6 +362,10 @@ void FlowNetwork::set_rate_cap(MessageId id, double gbps) {
   FABRICSIM_ASSERT(impl_->messages_[id].post_time == SimTime::max(), "cap a message before posting it");
   impl_->extra_[id].cap = gbps;
 }
+void FlowNetwork::set_flow_port(MessageId id, std::uint16_t port) {
+  FABRICSIM_ASSERT(impl_->messages_[id].post_time == SimTime::max(), "steer a message before posting it");
+  impl_->messages_[id].flow_port = port;
+}
 void FlowNetwork::set_listener(MessageListener* listener) { impl_->listener_ = listener; }
 const Topology& FlowNetwork::topology() const { return impl_->topo_; }
 SimTime FlowNetwork::now() const { return impl_->sim_.now(); }
@@ -444,7 +448,7 @@ class AnalyticNetworkImpl {
     const auto hop = static_cast<std::uint32_t>(ev.arg0);
     Message& m = messages_[id];
     if (hop == 0) {
-      paths_.route(m.src, m.dst, util::hash2(params_.seed, id), route_);
+      paths_.route(m.src, m.dst, m.flow_port, route_);
       if (!route_.single)
         throw util::ConfigError("network.model = \"analytic\" needs one path per message (no spraying or adaptive)");
       path_at_[id] = static_cast<std::uint32_t>(path_pool_.size());
@@ -520,6 +524,10 @@ MessageId AnalyticNetwork::send(EndpointId src, EndpointId dst, std::uint64_t pa
   const MessageId id = impl_->create(src, dst, payload_bytes, tag);
   impl_->post(id, at);
   return id;
+}
+void AnalyticNetwork::set_flow_port(MessageId id, std::uint16_t port) {
+  FABRICSIM_ASSERT(impl_->messages_[id].post_time == SimTime::max(), "steer a message before posting it");
+  impl_->messages_[id].flow_port = port;
 }
 void AnalyticNetwork::set_listener(MessageListener* listener) { impl_->listener_ = listener; }
 const Topology& AnalyticNetwork::topology() const { return impl_->topo_; }
