@@ -26,7 +26,7 @@ using namespace fabricsim;
 
 namespace {
 
-constexpr std::size_t kPool = 40000;
+constexpr std::size_t kPool = 20000;
 
 struct Setup {
   net::Topology topo;
@@ -60,10 +60,15 @@ Setup make(bool split, bool local) {
   return s;
 }
 
+template <bool Split, bool Local>
+const Setup& variant() {
+  static const Setup s = make(Split, Local);  // built on first use, never changed after
+  return s;
+}
+
 const Setup& setup(bool split, bool local) {
-  // Built on first use, never changed after.
-  static const Setup variants[4] = {make(false, false), make(false, true), make(true, false), make(true, true)};
-  return variants[(split ? 2 : 0) + (local ? 1 : 0)];
+  if (split) return local ? variant<true, true>() : variant<true, false>();
+  return local ? variant<false, true>() : variant<false, false>();
 }
 
 }  // namespace
