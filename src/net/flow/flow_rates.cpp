@@ -126,7 +126,10 @@ class FlowRatesImpl {
       for (std::size_t id = 0; id < flows_.size(); ++id)
         if (flows_[id].active && flows_[id].links.empty()) dirty_free_.push_back(static_cast<FlowId>(id));
     }
-    if (dirty_links_.empty() && dirty_free_.empty()) return {};
+    if (dirty_links_.empty() && dirty_free_.empty()) {
+      restart_ = kNoRateCap;  // e.g. a flow over no links ended: nothing to refill
+      return {};
+    }
     ++stats_.recomputations;
     // Flows over no links: their cap.
     for (FlowId id : dirty_free_) {
