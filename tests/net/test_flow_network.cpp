@@ -301,27 +301,33 @@ TEST(FlowNetwork, ConservationOfBytesPerLink) {
 
 TEST(FlowNetwork, IncrementalRunEqualsFullRecomputationRun) {
   // The same random messages with the incremental solver and with every
-  // flow refilled at every recomputation: every delivery time identical.
+  // flow refilled at every recomputation: every delivery time identical,
+  // on single and split routes, with and without a rate cap.
   net::FatTreeParams ftp;
   ftp.endpoints = 32;
   ftp.radix = 8;
   const Topology topo = net::build_fat_tree(ftp);
-  std::vector<std::vector<SimTime>> ends;
-  std::vector<std::uint64_t> touched;
-  for (bool full : {false, true}) {
-    core::Simulator sim(topo.node_count());
-    net::ShortestPaths paths(topo, PathSplit::Single, 3);
-    net::FlowParams fp = flow_params();
-    fp.full_recompute = full;
-    net::FlowNetwork fn(topo, fp, paths, sim);
-    std::vector<double> expected;
-    run_random(paths, topo, fn, sim, expected);
-    ends.emplace_back();
-    for (const net::Message& m : fn.messages()) ends.back().push_back(m.end_time);
-    touched.push_back(fn.stats().rates.flows_touched);
-  }
-  EXPECT_EQ(ends[0], ends[1]);
-  EXPECT_LT(touched[0], touched[1]);  // and the incremental run did less work
+  const net::RoutingTable table(topo);
+  for (PathSplit split : {PathSplit::Single, PathSplit::Even})
+    for (double cap : {0.0, 40.0}) {
+      std::vector<std::vector<SimTime>> ends;
+      std::vector<std::uint64_t> touched;
+      for (bool full : {false, true}) {
+        core::Simulator sim(topo.node_count());
+        net::TablePaths paths(topo, table, split, 3);
+        net::FlowParams fp = flow_params();
+        fp.full_recompute = full;
+        fp.flow_cap_gbps = cap;
+        net::FlowNetwork fn(topo, fp, paths, sim);
+        std::vector<double> expected;
+        run_random(paths, topo, fn, sim, expected);
+        ends.emplace_back();
+        for (const net::Message& m : fn.messages()) ends.back().push_back(m.end_time);
+        touched.push_back(fn.stats().rates.flows_touched);
+      }
+      EXPECT_EQ(ends[0], ends[1]) << "split " << (split == PathSplit::Even) << " cap " << cap;
+      EXPECT_LT(touched[0], touched[1]);  // and the incremental run did less work
+    }
 }
 
 // ------------------------------------------------------------------ paths
