@@ -1,0 +1,166 @@
+// Flow-level and analytic network models (issue 20): the same messages,
+// listener and link counters as the packet model (network.hpp), at a
+// fraction of its cost.  Both run on one process (the model is global).
+//
+// FlowNetwork: each posted message is a flow over the route a PathProvider
+// gives it (one path, or a fixed split over several).  Rates are max-min
+// fair over the link capacities (FlowRates), with an optional cap per flow,
+// and are recomputed once per simulated instant at which flows started or
+// ended (one event after every post and end at that instant), for the
+// components of flows that share links with them only; the flows whose rate
+// changed get a new finish time.  Finish times wait in an indexed heap and
+// only the earliest is an event on the Simulator.
+//
+// A message of P payload bytes is, on the wire, W = P + packets x header
+// bytes (packets = ceil(P / (packet_bytes - header_bytes)), as the packet
+// model cuts it; FlowParams::headers = false counts P only).  All but its
+// last packet are the flow: they cross at the allocated rate.  When they
+// have, the last packet's serialization at the route's bottleneck rate, the
+// route's propagation and a switch latency per intermediate node follow:
+//     delivered = end of the flow + ser(last packet, bottleneck)
+//                 + propagation + (hops - 1) x switch_latency.
+// On an idle path of one rate g this is W / g + propagation + switch
+// latencies, what the packet model gives with virtual cut-through
+// (docs/model.md, "a single packet crossing h links"); a one-packet message
+// is no flow at all, only that latency.  Under sharing the last packet goes
+// at line rate, as it does when packets of several messages interleave.
+//
+// Link counters: tx_bytes integrates weight x rate over time (plus the last
+// packets), busy_ps the utilization (load / capacity) over time plus the
+// last packets' serialization; both exact sums up to floating-point
+// rounding of the integral, written as integers.  tx_packets counts each
+// message's packets times its weight on the link (rounded); flows counts the
+// messages whose route uses the link.  No queues, stalls or time series.
+//
+// AnalyticNetwork: the TACOS link model (../shared/spec/tacos.md sections
+// 2.2 and 8): every directed link serves one transfer at a time, first come
+// first served, and a transfer of n bytes occupies it for
+//     alpha + beta x n,  alpha = the link's latency, beta x n = ser(n, rate).
+// A message store-and-forwards along its single path: it queues for its
+// first link at its post time; when it has crossed link k it queues for link
+// k + 1 after the switch latency (its arrival there); it is delivered when
+// it has crossed the last link.  n counts payload bytes only unless
+// AnalyticParams::headers is set, so beta x n is the formulas' term.
+// busy_ps counts the occupancy (alpha + beta x n), tx_bytes the n.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "fabricsim/core/simulator.hpp"
+#include "fabricsim/core/time.hpp"
+#include "fabricsim/net/flow_paths.hpp"
+#include "fabricsim/net/flow_rates.hpp"
+#include "fabricsim/net/network.hpp"
+#include "fabricsim/net/topology.hpp"
+
+namespace fabricsim::net {
+
+struct FlowParams {
+  std::uint32_t packet_bytes = 4096;
+  std::uint32_t header_bytes = 64;
+  /// Count the packets' headers in the bytes on the wire.
+  bool headers = true;
+  core::SimTime switch_latency = core::SimTime::from_ns(100);
+  /// Rate cap of every flow (Gb/s); 0: none.  set_rate_cap() overrides it
+  /// per message.
+  double flow_cap_gbps = 0.0;
+  /// Refill every flow at every recomputation instead of only the ones a
+  /// change can affect (for checks: the results must be identical).
+  bool full_recompute = false;
+  /// Seed of the messages' ECMP source ports (message m's is 49152 +
+  /// hash2(seed, m) mod 16384, as in the packet model); a message's port is
+  /// the key its PathProvider picks its path by.
+  std::uint64_t seed = 1;
+};
+
+/// Work and size counters of a flow-level run.
+struct FlowModelStats {
+  std::uint64_t flows_started = 0;  ///< messages that became flows
+  std::uint64_t recompute_events = 0;
+  std::uint64_t reschedules = 0;   ///< finish times changed by a recomputation
+  std::size_t max_concurrent = 0;  ///< most flows active at once
+  FlowRateStats rates;
+};
+
+class FlowNetworkImpl;
+
+class FlowNetwork {
+ public:
+  /// `paths` must outlive the network.  `sim` needs at least
+  /// topo.node_count() entities (events are keyed by the source endpoint's
+  /// node, the model's own events by node 0).
+  FlowNetwork(const Topology& topo, const FlowParams& params, PathProvider& paths, core::Simulator& sim);
+  ~FlowNetwork();
+  FlowNetwork(const FlowNetwork&) = delete;
+  FlowNetwork& operator=(const FlowNetwork&) = delete;
+
+  /// As Network::create / post / send.
+  MessageId create(EndpointId src, EndpointId dst, std::uint64_t payload_bytes, std::uint32_t tag = 0);
+  void post(MessageId id, core::SimTime at);
+  MessageId send(EndpointId src, EndpointId dst, std::uint64_t payload_bytes, core::SimTime at, std::uint32_t tag = 0);
+  /// Caps one message's rate (Gb/s, > 0) before it is posted.
+  void set_rate_cap(MessageId id, double gbps);
+  /// Overrides a message's ECMP source port before it is posted (steers its path).
+  void set_flow_port(MessageId id, std::uint16_t port);
+  void set_listener(MessageListener* listener);
+
+  const Topology& topology() const;
+  core::SimTime now() const;
+  core::Simulator& simulator() const;
+  const FlowParams& params() const;
+  const std::vector<Message>& messages() const;
+  /// The current rate of a message in flight (Gb/s), 0 otherwise.
+  double rate_gbps(MessageId id) const;
+  /// Counters of every link by topology id, integrated up to now().
+  const LinkStats& link_stats() const;
+  const NetworkTotals& totals() const;
+  const FlowModelStats& stats() const;
+  /// The rate solver (read-only: rates and loads of the flows in flight).
+  const FlowRates& rates() const;
+  /// Closes the link integrals at `end` (>= now()); link_stats() is then
+  /// as of `end`.
+  void finish(core::SimTime end);
+
+ private:
+  std::unique_ptr<FlowNetworkImpl> impl_;
+};
+
+struct AnalyticParams {
+  std::uint32_t packet_bytes = 4096;
+  std::uint32_t header_bytes = 64;
+  /// Count the packets' headers in n (off: the alpha-beta formulas' n).
+  bool headers = false;
+  core::SimTime switch_latency = core::SimTime::from_ns(100);
+  std::uint64_t seed = 1;  ///< as FlowParams::seed
+};
+
+class AnalyticNetworkImpl;
+
+class AnalyticNetwork {
+ public:
+  /// `paths` must give single paths (PathSplit::Single); must outlive this.
+  AnalyticNetwork(const Topology& topo, const AnalyticParams& params, PathProvider& paths, core::Simulator& sim);
+  ~AnalyticNetwork();
+  AnalyticNetwork(const AnalyticNetwork&) = delete;
+  AnalyticNetwork& operator=(const AnalyticNetwork&) = delete;
+
+  MessageId create(EndpointId src, EndpointId dst, std::uint64_t payload_bytes, std::uint32_t tag = 0);
+  void post(MessageId id, core::SimTime at);
+  MessageId send(EndpointId src, EndpointId dst, std::uint64_t payload_bytes, core::SimTime at, std::uint32_t tag = 0);
+  /// Overrides a message's ECMP source port before it is posted (steers its path).
+  void set_flow_port(MessageId id, std::uint16_t port);
+  void set_listener(MessageListener* listener);
+
+  const Topology& topology() const;
+  core::SimTime now() const;
+  const std::vector<Message>& messages() const;
+  const LinkStats& link_stats() const;
+  const NetworkTotals& totals() const;
+
+ private:
+  std::unique_ptr<AnalyticNetworkImpl> impl_;
+};
+
+}  // namespace fabricsim::net

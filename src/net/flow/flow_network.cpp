@@ -1,0 +1,539 @@
+// The flow-level and analytic network models (flow_network.hpp).
+#include "fabricsim/net/flow_network.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "fabricsim/util/assert.hpp"
+#include "fabricsim/util/error.hpp"
+#include "fabricsim/util/random.hpp"
+#include "net/flow/indexed_heap.hpp"
+
+namespace fabricsim::net {
+
+using core::SimTime;
+
+namespace {
+
+// Event priorities at one instant: flows end, then posts start flows, then
+// deliveries (whose listener may post more at the same instant), then the
+// one recomputation that sees every change of the instant.
+constexpr std::uint32_t kPrioFinish = 0;
+constexpr std::uint32_t kPrioPost = 1;
+constexpr std::uint32_t kPrioDeliver = 2;
+constexpr std::uint32_t kPrioRecompute = 3;
+
+constexpr FlowId kNoFlowSlot = std::numeric_limits<FlowId>::max();
+
+/// Wire bytes of a message and of its last packet, as the packet model cuts it.
+struct WireSize {
+  std::uint64_t total = 0;
+  std::uint64_t last = 0;
+  std::uint32_t packets = 0;
+};
+WireSize wire_size(std::uint64_t payload, std::uint32_t packet_bytes, std::uint32_t header_bytes, bool headers) {
+  if (header_bytes >= packet_bytes)
+    throw util::ConfigError("network.header_bytes: must be smaller than network.packet_bytes");
+  const std::uint64_t per = packet_bytes - header_bytes;
+  WireSize w;
+  w.packets = static_cast<std::uint32_t>((payload + per - 1) / per);
+  const std::uint64_t h = headers ? header_bytes : 0;
+  w.total = payload + w.packets * h;
+  w.last = payload - (w.packets - 1) * per + h;
+  return w;
+}
+
+/// Picoseconds to send `bytes` at `gbps`, rounded up; refuses times beyond
+/// the int64 range (a rate so small the run cannot end in simulated time).
+std::int64_t transfer_ps(double bytes, double gbps) {
+  if (bytes <= 0.0 || gbps == std::numeric_limits<double>::infinity()) return 0;
+  const double ps = std::ceil(bytes * 8000.0 / gbps);
+  if (!(ps < 9.0e18))
+    throw util::UserError("flow model: a flow of " + std::to_string(bytes) + " bytes at " + std::to_string(gbps) +
+                          " Gb/s ends beyond the simulated time's range");
+  return static_cast<std::int64_t>(ps);
+}
+
+}  // namespace
+
+// ===================================================================== flow
+
+class FlowNetworkImpl {
+ public:
+  struct Slot {
+    MessageId msg = 0;
+    double remaining = 0.0;  ///< flow bytes left at `last`
+    SimTime last;
+    double rate = 0.0;  ///< Gb/s
+  };
+  struct MessageExtra {
+    double cap = 0.0;  ///< 0: the default
+    FlowId slot = kNoFlowSlot;
+    std::uint64_t last_wire = 0;
+    SimTime tail;     ///< the last packet's serialization at the bottleneck
+    SimTime latency;  ///< propagation and switch latencies of the route
+  };
+
+  FlowNetworkImpl(const Topology& topo, const FlowParams& params, PathProvider& paths, core::Simulator& sim)
+      : topo_(topo), params_(params), paths_(paths), sim_(sim), rates_(FlowRates::capacities(topo)) {
+    FABRICSIM_ASSERT(sim.entity_count() >= topo.node_count() && topo.node_count() > 0,
+                     "the simulator needs an entity per node");
+    if (params_.header_bytes >= params_.packet_bytes)
+      throw util::ConfigError("network.header_bytes: must be smaller than network.packet_bytes");
+    const std::size_t nl = topo.link_count();
+    link_bytes_.assign(nl, 0.0);
+    link_busy_.assign(nl, 0.0);
+    link_load_.assign(nl, 0.0);
+    link_last_.assign(nl, 0);
+    link_packets_.assign(nl, 0.0);
+    link_flows_.assign(nl, 0);
+    post_binding_ = sim.bind(core::Simulator::handler<FlowNetworkImpl, &FlowNetworkImpl::on_post>(), this);
+    finish_binding_ = sim.bind(core::Simulator::handler<FlowNetworkImpl, &FlowNetworkImpl::on_finish>(), this);
+    deliver_binding_ = sim.bind(core::Simulator::handler<FlowNetworkImpl, &FlowNetworkImpl::on_deliver>(), this);
+    sent_binding_ = sim.bind(core::Simulator::handler<FlowNetworkImpl, &FlowNetworkImpl::on_sent>(), this);
+    recompute_binding_ = sim.bind(core::Simulator::handler<FlowNetworkImpl, &FlowNetworkImpl::on_recompute>(), this);
+  }
+
+  MessageId create(EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint32_t tag) {
+    FABRICSIM_ASSERT(src != dst, "message to itself");
+    FABRICSIM_ASSERT(bytes > 0, "empty message");
+    FABRICSIM_ASSERT(src < topo_.endpoint_count() && dst < topo_.endpoint_count(), "no such endpoint");
+    const auto id = static_cast<MessageId>(messages_.size());
+    Message m;
+    m.src = src;
+    m.dst = dst;
+    m.bytes = bytes;
+    m.tag = tag;
+    m.flow_port = static_cast<std::uint16_t>(49152u + util::hash2(params_.seed, id) % 16384u);
+    m.post_time = SimTime::max();
+    m.packets = wire_size(bytes, params_.packet_bytes, params_.header_bytes, params_.headers).packets;
+    messages_.push_back(m);
+    extra_.push_back(MessageExtra{});
+    return id;
+  }
+
+  void post(MessageId id, SimTime at) {
+    Message& m = messages_[id];
+    FABRICSIM_ASSERT(m.post_time == SimTime::max(), "message posted twice");
+    m.post_time = at;
+    sim_.schedule_bound(at, kPrioPost, topo_.endpoint_node(m.src), post_binding_, id);
+  }
+
+  // ------------------------------------------------------------- events
+
+  void on_post(const core::Event& ev) {
+    const MessageId id = ev.arg32;
+    Message& m = messages_[id];
+    MessageExtra& x = extra_[id];
+    paths_.route(m.src, m.dst, m.flow_port, route_);
+    const WireSize w = wire_size(m.bytes, params_.packet_bytes, params_.header_bytes, params_.headers);
+    x.last_wire = w.last;
+    x.tail = core::serialization_time(w.last, route_.bottleneck_gbps);
+    x.latency = route_.propagation + params_.switch_latency * static_cast<std::int64_t>(route_.hops - 1);
+    totals_.packets_injected += m.packets;
+    totals_.bytes_injected += m.bytes;
+    totals_.packet_hops += static_cast<std::uint64_t>(m.packets) * route_.hops;
+    for (const FlowLink& fl : route_.links) {
+      ++link_flows_[fl.link];
+      link_packets_[fl.link] += fl.weight * m.packets;
+    }
+    const double flow_bytes = static_cast<double>(w.total - w.last);
+    if (flow_bytes <= 0.0) {  // one packet: no flow, only its latency
+      tail_bytes(route_.links, w.last);
+      end_message(id, sim_.now());
+      return;
+    }
+    FlowId slot = kNoFlowSlot;
+    if (!free_slots_.empty()) {
+      slot = free_slots_.back();
+      free_slots_.pop_back();
+    } else {
+      slot = static_cast<FlowId>(slots_.size());
+      slots_.emplace_back();
+      heap_.reserve_ids(slots_.size());
+    }
+    Slot& s = slots_[slot];
+    s.msg = id;
+    s.remaining = flow_bytes;
+    s.last = sim_.now();
+    s.rate = 0.0;
+    x.slot = slot;
+    double cap = x.cap > 0.0 ? x.cap : params_.flow_cap_gbps;
+    if (!(cap > 0.0)) cap = kNoRateCap;
+    rates_.add(slot, route_.links, cap);
+    ++stats_.flows_started;
+    stats_.max_concurrent = std::max(stats_.max_concurrent, rates_.active_count());
+    request_recompute();
+  }
+
+  void on_recompute(const core::Event&) {
+    recompute_pending_ = false;
+    ++stats_.recompute_events;
+    const SimTime now = sim_.now();
+    for (FlowId slot : params_.full_recompute ? rates_.recompute_all() : rates_.recompute()) {
+      Slot& s = slots_[slot];
+      const double old_rate = s.rate;
+      const double new_rate = rates_.rate(slot);
+      advance(s, now);
+      for (const FlowLink& fl : rates_.links(slot)) {
+        accrue(fl.link, now);
+        link_load_[fl.link] += fl.weight * (new_rate - old_rate);
+      }
+      s.rate = new_rate;
+      heap_.set(slot, (now + SimTime::from_ps(transfer_ps(s.remaining, new_rate))).ps());
+      ++stats_.reschedules;
+    }
+    arm();
+  }
+
+  void on_finish(const core::Event& ev) {
+    if (ev.arg0 != arm_token_) return;  // superseded by an earlier finish
+    armed_ = false;
+    const SimTime now = sim_.now();
+    while (!heap_.empty() && heap_.top_key() <= now.ps()) {
+      const FlowId slot = heap_.top();
+      heap_.pop();
+      end_flow(slot, now);
+    }
+    arm();
+  }
+
+  void on_deliver(const core::Event& ev) {
+    const MessageId id = ev.arg32;
+    Message& m = messages_[id];
+    m.end_time = sim_.now();
+    m.received_payload = m.bytes;
+    totals_.packets_delivered += m.packets;
+    totals_.bytes_delivered += m.bytes;
+    ++totals_.messages_delivered;
+    if (listener_) listener_->on_message_delivered(id);
+  }
+
+  void on_sent(const core::Event& ev) {
+    if (listener_) listener_->on_message_sent(ev.arg32);
+  }
+
+  // ------------------------------------------------------------ helpers
+
+  /// Brings a flow's remaining bytes to `now` at its current rate.
+  static void advance(Slot& s, SimTime now) {
+    if (now > s.last && s.rate > 0.0) {
+      s.remaining -= s.rate * static_cast<double>((now - s.last).ps()) / 8000.0;
+      if (s.remaining < 0.0) s.remaining = 0.0;
+    }
+    s.last = now;
+  }
+
+  /// Brings a link's integrals to `t` at its current load.
+  void accrue(LinkId l, SimTime t) {
+    const std::int64_t dt = t.ps() - link_last_[l];
+    if (dt <= 0) return;
+    const double load = link_load_[l];
+    if (load > 0.0) {
+      link_bytes_[l] += load * static_cast<double>(dt) / 8000.0;
+      link_busy_[l] += load / topo_.link(l).bandwidth_gbps * static_cast<double>(dt);
+    }
+    link_last_[l] = t.ps();
+  }
+
+  /// The last packet of a message crosses the links of its route.
+  void tail_bytes(std::span<const FlowLink> links, std::uint64_t bytes) {
+    for (const FlowLink& fl : links) {
+      link_bytes_[fl.link] += fl.weight * static_cast<double>(bytes);
+      link_busy_[fl.link] +=
+          fl.weight * static_cast<double>(core::serialization_time(bytes, topo_.link(fl.link).bandwidth_gbps).ps());
+    }
+  }
+
+  void end_flow(FlowId slot, SimTime now) {
+    Slot& s = slots_[slot];
+    const MessageId id = s.msg;
+    for (const FlowLink& fl : rates_.links(slot)) {
+      accrue(fl.link, now);
+      link_load_[fl.link] -= fl.weight * s.rate;
+    }
+    tail_bytes(rates_.links(slot), extra_[id].last_wire);
+    // Links left without flows get a load of exactly 0 (no drift from the
+    // subtractions); the solver still lists an ended flow's links.
+    rates_.remove(slot);
+    for (const FlowLink& fl : rates_.links(slot))
+      if (rates_.flows_on(fl.link) == 0) link_load_[fl.link] = 0.0;
+    extra_[id].slot = kNoFlowSlot;
+    free_slots_.push_back(slot);
+    end_message(id, now);
+    request_recompute();
+  }
+
+  /// The flow part of a message ended at `now`: its last packet, then the latency.
+  void end_message(MessageId id, SimTime now) {
+    const Message& m = messages_[id];
+    const MessageExtra& x = extra_[id];
+    const NodeId src = topo_.endpoint_node(m.src);
+    if (listener_ && listener_->wants_sent()) sim_.schedule_bound(now + x.tail, kPrioDeliver, src, sent_binding_, id);
+    sim_.schedule_bound(now + x.tail + x.latency, kPrioDeliver, topo_.endpoint_node(m.dst), deliver_binding_, id);
+  }
+
+  void request_recompute() {
+    if (recompute_pending_) return;
+    recompute_pending_ = true;
+    sim_.schedule_bound(sim_.now(), kPrioRecompute, 0, recompute_binding_);
+  }
+
+  /// Keeps one finish event, at the earliest finish time.
+  void arm() {
+    if (heap_.empty()) return;
+    const std::int64_t t = heap_.top_key();
+    if (armed_ && t >= armed_ps_) return;
+    armed_ = true;
+    armed_ps_ = t;
+    sim_.schedule_bound(SimTime::from_ps(t), kPrioFinish, 0, finish_binding_, 0, ++arm_token_);
+  }
+
+  void build_stats() const {
+    const std::size_t nl = topo_.link_count();
+    LinkStats& st = stats_out_;
+    for (auto* v : {&st.tx_bytes, &st.tx_packets, &st.max_queue_bytes}) v->assign(nl, 0);
+    for (auto* v : {&st.busy_ps, &st.stall_ps}) v->assign(nl, 0);
+    st.flows.assign(nl, 0);
+    const std::int64_t now = std::max(sim_.now().ps(), finish_ps_);
+    for (std::size_t l = 0; l < nl; ++l) {
+      const double dt = static_cast<double>(std::max<std::int64_t>(0, now - link_last_[l]));
+      const double load = link_load_[l];
+      st.tx_bytes[l] = static_cast<std::uint64_t>(std::llround(link_bytes_[l] + load * dt / 8000.0));
+      st.busy_ps[l] = std::llround(link_busy_[l] + load / topo_.link(static_cast<LinkId>(l)).bandwidth_gbps * dt);
+      st.tx_packets[l] = static_cast<std::uint64_t>(std::llround(link_packets_[l]));
+      st.flows[l] = link_flows_[l];
+    }
+  }
+
+  const Topology& topo_;
+  FlowParams params_;
+  PathProvider& paths_;
+  core::Simulator& sim_;
+  FlowRates rates_;
+  MessageListener* listener_ = nullptr;
+  std::vector<Message> messages_;
+  std::vector<MessageExtra> extra_;
+  std::vector<Slot> slots_;
+  std::vector<FlowId> free_slots_;
+  flow_detail::IndexedHeap<std::int64_t> heap_;  // slot -> finish time (ps)
+  FlowRoute route_;
+  bool recompute_pending_ = false;
+  bool armed_ = false;
+  std::int64_t armed_ps_ = 0;
+  std::uint64_t arm_token_ = 0;
+  std::int64_t finish_ps_ = 0;
+  // Per link (topology ids): integrals up to link_last_, current load.
+  std::vector<double> link_bytes_;
+  std::vector<double> link_busy_;  // ps
+  std::vector<double> link_load_;  // Gb/s
+  std::vector<std::int64_t> link_last_;
+  std::vector<double> link_packets_;
+  std::vector<std::uint32_t> link_flows_;
+  NetworkTotals totals_;
+  FlowModelStats stats_;
+  mutable LinkStats stats_out_;
+  mutable FlowModelStats stats_copy_;
+  core::Simulator::BindingId post_binding_ = 0;
+  core::Simulator::BindingId finish_binding_ = 0;
+  core::Simulator::BindingId deliver_binding_ = 0;
+  core::Simulator::BindingId sent_binding_ = 0;
+  core::Simulator::BindingId recompute_binding_ = 0;
+};
+
+FlowNetwork::FlowNetwork(const Topology& topo, const FlowParams& params, PathProvider& paths, core::Simulator& sim)
+    : impl_(std::make_unique<FlowNetworkImpl>(topo, params, paths, sim)) {}
+FlowNetwork::~FlowNetwork() = default;
+
+MessageId FlowNetwork::create(EndpointId src, EndpointId dst, std::uint64_t payload_bytes, std::uint32_t tag) {
+  return impl_->create(src, dst, payload_bytes, tag);
+}
+void FlowNetwork::post(MessageId id, SimTime at) { impl_->post(id, at); }
+MessageId FlowNetwork::send(EndpointId src, EndpointId dst, std::uint64_t payload_bytes, SimTime at,
+                            std::uint32_t tag) {
+  const MessageId id = impl_->create(src, dst, payload_bytes, tag);
+  impl_->post(id, at);
+  return id;
+}
+void FlowNetwork::set_rate_cap(MessageId id, double gbps) {
+  FABRICSIM_ASSERT(gbps > 0.0, "a rate cap must be positive");
+  FABRICSIM_ASSERT(impl_->messages_[id].post_time == SimTime::max(), "cap a message before posting it");
+  impl_->extra_[id].cap = gbps;
+}
+void FlowNetwork::set_flow_port(MessageId id, std::uint16_t port) {
+  FABRICSIM_ASSERT(impl_->messages_[id].post_time == SimTime::max(), "steer a message before posting it");
+  impl_->messages_[id].flow_port = port;
+}
+void FlowNetwork::set_listener(MessageListener* listener) { impl_->listener_ = listener; }
+const Topology& FlowNetwork::topology() const { return impl_->topo_; }
+SimTime FlowNetwork::now() const { return impl_->sim_.now(); }
+core::Simulator& FlowNetwork::simulator() const { return impl_->sim_; }
+const FlowParams& FlowNetwork::params() const { return impl_->params_; }
+const std::vector<Message>& FlowNetwork::messages() const { return impl_->messages_; }
+double FlowNetwork::rate_gbps(MessageId id) const {
+  const FlowId slot = impl_->extra_[id].slot;
+  return slot == kNoFlowSlot ? 0.0 : impl_->slots_[slot].rate;
+}
+const LinkStats& FlowNetwork::link_stats() const {
+  impl_->build_stats();
+  return impl_->stats_out_;
+}
+const NetworkTotals& FlowNetwork::totals() const { return impl_->totals_; }
+const FlowModelStats& FlowNetwork::stats() const {
+  impl_->stats_copy_ = impl_->stats_;
+  impl_->stats_copy_.rates = impl_->rates_.stats();
+  return impl_->stats_copy_;
+}
+const FlowRates& FlowNetwork::rates() const { return impl_->rates_; }
+void FlowNetwork::finish(SimTime end) {
+  FABRICSIM_ASSERT(end >= impl_->sim_.now(), "finish before now");
+  for (std::size_t l = 0; l < impl_->topo_.link_count(); ++l) impl_->accrue(static_cast<LinkId>(l), end);
+  impl_->finish_ps_ = end.ps();
+}
+
+// ================================================================= analytic
+
+class AnalyticNetworkImpl {
+ public:
+  AnalyticNetworkImpl(const Topology& topo, const AnalyticParams& params, PathProvider& paths, core::Simulator& sim)
+      : topo_(topo), params_(params), paths_(paths), sim_(sim) {
+    FABRICSIM_ASSERT(sim.entity_count() >= topo.node_count(), "the simulator needs an entity per node");
+    if (params_.header_bytes >= params_.packet_bytes)
+      throw util::ConfigError("network.header_bytes: must be smaller than network.packet_bytes");
+    const std::size_t nl = topo.link_count();
+    free_at_.assign(nl, SimTime::zero());
+    stats_.tx_bytes.assign(nl, 0);
+    stats_.tx_packets.assign(nl, 0);
+    stats_.busy_ps.assign(nl, 0);
+    stats_.max_queue_bytes.assign(nl, 0);
+    stats_.stall_ps.assign(nl, 0);
+    stats_.flows.assign(nl, 0);
+    arrive_binding_ = sim.bind(core::Simulator::handler<AnalyticNetworkImpl, &AnalyticNetworkImpl::on_arrive>(), this);
+    deliver_binding_ =
+        sim.bind(core::Simulator::handler<AnalyticNetworkImpl, &AnalyticNetworkImpl::on_deliver>(), this);
+    sent_binding_ = sim.bind(core::Simulator::handler<AnalyticNetworkImpl, &AnalyticNetworkImpl::on_sent>(), this);
+  }
+
+  MessageId create(EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint32_t tag) {
+    FABRICSIM_ASSERT(src != dst, "message to itself");
+    FABRICSIM_ASSERT(bytes > 0, "empty message");
+    FABRICSIM_ASSERT(src < topo_.endpoint_count() && dst < topo_.endpoint_count(), "no such endpoint");
+    const auto id = static_cast<MessageId>(messages_.size());
+    Message m;
+    m.src = src;
+    m.dst = dst;
+    m.bytes = bytes;
+    m.tag = tag;
+    m.flow_port = static_cast<std::uint16_t>(49152u + util::hash2(params_.seed, id) % 16384u);
+    m.post_time = SimTime::max();
+    m.packets = wire_size(bytes, params_.packet_bytes, params_.header_bytes, params_.headers).packets;
+    messages_.push_back(m);
+    path_at_.push_back(0);
+    return id;
+  }
+
+  void post(MessageId id, SimTime at) {
+    Message& m = messages_[id];
+    FABRICSIM_ASSERT(m.post_time == SimTime::max(), "message posted twice");
+    m.post_time = at;
+    sim_.schedule_bound(at, kPrioPost, topo_.endpoint_node(m.src), arrive_binding_, id, 0);
+  }
+
+  /// Message arg32 arrives at hop arg0 of its path: it takes the link when
+  /// the link has served everyone who arrived before it.
+  void on_arrive(const core::Event& ev) {
+    const MessageId id = ev.arg32;
+    const auto hop = static_cast<std::uint32_t>(ev.arg0);
+    Message& m = messages_[id];
+    if (hop == 0) {
+      paths_.route(m.src, m.dst, m.flow_port, route_);
+      if (!route_.single)
+        throw util::ConfigError("network.model = \"analytic\" needs one path per message (no spraying or adaptive)");
+      path_at_[id] = static_cast<std::uint32_t>(path_pool_.size());
+      for (const FlowLink& fl : route_.links) path_pool_.push_back(fl.link);
+      path_pool_.push_back(kNoLink);
+      totals_.packets_injected += m.packets;
+      totals_.bytes_injected += m.bytes;
+    }
+    const LinkId l = path_pool_[path_at_[id] + hop];
+    const Link& link = topo_.link(l);
+    const std::uint64_t n = wire_size(m.bytes, params_.packet_bytes, params_.header_bytes, params_.headers).total;
+    const SimTime start = std::max(sim_.now(), free_at_[l]);
+    const SimTime occupancy = link.latency + core::serialization_time(n, link.bandwidth_gbps);
+    free_at_[l] = start + occupancy;
+    stats_.tx_bytes[l] += n;
+    stats_.tx_packets[l] += m.packets;
+    stats_.busy_ps[l] += occupancy.ps();
+    stats_.stall_ps[l] += (start - sim_.now()).ps();
+    ++stats_.flows[l];
+    totals_.packet_hops += m.packets;
+    if (hop == 0 && listener_ && listener_->wants_sent())
+      sim_.schedule_bound(free_at_[l], kPrioDeliver, link.src, sent_binding_, id);
+    if (path_pool_[path_at_[id] + hop + 1] == kNoLink) {
+      sim_.schedule_bound(free_at_[l], kPrioDeliver, link.dst, deliver_binding_, id);
+    } else {
+      sim_.schedule_bound(free_at_[l] + params_.switch_latency, kPrioPost, link.dst, arrive_binding_, id, hop + 1);
+    }
+  }
+
+  void on_deliver(const core::Event& ev) {
+    const MessageId id = ev.arg32;
+    Message& m = messages_[id];
+    m.end_time = sim_.now();
+    m.sent_payload = m.bytes;
+    m.received_payload = m.bytes;
+    totals_.packets_delivered += m.packets;
+    totals_.bytes_delivered += m.bytes;
+    ++totals_.messages_delivered;
+    if (listener_) listener_->on_message_delivered(id);
+  }
+
+  void on_sent(const core::Event& ev) {
+    if (listener_) listener_->on_message_sent(ev.arg32);
+  }
+
+  const Topology& topo_;
+  AnalyticParams params_;
+  PathProvider& paths_;
+  core::Simulator& sim_;
+  MessageListener* listener_ = nullptr;
+  std::vector<Message> messages_;
+  std::vector<std::uint32_t> path_at_;  // per message: its path in path_pool_ (ended by kNoLink)
+  std::vector<LinkId> path_pool_;
+  std::vector<SimTime> free_at_;  // per link: when it has served everyone queued so far
+  FlowRoute route_;
+  LinkStats stats_;
+  NetworkTotals totals_;
+  core::Simulator::BindingId arrive_binding_ = 0;
+  core::Simulator::BindingId deliver_binding_ = 0;
+  core::Simulator::BindingId sent_binding_ = 0;
+};
+
+AnalyticNetwork::AnalyticNetwork(const Topology& topo, const AnalyticParams& params, PathProvider& paths,
+                                 core::Simulator& sim)
+    : impl_(std::make_unique<AnalyticNetworkImpl>(topo, params, paths, sim)) {}
+AnalyticNetwork::~AnalyticNetwork() = default;
+MessageId AnalyticNetwork::create(EndpointId src, EndpointId dst, std::uint64_t payload_bytes, std::uint32_t tag) {
+  return impl_->create(src, dst, payload_bytes, tag);
+}
+void AnalyticNetwork::post(MessageId id, SimTime at) { impl_->post(id, at); }
+MessageId AnalyticNetwork::send(EndpointId src, EndpointId dst, std::uint64_t payload_bytes, SimTime at,
+                                std::uint32_t tag) {
+  const MessageId id = impl_->create(src, dst, payload_bytes, tag);
+  impl_->post(id, at);
+  return id;
+}
+void AnalyticNetwork::set_flow_port(MessageId id, std::uint16_t port) {
+  FABRICSIM_ASSERT(impl_->messages_[id].post_time == SimTime::max(), "steer a message before posting it");
+  impl_->messages_[id].flow_port = port;
+}
+void AnalyticNetwork::set_listener(MessageListener* listener) { impl_->listener_ = listener; }
+const Topology& AnalyticNetwork::topology() const { return impl_->topo_; }
+SimTime AnalyticNetwork::now() const { return impl_->sim_.now(); }
+const std::vector<Message>& AnalyticNetwork::messages() const { return impl_->messages_; }
+const LinkStats& AnalyticNetwork::link_stats() const { return impl_->stats_; }
+const NetworkTotals& AnalyticNetwork::totals() const { return impl_->totals_; }
+
+}  // namespace fabricsim::net

@@ -1,0 +1,399 @@
+// Incremental max-min fair rates by progressive filling (see flow_rates.hpp
+// for the algorithm, its complexity and why the results do not depend on
+// the history of adds and removes).
+#include "fabricsim/net/flow_rates.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <utility>
+
+#include "fabricsim/util/assert.hpp"
+#include "net/flow/indexed_heap.hpp"
+
+namespace fabricsim::net {
+
+namespace {
+/// A flow on a link's list (sorted by flow id).
+struct LinkFlow {
+  FlowId flow;
+  double weight;
+};
+}  // namespace
+
+class FlowRatesImpl {
+ public:
+  explicit FlowRatesImpl(std::vector<double> capacity) : capacity_(std::move(capacity)) {
+    for (double c : capacity_) FABRICSIM_ASSERT(c > 0.0 && std::isfinite(c), "link capacity must be positive");
+    const std::size_t n = capacity_.size();
+    link_flows_.resize(n);
+    link_mark_.assign(n, 0);
+    heap_.reserve_ids(n);
+  }
+
+  void grow(FlowId id) {
+    if (id < flows_.size()) return;
+    const std::size_t n = std::max<std::size_t>(static_cast<std::size_t>(id) + 1, flows_.size() * 2);
+    flows_.resize(n);
+    flow_mark_.resize(n, 0);
+    live_.resize(n, 0);
+    rate_.resize(n, 0.0);
+    fresh_.resize(n, 0);
+  }
+
+  void mark_links_dirty(FlowId id) {
+    const Flow& f = flows_[id];
+    if (f.links.empty()) {
+      dirty_free_.push_back(id);
+    } else {
+      for (const FlowLink& fl : f.links) dirty_links_.push_back(fl.link);
+    }
+  }
+
+  void add(FlowId id, std::span<const FlowLink> links, double cap) {
+    FABRICSIM_ASSERT(cap > 0.0, "a flow's rate cap must be positive");
+    grow(id);
+    Flow& f = flows_[id];
+    FABRICSIM_ASSERT(!f.active, "flow added twice");
+    f.active = true;
+    fresh_[id] = 1;
+    f.cap = cap;
+    rate_[id] = 0.0;
+    f.links.assign(links.begin(), links.end());
+    std::sort(f.links.begin(), f.links.end(), [](const FlowLink& a, const FlowLink& b) { return a.link < b.link; });
+    // Merge repeated links (paths of a split flow that share a link).
+    std::size_t out = 0;
+    for (std::size_t i = 0; i < f.links.size(); ++i) {
+      const FlowLink& fl = f.links[i];
+      FABRICSIM_ASSERT(fl.link < capacity_.size(), "flow over an unknown link");
+      FABRICSIM_ASSERT(fl.weight > 0.0 && fl.weight <= 1.0 + 1e-9, "flow weight outside (0, 1]");
+      if (out > 0 && f.links[out - 1].link == fl.link) {
+        f.links[out - 1].weight += fl.weight;
+        FABRICSIM_ASSERT(f.links[out - 1].weight <= 1.0 + 1e-9, "flow weights on one link sum above 1");
+      } else {
+        f.links[out++] = fl;
+      }
+    }
+    f.links.resize(out);
+    for (const FlowLink& fl : f.links) {
+      auto& list = link_flows_[fl.link];
+      const auto at =
+          std::lower_bound(list.begin(), list.end(), id, [](const LinkFlow& e, FlowId v) { return e.flow < v; });
+      list.insert(at, LinkFlow{id, fl.weight});
+    }
+    ++active_;
+    mark_links_dirty(id);
+    if (!f.links.empty()) added_.push_back(id);
+  }
+
+  void remove(FlowId id) {
+    FABRICSIM_ASSERT(id < flows_.size() && flows_[id].active, "removing a flow that is not active");
+    Flow& f = flows_[id];
+    for (const FlowLink& fl : f.links) {
+      auto& list = link_flows_[fl.link];
+      const auto at =
+          std::lower_bound(list.begin(), list.end(), id, [](const LinkFlow& e, FlowId v) { return e.flow < v; });
+      FABRICSIM_ASSERT(at != list.end() && at->flow == id, "flow missing from its link");
+      list.erase(at);
+      dirty_links_.push_back(fl.link);
+    }
+    // Nothing below the rate it had can change (see restart level).
+    if (!fresh_[id]) restart_ = std::min(restart_, rate_[id]);
+    f.active = false;
+    fresh_[id] = 0;
+    rate_[id] = 0.0;
+    --active_;
+  }
+
+  void set_cap(FlowId id, double cap) {
+    FABRICSIM_ASSERT(id < flows_.size() && flows_[id].active, "capping a flow that is not active");
+    FABRICSIM_ASSERT(cap > 0.0, "a flow's rate cap must be positive");
+    Flow& f = flows_[id];
+    if (!fresh_[id]) restart_ = std::min({restart_, rate_[id], cap});
+    f.cap = cap;
+    mark_links_dirty(id);
+  }
+
+  std::span<const FlowId> recompute(bool all) {
+    changed_.clear();
+    if (all) {
+      restart_ = 0.0;
+      added_.clear();
+      dirty_links_.clear();
+      dirty_free_.clear();
+      for (std::size_t l = 0; l < link_flows_.size(); ++l)
+        if (!link_flows_[l].empty()) dirty_links_.push_back(static_cast<LinkId>(l));
+      for (std::size_t id = 0; id < flows_.size(); ++id)
+        if (flows_[id].active && flows_[id].links.empty()) dirty_free_.push_back(static_cast<FlowId>(id));
+    }
+    if (dirty_links_.empty() && dirty_free_.empty()) {
+      restart_ = kNoRateCap;  // e.g. a flow over no links ended: nothing to refill
+      return {};
+    }
+    ++stats_.recomputations;
+    // Flows over no links: their cap.
+    for (FlowId id : dirty_free_) {
+      Flow& f = flows_[id];
+      if (!f.active || !f.links.empty()) continue;
+      report(id, f.cap);
+    }
+    dirty_free_.clear();
+    for (FlowId id : added_)
+      if (flows_[id].active && fresh_[id])
+        for (const FlowLink& fl : flows_[id].links) restart_ = std::min(restart_, saturation_bound(fl.link));
+    added_.clear();
+    // A relative margin against the rounding of the bound: refilling a
+    // flow too many is only slower.
+    const double level = restart_ * (1.0 - 1e-9);
+    restart_ = kNoRateCap;
+    collect_components(level);
+    fill();
+    dirty_links_.clear();
+    stats_.flows_touched += comp_flows_.size();
+    stats_.links_touched += comp_links_.size();
+    stats_.largest_component = std::max(stats_.largest_component, comp_flows_.size());
+    stats_.rates_changed += changed_.size();
+    return changed_;
+  }
+
+  /// Breadth-first from the dirty links over link -> flows -> links; marks
+  /// with a fresh epoch, so nothing is cleared between calls.
+  /// Whether flow `id` is refilled: added since the last call, or its rate
+  /// is not below the restart level.
+  bool refilled(FlowId id, double level) const { return fresh_[id] || !(rate_[id] < level); }
+
+  /// The lowest level at which link l can saturate now, if every flow on it
+  /// whose rate is below that level keeps its rate and the others (new
+  /// ones included) rise together: the first t with
+  ///   sum_{r_g < t} w_g r_g + t x sum_{r_g >= t} w_g = c_l.
+  double saturation_bound(LinkId l) {
+    bound_scratch_.clear();
+    double w_all = 0.0;
+    for (const LinkFlow& e : link_flows_[l]) {
+      w_all += e.weight;
+      if (!fresh_[e.flow]) bound_scratch_.push_back({rate_[e.flow], e.weight});
+    }
+    std::sort(bound_scratch_.begin(), bound_scratch_.end(),
+              [](const LinkFlow2& a, const LinkFlow2& b) { return a.rate < b.rate; });
+    double fixed_load = 0.0;
+    double rising = w_all;
+    for (const LinkFlow2& g : bound_scratch_) {
+      const double t = (capacity_[l] - fixed_load) / rising;
+      if (t <= g.rate) return t;
+      fixed_load += g.weight * g.rate;
+      rising -= g.weight;
+      if (!(rising > 0.0)) return g.rate;  // rounding: every flow already fixed
+    }
+    return (capacity_[l] - fixed_load) / rising;
+  }
+
+  void collect_components(double level) {
+    ++epoch_;
+    if (epoch_ == 0) {  // wrapped: clear the marks once
+      std::fill(link_mark_.begin(), link_mark_.end(), 0);
+      std::fill(flow_mark_.begin(), flow_mark_.end(), 0);
+      epoch_ = 1;
+    }
+    comp_links_.clear();
+    comp_flows_.clear();
+    for (LinkId l : dirty_links_) {
+      if (link_mark_[l] == epoch_) continue;
+      link_mark_[l] = epoch_;
+      comp_links_.push_back(l);
+    }
+    for (std::size_t i = 0; i < comp_links_.size(); ++i) {
+      const LinkId l = comp_links_[i];
+      for (const LinkFlow& e : link_flows_[l]) {
+        if (flow_mark_[e.flow] == epoch_ || !refilled(e.flow, level)) continue;
+        flow_mark_[e.flow] = epoch_;
+        comp_flows_.push_back(e.flow);
+        for (const FlowLink& fl : flows_[e.flow].links) {
+          if (link_mark_[fl.link] == epoch_) continue;
+          link_mark_[fl.link] = epoch_;
+          comp_links_.push_back(fl.link);
+        }
+      }
+    }
+  }
+
+  /// Level at which link l saturates given the flows frozen so far:
+  /// t = (c - F) / W, F the load of the frozen flows on it (refilled flows
+  /// frozen in this pass and the flows kept), W the weight of the rest.
+  /// Summed over the link's list in flow-id order every time, so the value
+  /// depends only on which flows are frozen at what rates, not on the order
+  /// they froze in: this is what makes a restart at any level give the bits
+  /// a fill from zero gives.  False if no flow on it is unfrozen.
+  bool evaluate(LinkId l, double& t) const {
+    double frozen_load = 0.0;
+    double weight = 0.0;
+    std::size_t rising = 0;
+    for (const LinkFlow& e : link_flows_[l]) {
+      if (live_[e.flow] == epoch_) {
+        weight += e.weight;
+        ++rising;
+      } else {
+        frozen_load += e.weight * rate_[e.flow];
+      }
+    }
+    if (rising == 0) return false;
+    t = (capacity_[l] - frozen_load) / weight;
+    return true;
+  }
+
+  /// Progressive filling of the collected flows, from the restart level.
+  void fill() {
+    for (FlowId id : comp_flows_) live_[id] = epoch_;
+    // The links in (level, id) order: sorted once (cheaper than as many
+    // heap pops); a link whose level has risen by the time it comes up goes
+    // into a heap, which stays small.
+    sorted_.clear();
+    for (LinkId l : comp_links_) {
+      double t = 0.0;
+      if (evaluate(l, t)) sorted_.push_back(KeyedLink{t, l});
+    }
+    std::sort(sorted_.begin(), sorted_.end(), [](const KeyedLink& a, const KeyedLink& b) {
+      return a.key < b.key || (!(b.key < a.key) && a.id < b.id);
+    });
+    heap_.clear();
+    capped_.clear();
+    for (FlowId id : comp_flows_)
+      if (flows_[id].cap != kNoRateCap) capped_.push_back(id);
+    std::sort(capped_.begin(), capped_.end(), [this](FlowId a, FlowId b) {
+      const double ca = flows_[a].cap;
+      const double cb = flows_[b].cap;
+      return ca < cb || (!(cb < ca) && a < b);
+    });
+    // Lazy keys: freezing a flow can only raise a link's level (exactly,
+    // (c - F - w x) / (W - w) >= t when x <= t), so a link's key is a lower
+    // bound of its level.  A link that comes up with a risen level is
+    // queued again at its level; otherwise it saturates at its key (the
+    // level evaluated may be a few ulps below it after rounding: the level
+    // never falls).
+    std::size_t head = 0;
+    std::size_t next_cap = 0;
+    while (head < sorted_.size() || !heap_.empty()) {
+      const bool from_heap =
+          !heap_.empty() && (head == sorted_.size() || heap_.top_key() < sorted_[head].key ||
+                             (!(sorted_[head].key < heap_.top_key()) && heap_.top() < sorted_[head].id));
+      const LinkId l = from_heap ? heap_.top() : sorted_[head].id;
+      const double level = from_heap ? heap_.top_key() : sorted_[head].key;
+      while (next_cap < capped_.size() && live_[capped_[next_cap]] != epoch_) ++next_cap;
+      // A link saturating at the same level as a cap goes first (the order
+      // does not change the rates, only which event freezes the flow).
+      if (next_cap < capped_.size() && flows_[capped_[next_cap]].cap < level) {
+        const FlowId id = capped_[next_cap++];
+        freeze(id, flows_[id].cap);
+        continue;
+      }
+      if (from_heap) {
+        heap_.pop();
+      } else {
+        ++head;
+      }
+      double t = 0.0;
+      if (!evaluate(l, t)) continue;  // every flow on it froze elsewhere
+      if (t > level) {
+        heap_.set(l, t);
+        ++stats_.links_requeued;
+        continue;
+      }
+      for (const LinkFlow& e : link_flows_[l])
+        if (live_[e.flow] == epoch_) freeze(e.flow, level);
+    }
+  }
+
+  /// Freezes a refilled flow at `rate`.
+  void freeze(FlowId id, double rate) {
+    live_[id] = 0;
+    report(id, rate);
+  }
+
+  void report(FlowId id, double rate) {
+    if (fresh_[id] || std::bit_cast<std::uint64_t>(rate_[id]) != std::bit_cast<std::uint64_t>(rate))
+      changed_.push_back(id);
+    fresh_[id] = 0;
+    rate_[id] = rate;
+  }
+
+  double load(LinkId l) const {
+    double sum = 0.0;
+    for (const LinkFlow& e : link_flows_[l]) sum += e.weight * rate_[e.flow];
+    return sum;
+  }
+
+  struct Flow {
+    std::vector<FlowLink> links;  // ascending link id, merged
+    double cap = kNoRateCap;
+    bool active = false;
+  };
+
+  std::vector<double> capacity_;
+  std::vector<std::vector<LinkFlow>> link_flows_;
+  std::vector<Flow> flows_;
+  // Per flow, apart from Flow for locality (the refill reads them for every
+  // flow on every link it evaluates).
+  std::vector<double> rate_;
+  std::vector<std::uint8_t> fresh_;  // added since the last recompute: always reported
+  std::size_t active_ = 0;
+
+  // Changes since the last recompute.
+  std::vector<LinkId> dirty_links_;
+  std::vector<FlowId> dirty_free_;
+  std::vector<FlowId> added_;
+  /// Restart level: every flow whose rate is below it keeps its rate.
+  double restart_ = kNoRateCap;
+
+  // Scratch of recompute(), reused.
+  std::uint32_t epoch_ = 0;
+  std::vector<std::uint32_t> link_mark_;
+  std::vector<std::uint32_t> flow_mark_;
+  std::vector<LinkId> comp_links_;
+  std::vector<FlowId> comp_flows_;
+  /// Per flow: epoch_ while refilled and not yet frozen.
+  std::vector<std::uint32_t> live_;
+  std::vector<FlowId> capped_;
+  struct KeyedLink {
+    double key;
+    LinkId id;
+  };
+  std::vector<KeyedLink> sorted_;
+  struct LinkFlow2 {
+    double rate;
+    double weight;
+  };
+  std::vector<LinkFlow2> bound_scratch_;
+  flow_detail::IndexedHeap<double> heap_;
+  std::vector<FlowId> changed_;
+  FlowRateStats stats_;
+};
+
+FlowRates::FlowRates(std::vector<double> capacity_gbps)
+    : impl_(std::make_unique<FlowRatesImpl>(std::move(capacity_gbps))) {}
+FlowRates::~FlowRates() = default;
+FlowRates::FlowRates(FlowRates&&) noexcept = default;
+FlowRates& FlowRates::operator=(FlowRates&&) noexcept = default;
+
+std::vector<double> FlowRates::capacities(const Topology& topo) {
+  std::vector<double> c(topo.link_count());
+  for (std::size_t l = 0; l < c.size(); ++l) c[l] = topo.link(static_cast<LinkId>(l)).bandwidth_gbps;
+  return c;
+}
+
+void FlowRates::add(FlowId id, std::span<const FlowLink> links, double cap_gbps) { impl_->add(id, links, cap_gbps); }
+void FlowRates::remove(FlowId id) { impl_->remove(id); }
+void FlowRates::set_cap(FlowId id, double cap_gbps) { impl_->set_cap(id, cap_gbps); }
+std::span<const FlowId> FlowRates::recompute() { return impl_->recompute(false); }
+std::span<const FlowId> FlowRates::recompute_all() { return impl_->recompute(true); }
+bool FlowRates::active(FlowId id) const { return id < impl_->flows_.size() && impl_->flows_[id].active; }
+double FlowRates::rate(FlowId id) const { return impl_->rate_[id]; }
+double FlowRates::cap(FlowId id) const { return impl_->flows_[id].cap; }
+std::span<const FlowLink> FlowRates::links(FlowId id) const { return impl_->flows_[id].links; }
+std::size_t FlowRates::flows_on(LinkId l) const { return impl_->link_flows_[l].size(); }
+double FlowRates::load(LinkId l) const { return impl_->load(l); }
+double FlowRates::capacity(LinkId l) const { return impl_->capacity_[l]; }
+std::size_t FlowRates::link_count() const { return impl_->capacity_.size(); }
+std::size_t FlowRates::active_count() const { return impl_->active_; }
+bool FlowRates::dirty() const { return !impl_->dirty_links_.empty() || !impl_->dirty_free_.empty(); }
+const FlowRateStats& FlowRates::stats() const { return impl_->stats_; }
+
+}  // namespace fabricsim::net
