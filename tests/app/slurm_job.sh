@@ -140,3 +140,28 @@ grep -q 'peak per rank estimated at 2 ranks' "$dir/large-1.out" || { echo "FAIL:
 delivered=$(h5attr "$dir/results/large.h5" /summary/messages_delivered)
 [ "$delivered" = 128 ] || { echo "FAIL: $delivered of 128 ring messages delivered"; exit 1; }
 echo "PASS: Slurm array job $job ran the ring workload of the large-cluster script on 2 ranks"
+
+# A job that reaches its time limit (issue 19 item 4): Slurm sends SIGTERM to
+# every task (then SIGKILL after KillWait); fabricsim stops on it, says so in
+# one line, and leaves neither the output nor a temporary file.
+cat > "$dir/long.toml" <<TOML
+[topology]
+kind = "fat_tree"
+endpoints = 64
+radix = 16
+[workload]
+pattern = "permutation"
+message_bytes = 1099511627776
+[output]
+progress = "never"
+TOML
+job=$(cd "$dir/work" && CONFIG="$dir/long.toml" OUT="$dir/results/long.h5" \
+      sbatch --parsable --ntasks=2 --mem-per-cpu=256M --time=1 --output="$dir/long.out" \
+      "$src/jobs/slurm/fat_tree_16k.sbatch") || { echo "FAIL: sbatch refused the time-limited job"; exit 1; }
+state=$(wait_job "$job")
+echo "job $job: $state"
+cat "$dir/long.out"
+[ "$state" = TIMEOUT ] || { echo "FAIL: the time-limited job ended $state"; exit 1; }
+ls -A "$dir/results" | grep -q 'long\.h5' && { echo "FAIL: left behind: $(ls -A "$dir/results")"; exit 1; }
+grep -q '^error: interrupted by SIGTERM' "$dir/long.out" || { echo "FAIL: no 'interrupted by SIGTERM' line"; exit 1; }
+echo "PASS: Slurm job $job stopped at its time limit with nothing left behind"
