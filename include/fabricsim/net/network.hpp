@@ -149,6 +149,13 @@ struct NetworkTotals {
   std::uint64_t max_buffer_overshoot = 0;  ///< must stay 0 (checked invariant)
 };
 
+/// Message number `id` as every network model creates it (packet, flow,
+/// analytic): not yet posted, its ECMP source port a function of (seed, id),
+/// its packet count at `payload_per_packet` bytes each.  ConfigError naming
+/// network.packet_bytes if it would need more than 2^32 - 1 packets.
+Message new_message(MessageId id, EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint32_t tag,
+                    std::uint64_t seed, std::uint64_t payload_per_packet);
+
 class NetworkImpl;
 
 class Network {

@@ -101,15 +101,8 @@ class FlowNetworkImpl {
     FABRICSIM_ASSERT(bytes > 0, "empty message");
     FABRICSIM_ASSERT(src < topo_.endpoint_count() && dst < topo_.endpoint_count(), "no such endpoint");
     const auto id = static_cast<MessageId>(messages_.size());
-    Message m;
-    m.src = src;
-    m.dst = dst;
-    m.bytes = bytes;
-    m.tag = tag;
-    m.flow_port = static_cast<std::uint16_t>(49152u + util::hash2(params_.seed, id) % 16384u);
-    m.post_time = SimTime::max();
-    m.packets = wire_size(bytes, params_.packet_bytes, params_.header_bytes, params_.headers).packets;
-    messages_.push_back(m);
+    wire_size(bytes, params_.packet_bytes, params_.header_bytes, params_.headers);  // (checks the sizes)
+    messages_.push_back(new_message(id, src, dst, bytes, tag, params_.seed, params_.packet_bytes - params_.header_bytes));
     extra_.push_back(MessageExtra{});
     return id;
   }
@@ -421,15 +414,8 @@ class AnalyticNetworkImpl {
     FABRICSIM_ASSERT(bytes > 0, "empty message");
     FABRICSIM_ASSERT(src < topo_.endpoint_count() && dst < topo_.endpoint_count(), "no such endpoint");
     const auto id = static_cast<MessageId>(messages_.size());
-    Message m;
-    m.src = src;
-    m.dst = dst;
-    m.bytes = bytes;
-    m.tag = tag;
-    m.flow_port = static_cast<std::uint16_t>(49152u + util::hash2(params_.seed, id) % 16384u);
-    m.post_time = SimTime::max();
-    m.packets = wire_size(bytes, params_.packet_bytes, params_.header_bytes, params_.headers).packets;
-    messages_.push_back(m);
+    wire_size(bytes, params_.packet_bytes, params_.header_bytes, params_.headers);  // (checks the sizes)
+    messages_.push_back(new_message(id, src, dst, bytes, tag, params_.seed, params_.packet_bytes - params_.header_bytes));
     path_at_.push_back(0);
     return id;
   }

@@ -210,27 +210,33 @@ void NetworkImpl::post(MessageId id, SimTime at) {
   }
 }
 
-MessageId NetworkImpl::create(EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint32_t tag) {
-  FABRICSIM_ASSERT(src < topo_.endpoint_count() && dst < topo_.endpoint_count(), "endpoint out of range");
-  FABRICSIM_ASSERT(src != dst, "message to itself");
-  FABRICSIM_ASSERT(bytes > 0, "empty message");
-  const auto id = static_cast<MessageId>(messages_.size());
+Message new_message(MessageId id, EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint32_t tag,
+                    std::uint64_t seed, std::uint64_t payload_per_packet) {
   Message m;
   m.src = src;
   m.dst = dst;
   m.bytes = bytes;
   m.tag = tag;
-  m.vc = static_cast<std::uint8_t>(tag % params_.vcs);
   // Ephemeral source port: a deterministic function of the message, so the
   // ECMP path of a flow does not depend on anything but (seed, message).
-  m.flow_port = static_cast<std::uint16_t>(49152u + util::hash2(params_.seed, id) % 16384u);
+  m.flow_port = static_cast<std::uint16_t>(49152u + util::hash2(seed, id) % 16384u);
   m.post_time = SimTime::max();
-  const std::uint64_t packets = (bytes + payload_per_packet_ - 1) / payload_per_packet_;
+  const std::uint64_t packets = (bytes + payload_per_packet - 1) / payload_per_packet;
   if (packets > UINT32_MAX)
     throw util::ConfigError("network.packet_bytes: a message of " + std::to_string(bytes) + " bytes is " +
-                            std::to_string(packets) + " packets of " + std::to_string(payload_per_packet_) +
+                            std::to_string(packets) + " packets of " + std::to_string(payload_per_packet) +
                             " payload bytes, more than the 2^32 - 1 a message can have");
   m.packets = static_cast<std::uint32_t>(packets);
+  return m;
+}
+
+MessageId NetworkImpl::create(EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint32_t tag) {
+  FABRICSIM_ASSERT(src < topo_.endpoint_count() && dst < topo_.endpoint_count(), "endpoint out of range");
+  FABRICSIM_ASSERT(src != dst, "message to itself");
+  FABRICSIM_ASSERT(bytes > 0, "empty message");
+  const auto id = static_cast<MessageId>(messages_.size());
+  Message m = new_message(id, src, dst, bytes, tag, params_.seed, payload_per_packet_);
+  m.vc = static_cast<std::uint8_t>(tag % params_.vcs);
   messages_.push_back(m);
   if (params_.coin_paths) {
     // One route per message, uniformly among the k of its pair (every
