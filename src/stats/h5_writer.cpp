@@ -365,11 +365,11 @@ void H5Writer::write_rows_raw(const std::string& dataset, hid_t mem_type, hid_t 
   }
   Handle dset(H5Dcreate2(g.get(), name.c_str(), file_type, fspace.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
               H5Dclose);
-  if (dset.get() < 0) {
+  {
+    const bool failed = dset.get() < 0;
     const std::string e = fmt::format("{}: cannot create dataset {}", final_path_, dataset);
-    agree(&e);
+    agree(failed ? &e : nullptr);
   }
-  agree(nullptr);
   planned_bytes_ += total_rows * H5Tget_size(mem_type) * std::max<std::uint64_t>(columns, 1);
   ++objects_;
   reserve_space();
@@ -445,12 +445,12 @@ void H5Writer::write_rows_raw(const std::string& dataset, hid_t mem_type, hid_t 
   const void* out_data = block.data();
   Handle dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
   H5Pset_dxpl_mpio(dxpl.get(), H5FD_MPIO_COLLECTIVE);
-  if (H5Dwrite(dset.get(), mem_type, ms, fspace.get(), dxpl.get(), out_data) < 0) {
+  {
+    const bool failed = H5Dwrite(dset.get(), mem_type, ms, fspace.get(), dxpl.get(), out_data) < 0;
     const std::string e = fmt::format("{}: cannot write dataset {}{}", final_path_, dataset,
-                                      space_note(temp_path_));
-    agree(&e);
+                                      failed ? space_note(temp_path_) : std::string());
+    agree(failed ? &e : nullptr);
   }
-  agree(nullptr);
 }
 
 template <class T>
@@ -502,12 +502,12 @@ void H5Writer::commit() {
   // Flush first, agreeing on failure (a full disk): a close that fails
   // leaves HDF5 1.10 holding the file, and it crashes on it inside
   // MPI_Finalize; after a failed flush, abandon() frees the space first.
-  if (H5Fflush(file_, H5F_SCOPE_GLOBAL) < 0) {
+  {
+    const bool failed = H5Fflush(file_, H5F_SCOPE_GLOBAL) < 0;
     const std::string e =
-        fmt::format("{}: writing the output file failed{}", final_path_, space_note(temp_path_));
-    agree(&e);
+        fmt::format("{}: writing the output file failed{}", final_path_, failed ? space_note(temp_path_) : std::string());
+    agree(failed ? &e : nullptr);
   }
-  agree(nullptr);
   herr_t rc = H5Fclose(file_);
   file_ = -1;
   int ok = rc >= 0 ? 1 : 0;
