@@ -14,6 +14,7 @@
 #include "commands.hpp"
 #include "fabricsim/config/config.hpp"
 #include "fabricsim/core/simulator.hpp"
+#include "fabricsim/net/flow_network.hpp"
 #include "fabricsim/par/comm.hpp"
 #include "fabricsim/par/conservative.hpp"
 #include "fabricsim/workload/fluid.hpp"
@@ -112,12 +113,27 @@ struct Model {
   Routing routing;  ///< (np points into it)
   MemoryEstimate memory_estimate;
   std::unique_ptr<core::Simulator> sim;
+  /// network.model; the flow and analytic models' routes (over `table`
+  /// where the fabric routes by a minimal-route table).
+  std::string model = "packet";
+  std::unique_ptr<net::RoutingTable> table;
+  std::unique_ptr<net::PathProvider> paths;
   std::unique_ptr<net::Network> network;
+  net::FlowNetwork* flow = nullptr;  ///< the network when it is the flow model
   double build_s = 0;
   Model() = default;
   Model(const Model&) = delete;
   Model& operator=(const Model&) = delete;
 };
+
+/// The flow and analytic models simulate the whole fabric in one process.
+void check_one_rank_model(const std::string& model, const par::Comm& comm) {
+  if (comm.size() > 1)
+    throw util::ConfigError(fmt::format(
+        "network.model: \"{}\" simulates the whole fabric in one process and runs on one rank, not {}: start it "
+        "without mpiexec (or with -n 1); run many configurations as a Slurm array (jobs/slurm/flow_sweep.sbatch)",
+        model, comm.size()));
+}
 
 /// Builds topology, routing and network.  Memory: every rank checks the
 /// same estimate against the same limit (the smallest share of any
@@ -144,7 +160,25 @@ void build_model(Model& m, const config::Config& cfg, const par::Comm& comm) {
         "routing.algorithm: ugal_global reads the queues of the whole fabric, which one rank "
         "cannot see in a partitioned run; run it on one rank or use ugal_local");
   m.sim = std::make_unique<core::Simulator>(m.topo.node_count());
-  m.network = std::make_unique<net::Network>(m.topo, m.np, *m.sim);
+  m.model = cfg.get_string("network.model");
+  if (m.model == "packet") {
+    m.network = std::make_unique<net::Network>(m.topo, m.np, *m.sim);
+  } else {
+    check_one_rank_model(m.model, comm);
+    m.paths = flow_paths(cfg, m.topo, m.np, m.model == "analytic", m.table);
+    if (m.model == "flow") {
+      net::FlowParams fp;
+      static_cast<net::NetworkParams&>(fp) = m.np;
+      fp.flow_cap_gbps = cfg.get_float("network.flow_rate_cap_gbps");
+      auto flow = std::make_unique<net::FlowNetwork>(m.topo, fp, *m.paths, *m.sim);
+      m.flow = flow.get();
+      m.network = std::move(flow);
+    } else {
+      net::AnalyticParams ap;
+      static_cast<net::NetworkParams&>(ap) = m.np;
+      m.network = std::make_unique<net::AnalyticNetwork>(m.topo, ap, *m.paths, *m.sim);
+    }
+  }
   m.build_s = seconds_since(t_build);
 }
 
@@ -386,6 +420,15 @@ stats::EngineTelemetry write_output(const std::string& out_path, std::string& te
   eng.run_seconds_per_rank = comm.allgather(run.run_s);
   eng.peak_memory_bytes_per_rank = comm.allgather(stats::peak_memory_bytes());
   eng.estimated_memory_bytes_per_rank = m.memory_estimate.total();
+  eng.network_model = m.model;
+  if (m.flow != nullptr) {
+    const net::FlowModelStats& fs = m.flow->stats();
+    eng.flows = fs.flows_started;
+    eng.rate_recomputations = fs.rates.recomputations;
+    eng.flows_refilled = fs.rates.flows_touched;
+    eng.recompute_seconds = fs.recompute_seconds;
+    eng.max_concurrent_flows = fs.max_concurrent;
+  }
   eng.write_seconds = seconds_since(t_write);
   stats::write_engine(writer, eng);
   work.write(writer, comm);
@@ -408,8 +451,9 @@ void print_summary(const std::string& out_path, const config::Config& cfg, const
   fmt::print("fabricsim {} (git {}): {}\n", build_info::version, build_info::git_sha, topo.describe());
   fmt::print("  config      {}\n", cfg.source());
   if (!m.routing.note.empty()) fmt::print("  routing     {}\n", m.routing.note);
-  fmt::print("  simulated   {} in {:.3f} s run phase ({:.3f} s build), {} ranks [{}]\n",
-             human_time_ns(run.sim_end.ns()), run.run_s, m.build_s, comm.size(), eng.mode);
+  fmt::print("  simulated   {} in {:.3f} s run phase ({:.3f} s build), {} ranks [{}]{}\n",
+             human_time_ns(run.sim_end.ns()), run.run_s, m.build_s, comm.size(), eng.mode,
+             m.model == "packet" ? std::string() : fmt::format(", {} model", m.model));
   if (comm.size() > 1) {
     fmt::print(
         "  engine      {} partition: {} links cut, lookahead {} ns, events imbalance {:.3f}; {} windows ({} "
@@ -429,6 +473,14 @@ void print_summary(const std::string& out_path, const config::Config& cfg, const
           per_window);
   }
   fmt::print("  events      {} ({}events/s)\n", res.events, human_rate(events_per_second));
+  if (m.flow != nullptr)
+    fmt::print(
+        "  flow model  {} flows, at most {} at once; {} rate recomputations, {:.1f} flows refilled and {:.2f} us "
+        "each\n",
+        eng.flows, eng.max_concurrent_flows, eng.rate_recomputations,
+        eng.rate_recomputations ? static_cast<double>(eng.flows_refilled) / static_cast<double>(eng.rate_recomputations)
+                                : 0.0,
+        eng.rate_recomputations ? 1e6 * eng.recompute_seconds / static_cast<double>(eng.rate_recomputations) : 0.0);
   fmt::print("  delivered   {} of {} messages, {} payload, {} packets over {} packet-hops\n", totals.messages_delivered,
              m.network->messages().size(), human_bytes(static_cast<double>(totals.bytes_delivered)),
              totals.packets_delivered, totals.packet_hops);

@@ -298,6 +298,25 @@ net::NetworkParams network_params(const config::Config& cfg) {
   return p;
 }
 
+std::unique_ptr<net::PathProvider> flow_paths(const config::Config& cfg, const net::Topology& topo,
+                                              const net::NetworkParams& np, bool analytic,
+                                              std::unique_ptr<net::RoutingTable>& table) {
+  using net::RoutingAlgorithm;
+  const std::string& model = cfg.get_string("network.model");
+  const RoutingAlgorithm alg = np.routing;
+  if (alg == RoutingAlgorithm::Valiant || alg == RoutingAlgorithm::UgalLocal || alg == RoutingAlgorithm::UgalGlobal)
+    throw util::ConfigError("routing.algorithm: " + cfg.get_string("routing.algorithm") + " chooses non-minimal paths by "
+                            "the queues of the packet model; network.model = \"" + model +
+                            "\" has none (use minimal or adaptive, or the packet model)");
+  const net::PathSplit split = !analytic && (alg == RoutingAlgorithm::Spray || alg == RoutingAlgorithm::Adaptive)
+                                   ? net::PathSplit::Even
+                                   : net::PathSplit::Single;
+  if (np.state_routes != nullptr || np.up_down || np.coin_paths != nullptr)
+    return std::make_unique<net::ShortestPaths>(topo, split, np.ecmp_seed);
+  table = std::make_unique<net::RoutingTable>(topo);
+  return std::make_unique<net::TablePaths>(topo, *table, split, np.ecmp_seed);
+}
+
 workload::TrafficParams traffic_params(const config::Config& cfg) {
   workload::TrafficParams p;
   p.pattern = workload::parse_pattern(cfg.get_string("workload.pattern"));

@@ -5,6 +5,7 @@
 
 #include "fabricsim/config/config.hpp"
 #include "fabricsim/par/partition.hpp"
+#include "fabricsim/net/flow_paths.hpp"
 #include "fabricsim/net/network.hpp"
 #include "fabricsim/net/state_routes.hpp"
 #include "fabricsim/net/topology.hpp"
@@ -33,6 +34,17 @@ struct Routing {
 /// ConfigError for an algorithm the topology has no routing for, too few
 /// network.vcs, or (routing.graph = "minimal") a cyclic graph.
 Routing setup_routing(const config::Config& cfg, const net::Topology& topo, net::NetworkParams& np);
+/// The routes of the flow and analytic models (network.model) under the
+/// configured routing: the trees' minimal-route table (built into `table`)
+/// or, on the direct topologies and graphs, minimal paths by breadth-first
+/// search; one path per message (ECMP's hash) for ecmp, dmodk, dor and
+/// minimal, and for every algorithm in the analytic model; an even split
+/// over the minimal paths for spray and adaptive.  ConfigError naming
+/// routing.algorithm for Valiant and UGAL, which the flow models do not
+/// have.
+std::unique_ptr<net::PathProvider> flow_paths(const config::Config& cfg, const net::Topology& topo,
+                                              const net::NetworkParams& np, bool analytic,
+                                              std::unique_ptr<net::RoutingTable>& table);
 /// The cost section of the configuration.
 net::CostModel cost_model(const config::Config& cfg);
 net::NetworkParams network_params(const config::Config& cfg);

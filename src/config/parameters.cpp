@@ -193,6 +193,17 @@ std::vector<ParamDecl> declare() {
   p.push_back(float_param("cost", "aoc_usd", "USD", 603,
                           "Price of an active optical cable (switch-to-switch and long links).", 0, 1e9));
   // ----------------------------------------------------------------- network
+  p.push_back(enum_param("network", "model", "packet", {"packet", "flow", "analytic"},
+                         "Network model (docs/model.md, \"Flow-level and analytic models\"). `packet`: the reference, "
+                         "packets, switch buffers and credit flow control, any number of ranks. `flow`: each message is "
+                         "a flow on its routed path(s) at a max-min fair rate, recomputed as flows start and end; one "
+                         "rank. `analytic`: each directed link serves one message at a time, in order, for alpha + "
+                         "size x beta (the TACOS link model), store-and-forward along one path; one rank. Same "
+                         "topology, routing, workloads and output tables in all three."));
+  p.push_back(float_param("network", "flow_rate_cap_gbps", "Gb/s", 0,
+                          "flow model: the largest rate of any one flow (a NIC or transport limit below the link "
+                          "rate); 0: none.",
+                          0, 1e6));
   p.push_back(float_param("network", "link_gbps", "Gb/s", 400, "Bandwidth of every link unless overridden per class.",
                           0, 1e6, true));
   p.push_back(float_param("network", "link_latency_ns", "ns", 20,

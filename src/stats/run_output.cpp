@@ -176,6 +176,12 @@ void write_engine(H5Writer& out, const EngineTelemetry& e) {
   out.attr("/engine", "window_efficiency", e.window_efficiency);
   out.attr("/engine", "event_imbalance", e.event_imbalance);
   out.attr("/engine", "remote_records_per_rank", e.remote_records_per_rank);
+  out.attr("/engine", "network_model", e.network_model);
+  out.attr("/engine", "flows", e.flows);
+  out.attr("/engine", "rate_recomputations", e.rate_recomputations);
+  out.attr("/engine", "flows_refilled", e.flows_refilled);
+  out.attr("/engine", "recompute_seconds", e.recompute_seconds);
+  out.attr("/engine", "max_concurrent_flows", e.max_concurrent_flows);
 }
 
 namespace {

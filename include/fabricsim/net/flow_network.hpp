@@ -57,22 +57,23 @@
 
 namespace fabricsim::net {
 
-struct FlowParams {
-  std::uint32_t packet_bytes = 4096;
-  std::uint32_t header_bytes = 64;
+/// The packet model's parameters (packet and header sizes, switch latency,
+/// seed, send engines; routing and buffers do not apply: the routes come
+/// from the PathProvider) and the flow model's own.
+struct FlowParams : NetworkParams {
   /// Count the packets' headers in the bytes on the wire.
   bool headers = true;
-  core::SimTime switch_latency = core::SimTime::from_ns(100);
   /// Rate cap of every flow (Gb/s); 0: none.  set_rate_cap() overrides it
   /// per message.
   double flow_cap_gbps = 0.0;
   /// Refill every flow at every recomputation instead of only the ones a
   /// change can affect (for checks: the results must be identical).
   bool full_recompute = false;
-  /// Seed of the messages' ECMP source ports (message m's is 49152 +
-  /// hash2(seed, m) mod 16384, as in the packet model); a message's port is
-  /// the key its PathProvider picks its path by.
-  std::uint64_t seed = 1;
+  // NetworkParams::seed: seed of the messages' ECMP source ports (message
+  // m's is 49152 + hash2(seed, m) mod 16384, as in the packet model); a
+  // message's port is the key its PathProvider picks its path by.
+  // NetworkParams::send_engines: flows a NIC has in flight at once; later
+  // posts wait, in post order, for one of them to end (0: no limit).
 };
 
 /// Work and size counters of a flow-level run.
@@ -81,86 +82,46 @@ struct FlowModelStats {
   std::uint64_t recompute_events = 0;
   std::uint64_t reschedules = 0;   ///< finish times changed by a recomputation
   std::size_t max_concurrent = 0;  ///< most flows active at once
+  double recompute_seconds = 0;    ///< wall-clock time spent in rate recomputations
   FlowRateStats rates;
 };
 
 class FlowNetworkImpl;
 
-class FlowNetwork {
+class FlowNetwork : public Network {
  public:
   /// `paths` must outlive the network.  `sim` needs at least
   /// topo.node_count() entities (events are keyed by the source endpoint's
   /// node, the model's own events by node 0).
   FlowNetwork(const Topology& topo, const FlowParams& params, PathProvider& paths, core::Simulator& sim);
-  ~FlowNetwork();
-  FlowNetwork(const FlowNetwork&) = delete;
-  FlowNetwork& operator=(const FlowNetwork&) = delete;
+  ~FlowNetwork() override;
 
-  /// As Network::create / post / send.
-  MessageId create(EndpointId src, EndpointId dst, std::uint64_t payload_bytes, std::uint32_t tag = 0);
-  void post(MessageId id, core::SimTime at);
-  MessageId send(EndpointId src, EndpointId dst, std::uint64_t payload_bytes, core::SimTime at, std::uint32_t tag = 0);
   /// Caps one message's rate (Gb/s, > 0) before it is posted.
   void set_rate_cap(MessageId id, double gbps);
-  /// Overrides a message's ECMP source port before it is posted (steers its path).
-  void set_flow_port(MessageId id, std::uint16_t port);
-  void set_listener(MessageListener* listener);
-
-  const Topology& topology() const;
-  core::SimTime now() const;
-  core::Simulator& simulator() const;
-  const FlowParams& params() const;
-  const std::vector<Message>& messages() const;
+  const FlowParams& flow_params() const;
   /// The current rate of a message in flight (Gb/s), 0 otherwise.
   double rate_gbps(MessageId id) const;
-  /// Counters of every link by topology id, integrated up to now().
-  const LinkStats& link_stats() const;
-  const NetworkTotals& totals() const;
   const FlowModelStats& stats() const;
   /// The rate solver (read-only: rates and loads of the flows in flight).
   const FlowRates& rates() const;
-  /// Closes the link integrals at `end` (>= now()); link_stats() is then
-  /// as of `end`.
-  void finish(core::SimTime end);
 
  private:
-  std::unique_ptr<FlowNetworkImpl> impl_;
+  FlowNetwork(const Topology& topo, const FlowParams& params, core::Simulator& sim,
+              std::unique_ptr<FlowNetworkImpl> impl);
+  FlowNetworkImpl& impl_;
 };
 
-struct AnalyticParams {
-  std::uint32_t packet_bytes = 4096;
-  std::uint32_t header_bytes = 64;
+struct AnalyticParams : NetworkParams {
   /// Count the packets' headers in n (off: the alpha-beta formulas' n).
   bool headers = false;
-  core::SimTime switch_latency = core::SimTime::from_ns(100);
-  std::uint64_t seed = 1;  ///< as FlowParams::seed
+  // NetworkParams::seed: as FlowParams'.
 };
 
-class AnalyticNetworkImpl;
-
-class AnalyticNetwork {
+class AnalyticNetwork : public Network {
  public:
   /// `paths` must give single paths (PathSplit::Single); must outlive this.
   AnalyticNetwork(const Topology& topo, const AnalyticParams& params, PathProvider& paths, core::Simulator& sim);
-  ~AnalyticNetwork();
-  AnalyticNetwork(const AnalyticNetwork&) = delete;
-  AnalyticNetwork& operator=(const AnalyticNetwork&) = delete;
-
-  MessageId create(EndpointId src, EndpointId dst, std::uint64_t payload_bytes, std::uint32_t tag = 0);
-  void post(MessageId id, core::SimTime at);
-  MessageId send(EndpointId src, EndpointId dst, std::uint64_t payload_bytes, core::SimTime at, std::uint32_t tag = 0);
-  /// Overrides a message's ECMP source port before it is posted (steers its path).
-  void set_flow_port(MessageId id, std::uint16_t port);
-  void set_listener(MessageListener* listener);
-
-  const Topology& topology() const;
-  core::SimTime now() const;
-  const std::vector<Message>& messages() const;
-  const LinkStats& link_stats() const;
-  const NetworkTotals& totals() const;
-
- private:
-  std::unique_ptr<AnalyticNetworkImpl> impl_;
+  ~AnalyticNetwork() override;
 };
 
 }  // namespace fabricsim::net

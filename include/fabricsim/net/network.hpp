@@ -156,12 +156,50 @@ struct NetworkTotals {
 Message new_message(MessageId id, EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint32_t tag,
                     std::uint64_t seed, std::uint64_t payload_per_packet);
 
-class NetworkImpl;
+/// One network model behind a Network: the packet model (the reference,
+/// src/net/network/), the flow-level model or the analytic model
+/// (flow_network.hpp).  A Network forwards every call to its model; the
+/// defaults here are those of a model that runs on one process only and
+/// keeps no queues or time series.  A new model implements this (and a
+/// Network subclass or factory that makes one); docs/architecture.md.
+class NetworkModel {
+ public:
+  virtual ~NetworkModel() = default;
+  virtual MessageId create(EndpointId src, EndpointId dst, std::uint64_t payload_bytes, std::uint32_t tag) = 0;
+  virtual void post(MessageId id, core::SimTime at) = 0;
+  /// The messages, writable for the post time (set_post_time) and the
+  /// source port (set_flow_port) of messages not yet posted.
+  virtual std::vector<Message>& messages() = 0;
+  virtual void set_listener(MessageListener* listener) = 0;
+  virtual const LinkStats& link_stats() const = 0;
+  /// Default: every link, as link_stats().
+  virtual const LinkStats& local_link_stats(std::vector<LinkId>& ids) const;
+  virtual const NetworkTotals& totals() const = 0;
+  virtual void finish(core::SimTime end) = 0;
+  virtual void set_end_time(core::SimTime /*end*/) {}
+  /// Default: refuses more than one part (UserError).
+  virtual void set_partition(const std::vector<std::int32_t>& part, std::int32_t rank, core::RemoteSink* sink);
+  virtual bool owns(NodeId /*n*/) const { return true; }
+  virtual void receive(const core::RemoteRecord& record);
+  virtual const RoutingTable* routing_table() const { return nullptr; }
+  /// Packets injected and not yet delivered (all the model's, on one process).
+  virtual std::uint64_t packets_in_flight() const {
+    return totals().packets_injected - totals().packets_delivered;
+  }
+  virtual std::uint64_t max_buffer_occupancy() const { return 0; }
+  virtual std::int64_t min_credits_seen() const { return 0; }
+  virtual core::SimTime series_interval() const { return core::SimTime::zero(); }
+  virtual std::size_t series_bins() const { return 0; }
+};
 
+/// The network of a run: the same messages, listener and link counters
+/// whichever model simulates them.  Network(topo, params, sim) is the
+/// packet model; FlowNetwork and AnalyticNetwork (flow_network.hpp) are
+/// Networks over the other two.
 class Network {
  public:
   Network(const Topology& topo, const NetworkParams& params, core::Simulator& sim);
-  ~Network();
+  virtual ~Network();
   /// The bytes one process's Network allocates up front for a fabric of
   /// these sizes, where it simulates an end of `local_links` of the links
   /// (their outputs, inputs, credits and counters; every node's wake-up and
@@ -245,8 +283,18 @@ class Network {
   /// Bins of every time series after finish() (the same on every rank).
   std::size_t series_bins() const;
 
+ protected:
+  /// A Network over another model; `params` are what params() reports
+  /// (packet and header sizes, switch latency, seed, send engines).
+  Network(const Topology& topo, const NetworkParams& params, core::Simulator& sim,
+          std::unique_ptr<NetworkModel> model);
+  NetworkModel& model() const { return *model_; }
+
  private:
-  std::unique_ptr<NetworkImpl> impl_;
+  const Topology& topo_;
+  NetworkParams params_;
+  core::Simulator& sim_;
+  std::unique_ptr<NetworkModel> model_;
 };
 
 }  // namespace fabricsim::net

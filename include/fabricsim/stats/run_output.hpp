@@ -49,6 +49,15 @@ struct EngineTelemetry {
   double window_efficiency = 1.0;          ///< events / (ranks x critical_path_events)
   double event_imbalance = 1.0;  ///< max events per rank / mean
   std::vector<std::uint64_t> remote_records_per_rank;  ///< records received
+  /// network.model, and the flow model's work (zero for the others): flows
+  /// started, rate recomputations, flows refilled by them, wall seconds
+  /// spent in them, most flows in flight at once.
+  std::string network_model = "packet";
+  std::uint64_t flows = 0;
+  std::uint64_t rate_recomputations = 0;
+  std::uint64_t flows_refilled = 0;
+  double recompute_seconds = 0;
+  std::uint64_t max_concurrent_flows = 0;
 };
 
 void write_meta(H5Writer& out, const RunMeta& meta);

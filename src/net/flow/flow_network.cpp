@@ -2,7 +2,9 @@
 #include "fabricsim/net/flow_network.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <deque>
 #include <limits>
 #include <string>
 
@@ -60,7 +62,7 @@ std::int64_t transfer_ps(double bytes, double gbps) {
 
 // ===================================================================== flow
 
-class FlowNetworkImpl {
+class FlowNetworkImpl final : public NetworkModel {
  public:
   struct Slot {
     MessageId msg = 0;
@@ -94,9 +96,41 @@ class FlowNetworkImpl {
     deliver_binding_ = sim.bind(core::Simulator::handler<FlowNetworkImpl, &FlowNetworkImpl::on_deliver>(), this);
     sent_binding_ = sim.bind(core::Simulator::handler<FlowNetworkImpl, &FlowNetworkImpl::on_sent>(), this);
     recompute_binding_ = sim.bind(core::Simulator::handler<FlowNetworkImpl, &FlowNetworkImpl::on_recompute>(), this);
+    if (params_.interval > SimTime::zero()) {
+      interval_ps_ = params_.interval.ps();
+      max_intervals_ = std::clamp<std::size_t>((std::size_t{1} << 24) / std::max<std::size_t>(nl, 1), 64, 1u << 16);
+      series_.resize(nl);
+    }
+    if (params_.send_engines > 0) {
+      busy_engines_.assign(topo.endpoint_count(), 0);
+      waiting_.resize(topo.endpoint_count());
+    }
   }
 
-  MessageId create(EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint32_t tag) {
+  // ------------------------------------------------------- NetworkModel
+
+  std::vector<Message>& messages() override { return messages_; }
+  void set_listener(MessageListener* listener) override { listener_ = listener; }
+  const LinkStats& link_stats() const override {
+    build_stats();
+    return stats_out_;
+  }
+  const NetworkTotals& totals() const override { return totals_; }
+  void finish(SimTime end) override {
+    FABRICSIM_ASSERT(end >= sim_.now(), "finish before now");
+    for (std::size_t l = 0; l < topo_.link_count(); ++l) accrue(static_cast<LinkId>(l), end);
+    finish_ps_ = end.ps();
+    if (interval_ps_ > 0 && series_bins_ == 0) {
+      auto bins = [&] { return static_cast<std::size_t>((end.ps() + interval_ps_ - 1) / interval_ps_); };
+      while (bins() > max_intervals_) coarsen_series();
+      series_bins_ = std::max<std::size_t>(bins(), 1);
+      for (auto& s : series_) s.resize(series_bins_, 0.0);
+    }
+  }
+  SimTime series_interval() const override { return SimTime::from_ps(interval_ps_); }
+  std::size_t series_bins() const override { return series_bins_; }
+
+  MessageId create(EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint32_t tag) override {
     FABRICSIM_ASSERT(src != dst, "message to itself");
     FABRICSIM_ASSERT(bytes > 0, "empty message");
     FABRICSIM_ASSERT(src < topo_.endpoint_count() && dst < topo_.endpoint_count(), "no such endpoint");
@@ -107,7 +141,7 @@ class FlowNetworkImpl {
     return id;
   }
 
-  void post(MessageId id, SimTime at) {
+  void post(MessageId id, SimTime at) override {
     Message& m = messages_[id];
     FABRICSIM_ASSERT(m.post_time == SimTime::max(), "message posted twice");
     m.post_time = at;
@@ -118,6 +152,21 @@ class FlowNetworkImpl {
 
   void on_post(const core::Event& ev) {
     const MessageId id = ev.arg32;
+    if (params_.send_engines > 0) {
+      // A NIC sends on at most send_engines messages at once; the others
+      // wait, in post order, until one of them has left (on_sent).
+      const EndpointId src = messages_[id].src;
+      if (busy_engines_[src] >= params_.send_engines) {
+        waiting_[src].push_back(id);
+        return;
+      }
+      ++busy_engines_[src];
+    }
+    start(id);
+  }
+
+  /// The message leaves its NIC now: a flow (or, one packet, only its latency).
+  void start(MessageId id) {
     Message& m = messages_[id];
     MessageExtra& x = extra_[id];
     paths_.route(m.src, m.dst, m.flow_port, route_);
@@ -165,7 +214,10 @@ class FlowNetworkImpl {
     recompute_pending_ = false;
     ++stats_.recompute_events;
     const SimTime now = sim_.now();
-    for (FlowId slot : params_.full_recompute ? rates_.recompute_all() : rates_.recompute()) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::span<const FlowId> changed = params_.full_recompute ? rates_.recompute_all() : rates_.recompute();
+    stats_.recompute_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    for (FlowId slot : changed) {
       Slot& s = slots_[slot];
       const double old_rate = s.rate;
       const double new_rate = rates_.rate(slot);
@@ -205,7 +257,18 @@ class FlowNetworkImpl {
   }
 
   void on_sent(const core::Event& ev) {
-    if (listener_) listener_->on_message_sent(ev.arg32);
+    const MessageId id = ev.arg32;
+    if (params_.send_engines > 0) {
+      const EndpointId src = messages_[id].src;
+      if (!waiting_[src].empty()) {
+        const MessageId next = waiting_[src].front();
+        waiting_[src].pop_front();
+        start(next);
+      } else {
+        --busy_engines_[src];
+      }
+    }
+    if (listener_ && listener_->wants_sent()) listener_->on_message_sent(id);
   }
 
   // ------------------------------------------------------------ helpers
@@ -227,14 +290,42 @@ class FlowNetworkImpl {
     if (load > 0.0) {
       link_bytes_[l] += load * static_cast<double>(dt) / 8000.0;
       link_busy_[l] += load / topo_.link(l).bandwidth_gbps * static_cast<double>(dt);
+      if (interval_ps_ > 0) add_series(l, link_last_[l], t.ps(), load / 8000.0);
     }
     link_last_[l] = t.ps();
+  }
+
+  /// Time series: `per_ps` bytes per picosecond over [from, to) into the
+  /// bins they overlap (bytes transmitted in each interval).
+  void add_series(LinkId l, std::int64_t from, std::int64_t to, double per_ps) {
+    while (static_cast<std::size_t>((to - 1) / interval_ps_) >= max_intervals_) coarsen_series();
+    auto& s = series_[l];
+    for (std::int64_t t = from; t < to;) {
+      const auto k = static_cast<std::size_t>(t / interval_ps_);
+      const std::int64_t bin_end = std::min<std::int64_t>(to, static_cast<std::int64_t>(k + 1) * interval_ps_);
+      if (s.size() <= k) s.resize(k + 1, 0.0);
+      s[k] += per_ps * static_cast<double>(bin_end - t);
+      t = bin_end;
+    }
+  }
+
+  /// Bins 2i and 2i+1 become bin i (the interval doubles, as the packet model's).
+  void coarsen_series() {
+    for (auto& s : series_) {
+      for (std::size_t i = 0; 2 * i < s.size(); ++i) s[i] = s[2 * i] + (2 * i + 1 < s.size() ? s[2 * i + 1] : 0.0);
+      s.resize((s.size() + 1) / 2);
+    }
+    interval_ps_ *= 2;
   }
 
   /// The last packet of a message crosses the links of its route.
   void tail_bytes(std::span<const FlowLink> links, std::uint64_t bytes) {
     for (const FlowLink& fl : links) {
       link_bytes_[fl.link] += fl.weight * static_cast<double>(bytes);
+      if (interval_ps_ > 0) {
+        const std::int64_t t = sim_.now().ps();
+        add_series(fl.link, t, t + 1, fl.weight * static_cast<double>(bytes));
+      }
       link_busy_[fl.link] +=
           fl.weight * static_cast<double>(core::serialization_time(bytes, topo_.link(fl.link).bandwidth_gbps).ps());
     }
@@ -264,7 +355,8 @@ class FlowNetworkImpl {
     const Message& m = messages_[id];
     const MessageExtra& x = extra_[id];
     const NodeId src = topo_.endpoint_node(m.src);
-    if (listener_ && listener_->wants_sent()) sim_.schedule_bound(now + x.tail, kPrioDeliver, src, sent_binding_, id);
+    if ((listener_ && listener_->wants_sent()) || params_.send_engines > 0)
+      sim_.schedule_bound(now + x.tail, kPrioDeliver, src, sent_binding_, id);
     sim_.schedule_bound(now + x.tail + x.latency, kPrioDeliver, topo_.endpoint_node(m.dst), deliver_binding_, id);
   }
 
@@ -299,6 +391,17 @@ class FlowNetworkImpl {
       st.tx_packets[l] = static_cast<std::uint64_t>(std::llround(link_packets_[l]));
       st.flows[l] = link_flows_[l];
     }
+    if (interval_ps_ > 0) {
+      st.series_tx_bytes.resize(nl);
+      st.series_queue_bytes.resize(nl);
+      for (std::size_t l = 0; l < nl; ++l) {
+        const std::size_t k = series_bins_ ? series_bins_ : series_[l].size();
+        st.series_tx_bytes[l].assign(k, 0);
+        for (std::size_t i = 0; i < std::min(k, series_[l].size()); ++i)
+          st.series_tx_bytes[l][i] = static_cast<std::uint64_t>(std::llround(series_[l][i]));
+        st.series_queue_bytes[l].assign(k, 0);
+      }
+    }
   }
 
   const Topology& topo_;
@@ -325,6 +428,13 @@ class FlowNetworkImpl {
   std::vector<std::int64_t> link_last_;
   std::vector<double> link_packets_;
   std::vector<std::uint32_t> link_flows_;
+  // Time series (params_.interval > 0): bytes per link and interval.
+  std::int64_t interval_ps_ = 0;
+  std::size_t max_intervals_ = 0;
+  std::size_t series_bins_ = 0;  // after finish()
+  std::vector<std::vector<double>> series_;
+  std::vector<std::uint32_t> busy_engines_;         // per endpoint (send_engines > 0)
+  std::vector<std::deque<MessageId>> waiting_;      // per endpoint: posted, waiting for an engine
   NetworkTotals totals_;
   FlowModelStats stats_;
   mutable LinkStats stats_out_;
@@ -336,59 +446,41 @@ class FlowNetworkImpl {
   core::Simulator::BindingId recompute_binding_ = 0;
 };
 
+namespace {
+template <class Impl, class Params>
+std::unique_ptr<Impl> make_impl(const Topology& topo, const Params& params, PathProvider& paths,
+                                core::Simulator& sim) {
+  return std::make_unique<Impl>(topo, params, paths, sim);
+}
+}  // namespace
+
 FlowNetwork::FlowNetwork(const Topology& topo, const FlowParams& params, PathProvider& paths, core::Simulator& sim)
-    : impl_(std::make_unique<FlowNetworkImpl>(topo, params, paths, sim)) {}
+    : FlowNetwork(topo, params, sim, make_impl<FlowNetworkImpl>(topo, params, paths, sim)) {}
+FlowNetwork::FlowNetwork(const Topology& topo, const FlowParams& params, core::Simulator& sim,
+                         std::unique_ptr<FlowNetworkImpl> impl)
+    : Network(topo, params, sim, std::move(impl)), impl_(static_cast<FlowNetworkImpl&>(model())) {}
 FlowNetwork::~FlowNetwork() = default;
 
-MessageId FlowNetwork::create(EndpointId src, EndpointId dst, std::uint64_t payload_bytes, std::uint32_t tag) {
-  return impl_->create(src, dst, payload_bytes, tag);
-}
-void FlowNetwork::post(MessageId id, SimTime at) { impl_->post(id, at); }
-MessageId FlowNetwork::send(EndpointId src, EndpointId dst, std::uint64_t payload_bytes, SimTime at,
-                            std::uint32_t tag) {
-  const MessageId id = impl_->create(src, dst, payload_bytes, tag);
-  impl_->post(id, at);
-  return id;
-}
 void FlowNetwork::set_rate_cap(MessageId id, double gbps) {
   FABRICSIM_ASSERT(gbps > 0.0, "a rate cap must be positive");
-  FABRICSIM_ASSERT(impl_->messages_[id].post_time == SimTime::max(), "cap a message before posting it");
-  impl_->extra_[id].cap = gbps;
+  FABRICSIM_ASSERT(impl_.messages_[id].post_time == SimTime::max(), "cap a message before posting it");
+  impl_.extra_[id].cap = gbps;
 }
-void FlowNetwork::set_flow_port(MessageId id, std::uint16_t port) {
-  FABRICSIM_ASSERT(impl_->messages_[id].post_time == SimTime::max(), "steer a message before posting it");
-  impl_->messages_[id].flow_port = port;
-}
-void FlowNetwork::set_listener(MessageListener* listener) { impl_->listener_ = listener; }
-const Topology& FlowNetwork::topology() const { return impl_->topo_; }
-SimTime FlowNetwork::now() const { return impl_->sim_.now(); }
-core::Simulator& FlowNetwork::simulator() const { return impl_->sim_; }
-const FlowParams& FlowNetwork::params() const { return impl_->params_; }
-const std::vector<Message>& FlowNetwork::messages() const { return impl_->messages_; }
+const FlowParams& FlowNetwork::flow_params() const { return impl_.params_; }
 double FlowNetwork::rate_gbps(MessageId id) const {
-  const FlowId slot = impl_->extra_[id].slot;
-  return slot == kNoFlowSlot ? 0.0 : impl_->slots_[slot].rate;
+  const FlowId slot = impl_.extra_[id].slot;
+  return slot == kNoFlowSlot ? 0.0 : impl_.slots_[slot].rate;
 }
-const LinkStats& FlowNetwork::link_stats() const {
-  impl_->build_stats();
-  return impl_->stats_out_;
-}
-const NetworkTotals& FlowNetwork::totals() const { return impl_->totals_; }
 const FlowModelStats& FlowNetwork::stats() const {
-  impl_->stats_copy_ = impl_->stats_;
-  impl_->stats_copy_.rates = impl_->rates_.stats();
-  return impl_->stats_copy_;
+  impl_.stats_copy_ = impl_.stats_;
+  impl_.stats_copy_.rates = impl_.rates_.stats();
+  return impl_.stats_copy_;
 }
-const FlowRates& FlowNetwork::rates() const { return impl_->rates_; }
-void FlowNetwork::finish(SimTime end) {
-  FABRICSIM_ASSERT(end >= impl_->sim_.now(), "finish before now");
-  for (std::size_t l = 0; l < impl_->topo_.link_count(); ++l) impl_->accrue(static_cast<LinkId>(l), end);
-  impl_->finish_ps_ = end.ps();
-}
+const FlowRates& FlowNetwork::rates() const { return impl_.rates_; }
 
 // ================================================================= analytic
 
-class AnalyticNetworkImpl {
+class AnalyticNetworkImpl final : public NetworkModel {
  public:
   AnalyticNetworkImpl(const Topology& topo, const AnalyticParams& params, PathProvider& paths, core::Simulator& sim)
       : topo_(topo), params_(params), paths_(paths), sim_(sim) {
@@ -409,7 +501,13 @@ class AnalyticNetworkImpl {
     sent_binding_ = sim.bind(core::Simulator::handler<AnalyticNetworkImpl, &AnalyticNetworkImpl::on_sent>(), this);
   }
 
-  MessageId create(EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint32_t tag) {
+  std::vector<Message>& messages() override { return messages_; }
+  void set_listener(MessageListener* listener) override { listener_ = listener; }
+  const LinkStats& link_stats() const override { return stats_; }
+  const NetworkTotals& totals() const override { return totals_; }
+  void finish(SimTime) override {}
+
+  MessageId create(EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint32_t tag) override {
     FABRICSIM_ASSERT(src != dst, "message to itself");
     FABRICSIM_ASSERT(bytes > 0, "empty message");
     FABRICSIM_ASSERT(src < topo_.endpoint_count() && dst < topo_.endpoint_count(), "no such endpoint");
@@ -420,7 +518,7 @@ class AnalyticNetworkImpl {
     return id;
   }
 
-  void post(MessageId id, SimTime at) {
+  void post(MessageId id, SimTime at) override {
     Message& m = messages_[id];
     FABRICSIM_ASSERT(m.post_time == SimTime::max(), "message posted twice");
     m.post_time = at;
@@ -499,27 +597,7 @@ class AnalyticNetworkImpl {
 
 AnalyticNetwork::AnalyticNetwork(const Topology& topo, const AnalyticParams& params, PathProvider& paths,
                                  core::Simulator& sim)
-    : impl_(std::make_unique<AnalyticNetworkImpl>(topo, params, paths, sim)) {}
+    : Network(topo, params, sim, make_impl<AnalyticNetworkImpl>(topo, params, paths, sim)) {}
 AnalyticNetwork::~AnalyticNetwork() = default;
-MessageId AnalyticNetwork::create(EndpointId src, EndpointId dst, std::uint64_t payload_bytes, std::uint32_t tag) {
-  return impl_->create(src, dst, payload_bytes, tag);
-}
-void AnalyticNetwork::post(MessageId id, SimTime at) { impl_->post(id, at); }
-MessageId AnalyticNetwork::send(EndpointId src, EndpointId dst, std::uint64_t payload_bytes, SimTime at,
-                                std::uint32_t tag) {
-  const MessageId id = impl_->create(src, dst, payload_bytes, tag);
-  impl_->post(id, at);
-  return id;
-}
-void AnalyticNetwork::set_flow_port(MessageId id, std::uint16_t port) {
-  FABRICSIM_ASSERT(impl_->messages_[id].post_time == SimTime::max(), "steer a message before posting it");
-  impl_->messages_[id].flow_port = port;
-}
-void AnalyticNetwork::set_listener(MessageListener* listener) { impl_->listener_ = listener; }
-const Topology& AnalyticNetwork::topology() const { return impl_->topo_; }
-SimTime AnalyticNetwork::now() const { return impl_->sim_.now(); }
-const std::vector<Message>& AnalyticNetwork::messages() const { return impl_->messages_; }
-const LinkStats& AnalyticNetwork::link_stats() const { return impl_->stats_; }
-const NetworkTotals& AnalyticNetwork::totals() const { return impl_->totals_; }
 
 }  // namespace fabricsim::net

@@ -81,13 +81,29 @@ struct PendingCredit {
 };
 
 
-class NetworkImpl {
+class NetworkImpl final : public NetworkModel {
  public:
   NetworkImpl(const Topology& topo, const NetworkParams& params, core::Simulator& sim);
 
-  MessageId send(EndpointId src, EndpointId dst, std::uint64_t bytes, SimTime at, std::uint32_t tag);
-  MessageId create(EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint32_t tag);
-  void post(MessageId id, SimTime at);
+  // NetworkModel (model.cpp)
+  MessageId create(EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint32_t tag) override;
+  void post(MessageId id, SimTime at) override;
+  std::vector<Message>& messages() override { return messages_; }
+  void set_listener(MessageListener* listener) override { listener_ = listener; }
+  const LinkStats& link_stats() const override;
+  const LinkStats& local_link_stats(std::vector<LinkId>& ids) const override;
+  const NetworkTotals& totals() const override { return totals_; }
+  void finish(SimTime end) override;
+  void set_end_time(SimTime end) override { deliver_before_ = end; }
+  void set_partition(const std::vector<std::int32_t>& part, std::int32_t rank, core::RemoteSink* sink) override;
+  bool owns(NodeId n) const override { return owned_[n] != 0; }
+  void receive(const core::RemoteRecord& r) override;
+  const RoutingTable* routing_table() const override { return routes_ ? &*routes_ : nullptr; }
+  std::uint64_t packets_in_flight() const override { return in_flight_; }
+  std::uint64_t max_buffer_occupancy() const override { return max_occupancy_; }
+  std::int64_t min_credits_seen() const override { return min_credits_; }
+  SimTime series_interval() const override { return interval_; }
+  std::size_t series_bins() const override { return series_bins_; }
 
   void on_link_event(const core::Event& ev);
   /// Prefetch hints (see Simulator::set_prefetch): what the handlers of a
@@ -276,8 +292,6 @@ class NetworkImpl {
     for (auto& o : opts) o.link = local_[o.link];
   }
   core::RemoteSink* sink_ = nullptr;
-  void set_partition(const std::vector<std::int32_t>& part, std::int32_t rank, core::RemoteSink* sink);
-  void receive(const core::RemoteRecord& r);
 
   // The bin of each link's series that is being filled, in a dense array:
   // most packets only add to it; the series vector is touched when the bin

@@ -170,12 +170,6 @@ std::uint32_t NetworkImpl::alloc_packet() {
   return static_cast<std::uint32_t>(packets_.size() - 1);
 }
 
-MessageId NetworkImpl::send(EndpointId src, EndpointId dst, std::uint64_t bytes, SimTime at, std::uint32_t tag) {
-  const MessageId id = create(src, dst, bytes, tag);
-  post(id, at);
-  return id;
-}
-
 void NetworkImpl::post(MessageId id, SimTime at) {
   ensure_state();
   Message& m = messages_[id];
@@ -384,10 +378,70 @@ void NetworkImpl::receive(const core::RemoteRecord& r) {
 }
 
 
+// ------------------------------------------------------------ NetworkModel
+
+const LinkStats& NetworkImpl::link_stats() const {
+  // (The counters live in the ports; stats_ is a view built on request.)
+  const_cast<NetworkImpl*>(this)->sync_stats();
+  return stats_;
+}
+
+const LinkStats& NetworkImpl::local_link_stats(std::vector<LinkId>& ids) const {
+  const_cast<NetworkImpl*>(this)->sync_local_stats();
+  ids.resize(li_.size());
+  for (std::size_t o = 0; o < ids.size(); ++o) ids[o] = li_[o].global;
+  return local_stats_;
+}
+
+void NetworkImpl::finish(SimTime end) {
+  ensure_state();
+  auto& st = local_stats_;
+  for (LinkId o = 0; o < port_.size(); ++o) {
+    auto& port = port_[o];
+    if (port.stall_since != SimTime::max()) {
+      port.stall_ps += (end - port.stall_since).ps();
+      port.stall_since = end;
+    }
+  }
+  if (params_.interval > SimTime::zero() && series_bins_ == 0) {
+    for (LinkId o = 0; o < tx_bin_.size(); ++o) {  // close the open bins
+      roll_bin(tx_bin_[o], st.series_tx_bytes[o], end, true);
+      roll_bin(queue_bin_[o], st.series_queue_bytes[o], end, false);
+    }
+    // `end` is the same on every rank, so every rank ends at the same
+    // interval and bin count (a rank may have coarsened less during the run).
+    auto bins = [&] { return static_cast<std::size_t>((end.ps() + interval_.ps() - 1) / interval_.ps()); };
+    while (bins() > max_intervals_) coarsen_series();
+    const std::size_t k = std::max<std::size_t>(bins(), 1);
+    for (auto& s : st.series_tx_bytes) s.resize(k, 0);
+    for (auto& s : st.series_queue_bytes) s.resize(k, 0);
+    series_bins_ = k;
+  }
+}
+
+const LinkStats& NetworkModel::local_link_stats(std::vector<LinkId>& ids) const {
+  const LinkStats& st = link_stats();
+  ids.resize(st.tx_bytes.size());
+  for (std::size_t l = 0; l < ids.size(); ++l) ids[l] = static_cast<LinkId>(l);
+  return st;
+}
+
+void NetworkModel::set_partition(const std::vector<std::int32_t>& part, std::int32_t, core::RemoteSink*) {
+  for (std::int32_t p : part)
+    if (p != 0) throw util::UserError("this network model runs on one process only");
+}
+
+void NetworkModel::receive(const core::RemoteRecord&) {
+  FABRICSIM_ASSERT(false, "a one-process network model received a record");
+}
+
 // ------------------------------------------------------------------ Network
 
 Network::Network(const Topology& topo, const NetworkParams& params, core::Simulator& sim)
-    : impl_(std::make_unique<NetworkImpl>(topo, params, sim)) {}
+    : Network(topo, params, sim, std::make_unique<NetworkImpl>(topo, params, sim)) {}
+Network::Network(const Topology& topo, const NetworkParams& params, core::Simulator& sim,
+                 std::unique_ptr<NetworkModel> model)
+    : topo_(topo), params_(params), sim_(sim), model_(std::move(model)) {}
 Network::~Network() = default;
 
 std::uint64_t Network::state_bytes(std::uint64_t nodes, std::uint64_t links, std::uint64_t local_links,
@@ -398,73 +452,38 @@ std::uint64_t Network::state_bytes(std::uint64_t nodes, std::uint64_t links, std
 std::uint64_t Network::message_bytes() { return sizeof(Message) + 2 * sizeof(std::uint32_t); }
 
 MessageId Network::send(EndpointId src, EndpointId dst, std::uint64_t payload_bytes, SimTime at, std::uint32_t tag) {
-  return impl_->send(src, dst, payload_bytes, at, tag);
+  const MessageId id = model_->create(src, dst, payload_bytes, tag);
+  model_->post(id, at);
+  return id;
 }
 MessageId Network::create(EndpointId src, EndpointId dst, std::uint64_t payload_bytes, std::uint32_t tag) {
-  return impl_->create(src, dst, payload_bytes, tag);
+  return model_->create(src, dst, payload_bytes, tag);
 }
-void Network::post(MessageId id, SimTime at) { impl_->post(id, at); }
-void Network::set_post_time(MessageId id, SimTime at) { impl_->messages_[id].post_time = at; }
-void Network::set_flow_port(MessageId id, std::uint16_t port) { impl_->messages_[id].flow_port = port; }
+void Network::post(MessageId id, SimTime at) { model_->post(id, at); }
+void Network::set_post_time(MessageId id, SimTime at) { model_->messages()[id].post_time = at; }
+void Network::set_flow_port(MessageId id, std::uint16_t port) { model_->messages()[id].flow_port = port; }
 void Network::set_partition(const std::vector<std::int32_t>& part, std::int32_t rank, core::RemoteSink* sink) {
-  impl_->set_partition(part, rank, sink);
+  model_->set_partition(part, rank, sink);
 }
-bool Network::owns(NodeId n) const { return impl_->owned_[n] != 0; }
-void Network::receive(const core::RemoteRecord& record) { impl_->receive(record); }
-void Network::set_listener(MessageListener* listener) { impl_->listener_ = listener; }
-const Topology& Network::topology() const { return impl_->topo_; }
-core::SimTime Network::now() const { return impl_->sim_.now(); }
-core::Simulator& Network::simulator() const { return impl_->sim_; }
-const NetworkParams& Network::params() const { return impl_->params_; }
-const RoutingTable* Network::routing_table() const { return impl_->routes_ ? &*impl_->routes_ : nullptr; }
-const std::vector<Message>& Network::messages() const { return impl_->messages_; }
-const LinkStats& Network::link_stats() const {
-  impl_->sync_stats();
-  return impl_->stats_;
-}
-const NetworkTotals& Network::totals() const { return impl_->totals_; }
-std::uint64_t Network::packets_in_flight() const { return impl_->in_flight_; }
-std::uint64_t Network::max_buffer_occupancy() const { return impl_->max_occupancy_; }
-std::int64_t Network::min_credits_seen() const { return impl_->min_credits_; }
-std::uint32_t Network::payload_per_packet() const { return impl_->payload_per_packet_; }
-
-void Network::set_end_time(SimTime end) { impl_->deliver_before_ = end; }
-
-void Network::finish(SimTime end) {
-  impl_->ensure_state();
-  auto& st = impl_->local_stats_;
-  const auto& p = impl_->params_;
-  for (LinkId o = 0; o < impl_->port_.size(); ++o) {
-    auto& port = impl_->port_[o];
-    if (port.stall_since != SimTime::max()) {
-      impl_->port_[o].stall_ps += (end - port.stall_since).ps();
-      port.stall_since = end;
-    }
-  }
-  if (p.interval > SimTime::zero() && impl_->series_bins_ == 0) {
-    for (LinkId o = 0; o < impl_->tx_bin_.size(); ++o) {  // close the open bins
-      impl_->roll_bin(impl_->tx_bin_[o], st.series_tx_bytes[o], end, true);
-      impl_->roll_bin(impl_->queue_bin_[o], st.series_queue_bytes[o], end, false);
-    }
-    // `end` is the same on every rank, so every rank ends at the same
-    // interval and bin count (a rank may have coarsened less during the run).
-    auto bins = [&] { return static_cast<std::size_t>((end.ps() + impl_->interval_.ps() - 1) / impl_->interval_.ps()); };
-    while (bins() > impl_->max_intervals_) impl_->coarsen_series();
-    const std::size_t k = std::max<std::size_t>(bins(), 1);
-    for (auto& s : st.series_tx_bytes) s.resize(k, 0);
-    for (auto& s : st.series_queue_bytes) s.resize(k, 0);
-    impl_->series_bins_ = k;
-  }
-}
-
-const LinkStats& Network::local_link_stats(std::vector<LinkId>& ids) const {
-  impl_->sync_local_stats();
-  ids.resize(impl_->li_.size());
-  for (std::size_t o = 0; o < ids.size(); ++o) ids[o] = impl_->li_[o].global;
-  return impl_->local_stats_;
-}
-
-core::SimTime Network::series_interval() const { return impl_->interval_; }
-std::size_t Network::series_bins() const { return impl_->series_bins_; }
+bool Network::owns(NodeId n) const { return model_->owns(n); }
+void Network::receive(const core::RemoteRecord& record) { model_->receive(record); }
+void Network::set_listener(MessageListener* listener) { model_->set_listener(listener); }
+const Topology& Network::topology() const { return topo_; }
+core::SimTime Network::now() const { return sim_.now(); }
+core::Simulator& Network::simulator() const { return sim_; }
+const NetworkParams& Network::params() const { return params_; }
+const RoutingTable* Network::routing_table() const { return model_->routing_table(); }
+const std::vector<Message>& Network::messages() const { return model_->messages(); }
+const LinkStats& Network::link_stats() const { return model_->link_stats(); }
+const NetworkTotals& Network::totals() const { return model_->totals(); }
+std::uint64_t Network::packets_in_flight() const { return model_->packets_in_flight(); }
+std::uint64_t Network::max_buffer_occupancy() const { return model_->max_buffer_occupancy(); }
+std::int64_t Network::min_credits_seen() const { return model_->min_credits_seen(); }
+std::uint32_t Network::payload_per_packet() const { return params_.packet_bytes - params_.header_bytes; }
+void Network::set_end_time(SimTime end) { model_->set_end_time(end); }
+void Network::finish(SimTime end) { model_->finish(end); }
+const LinkStats& Network::local_link_stats(std::vector<LinkId>& ids) const { return model_->local_link_stats(ids); }
+core::SimTime Network::series_interval() const { return model_->series_interval(); }
+std::size_t Network::series_bins() const { return model_->series_bins(); }
 
 }  // namespace fabricsim::net
