@@ -1,9 +1,11 @@
 #include "jobs.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include <fmt/format.h>
 
+#include "fabricsim/util/assert.hpp"
 #include "fabricsim/util/error.hpp"
 #include "fabricsim/workload/dnn.hpp"
 
@@ -13,28 +15,96 @@ namespace fabricsim::app {
 using JobFactory = std::unique_ptr<Job> (*)(const config::Config&, JobPlanning&);
 JobFactory job_factory(const std::string& kind);
 
+namespace {
+
+/// A network that only numbers messages: what a job is planned into when
+/// it is checked alone before a queued run (nothing is ever posted).
+class RecordOnly final : public net::NetworkModel {
+ public:
+  explicit RecordOnly(const net::NetworkParams& np) : np_(np) {}
+  net::MessageId create(net::EndpointId src, net::EndpointId dst, std::uint64_t bytes, std::uint32_t tag) override {
+    const auto id = static_cast<net::MessageId>(messages_.size());
+    messages_.push_back(net::new_message(id, src, dst, bytes, tag, np_.seed, np_.packet_bytes - np_.header_bytes));
+    return id;
+  }
+  void post(net::MessageId, core::SimTime) override { FABRICSIM_ASSERT(false, "a planning network posts nothing"); }
+  std::vector<net::Message>& messages() override { return messages_; }
+  void set_listener(net::MessageListener*) override {}
+  const net::LinkStats& link_stats() const override { return stats_; }
+  const net::NetworkTotals& totals() const override { return totals_; }
+  void finish(core::SimTime) override {}
+
+ private:
+  net::NetworkParams np_;
+  std::vector<net::Message> messages_;
+  net::LinkStats stats_;
+  net::NetworkTotals totals_;
+};
+
+class PlanningNetwork final : public net::Network {
+ public:
+  PlanningNetwork(const net::Topology& topo, const net::NetworkParams& np, core::Simulator& sim)
+      : Network(topo, np, sim, std::make_unique<RecordOnly>(np)) {}
+};
+
+// The queue's events: a job arrives, a job's last task completed.
+constexpr std::uint64_t kArrive = 0;
+constexpr std::uint64_t kDone = 1;
+constexpr std::uint32_t kPrioQueue = 6;
+
+}  // namespace
+
+std::unique_ptr<Job> JobSet::make_job(std::size_t j, workload::TaskGraph& graph, workload::EndpointPool& pool,
+                                      const config::Config& c) const {
+  try {
+    const std::string& kind = c.get_string("workload.kind");
+    const JobFactory make = job_factory(kind);
+    if (make == nullptr)
+      throw util::ConfigError("workload.kind: a [[jobs]] table runs a dnn, collective or trace job, not '" + kind +
+                              "' (set kind in [workload] or in the table)");
+    if (queued_ && c.get_string("workload.placement") == "list")
+      throw util::ConfigError("workload.placement: a queued job (workload.queue = \"fifo\") takes free endpoints "
+                              "when it is admitted; `list` names fixed ones");
+    JobPlanning plan{graph, pool, static_cast<std::uint32_t>(j)};
+    return make(c, plan);
+  } catch (const util::ConfigError& e) {
+    const std::string where = c.locate(e.what());
+    throw util::ConfigError(tables_ ? fmt::format("{} (job {})", where, j) : where);
+  }
+}
+
 JobSet::JobSet(const config::Config& cfg, net::Network& network, core::Simulator& sim)
     : net_(network),
+      sim_(sim),
       timeline_(cfg.get_bool("output.timeline")),
-      graph_(std::make_unique<workload::TaskGraph>(network, sim)) {
-  const bool tables = cfg.job_count() > 0;
-  const std::vector<config::Config> cfgs = tables ? cfg.jobs() : std::vector<config::Config>{cfg};
-  workload::EndpointPool pool(static_cast<std::uint32_t>(network.topology().endpoint_count()));
-  for (std::size_t j = 0; j < cfgs.size(); ++j) {
-    const config::Config& c = cfgs[j];
-    try {
-      const std::string& kind = c.get_string("workload.kind");
-      const JobFactory make = job_factory(kind);
-      if (make == nullptr)
-        throw util::ConfigError("workload.kind: a [[jobs]] table runs a dnn, collective or trace job, not '" + kind +
-                                "' (set kind in [workload] or in the table)");
-      JobPlanning plan{*graph_, pool, static_cast<std::uint32_t>(j)};
-      jobs_.push_back(make(c, plan));
-    } catch (const util::ConfigError& e) {
-      const std::string where = c.locate(e.what());
-      throw util::ConfigError(tables ? fmt::format("{} (job {})", where, j) : where);
-    }
+      queued_(cfg.get_string("workload.queue") == "fifo") {
+  tables_ = cfg.job_count() > 0;
+  cfgs_ = tables_ ? cfg.jobs() : std::vector<config::Config>{cfg};
+  const auto endpoints = static_cast<std::uint32_t>(network.topology().endpoint_count());
+  const std::size_t n = cfgs_.size();
+  if (!queued_) {
+    graph_ = std::make_unique<workload::TaskGraph>(network, sim);
+    workload::EndpointPool pool(endpoints);
+    for (std::size_t j = 0; j < n; ++j) jobs_.push_back(make_job(j, *graph_, pool, cfgs_[j]));
+    return;
   }
+  // A queued run: each job planned alone on an empty fabric, then dropped.
+  core::Simulator scratch_sim(network.topology().node_count());
+  for (std::size_t j = 0; j < n; ++j) {
+    PlanningNetwork scratch(network.topology(), network.params(), scratch_sim);
+    workload::TaskGraph g(scratch, scratch_sim);
+    workload::EndpointPool pool(endpoints);
+    (void)make_job(j, g, pool, cfgs_[j]);
+    size_.push_back(static_cast<std::uint32_t>(pool.take_mark()));
+    arrival_ps_.push_back(core::SimTime::from_ns_f(cfgs_[j].get_float("workload.start_ns")).ps());
+  }
+  jobs_.resize(n);
+  graphs_.resize(n);
+  endpoints_.resize(n);
+  admitted_ps_.assign(n, -1);
+  done_ps_.assign(n, -1);
+  pool_ = std::make_unique<workload::EndpointPool>(endpoints);
+  binding_ = sim.bind(core::Simulator::handler<JobSet, &JobSet::on_event>(), this);
 }
 
 std::vector<workload::PlannedMessage> JobSet::planned() const {
@@ -44,26 +114,103 @@ std::vector<workload::PlannedMessage> JobSet::planned() const {
   return out;
 }
 
-void JobSet::start() { graph_->start(core::SimTime::zero()); }
+void JobSet::start() {
+  if (!queued_) {
+    graph_->start(core::SimTime::zero());
+    return;
+  }
+  for (std::size_t j = 0; j < cfgs_.size(); ++j)
+    sim_.schedule_bound(core::SimTime::from_ps(arrival_ps_[j]), kPrioQueue, 0, binding_, static_cast<std::uint32_t>(j),
+                        kArrive);
+}
+
+void JobSet::on_event(const core::Event& ev) {
+  const std::uint32_t j = ev.arg32;
+  if (ev.arg0 == kArrive) {
+    waiting_.push_back(j);
+  } else {
+    done_ps_[j] = sim_.now().ps();
+    for (net::EndpointId e : endpoints_[j]) pool_->release(e);
+  }
+  admit(sim_.now());
+}
+
+void JobSet::admit(core::SimTime now) {
+  // First come, first served: the oldest waiting job starts as soon as
+  // enough endpoints are free; the ones behind it wait for it.
+  while (waiting_head_ < waiting_.size() && pool_->free_count() >= size_[waiting_[waiting_head_]]) {
+    const std::uint32_t j = waiting_[waiting_head_++];
+    config::Config c = cfgs_[j];
+    c.set("workload.start_ns", config::Value(now.ns()), "admitted by workload.queue");
+    graphs_[j] = std::make_unique<workload::TaskGraph>(net_, sim_);
+    const std::size_t mark = pool_->take_mark();
+    jobs_[j] = make_job(j, *graphs_[j], *pool_, c);
+    endpoints_[j] = pool_->taken_since(mark);
+    job_of_message_.resize(net_.messages().size(), j);
+    net_.set_listener(this);
+    admitted_ps_[j] = now.ps();
+    graphs_[j]->set_on_done([this, j](core::SimTime at) {
+      sim_.schedule_bound(std::max(at, sim_.now()), kPrioQueue, 0, binding_, j, kDone);
+    });
+    graphs_[j]->start(now);
+    if (graphs_[j]->size() == 0) sim_.schedule_bound(now, kPrioQueue, 0, binding_, j, kDone);
+  }
+}
+
+void JobSet::on_message_delivered(net::MessageId id) { graphs_[job_of_message_[id]]->on_message_delivered(id); }
+void JobSet::on_message_sent(net::MessageId id) { graphs_[job_of_message_[id]]->on_message_sent(id); }
 
 bool JobSet::fills(Job::Table t) const {
   return std::any_of(jobs_.begin(), jobs_.end(), [t](const auto& j) { return (j->tables() & t) != 0; });
 }
 
 void JobSet::report(const par::Comm& comm, bool complete) {
-  if (complete && comm.allreduce_sum(graph_->completed()) != comm.allreduce_sum(graph_->local_tasks()))
-    throw util::UserError("internal check failed: the task graph did not complete");
+  if (complete) {
+    std::uint64_t done = 0, tasks = 0;
+    if (graph_) {
+      done = graph_->completed();
+      tasks = graph_->local_tasks();
+    }
+    for (std::size_t j = 0; j < graphs_.size(); ++j) {
+      if (!graphs_[j]) {
+        ++tasks;  // (never admitted: cannot be complete)
+        continue;
+      }
+      done += graphs_[j]->completed();
+      tasks += graphs_[j]->local_tasks();
+    }
+    if (comm.allreduce_sum(done) != comm.allreduce_sum(tasks))
+      throw util::UserError("internal check failed: the task graph did not complete");
+  }
   JobReports& out = reports_;
   for (std::size_t q = 0; q < workload::kDnnPhases - 1; ++q)  // all but the control joins
     out.dnn.phase_names.emplace_back(workload::to_string(static_cast<workload::DnnPhase>(q)));
   out.timeline.phase_names = out.dnn.phase_names;
   out.dnn.phase_ns.resize(out.dnn.phase_names.size());
   out.first_row.reserve(jobs_.size());
-  const JobResults ctx{*graph_, comm, timeline_};
   for (std::size_t j = 0; j < jobs_.size(); ++j) {
+    if (!jobs_[j]) {  // queued, never admitted (engine.end_ns)
+      out.first_row.push_back(out.dnn.job.size());
+      stats::JobRow row;
+      row.kind = cfgs_[j].get_string("workload.kind");
+      row.endpoints = size_[j];
+      row.start_ns = -1;
+      row.mean_time_ns = std::numeric_limits<double>::quiet_NaN();
+      row.arrival_ns = static_cast<double>(arrival_ps_[j]) / 1000.0;
+      out.jobs.push_back(row);
+      continue;
+    }
+    const JobResults ctx{queued_ ? *graphs_[j] : *graph_, comm, timeline_};
     // Its first row of /collectives, or of /iterations.
     out.first_row.push_back((jobs_[j]->tables() & Job::kCollectives) ? out.collectives.job.size() : out.dnn.job.size());
-    out.jobs.push_back(jobs_[j]->report(ctx, static_cast<std::uint32_t>(j), out));
+    stats::JobRow row = jobs_[j]->report(ctx, static_cast<std::uint32_t>(j), out);
+    if (queued_) {
+      row.arrival_ns = static_cast<double>(arrival_ps_[j]) / 1000.0;
+      row.end_ns = done_ps_[j] < 0 ? -1.0 : static_cast<double>(done_ps_[j]) / 1000.0;
+    } else {
+      row.arrival_ns = row.start_ns;
+    }
+    out.jobs.push_back(row);
   }
 }
 
@@ -76,7 +223,27 @@ void JobSet::write(stats::H5Writer& writer, const par::Comm& comm) const {
 
 void JobSet::print() const {
   const bool several = jobs_.size() > 1;
-  for (std::size_t j = 0; j < jobs_.size(); ++j) jobs_[j]->print(reports_, static_cast<std::uint32_t>(j), several);
+  // A queue of many jobs: its summary, and each job's table only for a few.
+  if (queued_) {
+    std::size_t admitted = 0, finished = 0;
+    double wait = 0, jct = 0, last = 0;
+    for (std::size_t j = 0; j < jobs_.size(); ++j) {
+      if (admitted_ps_[j] < 0) continue;
+      ++admitted;
+      wait += static_cast<double>(admitted_ps_[j] - arrival_ps_[j]) / 1e3;
+      if (done_ps_[j] < 0) continue;
+      ++finished;
+      jct += static_cast<double>(done_ps_[j] - arrival_ps_[j]) / 1e3;
+      last = std::max(last, static_cast<double>(done_ps_[j]) / 1e3);
+    }
+    fmt::print("# cluster queue (fifo): {} jobs, {} admitted, {} finished; mean wait {:.3f} ms, mean completion "
+               "(wait + run) {:.3f} ms, last job done at {:.3f} ms (/jobs: arrival_ns, start_ns, end_ns)\n",
+               jobs_.size(), admitted, finished, admitted ? wait / static_cast<double>(admitted) / 1e6 : 0.0,
+               finished ? jct / static_cast<double>(finished) / 1e6 : 0.0, last / 1e6);
+    if (jobs_.size() > 16) return;
+  }
+  for (std::size_t j = 0; j < jobs_.size(); ++j)
+    if (jobs_[j]) jobs_[j]->print(reports_, static_cast<std::uint32_t>(j), several);
 }
 
 }  // namespace fabricsim::app

@@ -59,12 +59,19 @@ class Job {
   virtual void print(const JobReports& r, std::uint32_t index, bool several) const = 0;
 };
 
-/// The Workload of task-graph jobs.
-class JobSet final : public Workload {
+/// The Workload of task-graph jobs, in one of two ways (workload.queue):
+/// * "none": every job is planned before the run, into one graph, on
+///   disjoint endpoints in table order, and starts at its start_ns;
+/// * "fifo": a cluster queue (one rank).  Every job is first planned alone
+///   on an empty fabric (so a bad table is refused before the run, and its
+///   size is known).  During the run a job arrives at its start_ns and
+///   waits, in arrival order, until enough endpoints are free; it is then
+///   placed among the free ones and planned into its own graph, starts,
+///   and frees its endpoints when its last task completes.  The scheduler
+///   is the part a smarter policy (vClos, EDF) replaces: admit().
+class JobSet final : public Workload, private net::MessageListener {
  public:
-  /// Plans every job into one graph (nothing is posted until start()).
-  /// Jobs get disjoint endpoints, in table order.  ConfigError located in
-  /// the job's table.
+  /// ConfigError located in the job's table.
   JobSet(const config::Config& cfg, net::Network& network, core::Simulator& sim);
   std::vector<workload::PlannedMessage> planned() const override;
   void start() override;
@@ -76,11 +83,34 @@ class JobSet final : public Workload {
 
  private:
   bool fills(Job::Table t) const;
+  std::unique_ptr<Job> make_job(std::size_t j, workload::TaskGraph& graph, workload::EndpointPool& pool,
+                                const config::Config& c) const;
+  // The cluster queue (workload.queue = "fifo").
+  void on_event(const core::Event& ev);
+  void admit(core::SimTime now);
+  void on_message_delivered(net::MessageId id) override;
+  void on_message_sent(net::MessageId id) override;
+  bool wants_sent() const override { return true; }
+
   net::Network& net_;
+  core::Simulator& sim_;
   bool timeline_ = false;
-  std::unique_ptr<workload::TaskGraph> graph_;
-  std::vector<std::unique_ptr<Job>> jobs_;
+  bool queued_ = false;                       ///< workload.queue = "fifo"
+  bool tables_ = false;                       ///< [[jobs]] tables (errors name the job)
+  std::vector<config::Config> cfgs_;          ///< each job's configuration
+  std::unique_ptr<workload::TaskGraph> graph_;  ///< "none": every job's tasks
+  std::vector<std::unique_ptr<Job>> jobs_;    ///< (fifo: null until admitted)
   JobReports reports_;
+  // fifo: per job its own graph, size, endpoints, and times (ps; -1: not yet).
+  std::vector<std::unique_ptr<workload::TaskGraph>> graphs_;
+  std::vector<std::uint32_t> size_;
+  std::vector<std::vector<net::EndpointId>> endpoints_;
+  std::vector<std::int64_t> arrival_ps_, admitted_ps_, done_ps_;
+  std::vector<std::uint32_t> job_of_message_;  ///< network message -> job
+  std::vector<std::uint32_t> waiting_;         ///< arrived, not admitted, in arrival order
+  std::size_t waiting_head_ = 0;
+  std::unique_ptr<workload::EndpointPool> pool_;
+  core::Simulator::BindingId binding_ = 0;
 };
 
 }  // namespace fabricsim::app

@@ -396,6 +396,12 @@ std::vector<ParamDecl> declare() {
                          "(`endpoints`). dnn: the job's endpoints in layout order (((d P) + p) O + o); `linear` "
                          "and `by_server` take the lowest endpoints no earlier job uses, `by_board` and `grid` the first "
                          "unused ones in its order, `random` random unused ones, `list` exactly `endpoints`."));
+  p.push_back(enum_param("workload", "queue", "none", {"none", "fifo"},
+                         "[[jobs]]: `none`: every job takes its endpoints before the run (disjoint, in table order) "
+                         "and starts at its `start_ns`. `fifo`: a cluster queue: a job arrives at its `start_ns` and "
+                         "waits, first come first served, until enough endpoints are free; it is then placed among "
+                         "the free ones by its `placement` (not `list`) and frees them when its last task completes. "
+                         "/jobs gives arrival_ns, start_ns (admitted) and end_ns. One rank."));
   p.push_back(int_list_param("workload", "endpoints", "", {},
                              "collective: the communicator for `placement = \"list\"`; dnn: the job's endpoints.",
                              0, (1 << 24) - 1));

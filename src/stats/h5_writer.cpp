@@ -151,6 +151,10 @@ H5Writer::H5Writer(const std::string& final_path, MPI_Comm comm) : comm_(comm), 
   MPI_Info info = MPI_INFO_NULL;
   H5Pset_fapl_mpio(fapl.get(), comm_, info);
   H5Pset_coll_metadata_write(fapl.get(), true);
+  // The 1.8 file format: attributes larger than an object header (64 KiB)
+  // go to dense storage, so /meta keeps the configuration of a run of
+  // thousands of [[jobs]] tables.  (Read by any HDF5 since 1.8, 2008.)
+  H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_V18);
   util::set_interrupt_cleanup(temp_path_);  // (before it exists: a signal in between finds nothing to remove)
   file_ = H5Fcreate(temp_path_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get());
   int ok = file_ >= 0 ? 1 : 0;

@@ -80,6 +80,8 @@ void write_jobs(H5Writer& out, const std::vector<JobRow>& jobs, bool is_root) {
   w.col("/jobs/endpoints", n, column(&JobRow::endpoints));
   w.col("/jobs/start_ns", n, column(&JobRow::start_ns));
   w.col("/jobs/mean_iteration_ns", n, column(&JobRow::mean_time_ns));
+  w.col("/jobs/arrival_ns", n, column(&JobRow::arrival_ns));
+  w.col("/jobs/end_ns", n, column(&JobRow::end_ns));
 }
 
 void write_dnn(H5Writer& out, const DnnReport& r, bool is_root) {

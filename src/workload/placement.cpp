@@ -18,7 +18,20 @@ void EndpointPool::take(net::EndpointId e) {
   if (used_[e]) return;
   used_[e] = 1;
   --free_;
+  taken_log_.push_back(e);
   for (std::size_t i = std::size_t{e} + 1; i < tree_.size(); i += i & (~i + 1)) --tree_[i];
+}
+
+void EndpointPool::release(net::EndpointId e) {
+  if (!used_[e]) return;
+  used_[e] = 0;
+  ++free_;
+  for (std::size_t i = std::size_t{e} + 1; i < tree_.size(); i += i & (~i + 1)) ++tree_[i];
+  for (auto& [key, o] : orders_) o.cursor = 0;  // (the cursors assumed nothing is ever freed)
+}
+
+std::vector<net::EndpointId> EndpointPool::taken_since(std::size_t mark) const {
+  return {taken_log_.begin() + static_cast<std::ptrdiff_t>(mark), taken_log_.end()};
 }
 
 std::vector<net::EndpointId> EndpointPool::first_free(std::uint32_t n, const std::string& key,

@@ -189,6 +189,7 @@ void TaskGraph::complete(TaskId id, SimTime at) {
   t.end = at;
   ++completed_;
   release(id, false, at);
+  if (completed_ == tasks_.size() && on_done_) on_done_(at);
 }
 
 void TaskGraph::run_stream(net::EndpointId e, SimTime now) {

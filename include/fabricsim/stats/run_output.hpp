@@ -109,6 +109,12 @@ struct JobRow {
   std::uint32_t micro_batches = 0, endpoints = 0;
   double start_ns = 0;
   double mean_time_ns = 0;  ///< dnn: over the timed iterations
+  /// A cluster queue (workload.queue = "fifo"): when the job arrived and
+  /// when its last task completed (start_ns: when it was admitted); -1
+  /// where unknown (end_ns without a queue, or a job still waiting or
+  /// running when engine.end_ns stopped the run).
+  double arrival_ns = -1;
+  double end_ns = -1;
 };
 /// /jobs.  Collective call; the root's rows are written.
 void write_jobs(H5Writer& out, const std::vector<JobRow>& jobs, bool is_root);

@@ -23,6 +23,12 @@ class EndpointPool {
   bool is_free(net::EndpointId e) const { return used_[e] == 0; }
   /// Marks `e` as taken (by the job being placed).
   void take(net::EndpointId e);
+  /// Frees `e` again (its job ended: a cluster queue, workload.queue).
+  void release(net::EndpointId e);
+  /// A mark in the log of takes, and the endpoints taken since a mark (what
+  /// one job's placement took).
+  std::size_t take_mark() const { return taken_log_.size(); }
+  std::vector<net::EndpointId> taken_since(std::size_t mark) const;
   /// The first `n` free endpoints along an order of all endpoints (`key`
   /// names it, `make` builds it the first time; an empty order is id
   /// order), in that order; fewer if fewer are free along it.  A cursor
@@ -48,6 +54,7 @@ class EndpointPool {
   std::vector<std::uint32_t> tree_;  // Fenwick tree of free flags (1-based)
   std::uint32_t free_ = 0;
   std::map<std::string, Order> orders_;
+  std::vector<net::EndpointId> taken_log_;
 };
 
 }  // namespace fabricsim::workload

@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "fabricsim/core/event.hpp"
@@ -65,6 +66,9 @@ class TaskGraph final : public net::MessageListener {
   /// Starts every task without dependencies at `at` (or its not_before).  Call once, after the
   /// whole graph is added.
   void start(core::SimTime at);
+  /// Called (once, at the completion time) when every task of the graph
+  /// has completed: on one process only (a cluster queue's job end).
+  void set_on_done(std::function<void(core::SimTime)> f) { on_done_ = std::move(f); }
 
   const Task& task(TaskId t) const { return tasks_[t]; }
   net::Network& network() const { return net_; }
@@ -121,6 +125,7 @@ class TaskGraph final : public net::MessageListener {
   std::vector<TaskId> work_;  // tasks whose dependencies were met, to begin (iterative, no deep recursion)
   std::uint64_t completed_ = 0;
   bool started_ = false;
+  std::function<void(core::SimTime)> on_done_;
 };
 
 }  // namespace fabricsim::workload
