@@ -1,0 +1,62 @@
+"""The cluster queue (workload.queue = "fifo") against what first come,
+first served must give, on a 16-endpoint fat tree:
+  * A (16 ranks) arrives at 0 and starts at once; B (16 ranks) arrives at
+    100 ns and must start exactly when A ends; C (4 ranks) arrives at
+    200 ns, behind B, and must start exactly when B ends (first come, first
+    served: it waits behind B even though B waits too);
+  * D and E (8 ranks each) arrive together after C and run side by side:
+    both start at their arrival, as the 16 endpoints hold both;
+  * identical jobs alone on the same endpoints take the same time in the
+    flow model (B's run time equals A's, to the picosecond);
+  * every message is delivered, with the packet and the flow model;
+  * more than one rank, and placement = "list", are refused with one line.
+  job_queue.py EXE MPIEXEC
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+import h5py
+
+exe, mpiexec = sys.argv[1], sys.argv[2]
+d = tempfile.mkdtemp()
+cfg = os.path.join(d, "q.toml")
+with open(cfg, "w") as f:
+    f.write('[topology]\nkind = "fat_tree"\nendpoints = 16\nradix = 8\n'
+            '[output]\ninterval_ns = 0\nprogress = "never"\n'
+            '[workload]\nkind = "collective"\nqueue = "fifo"\nsizes = [1048576]\niterations = 2\nwarmup = 0\n')
+    for ranks, start in ((16, 0), (16, 100), (4, 200), (8, 1e9), (8, 1e9)):
+        f.write(f"[[jobs]]\nranks = {ranks}\nstart_ns = {start}\n")
+
+
+def run(*args, ranks=1):
+    out = os.path.join(d, "out.h5")
+    cmd = ([mpiexec, "-n", str(ranks)] if ranks > 1 else []) + [exe, "run", cfg, "-o", out, *args]
+    return subprocess.run(cmd, capture_output=True, text=True), out
+
+
+for model in ("flow", "packet"):
+    r, out = run("--set", f'network.model="{model}"')
+    assert r.returncode == 0, (model, r.stderr)
+    with h5py.File(out, "r") as f:
+        j = f["jobs"]
+        arr, start, end = j["arrival_ns"][()], j["start_ns"][()], j["end_ns"][()]
+        s = f["summary"].attrs
+        assert s["messages_delivered"] == len(f["flows"]["src"]), model
+    assert start[0] == arr[0] == 0 and start[1] == end[0] and start[2] == end[1], (model, arr, start, end)
+    assert start[3] == arr[3] and start[4] == arr[4] and start[3] > end[2], (model, arr, start, end)
+    assert all(e > s0 for s0, e in zip(start, end)), (model, start, end)
+    if model == "flow":
+        assert end[1] - start[1] == end[0] - start[0], (start, end)
+    print(f"ok   {model}: starts {list(start)} ends {list(end)}")
+
+r, _ = run(ranks=2)
+lines = r.stderr.strip().splitlines()
+assert r.returncode == 2 and len(lines) == 1 and "workload.queue" in lines[0], r.stderr
+with open(cfg, "a") as f:
+    f.write('[[jobs]]\nranks = 2\nplacement = "list"\nendpoints = [0, 1]\n')
+r, _ = run()
+lines = r.stderr.strip().splitlines()
+assert r.returncode == 2 and len(lines) == 1 and "workload.placement" in lines[0] and "job 5" in lines[0], r.stderr
+print("PASS: first come, first served; refusals are one line")
