@@ -7,7 +7,9 @@
 # packet-hops/s and peak memory (the figures of docs/performance.md).
 #   [TOPOLOGIES="fat_tree hammingmesh leaf_spine"] jobs/local/dnn_models.sh [MICRO_BATCHES] [MODEL ...]
 # LAUNCH (e.g. "mpiexec -n 4" for 4 ranks each), FABRICSIM (the binary) and
-# PYTHON (one with h5py) override the defaults.
+# PYTHON (one with h5py) override the defaults; NETWORK_MODEL=flow (or
+# analytic) runs the flow-level model (one rank), and MICRO_BATCHES "paper"
+# the LLMs' papers' micro-batch counts (their "# layout:" lines).
 # The LLMs (one sample per micro-batch in their papers, hundreds of micro-
 # batches) run MICRO_BATCHES micro-batches (default 8) to keep a run within
 # minutes on a workstation core; the other models run their papers' batches.
@@ -24,8 +26,8 @@ models=("$@")
                                    bloom gpt3_175b llama2_70b)
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-printf '%-12s %-11s %5s %-16s %5s %12s %12s %8s %10s %10s %9s %5s\n' model topology eps "D x P x O (E)" M "iter (ms)" \
-  "exposed (ms)" "run (s)" "events/s" "hops/s" "peak mem" ranks
+printf '%-12s %-11s %5s %-16s %5s %12s %12s %8s %10s %10s %9s %5s %12s %8s %8s\n' model topology eps "D x P x O (E)" M \
+  "iter (ms)" "exposed (ms)" "run (s)" "events/s" "hops/s" "peak mem" ranks "compute (ms)" "wall (s)" "model"
 for m in "${models[@]}"; do
   file=$src/inputs/models/$m.toml
   layout=$(grep '^# layout:' "$file" | sed 's/^# layout: *//')
@@ -38,9 +40,9 @@ for m in "${models[@]}"; do
         --set output.interval_ns=0 --set output.flows=false --set output.progress=\"never\")
   llm=0
   case $m in gpt3|gpt3_moe|gpt3_175b|bloom|llama2_70b) llm=1 ;; esac
-  [ $llm = 1 ] && M=$mb
-  args+=(--set workload.micro_batches="$M")
-  [ $llm = 1 ] && args+=(--set workload.minibatch=$((D * mb)))
+  [ $llm = 1 ] && [ "$mb" != paper ] && M=$mb
+  args+=(--set workload.micro_batches="$M" --set network.model=\"${NETWORK_MODEL:-packet}\")
+  [ $llm = 1 ] && args+=(--set workload.minibatch=$((D * M)))
   ft=(--set topology.endpoints=$((n > 1024 ? n : 1024)))
   hx=(--set workload.placement=\"by_board\" --set topology.y=$(((n + 63) / 64 > 16 ? (n + 63) / 64 : 16)))
   runs=("fat_tree:$src/inputs/fat_tree_1k.toml:${ft[*]}" "hammingmesh:$src/inputs/hammingmesh_hx2_small.toml:${hx[*]}")
@@ -58,7 +60,8 @@ run = float(e["run_seconds"])
 mem = max(e["peak_memory_bytes_per_rank"]) / 2**20
 print(f"{sys.argv[2]:<12} {sys.argv[3]:<11} {sys.argv[4]:>5} {sys.argv[5]:<16} {sys.argv[6]:>5} {it['time_ns'][0] / 1e6:>12.3f} "
       f"{it['exposed_comm_ns'][0] / 1e6:>12.3f} {run:>8.2f} {float(s['events']) / run / 1e6:>9.2f}M "
-      f"{float(s['packet_hops']) / run / 1e6:>9.2f}M {mem:>7.0f}Mi {len(e['peak_memory_bytes_per_rank']):>3}", flush=True)
+      f"{float(s['packet_hops']) / run / 1e6:>9.2f}M {mem:>7.0f}Mi {len(e['peak_memory_bytes_per_rank']):>3} "
+      f"{it['compute_ns'][0] / 1e6:>12.3f} {float(s['wall_seconds']):>8.2f} {e['network_model'].decode() if isinstance(e['network_model'], bytes) else e['network_model']:>8}", flush=True)
 PY
   done
 done

@@ -128,6 +128,20 @@ finish_job "$job" "$dir/dnn-0.out" "DNN array job"
 grep -qE '^dlrm +fat_tree +128 ' "$dir/dnn-0.out" || { echo "FAIL: no DLRM row in the array task's output"; exit 1; }
 echo "PASS: Slurm array job $job ran a DNN model at its paper's layout"
 
+# The flow-model sweep, two array tasks (issue 20): a line of overrides each.
+printf -- '--set engine.seed=1\n# a comment\n--set engine.seed=2 --set workload.message_bytes=4096\n' > "$dir/sweep.txt"
+job=$(cd "$dir/work" && REPO="$src" FABRICSIM="$exe" SWEEP="$dir/sweep.txt" CONFIG="$dir/small.toml" \
+      OUT_DIR="$dir/results" sbatch --parsable --array=0-1 --mem=1G --time=5 --output="$dir/sweep-%a.out" \
+      "$src/jobs/slurm/flow_sweep.sbatch") || { echo "FAIL: sbatch refused the flow sweep"; exit 1; }
+finish_job "$job" "$dir/sweep-1.out" "flow sweep"
+for i in 0 1; do
+  [ "$(wait_job "${job}_$i")" = COMPLETED ] || { echo "FAIL: sweep task $i"; cat "$dir/sweep-$i.out"; exit 1; }
+  model=$(h5dump -a /engine/network_model "$dir/results/sweep-$i.h5" | grep '(0)' | awk '{print $2}')
+  [ "$model" = '"flow"' ] || { echo "FAIL: sweep task $i ran the $model model"; exit 1; }
+done
+grep -q 'message_bytes=4096' "$dir/sweep-1.out" || { echo "FAIL: task 1 did not run the second line"; exit 1; }
+echo "PASS: Slurm array job $job ran a two-configuration flow-model sweep"
+
 # The large-cluster array job, one task on the small tree (the ring workload,
 # 2 steps on 2 ranks): info's estimate, then the partitioned run.
 job=$(cd "$dir/work" && REPO="$src" FABRICSIM="$exe" RUNS="small:alltoall small:ring" CONFIG="$dir/small.toml" \
