@@ -7,6 +7,7 @@
 #include <deque>
 #include <limits>
 #include <string>
+#include <unordered_map>
 
 #include "fabricsim/util/assert.hpp"
 #include "fabricsim/util/error.hpp"
@@ -64,16 +65,14 @@ std::int64_t transfer_ps(double bytes, double gbps) {
 
 class FlowNetworkImpl final : public NetworkModel {
  public:
+  /// A flow in flight (slots are reused: per-message state would cost
+  /// memory on runs of tens of millions of messages).
   struct Slot {
     MessageId msg = 0;
     double remaining = 0.0;  ///< flow bytes left at `last`
     SimTime last;
     double rate = 0.0;  ///< Gb/s
-  };
-  struct MessageExtra {
-    double cap = 0.0;  ///< 0: the default
-    FlowId slot = kNoFlowSlot;
-    std::uint64_t last_wire = 0;
+    std::uint64_t last_wire = 0;  ///< the last packet's wire bytes
     SimTime tail;     ///< the last packet's serialization at the bottleneck
     SimTime latency;  ///< propagation and switch latencies of the route
   };
@@ -137,7 +136,6 @@ class FlowNetworkImpl final : public NetworkModel {
     const auto id = static_cast<MessageId>(messages_.size());
     wire_size(bytes, params_.packet_bytes, params_.header_bytes, params_.headers);  // (checks the sizes)
     messages_.push_back(new_message(id, src, dst, bytes, tag, params_.seed, params_.packet_bytes - params_.header_bytes));
-    extra_.push_back(MessageExtra{});
     return id;
   }
 
@@ -168,12 +166,10 @@ class FlowNetworkImpl final : public NetworkModel {
   /// The message leaves its NIC now: a flow (or, one packet, only its latency).
   void start(MessageId id) {
     Message& m = messages_[id];
-    MessageExtra& x = extra_[id];
     paths_.route(m.src, m.dst, m.flow_port, route_);
     const WireSize w = wire_size(m.bytes, params_.packet_bytes, params_.header_bytes, params_.headers);
-    x.last_wire = w.last;
-    x.tail = core::serialization_time(w.last, route_.bottleneck_gbps);
-    x.latency = route_.propagation + params_.switch_latency * static_cast<std::int64_t>(route_.hops - 1);
+    const SimTime tail = core::serialization_time(w.last, route_.bottleneck_gbps);
+    const SimTime latency = route_.propagation + params_.switch_latency * static_cast<std::int64_t>(route_.hops - 1);
     totals_.packets_injected += m.packets;
     totals_.bytes_injected += m.bytes;
     totals_.packet_hops += static_cast<std::uint64_t>(m.packets) * route_.hops;
@@ -184,7 +180,7 @@ class FlowNetworkImpl final : public NetworkModel {
     const double flow_bytes = static_cast<double>(w.total - w.last);
     if (flow_bytes <= 0.0) {  // one packet: no flow, only its latency
       tail_bytes(route_.links, w.last);
-      end_message(id, sim_.now());
+      end_message(id, sim_.now(), tail, latency);
       return;
     }
     FlowId slot = kNoFlowSlot;
@@ -201,8 +197,12 @@ class FlowNetworkImpl final : public NetworkModel {
     s.remaining = flow_bytes;
     s.last = sim_.now();
     s.rate = 0.0;
-    x.slot = slot;
-    double cap = x.cap > 0.0 ? x.cap : params_.flow_cap_gbps;
+    s.last_wire = w.last;
+    s.tail = tail;
+    s.latency = latency;
+    double cap = params_.flow_cap_gbps;
+    if (!caps_.empty())
+      if (const auto it = caps_.find(id); it != caps_.end()) cap = it->second;
     if (!(cap > 0.0)) cap = kNoRateCap;
     rates_.add(slot, route_.links, cap);
     ++stats_.flows_started;
@@ -338,26 +338,24 @@ class FlowNetworkImpl final : public NetworkModel {
       accrue(fl.link, now);
       link_load_[fl.link] -= fl.weight * s.rate;
     }
-    tail_bytes(rates_.links(slot), extra_[id].last_wire);
+    tail_bytes(rates_.links(slot), s.last_wire);
     // Links left without flows get a load of exactly 0 (no drift from the
     // subtractions); the solver still lists an ended flow's links.
     rates_.remove(slot);
     for (const FlowLink& fl : rates_.links(slot))
       if (rates_.flows_on(fl.link) == 0) link_load_[fl.link] = 0.0;
-    extra_[id].slot = kNoFlowSlot;
     free_slots_.push_back(slot);
-    end_message(id, now);
+    end_message(id, now, s.tail, s.latency);
     request_recompute();
   }
 
   /// The flow part of a message ended at `now`: its last packet, then the latency.
-  void end_message(MessageId id, SimTime now) {
+  void end_message(MessageId id, SimTime now, SimTime tail, SimTime latency) {
     const Message& m = messages_[id];
-    const MessageExtra& x = extra_[id];
     const NodeId src = topo_.endpoint_node(m.src);
     if ((listener_ && listener_->wants_sent()) || params_.send_engines > 0)
-      sim_.schedule_bound(now + x.tail, kPrioDeliver, src, sent_binding_, id);
-    sim_.schedule_bound(now + x.tail + x.latency, kPrioDeliver, topo_.endpoint_node(m.dst), deliver_binding_, id);
+      sim_.schedule_bound(now + tail, kPrioDeliver, src, sent_binding_, id);
+    sim_.schedule_bound(now + tail + latency, kPrioDeliver, topo_.endpoint_node(m.dst), deliver_binding_, id);
   }
 
   void request_recompute() {
@@ -411,7 +409,7 @@ class FlowNetworkImpl final : public NetworkModel {
   FlowRates rates_;
   MessageListener* listener_ = nullptr;
   std::vector<Message> messages_;
-  std::vector<MessageExtra> extra_;
+  std::unordered_map<MessageId, double> caps_;  // set_rate_cap (Gb/s)
   std::vector<Slot> slots_;
   std::vector<FlowId> free_slots_;
   flow_detail::IndexedHeap<std::int64_t> heap_;  // slot -> finish time (ps)
@@ -464,12 +462,14 @@ FlowNetwork::~FlowNetwork() = default;
 void FlowNetwork::set_rate_cap(MessageId id, double gbps) {
   FABRICSIM_ASSERT(gbps > 0.0, "a rate cap must be positive");
   FABRICSIM_ASSERT(impl_.messages_[id].post_time == SimTime::max(), "cap a message before posting it");
-  impl_.extra_[id].cap = gbps;
+  impl_.caps_[id] = gbps;
 }
 const FlowParams& FlowNetwork::flow_params() const { return impl_.params_; }
 double FlowNetwork::rate_gbps(MessageId id) const {
-  const FlowId slot = impl_.extra_[id].slot;
-  return slot == kNoFlowSlot ? 0.0 : impl_.slots_[slot].rate;
+  // (A test's query: a scan of the flows in flight.)
+  for (FlowId slot = 0; slot < impl_.slots_.size(); ++slot)
+    if (impl_.slots_[slot].msg == id && impl_.rates_.active(slot)) return impl_.slots_[slot].rate;
+  return 0.0;
 }
 const FlowModelStats& FlowNetwork::stats() const {
   impl_.stats_copy_ = impl_.stats_;
