@@ -311,8 +311,21 @@ std::unique_ptr<net::PathProvider> flow_paths(const config::Config& cfg, const n
   const net::PathSplit split = !analytic && (alg == RoutingAlgorithm::Spray || alg == RoutingAlgorithm::Adaptive)
                                    ? net::PathSplit::Even
                                    : net::PathSplit::Single;
-  if (np.state_routes != nullptr || np.up_down || np.coin_paths != nullptr)
-    return std::make_unique<net::ShortestPaths>(topo, split, np.ecmp_seed);
+  // The packet model's routes: TopoOpt's k shortest coin routes (the
+  // message's own by the engine seed, as the packet model picks it), the
+  // route rules of the direct topologies (the first move for the
+  // deterministic algorithms, a hash for ecmp and the analytic model's
+  // adaptive, an even split for spray and adaptive), else the minimal-route
+  // table.  Graphs routed up*/down* stay on plain minimal paths: the
+  // up/down restriction is a deadlock rule the flow models need not obey,
+  // and may make some routes longer than these.
+  if (np.coin_paths != nullptr) return std::make_unique<net::CoinRoutes>(topo, *np.coin_paths, split, np.seed);
+  if (np.state_routes != nullptr) {
+    const bool first = alg == RoutingAlgorithm::Dor || alg == RoutingAlgorithm::Minimal || alg == RoutingAlgorithm::DmodK;
+    return std::make_unique<net::RulesPaths>(topo, *np.state_routes, split, np.ecmp_seed,
+                                             first ? net::RulePick::First : net::RulePick::Hash);
+  }
+  if (np.up_down) return std::make_unique<net::ShortestPaths>(topo, split, np.ecmp_seed);
   table = std::make_unique<net::RoutingTable>(topo);
   return std::make_unique<net::TablePaths>(topo, *table, split, np.ecmp_seed);
 }

@@ -4,6 +4,7 @@
 
 #include "fabricsim/net/state_routes.hpp"
 #include "fabricsim/util/error.hpp"
+#include "fabricsim/util/random.hpp"
 
 namespace fabricsim::net {
 
@@ -130,6 +131,10 @@ CoinPaths::CoinPaths(const Topology& topo, std::uint32_t k) {
 }
 
 std::size_t CoinPaths::count(EndpointId src, EndpointId dst) const { return routes_[(dst + n_ - src) % n_].size(); }
+
+std::size_t CoinPaths::choice(EndpointId src, EndpointId dst, std::uint64_t seed, std::uint32_t message) const {
+  return util::hash2(seed ^ 0x4B50'4154'4853ull, message) % count(src, dst);
+}
 
 void CoinPaths::path(EndpointId src, EndpointId dst, std::size_t choice, std::vector<LinkId>& out) const {
   const auto& route = routes_[(dst + n_ - src) % n_][choice];

@@ -3,21 +3,38 @@
 // rate, and what latency its path adds.
 //
 // The models ask a PathProvider, so the run path can plug in the configured
-// routing.  Two providers are here, both over minimal paths (shortest in
-// data-carrying links, intermediate nodes forwarding):
-//   * ShortestPaths: breadth-first distances over the Topology, computed per
-//     destination on first use (4 bytes per node and destination asked for;
-//     for the direct topologies and custom graphs at the sizes a flow run
-//     needs),
-//   * TablePaths: the candidates of a RoutingTable (the trees, leaf-spine,
-//     TopoOpt and custom graphs; no per-destination memory), which also
+// routing (app::flow_paths picks one).  Four providers are here:
+//   * TablePaths: the minimal paths of a RoutingTable (the trees,
+//     leaf-spine and custom graphs; no per-destination memory), which also
 //     prefers, among equally short paths, those with the fewest links
-//     outside an intra-server fabric, as the packet model does.
-// Each either picks one path per message (PathSplit::Single, the ECMP
-// reading: at every node one candidate by a hash of (seed, key, node)), or
-// splits the message evenly over the candidates at every node
-// (PathSplit::Even, what per-packet spraying averages to; adaptive routing
-// on an idle fabric likewise).
+//     outside an intra-server fabric, as the packet model does,
+//   * RulesPaths: the routes the packet model's route rules allow
+//     (StateRoutes: torus dimension order or Duato, HammingMesh/HyperX,
+//     Dragonfly minimal, TopoOpt hop-count): a walk over (node, rule
+//     state) taking, at each hop, the moves StateRoutes::options() offers,
+//   * CoinRoutes: TopoOpt's k shortest (not necessarily minimal) coin
+//     routes per pair (CoinPaths, routing.k_paths > 1),
+//   * ShortestPaths: minimal paths by breadth-first distances over the
+//     Topology, computed per destination on first use (4 bytes per node and
+//     destination asked for); for graphs routed up*/down* (whose up/down
+//     restriction it does not model) and for tests.
+// Each either picks one path per message (PathSplit::Single) or splits the
+// message evenly (PathSplit::Even, what per-packet spraying averages to;
+// adaptive routing on an idle fabric likewise):
+//   * TablePaths, ShortestPaths: Single picks at every node one candidate
+//     by a hash of (seed, key, node) (the ECMP reading); Even splits evenly
+//     over the candidates at every node;
+//   * RulesPaths: Single takes the first move at every hop (RulePick::First:
+//     dor, minimal, dmodk, as the packet model does deterministically) or
+//     one by a hash of (seed, key, node) (RulePick::Hash: ecmp, and
+//     adaptive in the analytic model); Even splits every (node, state)'s
+//     share evenly over the distinct links its moves offer (a link offered
+//     as several moves, e.g. Duato's adaptive and escape move, passes its
+//     share on evenly over them), merging the shares per link;
+//   * CoinRoutes: Single takes the route the packet model gives the
+//     message (CoinPaths::choice: a hash of the engine seed and the message
+//     id), Even splits evenly over the pair's k routes.
+// Links on the paths are data-carrying; intermediate nodes forward.
 #pragma once
 
 #include <cstdint>
@@ -35,7 +52,8 @@ struct FlowRoute {
   /// every link some path uses, with the share of the message that crosses
   /// it, in breadth-first order from the source (each link once).
   std::vector<FlowLink> links;
-  /// Links on a path (all paths of a route have as many).
+  /// Links on a path (all paths of a route have as many, except CoinRoutes'
+  /// split over routes of different lengths: there the longest's).
   std::uint32_t hops = 0;
   /// Sum of the links' propagation latencies, the largest over the paths.
   core::SimTime propagation;
@@ -62,6 +80,13 @@ class PathProvider {
   /// provider picks one path of several.  Overwrites `out`.  Throws
   /// util::ConfigError if dst cannot be reached.
   virtual void route(EndpointId src, EndpointId dst, std::uint64_t key, FlowRoute& out) = 0;
+  /// The route of message `message` (its id in the model), what the flow
+  /// and analytic models ask: route(src, dst, key) unless the provider
+  /// picks by the message id as the packet model does (CoinRoutes).
+  virtual void route_message(EndpointId src, EndpointId dst, std::uint64_t key, std::uint32_t message, FlowRoute& out) {
+    (void)message;
+    route(src, dst, key, out);
+  }
 };
 
 enum class PathSplit : std::uint8_t { Single, Even };
@@ -125,6 +150,74 @@ class TablePaths : public PathProvider {
   PathSplit split_;
   std::uint64_t seed_;
   flow_detail::PathWalker walker_;
+};
+
+class StateRoutes;
+
+/// Which move RulesPaths takes with PathSplit::Single where the rules offer
+/// several: the first (in port order, as the packet model's deterministic
+/// algorithms do) or one by a hash of (seed, key, node).
+enum class RulePick : std::uint8_t { First, Hash };
+
+/// The routes of a StateRoutes (owned by the caller, must outlive this)
+/// towards the endpoints: from the source endpoint's node in the rules'
+/// initial state, each hop one of the moves StateRoutes::options() offers
+/// (all on shortest legal routes, so every path of a route has the same
+/// length).  Memory: 4 bytes per (node, state) and per link, allocated on
+/// first use.
+class RulesPaths : public PathProvider {
+ public:
+  RulesPaths(const Topology& topo, const StateRoutes& routes, PathSplit split, std::uint64_t seed = 0,
+             RulePick pick = RulePick::Hash);
+  void route(EndpointId src, EndpointId dst, std::uint64_t key, FlowRoute& out) override;
+
+ private:
+  struct Reached {
+    NodeId node;
+    std::uint8_t state;
+    double weight;
+    core::SimTime latency;
+  };
+  [[noreturn]] void unreachable(EndpointId src, EndpointId dst) const;
+  void add_link(LinkId l, double weight, FlowRoute& out);
+  const Topology& topo_;
+  const StateRoutes& routes_;
+  PathSplit split_;
+  std::uint64_t seed_;
+  RulePick pick_;
+  std::size_t states_;
+  std::vector<std::uint32_t> slot_;       // per (node, state): its index in next_, or none
+  std::vector<std::uint32_t> link_slot_;  // per link: its index in out.links, or none
+  std::vector<Reached> layer_;
+  std::vector<Reached> next_;
+  std::vector<LinkId> distinct_;
+};
+
+class CoinPaths;
+
+/// TopoOpt's k-shortest coin routes (CoinPaths, owned by the caller, must
+/// outlive this).  Single: route_message() takes the route the packet
+/// model gives the message (CoinPaths::choice under the engine seed
+/// `seed`); route() without a message id picks by a hash of (seed, key).
+/// Even: each of the pair's routes carries an equal share (the packet
+/// model keeps one route per message under every algorithm: this is the
+/// average over many messages of a pair), shares merged per link.
+class CoinRoutes : public PathProvider {
+ public:
+  CoinRoutes(const Topology& topo, const CoinPaths& paths, PathSplit split, std::uint64_t seed = 1);
+  void route(EndpointId src, EndpointId dst, std::uint64_t key, FlowRoute& out) override;
+  void route_message(EndpointId src, EndpointId dst, std::uint64_t key, std::uint32_t message, FlowRoute& out) override;
+
+ private:
+  void single(EndpointId src, EndpointId dst, std::size_t choice, FlowRoute& out);
+  void even(EndpointId src, EndpointId dst, FlowRoute& out);
+  const Topology& topo_;
+  const CoinPaths& paths_;
+  PathSplit split_;
+  std::uint64_t seed_;
+  std::vector<LinkId> path_;
+  std::vector<std::vector<LinkId>> routes_;
+  std::vector<std::uint32_t> link_slot_;  // per link: its index in out.links, or none
 };
 
 }  // namespace fabricsim::net

@@ -245,6 +245,10 @@ class CoinPaths {
   std::size_t count(EndpointId src, EndpointId dst) const;
   /// Appends the links of route `choice` (< count) from src to dst.
   void path(EndpointId src, EndpointId dst, std::size_t choice, std::vector<LinkId>& out) const;
+  /// The route message `message` of the pair takes under engine seed
+  /// `seed`: hash(seed, message) mod count, uniform over the pair's routes
+  /// (the packet model's pick; the flow models take the same).
+  std::size_t choice(EndpointId src, EndpointId dst, std::uint64_t seed, std::uint32_t message) const;
   std::uint32_t max_hops() const { return max_hops_; }
 
  private:

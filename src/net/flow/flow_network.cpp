@@ -166,7 +166,7 @@ class FlowNetworkImpl final : public NetworkModel {
   /// The message leaves its NIC now: a flow (or, one packet, only its latency).
   void start(MessageId id) {
     Message& m = messages_[id];
-    paths_.route(m.src, m.dst, m.flow_port, route_);
+    paths_.route_message(m.src, m.dst, m.flow_port, id, route_);
     const WireSize w = wire_size(m.bytes, params_.packet_bytes, params_.header_bytes, params_.headers);
     const SimTime tail = core::serialization_time(w.last, route_.bottleneck_gbps);
     const SimTime latency = route_.propagation + params_.switch_latency * static_cast<std::int64_t>(route_.hops - 1);
@@ -532,7 +532,7 @@ class AnalyticNetworkImpl final : public NetworkModel {
     const auto hop = static_cast<std::uint32_t>(ev.arg0);
     Message& m = messages_[id];
     if (hop == 0) {
-      paths_.route(m.src, m.dst, m.flow_port, route_);
+      paths_.route_message(m.src, m.dst, m.flow_port, id, route_);
       if (!route_.single)
         throw util::ConfigError("network.model = \"analytic\" needs one path per message (no spraying or adaptive)");
       path_at_[id] = static_cast<std::uint32_t>(path_pool_.size());

@@ -1,4 +1,4 @@
-// Minimal paths for the flow-level and analytic models (flow_paths.hpp).
+// Paths for the flow-level and analytic models (flow_paths.hpp).
 #include "fabricsim/net/flow_paths.hpp"
 
 #include <algorithm>
@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "fabricsim/net/state_routes.hpp"
 #include "fabricsim/util/error.hpp"
 #include "fabricsim/util/random.hpp"
 
@@ -149,6 +150,188 @@ void TablePaths::route(EndpointId src, EndpointId dst, std::uint64_t key, FlowRo
         for (PortIndex p : table_.candidates(u, dst)) cand.push_back(node.out[p]);
       },
       out);
+}
+
+namespace {
+constexpr std::uint32_t kNoRouteSlot = flow_detail::kNoSlot;
+}
+
+RulesPaths::RulesPaths(const Topology& topo, const StateRoutes& routes, PathSplit split, std::uint64_t seed,
+                       RulePick pick)
+    : topo_(topo), routes_(routes), split_(split), seed_(seed), pick_(pick), states_(routes.rules().state_count()) {}
+
+void RulesPaths::unreachable(EndpointId src, EndpointId dst) const {
+  throw util::ConfigError("routing: no legal route (" + routes_.rules().describe() + ") from endpoint " +
+                          std::to_string(src) + " to endpoint " + std::to_string(dst));
+}
+
+void RulesPaths::add_link(LinkId l, double weight, FlowRoute& out) {
+  if (link_slot_[l] == kNoRouteSlot) {
+    link_slot_[l] = static_cast<std::uint32_t>(out.links.size());
+    out.links.push_back(FlowLink{l, weight});
+  } else {
+    out.links[link_slot_[l]].weight += weight;
+  }
+}
+
+void RulesPaths::route(EndpointId src, EndpointId dst, std::uint64_t key, FlowRoute& out) {
+  out.clear();
+  const NodeId s = topo_.endpoint_node(src);
+  const NodeId d = topo_.endpoint_node(dst);
+  // A legal route visits each (node, state) at most once.
+  const std::size_t max_hops = topo_.node_count() * states_;
+  thread_local std::vector<StateRoutes::Option> opts;
+  double bottleneck = std::numeric_limits<double>::infinity();
+  if (split_ == PathSplit::Single) {
+    const std::uint64_t h = util::hash2(seed_, key);
+    NodeId u = s;
+    std::uint8_t state = routes_.rules().initial_state();
+    core::SimTime latency;
+    while (u != d) {
+      opts.clear();
+      routes_.options(u, state, dst, opts);
+      if (opts.empty() || out.hops > max_hops) unreachable(src, dst);
+      const std::size_t pick = pick_ == RulePick::First || opts.size() == 1 ? 0 : util::hash2(h, u) % opts.size();
+      const StateRoutes::Option& o = opts[pick];
+      const Link& link = topo_.link(o.link);
+      out.links.push_back(FlowLink{o.link, 1.0});
+      latency += link.latency;
+      bottleneck = std::min(bottleneck, link.bandwidth_gbps);
+      ++out.hops;
+      u = link.dst;
+      state = o.state;
+    }
+    out.propagation = latency;
+    out.bottleneck_gbps = bottleneck;
+    out.single = true;
+    return;
+  }
+  // Even split, layer by layer over (node, state): every move offered is
+  // one hop closer on a shortest legal route, so all paths reach the
+  // destination after the same number of hops (perhaps in several states).
+  if (slot_.empty()) slot_.assign(topo_.node_count() * states_, kNoRouteSlot);
+  if (link_slot_.empty()) link_slot_.assign(topo_.link_count(), kNoRouteSlot);
+  layer_.assign(1, Reached{s, routes_.rules().initial_state(), 1.0, core::SimTime::zero()});
+  bool single = true;
+  const auto arrived = [&] {
+    return std::all_of(layer_.begin(), layer_.end(), [&](const Reached& r) { return r.node == d; });
+  };
+  while (!arrived()) {
+    if (out.hops > max_hops) unreachable(src, dst);
+    next_.clear();
+    LinkId layer_link = kNoLink;
+    for (const Reached& r : layer_) {
+      opts.clear();
+      if (r.node != d) routes_.options(r.node, r.state, dst, opts);
+      if (opts.empty()) unreachable(src, dst);
+      // The share goes evenly to the distinct links offered, and each
+      // link's part evenly to the moves (states) that take it.
+      distinct_.clear();
+      for (const auto& o : opts)
+        if (std::find(distinct_.begin(), distinct_.end(), o.link) == distinct_.end()) distinct_.push_back(o.link);
+      const double per_link = r.weight / static_cast<double>(distinct_.size());
+      for (const auto& o : opts) {
+        const auto moves = static_cast<double>(
+            std::count_if(opts.begin(), opts.end(), [&](const StateRoutes::Option& x) { return x.link == o.link; }));
+        const double share = per_link / moves;
+        const Link& link = topo_.link(o.link);
+        if (layer_link == kNoLink) layer_link = o.link;
+        if (o.link != layer_link) single = false;
+        add_link(o.link, share, out);
+        bottleneck = std::min(bottleneck, link.bandwidth_gbps);
+        const core::SimTime latency = r.latency + link.latency;
+        const std::size_t k = static_cast<std::size_t>(link.dst) * states_ + o.state;
+        if (slot_[k] == kNoRouteSlot) {
+          slot_[k] = static_cast<std::uint32_t>(next_.size());
+          next_.push_back(Reached{link.dst, o.state, share, latency});
+        } else {
+          Reached& n = next_[slot_[k]];
+          n.weight += share;
+          n.latency = std::max(n.latency, latency);
+        }
+      }
+    }
+    for (const Reached& n : next_) slot_[static_cast<std::size_t>(n.node) * states_ + n.state] = kNoRouteSlot;
+    std::swap(layer_, next_);
+    ++out.hops;
+  }
+  for (const FlowLink& fl : out.links) link_slot_[fl.link] = kNoRouteSlot;
+  core::SimTime propagation;
+  for (const Reached& r : layer_) propagation = std::max(propagation, r.latency);
+  out.propagation = propagation;
+  out.bottleneck_gbps = bottleneck;
+  out.single = single;
+  if (single)
+    for (FlowLink& fl : out.links) fl.weight = 1.0;  // exactly
+}
+
+CoinRoutes::CoinRoutes(const Topology& topo, const CoinPaths& paths, PathSplit split, std::uint64_t seed)
+    : topo_(topo), paths_(paths), split_(split), seed_(seed) {}
+
+void CoinRoutes::route(EndpointId src, EndpointId dst, std::uint64_t key, FlowRoute& out) {
+  if (split_ == PathSplit::Even) return even(src, dst, out);
+  single(src, dst, util::hash2(seed_, key) % paths_.count(src, dst), out);
+}
+
+void CoinRoutes::route_message(EndpointId src, EndpointId dst, std::uint64_t key, std::uint32_t message,
+                               FlowRoute& out) {
+  if (split_ == PathSplit::Even) return even(src, dst, out);
+  (void)key;
+  single(src, dst, paths_.choice(src, dst, seed_, message), out);
+}
+
+void CoinRoutes::single(EndpointId src, EndpointId dst, std::size_t choice, FlowRoute& out) {
+  out.clear();
+  path_.clear();
+  paths_.path(src, dst, choice, path_);
+  double bottleneck = std::numeric_limits<double>::infinity();
+  for (LinkId l : path_) {
+    const Link& link = topo_.link(l);
+    out.links.push_back(FlowLink{l, 1.0});
+    out.propagation += link.latency;
+    bottleneck = std::min(bottleneck, link.bandwidth_gbps);
+  }
+  out.hops = static_cast<std::uint32_t>(path_.size());
+  out.bottleneck_gbps = bottleneck;
+  out.single = true;
+}
+
+void CoinRoutes::even(EndpointId src, EndpointId dst, FlowRoute& out) {
+  const std::size_t count = paths_.count(src, dst);
+  if (count == 1) return single(src, dst, 0, out);
+  out.clear();
+  if (link_slot_.empty()) link_slot_.assign(topo_.link_count(), kNoRouteSlot);
+  if (routes_.size() < count) routes_.resize(count);
+  std::size_t longest = 0;
+  for (std::size_t c = 0; c < count; ++c) {
+    routes_[c].clear();
+    paths_.path(src, dst, c, routes_[c]);
+    longest = std::max(longest, routes_[c].size());
+  }
+  // Links hop by hop over the routes (breadth-first), each once.
+  const double share = 1.0 / static_cast<double>(count);
+  double bottleneck = std::numeric_limits<double>::infinity();
+  for (std::size_t h = 0; h < longest; ++h)
+    for (std::size_t c = 0; c < count; ++c) {
+      if (h >= routes_[c].size()) continue;
+      const LinkId l = routes_[c][h];
+      bottleneck = std::min(bottleneck, topo_.link(l).bandwidth_gbps);
+      if (link_slot_[l] == kNoRouteSlot) {
+        link_slot_[l] = static_cast<std::uint32_t>(out.links.size());
+        out.links.push_back(FlowLink{l, share});
+      } else {
+        out.links[link_slot_[l]].weight += share;
+      }
+    }
+  for (const FlowLink& fl : out.links) link_slot_[fl.link] = kNoRouteSlot;
+  for (std::size_t c = 0; c < count; ++c) {
+    core::SimTime latency;
+    for (LinkId l : routes_[c]) latency += topo_.link(l).latency;
+    out.propagation = std::max(out.propagation, latency);
+  }
+  out.hops = static_cast<std::uint32_t>(longest);
+  out.bottleneck_gbps = bottleneck;
+  out.single = false;
 }
 
 }  // namespace fabricsim::net

@@ -236,8 +236,7 @@ MessageId NetworkImpl::create(EndpointId src, EndpointId dst, std::uint64_t byte
     // One route per message, uniformly among the k of its pair (every
     // process computes the same).
     path_at_.push_back(static_cast<std::uint32_t>(paths_.size()));
-    const std::size_t count = params_.coin_paths->count(src, dst);
-    params_.coin_paths->path(src, dst, util::hash2(params_.seed ^ 0x4B50'4154'4853ull, id) % count, paths_);
+    params_.coin_paths->path(src, dst, params_.coin_paths->choice(src, dst, params_.seed, id), paths_);
   }
   return id;
 }
