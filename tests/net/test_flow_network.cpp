@@ -26,6 +26,7 @@
 #include "fabricsim/net/flow_paths.hpp"
 #include "fabricsim/net/network.hpp"
 #include "fabricsim/net/topology.hpp"
+#include "fabricsim/util/error.hpp"
 #include "fabricsim/util/random.hpp"
 
 namespace fabricsim {
@@ -139,6 +140,85 @@ TEST(FlowNetwork, IdlePathAgreesWithThePacketModel) {
     sim_f.run();
     EXPECT_EQ(flow.messages()[iflow].end_time, packet.messages()[ip].end_time) << payload << " bytes";
   }
+}
+
+TEST(FlowNetwork, SendEnginesSerializeASourcesMessagesAsThePacketModelDoes) {
+  // One send engine: a NIC's second message starts when its first has left
+  // the NIC (all its bytes serialized at line rate on an idle path), so
+  // their deliveries are W / g apart, in post order, whichever model.  The
+  // star's endpoints 1 and 2 receive: no link is shared but the injection.
+  const Topology topo = star(3, 100.0, 250);
+  const std::uint64_t payload = 1000000;
+  const std::int64_t latency = 2 * 250000 + 100000;
+  core::Simulator sim_p(topo.node_count());
+  net::NetworkParams np;
+  np.packet_bytes = kPacket;
+  np.header_bytes = kHeader;
+  np.send_engines = 1;
+  np.buffer_bytes = 1 << 20;
+  net::Network packet(topo, np, sim_p);
+  const MessageId p1 = packet.send(0, 1, payload, SimTime::zero());
+  const MessageId p2 = packet.send(0, 2, payload, SimTime::zero());
+  sim_p.run();
+  core::Simulator sim_f(topo.node_count());
+  net::ShortestPaths paths(topo, PathSplit::Single);
+  net::FlowParams fp = flow_params();
+  fp.send_engines = 1;
+  net::FlowNetwork flow(topo, fp, paths, sim_f);
+  const MessageId f1 = flow.send(0, 1, payload, SimTime::zero());
+  const MessageId f2 = flow.send(0, 2, payload, SimTime::zero());
+  sim_f.run();
+  const std::int64_t w = ser_ps(wire(payload) - last_packet(payload), 100) + ser_ps(last_packet(payload), 100);
+  EXPECT_EQ(flow.messages()[f1].end_time.ps(), w + latency);
+  EXPECT_EQ(flow.messages()[f2].end_time.ps(), 2 * w + latency);
+  EXPECT_EQ(flow.messages()[f1].end_time, packet.messages()[p1].end_time);
+  EXPECT_EQ(flow.messages()[f2].end_time, packet.messages()[p2].end_time);
+  // Without the limit both share the injection link and end together.
+  core::Simulator sim_u(topo.node_count());
+  net::FlowNetwork unlimited(topo, flow_params(), paths, sim_u);
+  unlimited.send(0, 1, payload, SimTime::zero());
+  unlimited.send(0, 2, payload, SimTime::zero());
+  sim_u.run();
+  EXPECT_EQ(unlimited.messages()[0].end_time, unlimited.messages()[1].end_time);
+}
+
+TEST(FlowNetwork, TimeSeriesSumToTheLinkTotalsAtTheFlowsRate) {
+  // One flow at 100 Gb/s (12.5 bytes per ns) over 1 us intervals: every
+  // interval it fully covers carries 12,500 bytes; the bins of each link
+  // sum to its tx_bytes.
+  const Topology topo = star(2, 100.0, 0);
+  core::Simulator sim(topo.node_count());
+  net::ShortestPaths paths(topo, PathSplit::Single);
+  net::FlowParams fp = flow_params(0);
+  fp.interval = SimTime::from_ns(1000);
+  net::FlowNetwork fn(topo, fp, paths, sim);
+  fn.send(0, 1, 1000000, SimTime::zero());
+  sim.run();
+  fn.finish(sim.now());
+  ASSERT_GT(fn.series_bins(), 70u);
+  EXPECT_EQ(fn.series_interval(), SimTime::from_ns(1000));
+  const net::LinkStats& st = fn.link_stats();
+  for (LinkId l = 0; l < topo.link_count(); ++l) {
+    std::uint64_t sum = 0;
+    for (std::uint64_t b : st.series_tx_bytes[l]) sum += b;
+    EXPECT_NEAR(static_cast<double>(sum), static_cast<double>(st.tx_bytes[l]), 2.0 * fn.series_bins()) << l;
+    if (st.tx_bytes[l] == 0) continue;
+    for (std::size_t k = 1; k + 2 < fn.series_bins(); ++k) EXPECT_EQ(st.series_tx_bytes[l][k], 12500u) << l << " " << k;
+    for (std::uint64_t q : st.series_queue_bytes[l]) EXPECT_EQ(q, 0u);
+  }
+}
+
+TEST(FlowNetwork, RefusesAPartition) {
+  // The flow model is global: a partition over more than one part is refused.
+  const Topology topo = star(2, 100.0, 0);
+  core::Simulator sim(topo.node_count());
+  net::ShortestPaths paths(topo, PathSplit::Single);
+  net::FlowNetwork fn(topo, flow_params(), paths, sim);
+  std::vector<std::int32_t> part(topo.node_count(), 0);
+  EXPECT_NO_THROW(fn.set_partition(part, 0, nullptr));
+  part[1] = 1;
+  EXPECT_THROW(fn.set_partition(part, 0, nullptr), util::UserError);
+  EXPECT_TRUE(fn.owns(0));
 }
 
 TEST(FlowNetwork, SharedLinkThenSpeedUp) {
