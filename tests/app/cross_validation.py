@@ -12,7 +12,7 @@ models"; each case below says it again next to its checks.
 --table prints the cross-validation table of docs/model.md (Markdown) after
 the checks; -k runs only the cases whose name contains SUBSTRING; --keep
 leaves the configurations and output files in DIR.  Exit 0 when every check
-passes, 1 otherwise (one `FAIL` line per failed check).  About a minute on
+passes, 1 otherwise (one `FAIL` line per failed check).  About 30 s on
 one core.
 """
 import argparse
