@@ -169,6 +169,26 @@ class TestCompare(ScriptAsserts, unittest.TestCase):
         for r in rows.values():
             self.assertFalse(r["b"] != "" and math.isnan(float(r["b"])), r)
 
+    def test_packet_against_flow(self):
+        # The same run under the flow model (issue 20), time series on: its
+        # /links/timeseries queue_bytes are all zero (no queues) and its
+        # events few; the comparison reads it like any other file.  A ring
+        # allreduce shares no link, so the flow model's times are the
+        # packet model's (within 1%), and every byte crosses the same host
+        # links (tx_bytes equal there, 0%).
+        fl = self.path("flow.h5")
+        fabricsim(fl, *COLL, 'network.model="flow"', "output.interval_ns=1000")
+        with h5py.File(fl, "r") as f:
+            self.assertEqual(int(np.abs(f["links/timeseries/queue_bytes"][()]).max()), 0)
+        png = self.path("packet_flow.png")
+        res, rows = self.run_compare(self.a, fl, "--label", "packet", "--label", "flow", "--plot", png)
+        self.assertPng(png)
+        for size in (65536, 1048576):
+            r = rows[("collectives", "job 0 allreduce ring 8 ranks %d B" % size, "time")]
+            self.assertLess(abs(float(r["rel_diff"])), 0.01, r)
+        self.assertEqual(float(rows[("links", "host", "tx_bytes total")]["rel_diff"]), 0.0)
+        self.assertEqual(res.stdout.splitlines()[1], "# B: %s (flow)" % fl)
+
     def test_module(self):
         a, b = compare.load_side(self.a), compare.load_side(self.b)
         rows = compare.compare(a, b)

@@ -218,7 +218,12 @@ bool NetworkImpl::arbitrate_switch(LinkId o) {
     voq.head = pkt.next;
     if (pkt.next == kNoPacket) {
       req.erase(req.begin() + static_cast<std::ptrdiff_t>(idx));
-      port_[o].rr = static_cast<std::uint32_t>(idx);  // the next requester now sits at idx
+      // The next requester now sits at idx; past the end, the order wraps to
+      // the first.  (Leaving the pointer past the end let a queue appended
+      // later, which lands exactly there, go before every queue waiting: an
+      // input refilled at each grant, one packet per slot, then starved a
+      // backlogged one for as long as it sent; docs/model.md, parking lot.)
+      port_[o].rr = idx < req.size() ? static_cast<std::uint32_t>(idx) : 0;
     } else {
       port_[o].rr = static_cast<std::uint32_t>(idx + 1);
     }
