@@ -30,7 +30,13 @@
 // last packets' serialization; both exact sums up to floating-point
 // rounding of the integral, written as integers.  tx_packets counts each
 // message's packets times its weight on the link (rounded); flows counts the
-// messages whose route uses the link.  No queues, stalls or time series.
+// messages whose route uses the link.  No queues or stalls.  Time series
+// (NetworkParams::interval > 0): each link's bytes per interval, its load
+// integrated over the interval plus the last packets (coarsened like the
+// packet model's to at most 65,536 intervals and 2^24 link-intervals);
+// queue series are zero.  Send engines (NetworkParams::send_engines): a
+// NIC has at most that many messages leaving it at once; the others wait,
+// in post order, until one has left (its last packet serialized).
 //
 // AnalyticNetwork: the TACOS link model (../shared/spec/tacos.md sections
 // 2.2 and 8): every directed link serves one transfer at a time, first come
