@@ -327,7 +327,7 @@ std::unique_ptr<net::PathProvider> flow_paths(const config::Config& cfg, const n
   }
   if (np.up_down) return std::make_unique<net::ShortestPaths>(topo, split, np.ecmp_seed);
   table = std::make_unique<net::RoutingTable>(topo);
-  return std::make_unique<net::TablePaths>(topo, *table, split, np.ecmp_seed);
+  return std::make_unique<net::TablePaths>(topo, *table, split, np.ecmp_seed, alg == RoutingAlgorithm::DmodK);
 }
 
 workload::TrafficParams traffic_params(const config::Config& cfg) {

@@ -54,6 +54,22 @@ class ListPool {
 
 }  // namespace
 
+std::vector<std::uint32_t> dmodk_divisors(const Topology& topo) {
+  std::uint8_t max_level = 0;
+  for (const auto& n : topo.nodes()) max_level = std::max(max_level, n.level);
+  std::vector<std::uint32_t> up_ports(max_level + 2u, 1);
+  for (const auto& n : topo.nodes()) {
+    if (n.kind != NodeKind::Switch) continue;
+    std::uint32_t up = 0;
+    for (LinkId l : n.out)
+      if (topo.nodes()[topo.links()[l].dst].level > n.level) ++up;
+    up_ports[n.level] = std::max(up_ports[n.level], std::max(up, 1u));
+  }
+  std::vector<std::uint32_t> divisor(max_level + 2u, 1);
+  for (std::size_t lv = 2; lv < divisor.size(); ++lv) divisor[lv] = divisor[lv - 1] * up_ports[lv - 1];
+  return divisor;
+}
+
 RoutingTable::RoutingTable(const Topology& topo) {
   const auto& nodes = topo.nodes();
   const auto& links = topo.links();

@@ -141,7 +141,10 @@ class RoutingTable;
 /// caller, must outlive this).
 class TablePaths : public PathProvider {
  public:
-  TablePaths(const Topology& topo, const RoutingTable& table, PathSplit split, std::uint64_t seed = 0);
+  /// `dmodk`: one path per message by D-mod-k (the packet model's choice,
+  /// dmodk_divisors()) instead of a hash; `split` is then ignored.
+  TablePaths(const Topology& topo, const RoutingTable& table, PathSplit split, std::uint64_t seed = 0,
+             bool dmodk = false);
   void route(EndpointId src, EndpointId dst, std::uint64_t key, FlowRoute& out) override;
 
  private:
@@ -149,6 +152,7 @@ class TablePaths : public PathProvider {
   const RoutingTable& table_;
   PathSplit split_;
   std::uint64_t seed_;
+  std::vector<std::uint32_t> dmodk_;  ///< divisors per level (empty: no D-mod-k)
   flow_detail::PathWalker walker_;
 };
 

@@ -601,6 +601,12 @@ struct StructureReport {
 StructureReport structure_report(const Topology& topo, const CostModel& cost, std::size_t part = 0,
                                  std::size_t parts = 1);
 
+/// D-mod-k routing on a tree: at a switch of level l the up-port index is
+/// (destination endpoint / divisor[l]) mod (candidates), divisor[l] the
+/// product of the up-port counts of the levels below (1 for levels 0 and
+/// 1).  Shared by the packet model and the flow models' paths.
+std::vector<std::uint32_t> dmodk_divisors(const Topology& topo);
+
 /// Minimal-route candidates.
 ///
 /// A minimal path is a shortest path in data-carrying links (see

@@ -139,15 +139,30 @@ void ShortestPaths::route(EndpointId src, EndpointId dst, std::uint64_t key, Flo
       out);
 }
 
-TablePaths::TablePaths(const Topology& topo, const RoutingTable& table, PathSplit split, std::uint64_t seed)
-    : topo_(topo), table_(table), split_(split), seed_(seed), walker_(topo) {}
+TablePaths::TablePaths(const Topology& topo, const RoutingTable& table, PathSplit split, std::uint64_t seed,
+                       bool dmodk)
+    : topo_(topo),
+      table_(table),
+      split_(dmodk ? PathSplit::Single : split),
+      seed_(seed),
+      dmodk_(dmodk ? dmodk_divisors(topo) : std::vector<std::uint32_t>{}),
+      walker_(topo) {}
 
 void TablePaths::route(EndpointId src, EndpointId dst, std::uint64_t key, FlowRoute& out) {
   walker_.walk(
       src, dst, key, seed_, split_,
       [&](NodeId u, std::vector<LinkId>& cand) {
         const Node& node = topo_.node(u);
-        for (PortIndex p : table_.candidates(u, dst)) cand.push_back(node.out[p]);
+        const auto ports = table_.candidates(u, dst);
+        if (!dmodk_.empty() && ports.size() > 1 && node.kind == NodeKind::Switch) {
+          // The packet model's D-mod-k (routing.cpp): up, the destination's
+          // digit for this level; down among parallel cables, its lowest.
+          const std::size_t k = ports.size();
+          const bool down = topo_.node(topo_.link(node.out[ports[0]]).dst).level < node.level;
+          cand.push_back(node.out[ports[down ? dst % k : (dst / dmodk_[node.level]) % k]]);
+          return;
+        }
+        for (PortIndex p : ports) cand.push_back(node.out[p]);
       },
       out);
 }

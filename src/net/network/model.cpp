@@ -46,21 +46,7 @@ NetworkImpl::NetworkImpl(const Topology& topo, const NetworkParams& params, core
   node_rng_.reserve(topo_.node_count());
   for (NodeId n = 0; n < topo_.node_count(); ++n) node_rng_.emplace_back(params_.seed, 0x5350'0000'0000ull + n);
 
-  // D-mod-k: at a switch of level l the up-port index is (dst / prod of the
-  // up-port counts of the levels below) mod k.
-  std::uint8_t max_level = 0;
-  for (const auto& n : topo_.nodes()) max_level = std::max(max_level, n.level);
-  std::vector<std::uint32_t> up_ports(max_level + 2u, 1);
-  for (const auto& n : topo_.nodes()) {
-    if (n.kind != NodeKind::Switch) continue;
-    std::uint32_t up = 0;
-    for (LinkId l : n.out)
-      if (topo_.nodes()[topo_.links()[l].dst].level > n.level) ++up;
-    up_ports[n.level] = std::max(up_ports[n.level], std::max(up, 1u));
-  }
-  dmodk_divisor_.assign(max_level + 2u, 1);
-  for (std::size_t lv = 2; lv < dmodk_divisor_.size(); ++lv)
-    dmodk_divisor_[lv] = dmodk_divisor_[lv - 1] * up_ports[lv - 1];
+  dmodk_divisor_ = dmodk_divisors(topo_);
 }
 
 void NetworkImpl::build_state() {
