@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <limits>
 #include <utility>
 
 #include "fabricsim/util/assert.hpp"
@@ -19,6 +20,22 @@ struct LinkFlow {
   FlowId flow;
   double weight;
 };
+/// Marks a flow frozen at its cap (FlowRatesImpl::bott_).
+constexpr LinkId kCapEvent = std::numeric_limits<LinkId>::max();
+/// A position in the event order of progressive filling: a link that
+/// saturates at `level` (kind 0, id a link) comes before a cap equal to it
+/// (kind 1, id a flow); ties by id.
+struct Event {
+  double level;
+  std::uint32_t kind;
+  std::uint32_t id;
+};
+bool operator<(const Event& a, const Event& b) {
+  if (a.level < b.level) return true;
+  if (b.level < a.level) return false;
+  if (a.kind != b.kind) return a.kind < b.kind;
+  return a.id < b.id;
+}
 }  // namespace
 
 class FlowRatesImpl {
@@ -35,9 +52,10 @@ class FlowRatesImpl {
     if (id < flows_.size()) return;
     const std::size_t n = std::max<std::size_t>(static_cast<std::size_t>(id) + 1, flows_.size() * 2);
     flows_.resize(n);
-    flow_mark_.resize(n, 0);
     live_.resize(n, 0);
     rate_.resize(n, 0.0);
+    bott_.resize(n, kCapEvent);
+    touched_.resize(n, 0);
     fresh_.resize(n, 0);
   }
 
@@ -112,6 +130,7 @@ class FlowRatesImpl {
     if (!fresh_[id]) restart_ = std::min({restart_, rate_[id], cap});
     f.cap = cap;
     mark_links_dirty(id);
+    if (!f.links.empty()) added_.push_back(id);  // refilled from the restart level on
   }
 
   std::span<const FlowId> recompute(bool all) {
@@ -123,8 +142,14 @@ class FlowRatesImpl {
       dirty_free_.clear();
       for (std::size_t l = 0; l < link_flows_.size(); ++l)
         if (!link_flows_[l].empty()) dirty_links_.push_back(static_cast<LinkId>(l));
-      for (std::size_t id = 0; id < flows_.size(); ++id)
-        if (flows_[id].active && flows_[id].links.empty()) dirty_free_.push_back(static_cast<FlowId>(id));
+      for (std::size_t id = 0; id < flows_.size(); ++id) {
+        if (!flows_[id].active) continue;
+        if (flows_[id].links.empty()) {
+          dirty_free_.push_back(static_cast<FlowId>(id));
+        } else {
+          added_.push_back(static_cast<FlowId>(id));  // every flow refilled
+        }
+      }
     }
     if (dirty_links_.empty() && dirty_free_.empty()) {
       restart_ = kNoRateCap;  // e.g. a flow over no links ended: nothing to refill
@@ -138,16 +163,16 @@ class FlowRatesImpl {
       report(id, f.cap);
     }
     dirty_free_.clear();
-    for (FlowId id : added_)
-      if (flows_[id].active && fresh_[id])
-        for (const FlowLink& fl : flows_[id].links) restart_ = std::min(restart_, saturation_bound(fl.link));
-    added_.clear();
+    if (!all)
+      for (FlowId id : added_)
+        if (flows_[id].active && fresh_[id])
+          for (const FlowLink& fl : flows_[id].links) restart_ = std::min(restart_, saturation_bound(fl.link));
     // A relative margin against the rounding of the bound: refilling a
     // flow too many is only slower.
     const double level = restart_ * (1.0 - 1e-9);
     restart_ = kNoRateCap;
-    collect_components(level);
-    fill();
+    fill(level);
+    added_.clear();
     dirty_links_.clear();
     stats_.flows_touched += comp_flows_.size();
     stats_.links_touched += comp_links_.size();
@@ -155,12 +180,6 @@ class FlowRatesImpl {
     stats_.rates_changed += changed_.size();
     return changed_;
   }
-
-  /// Breadth-first from the dirty links over link -> flows -> links; marks
-  /// with a fresh epoch, so nothing is cleared between calls.
-  /// Whether flow `id` is refilled: added since the last call, or its rate
-  /// is not below the restart level.
-  bool refilled(FlowId id, double level) const { return fresh_[id] || !(rate_[id] < level); }
 
   /// The lowest level at which link l can saturate now, if every flow on it
   /// whose rate is below that level keeps its rate and the others (new
@@ -187,52 +206,37 @@ class FlowRatesImpl {
     return (capacity_[l] - fixed_load) / rising;
   }
 
-  void collect_components(double level) {
-    ++epoch_;
-    if (epoch_ == 0) {  // wrapped: clear the marks once
-      std::fill(link_mark_.begin(), link_mark_.end(), 0);
-      std::fill(flow_mark_.begin(), flow_mark_.end(), 0);
-      epoch_ = 1;
-    }
-    comp_links_.clear();
-    comp_flows_.clear();
-    for (LinkId l : dirty_links_) {
-      if (link_mark_[l] == epoch_) continue;
-      link_mark_[l] = epoch_;
-      comp_links_.push_back(l);
-    }
-    for (std::size_t i = 0; i < comp_links_.size(); ++i) {
-      const LinkId l = comp_links_[i];
-      for (const LinkFlow& e : link_flows_[l]) {
-        if (flow_mark_[e.flow] == epoch_ || !refilled(e.flow, level)) continue;
-        flow_mark_[e.flow] = epoch_;
-        comp_flows_.push_back(e.flow);
-        for (const FlowLink& fl : flows_[e.flow].links) {
-          if (link_mark_[fl.link] == epoch_) continue;
-          link_mark_[fl.link] = epoch_;
-          comp_links_.push_back(fl.link);
-        }
-      }
-    }
+  /// The event that froze flow id in the last fill (or in this one, once
+  /// it froze).
+  Event frozen_at(FlowId id) const {
+    const LinkId b = bott_[id];
+    return b == kCapEvent ? Event{rate_[id], 1, id} : Event{rate_[id], 0, b};
   }
 
-  /// Level at which link l saturates given the flows frozen so far:
-  /// t = (c - F) / W, F the load of the frozen flows on it (refilled flows
-  /// frozen in this pass and the flows kept), W the weight of the rest.
-  /// Summed over the link's list in flow-id order every time, so the value
-  /// depends only on which flows are frozen at what rates, not on the order
-  /// they froze in: this is what makes a restart at any level give the bits
-  /// a fill from zero gives.  False if no flow on it is unfrozen.
-  bool evaluate(LinkId l, double& t) const {
+  /// Whether flow id is frozen at position p (at most the current one, or
+  /// a later one of a link evaluated now): a refilled flow once it has
+  /// frozen in this pass, any other flow when its last freeze comes before
+  /// (it freezes at the same event as last time; see fill()).
+  bool frozen(FlowId id, const Event& p) const {
+    if (live_[id] == epoch_) return false;
+    return frozen_at(id) < p;
+  }
+
+  /// Level at which link l saturates given the flows frozen at position p:
+  /// t = (c - F) / W, F the load of the frozen flows on it, W the weight of
+  /// the rest.  Summed over the link's list in flow-id order every time, so
+  /// the value depends only on which flows are frozen at what rates, not on
+  /// the order they froze in.  False if no flow on it is unfrozen.
+  bool evaluate(LinkId l, const Event& p, double& t) const {
     double frozen_load = 0.0;
     double weight = 0.0;
     std::size_t rising = 0;
     for (const LinkFlow& e : link_flows_[l]) {
-      if (live_[e.flow] == epoch_) {
+      if (frozen(e.flow, p)) {
+        frozen_load += e.weight * rate_[e.flow];
+      } else {
         weight += e.weight;
         ++rising;
-      } else {
-        frozen_load += e.weight * rate_[e.flow];
       }
     }
     if (rising == 0) return false;
@@ -240,71 +244,132 @@ class FlowRatesImpl {
     return true;
   }
 
-  /// Progressive filling of the collected flows, from the restart level.
-  void fill() {
-    for (FlowId id : comp_flows_) live_[id] = epoch_;
-    // The links in (level, id) order: sorted once (cheaper than as many
-    // heap pops); a link whose level has risen by the time it comes up goes
-    // into a heap, which stays small.
-    sorted_.clear();
-    for (LinkId l : comp_links_) {
+  /// Queues dirty link l with the key a fill from zero would have for it
+  /// now.  Lazy keys make the level a link saturates at depend on when its
+  /// key was computed (when flows froze at that very level since, rounding
+  /// can leave the new evaluation below the key; the link then saturates
+  /// at the key), so the key is not evaluated now but replayed: from the
+  /// evaluation with every flow unfrozen (a fill from zero's first key),
+  /// each pop that fill made before the current position (requeued at the
+  /// level evaluated there, since it did not saturate: l was clean, or
+  /// could not saturate below the restart level).  The flows frozen before
+  /// the current position are the ones a fill from zero froze there.
+  void queue(LinkId l) {
+    double key = 0.0;
+    if (!evaluate(l, Event{-kNoRateCap, 0, 0}, key)) return;
+    for (;;) {
+      const Event pop{key, 0, l};
+      if (!(pop < now_)) break;
       double t = 0.0;
-      if (evaluate(l, t)) sorted_.push_back(KeyedLink{t, l});
+      if (!evaluate(l, pop, t)) return;  // every flow on it frozen
+      if (!(t > key)) break;  // (not expected) saturates now, at its key
+      key = t;
     }
-    std::sort(sorted_.begin(), sorted_.end(), [](const KeyedLink& a, const KeyedLink& b) {
-      return a.key < b.key || (!(b.key < a.key) && a.id < b.id);
-    });
+    heap_.set(l, key);
+  }
+
+  /// Refills flow id from the current position on (it is unfrozen there):
+  /// its links become dirty.
+  void touch(FlowId id) {
+    touched_[id] = epoch_;
+    live_[id] = epoch_;
+    comp_flows_.push_back(id);
+    const Flow& f = flows_[id];
+    if (f.cap != kNoRateCap) cap_heap_.set(id, f.cap);
+    for (const FlowLink& fl : f.links) dirty(fl.link);
+  }
+
+  void dirty(LinkId l) {
+    if (link_mark_[l] == epoch_) return;
+    link_mark_[l] = epoch_;
+    comp_links_.push_back(l);
+    pending_.push_back(l);
+  }
+
+  /// Evaluates the links made dirty at the current position and queues
+  /// them.  A dirty link's flows that it froze last time (at or after the
+  /// current position) are refilled: whether it saturates as it did is not
+  /// known.  Refilling them makes their links dirty in turn.
+  void drain() {
+    while (!pending_.empty()) {
+      const LinkId l = pending_.back();
+      pending_.pop_back();
+      for (const LinkFlow& e : link_flows_[l]) {
+        const FlowId g = e.flow;
+        if (touched_[g] != epoch_ && bott_[g] == l && !(frozen_at(g) < now_)) touch(g);
+      }
+      queue(l);
+    }
+  }
+
+  /// Progressive filling from position (level, 0, 0): every flow whose
+  /// last freeze comes before keeps its rate.  Only the dirty links are
+  /// simulated (queued by their lazy keys); a flow is refilled when a dirty
+  /// link froze it last time, when it is added or its cap changed, or when
+  /// a dirty link saturates while it is unfrozen; every other flow freezes
+  /// at the same event as last time, at the same rate (its links are
+  /// clean up to there, so they saturate as they did).
+  void fill(double level) {
+    ++epoch_;
+    if (epoch_ == 0) {  // wrapped: clear the marks once
+      std::fill(link_mark_.begin(), link_mark_.end(), 0);
+      std::fill(touched_.begin(), touched_.end(), 0);
+      std::fill(live_.begin(), live_.end(), 0);
+      epoch_ = 1;
+    }
+    comp_links_.clear();
+    comp_flows_.clear();
     heap_.clear();
-    capped_.clear();
-    for (FlowId id : comp_flows_)
-      if (flows_[id].cap != kNoRateCap) capped_.push_back(id);
-    std::sort(capped_.begin(), capped_.end(), [this](FlowId a, FlowId b) {
-      const double ca = flows_[a].cap;
-      const double cb = flows_[b].cap;
-      return ca < cb || (!(cb < ca) && a < b);
-    });
-    // Lazy keys: freezing a flow can only raise a link's level (exactly,
-    // (c - F - w x) / (W - w) >= t when x <= t), so a link's key is a lower
-    // bound of its level.  A link that comes up with a risen level is
-    // queued again at its level; otherwise it saturates at its key (the
-    // level evaluated may be a few ulps below it after rounding: the level
-    // never falls).
-    std::size_t head = 0;
-    std::size_t next_cap = 0;
-    while (head < sorted_.size() || !heap_.empty()) {
-      const bool from_heap =
-          !heap_.empty() && (head == sorted_.size() || heap_.top_key() < sorted_[head].key ||
-                             (!(sorted_[head].key < heap_.top_key()) && heap_.top() < sorted_[head].id));
-      const LinkId l = from_heap ? heap_.top() : sorted_[head].id;
-      const double level = from_heap ? heap_.top_key() : sorted_[head].key;
-      while (next_cap < capped_.size() && live_[capped_[next_cap]] != epoch_) ++next_cap;
-      // A link saturating at the same level as a cap goes first (the order
-      // does not change the rates, only which event freezes the flow).
-      if (next_cap < capped_.size() && flows_[capped_[next_cap]].cap < level) {
-        const FlowId id = capped_[next_cap++];
-        freeze(id, flows_[id].cap);
+    cap_heap_.clear();
+    now_ = Event{level, 0, 0};
+    for (FlowId id : added_)
+      if (flows_[id].active && touched_[id] != epoch_) touch(id);
+    for (LinkId l : dirty_links_) dirty(l);
+    drain();
+    for (;;) {
+      const bool have_link = !heap_.empty();
+      if (!cap_heap_.empty() && (!have_link || cap_heap_.top_key() < heap_.top_key())) {
+        const FlowId id = cap_heap_.top();
+        const double cap = cap_heap_.top_key();
+        cap_heap_.pop();
+        if (live_[id] != epoch_) continue;
+        now_ = Event{cap, 1, id};
+        freeze(id, cap, kCapEvent);
         continue;
       }
-      if (from_heap) {
-        heap_.pop();
-      } else {
-        ++head;
-      }
+      if (!have_link) break;
+      const LinkId l = heap_.top();
+      const double key = heap_.top_key();
+      heap_.pop();
+      now_ = Event{key, 0, l};
       double t = 0.0;
-      if (!evaluate(l, t)) continue;  // every flow on it froze elsewhere
-      if (t > level) {
+      if (!evaluate(l, now_, t)) continue;  // every flow on it froze elsewhere
+      // Lazy keys: freezing a flow can only raise a link's level, so a key
+      // is a lower bound; a link whose level has risen is queued again,
+      // otherwise it saturates at its key (the level evaluated may be a few
+      // ulps below it after rounding: the level never falls).
+      if (t > key) {
         heap_.set(l, t);
         ++stats_.links_requeued;
         continue;
       }
-      for (const LinkFlow& e : link_flows_[l])
-        if (live_[e.flow] == epoch_) freeze(e.flow, level);
+      for (const LinkFlow& e : link_flows_[l]) {
+        const FlowId g = e.flow;
+        if (touched_[g] == epoch_) {
+          if (live_[g] == epoch_) freeze(g, key, l);
+        } else if (!(frozen_at(g) < now_)) {
+          touch(g);  // it froze later last time: refilled from here
+          freeze(g, key, l);
+        }
+      }
+      drain();
     }
   }
 
-  /// Freezes a refilled flow at `rate`.
-  void freeze(FlowId id, double rate) {
+  /// Freezes a refilled flow at `rate` by event `by`.
+  void freeze(FlowId id, double rate, LinkId by) {
     live_[id] = 0;
+    bott_[id] = by;
     report(id, rate);
   }
 
@@ -333,6 +398,9 @@ class FlowRatesImpl {
   // Per flow, apart from Flow for locality (the refill reads them for every
   // flow on every link it evaluates).
   std::vector<double> rate_;
+  /// Per flow: the event that froze it in the last fill (a link, or
+  /// kCapEvent for its cap); with its rate, its position in the event order.
+  std::vector<LinkId> bott_;
   std::vector<std::uint8_t> fresh_;  // added since the last recompute: always reported
   std::size_t active_ = 0;
 
@@ -346,17 +414,17 @@ class FlowRatesImpl {
   // Scratch of recompute(), reused.
   std::uint32_t epoch_ = 0;
   std::vector<std::uint32_t> link_mark_;
-  std::vector<std::uint32_t> flow_mark_;
   std::vector<LinkId> comp_links_;
   std::vector<FlowId> comp_flows_;
-  /// Per flow: epoch_ while refilled and not yet frozen.
+  /// Per flow: epoch_ once refilled (its freeze is simulated in this
+  /// pass), and while refilled and not yet frozen.
+  std::vector<std::uint32_t> touched_;
   std::vector<std::uint32_t> live_;
-  std::vector<FlowId> capped_;
-  struct KeyedLink {
-    double key;
-    LinkId id;
-  };
-  std::vector<KeyedLink> sorted_;
+  /// Links made dirty and not yet evaluated.
+  std::vector<LinkId> pending_;
+  /// The position of the event being processed.
+  Event now_{};
+  flow_detail::IndexedHeap<double> cap_heap_;
   struct LinkFlow2 {
     double rate;
     double weight;
