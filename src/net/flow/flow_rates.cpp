@@ -45,6 +45,7 @@ class FlowRatesImpl {
     const std::size_t n = capacity_.size();
     link_flows_.resize(n);
     link_mark_.assign(n, 0);
+    link_weight_.assign(n, 0.0);
     heap_.reserve_ids(n);
   }
 
@@ -52,10 +53,7 @@ class FlowRatesImpl {
     if (id < flows_.size()) return;
     const std::size_t n = std::max<std::size_t>(static_cast<std::size_t>(id) + 1, flows_.size() * 2);
     flows_.resize(n);
-    live_.resize(n, 0);
-    rate_.resize(n, 0.0);
-    bott_.resize(n, kCapEvent);
-    touched_.resize(n, 0);
+    fs_.resize(n);
     fresh_.resize(n, 0);
   }
 
@@ -76,7 +74,7 @@ class FlowRatesImpl {
     f.active = true;
     fresh_[id] = 1;
     f.cap = cap;
-    rate_[id] = 0.0;
+    fs_[id].rate = 0.0;
     f.links.assign(links.begin(), links.end());
     std::sort(f.links.begin(), f.links.end(), [](const FlowLink& a, const FlowLink& b) { return a.link < b.link; });
     // Merge repeated links (paths of a split flow that share a link).
@@ -98,6 +96,7 @@ class FlowRatesImpl {
       const auto at =
           std::lower_bound(list.begin(), list.end(), id, [](const LinkFlow& e, FlowId v) { return e.flow < v; });
       list.insert(at, LinkFlow{id, fl.weight});
+      link_weight_[fl.link] = weight_sum(list);
     }
     ++active_;
     mark_links_dirty(id);
@@ -113,13 +112,14 @@ class FlowRatesImpl {
           std::lower_bound(list.begin(), list.end(), id, [](const LinkFlow& e, FlowId v) { return e.flow < v; });
       FABRICSIM_ASSERT(at != list.end() && at->flow == id, "flow missing from its link");
       list.erase(at);
+      link_weight_[fl.link] = weight_sum(list);
       dirty_links_.push_back(fl.link);
     }
     // Nothing below the rate it had can change (see restart level).
-    if (!fresh_[id]) restart_ = std::min(restart_, rate_[id]);
+    if (!fresh_[id]) restart_ = std::min(restart_, fs_[id].rate);
     f.active = false;
     fresh_[id] = 0;
-    rate_[id] = 0.0;
+    fs_[id].rate = 0.0;
     --active_;
   }
 
@@ -127,7 +127,7 @@ class FlowRatesImpl {
     FABRICSIM_ASSERT(id < flows_.size() && flows_[id].active, "capping a flow that is not active");
     FABRICSIM_ASSERT(cap > 0.0, "a flow's rate cap must be positive");
     Flow& f = flows_[id];
-    if (!fresh_[id]) restart_ = std::min({restart_, rate_[id], cap});
+    if (!fresh_[id]) restart_ = std::min({restart_, fs_[id].rate, cap});
     f.cap = cap;
     mark_links_dirty(id);
     if (!f.links.empty()) added_.push_back(id);  // refilled from the restart level on
@@ -190,7 +190,7 @@ class FlowRatesImpl {
     double w_all = 0.0;
     for (const LinkFlow& e : link_flows_[l]) {
       w_all += e.weight;
-      if (!fresh_[e.flow]) bound_scratch_.push_back({rate_[e.flow], e.weight});
+      if (!fresh_[e.flow]) bound_scratch_.push_back({fs_[e.flow].rate, e.weight});
     }
     std::sort(bound_scratch_.begin(), bound_scratch_.end(),
               [](const LinkFlow2& a, const LinkFlow2& b) { return a.rate < b.rate; });
@@ -209,35 +209,36 @@ class FlowRatesImpl {
   /// The event that froze flow id in the last fill (or in this one, once
   /// it froze).
   Event frozen_at(FlowId id) const {
-    const LinkId b = bott_[id];
-    return b == kCapEvent ? Event{rate_[id], 1, id} : Event{rate_[id], 0, b};
+    const FlowState& g = fs_[id];
+    return g.bott == kCapEvent ? Event{g.rate, 1, id} : Event{g.rate, 0, g.bott};
   }
+  bool touched(FlowId id) const { return (fs_[id].mark >> 1) == epoch_; }
+  bool live(FlowId id) const { return fs_[id].mark == ((epoch_ << 1) | 1U); }
 
-  /// Whether flow id is frozen at position p (at most the current one, or
-  /// a later one of a link evaluated now): a refilled flow once it has
-  /// frozen in this pass, any other flow when its last freeze comes before
-  /// (it freezes at the same event as last time; see fill()).
-  bool frozen(FlowId id, const Event& p) const {
-    if (live_[id] == epoch_) return false;
-    return frozen_at(id) < p;
-  }
-
-  /// Level at which link l saturates given the flows frozen at position p:
+  /// Level at which link l saturates given the flows frozen at position p
+  /// (at most the current one, or a later one of a link evaluated now):
   /// t = (c - F) / W, F the load of the frozen flows on it, W the weight of
-  /// the rest.  Summed over the link's list in flow-id order every time, so
-  /// the value depends only on which flows are frozen at what rates, not on
-  /// the order they froze in.  False if no flow on it is unfrozen.
+  /// the rest.  A refilled flow is frozen once it has frozen in this pass,
+  /// any other flow when its last freeze comes before p (it freezes at the
+  /// same event as last time; see fill()).  Summed over the link's list in
+  /// flow-id order every time, so the value depends only on which flows are
+  /// frozen at what rates, not on the order they froze in.  Branch-free in
+  /// the loop (adding +0.0 to a sum of non-negative terms changes no bit).
+  /// False if no flow on it is unfrozen.
   bool evaluate(LinkId l, const Event& p, double& t) const {
+    const double level = p.level;
+    const std::uint64_t order = p.kind == 0 ? p.id : ((std::uint64_t{1} << 32) | p.id);
+    const std::uint32_t live_mark = (epoch_ << 1) | 1U;
     double frozen_load = 0.0;
     double weight = 0.0;
     std::size_t rising = 0;
     for (const LinkFlow& e : link_flows_[l]) {
-      if (frozen(e.flow, p)) {
-        frozen_load += e.weight * rate_[e.flow];
-      } else {
-        weight += e.weight;
-        ++rising;
-      }
+      const FlowState& g = fs_[e.flow];
+      const std::uint64_t g_order = g.bott == kCapEvent ? ((std::uint64_t{1} << 32) | e.flow) : g.bott;
+      const bool frozen = (g.mark != live_mark) & ((g.rate < level) | ((g.rate == level) & (g_order < order)));
+      frozen_load += frozen ? e.weight * g.rate : 0.0;
+      weight += frozen ? 0.0 : e.weight;
+      rising += frozen ? 0 : 1;
     }
     if (rising == 0) return false;
     t = (capacity_[l] - frozen_load) / weight;
@@ -255,8 +256,10 @@ class FlowRatesImpl {
   /// could not saturate below the restart level).  The flows frozen before
   /// the current position are the ones a fill from zero froze there.
   void queue(LinkId l) {
-    double key = 0.0;
-    if (!evaluate(l, Event{-kNoRateCap, 0, 0}, key)) return;
+    if (link_flows_[l].empty()) return;
+    // The first key, every flow unfrozen: the weight summed as evaluate()
+    // sums it, and c - 0.0 = c.
+    double key = capacity_[l] / link_weight_[l];
     for (;;) {
       const Event pop{key, 0, l};
       if (!(pop < now_)) break;
@@ -271,8 +274,7 @@ class FlowRatesImpl {
   /// Refills flow id from the current position on (it is unfrozen there):
   /// its links become dirty.
   void touch(FlowId id) {
-    touched_[id] = epoch_;
-    live_[id] = epoch_;
+    fs_[id].mark = (epoch_ << 1) | 1U;
     comp_flows_.push_back(id);
     const Flow& f = flows_[id];
     if (f.cap != kNoRateCap) cap_heap_.set(id, f.cap);
@@ -296,7 +298,7 @@ class FlowRatesImpl {
       pending_.pop_back();
       for (const LinkFlow& e : link_flows_[l]) {
         const FlowId g = e.flow;
-        if (touched_[g] != epoch_ && bott_[g] == l && !(frozen_at(g) < now_)) touch(g);
+        if (!touched(g) && fs_[g].bott == l && !(frozen_at(g) < now_)) touch(g);
       }
       queue(l);
     }
@@ -311,10 +313,9 @@ class FlowRatesImpl {
   /// clean up to there, so they saturate as they did).
   void fill(double level) {
     ++epoch_;
-    if (epoch_ == 0) {  // wrapped: clear the marks once
+    if (epoch_ == (1U << 31)) {  // wrapped (the flow marks hold epoch_ << 1): clear the marks once
       std::fill(link_mark_.begin(), link_mark_.end(), 0);
-      std::fill(touched_.begin(), touched_.end(), 0);
-      std::fill(live_.begin(), live_.end(), 0);
+      for (FlowState& g : fs_) g.mark = 0;
       epoch_ = 1;
     }
     comp_links_.clear();
@@ -323,7 +324,7 @@ class FlowRatesImpl {
     cap_heap_.clear();
     now_ = Event{level, 0, 0};
     for (FlowId id : added_)
-      if (flows_[id].active && touched_[id] != epoch_) touch(id);
+      if (flows_[id].active && !touched(id)) touch(id);
     for (LinkId l : dirty_links_) dirty(l);
     drain();
     for (;;) {
@@ -332,7 +333,7 @@ class FlowRatesImpl {
         const FlowId id = cap_heap_.top();
         const double cap = cap_heap_.top_key();
         cap_heap_.pop();
-        if (live_[id] != epoch_) continue;
+        if (!live(id)) continue;
         now_ = Event{cap, 1, id};
         freeze(id, cap, kCapEvent);
         continue;
@@ -355,8 +356,8 @@ class FlowRatesImpl {
       }
       for (const LinkFlow& e : link_flows_[l]) {
         const FlowId g = e.flow;
-        if (touched_[g] == epoch_) {
-          if (live_[g] == epoch_) freeze(g, key, l);
+        if (touched(g)) {
+          if (live(g)) freeze(g, key, l);
         } else if (!(frozen_at(g) < now_)) {
           touch(g);  // it froze later last time: refilled from here
           freeze(g, key, l);
@@ -368,21 +369,27 @@ class FlowRatesImpl {
 
   /// Freezes a refilled flow at `rate` by event `by`.
   void freeze(FlowId id, double rate, LinkId by) {
-    live_[id] = 0;
-    bott_[id] = by;
+    fs_[id].mark = epoch_ << 1;
+    fs_[id].bott = by;
     report(id, rate);
   }
 
   void report(FlowId id, double rate) {
-    if (fresh_[id] || std::bit_cast<std::uint64_t>(rate_[id]) != std::bit_cast<std::uint64_t>(rate))
+    if (fresh_[id] || std::bit_cast<std::uint64_t>(fs_[id].rate) != std::bit_cast<std::uint64_t>(rate))
       changed_.push_back(id);
     fresh_[id] = 0;
-    rate_[id] = rate;
+    fs_[id].rate = rate;
+  }
+
+  static double weight_sum(const std::vector<LinkFlow>& list) {
+    double w = 0.0;
+    for (const LinkFlow& e : list) w += e.weight;
+    return w;
   }
 
   double load(LinkId l) const {
     double sum = 0.0;
-    for (const LinkFlow& e : link_flows_[l]) sum += e.weight * rate_[e.flow];
+    for (const LinkFlow& e : link_flows_[l]) sum += e.weight * fs_[e.flow].rate;
     return sum;
   }
 
@@ -394,13 +401,21 @@ class FlowRatesImpl {
 
   std::vector<double> capacity_;
   std::vector<std::vector<LinkFlow>> link_flows_;
+  /// Per link: the summed weight of its flows, in flow-id order.
+  std::vector<double> link_weight_;
   std::vector<Flow> flows_;
   // Per flow, apart from Flow for locality (the refill reads them for every
   // flow on every link it evaluates).
-  std::vector<double> rate_;
-  /// Per flow: the event that froze it in the last fill (a link, or
-  /// kCapEvent for its cap); with its rate, its position in the event order.
-  std::vector<LinkId> bott_;
+  /// Per flow, what evaluating a link reads (one 16-byte entry): its rate,
+  /// the event that froze it in the last fill (a link, or kCapEvent for its
+  /// cap; with the rate, its position in the event order), and
+  /// (epoch_ << 1) once refilled in the current pass, | 1 while unfrozen.
+  struct FlowState {
+    double rate = 0.0;
+    LinkId bott = kCapEvent;
+    std::uint32_t mark = 0;
+  };
+  std::vector<FlowState> fs_;
   std::vector<std::uint8_t> fresh_;  // added since the last recompute: always reported
   std::size_t active_ = 0;
 
@@ -416,10 +431,6 @@ class FlowRatesImpl {
   std::vector<std::uint32_t> link_mark_;
   std::vector<LinkId> comp_links_;
   std::vector<FlowId> comp_flows_;
-  /// Per flow: epoch_ once refilled (its freeze is simulated in this
-  /// pass), and while refilled and not yet frozen.
-  std::vector<std::uint32_t> touched_;
-  std::vector<std::uint32_t> live_;
   /// Links made dirty and not yet evaluated.
   std::vector<LinkId> pending_;
   /// The position of the event being processed.
@@ -453,7 +464,7 @@ void FlowRates::set_cap(FlowId id, double cap_gbps) { impl_->set_cap(id, cap_gbp
 std::span<const FlowId> FlowRates::recompute() { return impl_->recompute(false); }
 std::span<const FlowId> FlowRates::recompute_all() { return impl_->recompute(true); }
 bool FlowRates::active(FlowId id) const { return id < impl_->flows_.size() && impl_->flows_[id].active; }
-double FlowRates::rate(FlowId id) const { return impl_->rate_[id]; }
+double FlowRates::rate(FlowId id) const { return impl_->fs_[id].rate; }
 double FlowRates::cap(FlowId id) const { return impl_->flows_[id].cap; }
 std::span<const FlowLink> FlowRates::links(FlowId id) const { return impl_->flows_[id].links; }
 std::size_t FlowRates::flows_on(LinkId l) const { return impl_->link_flows_[l].size(); }
