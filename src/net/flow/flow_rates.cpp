@@ -45,6 +45,7 @@ class FlowRatesImpl {
     const std::size_t n = capacity_.size();
     link_flows_.resize(n);
     link_mark_.assign(n, 0);
+    claimed_.assign(n, 0);
     link_weight_.assign(n, 0.0);
     heap_.reserve_ids(n);
   }
@@ -225,7 +226,8 @@ class FlowRatesImpl {
   /// frozen at what rates, not on the order they froze in.  Branch-free in
   /// the loop (adding +0.0 to a sum of non-negative terms changes no bit).
   /// False if no flow on it is unfrozen.
-  bool evaluate(LinkId l, const Event& p, double& t) const {
+  template <bool kClaim = false>
+  bool evaluate(LinkId l, const Event& p, double& t) {
     const double level = p.level;
     const std::uint64_t order = p.kind == 0 ? p.id : ((std::uint64_t{1} << 32) | p.id);
     const std::uint32_t live_mark = (epoch_ << 1) | 1U;
@@ -239,6 +241,10 @@ class FlowRatesImpl {
       frozen_load += frozen ? e.weight * g.rate : 0.0;
       weight += frozen ? 0.0 : e.weight;
       rising += frozen ? 0 : 1;
+      // Unfrozen, not refilled and frozen by l last time: refilled (it
+      // stays unfrozen; see claim()).
+      if constexpr (kClaim)
+        if (!frozen && g.bott == l && (g.mark >> 1) != epoch_) touch(e.flow);
     }
     if (rising == 0) return false;
     t = (capacity_[l] - frozen_load) / weight;
@@ -296,11 +302,22 @@ class FlowRatesImpl {
     while (!pending_.empty()) {
       const LinkId l = pending_.back();
       pending_.pop_back();
-      for (const LinkFlow& e : link_flows_[l]) {
-        const FlowId g = e.flow;
-        if (!touched(g) && fs_[g].bott == l && !(frozen_at(g) < now_)) touch(g);
-      }
       queue(l);
+    }
+  }
+
+  /// Refills the flows dirty link l froze last time that are not frozen at
+  /// the current position (whether l saturates as it did is not known).
+  /// A link whose flows changed is claimed when the fill starts; any other
+  /// link at its first pop, with its evaluation: its state up to the
+  /// position it became dirty at is the one of the last fill, so its key
+  /// then, and its first pop, come no later than the event that froze them
+  /// last time, and until then they are unfrozen either way.
+  void claim(LinkId l) {
+    claimed_[l] = epoch_;
+    for (const LinkFlow& e : link_flows_[l]) {
+      const FlowId g = e.flow;
+      if (!touched(g) && fs_[g].bott == l && !(frozen_at(g) < now_)) touch(g);
     }
   }
 
@@ -315,6 +332,7 @@ class FlowRatesImpl {
     ++epoch_;
     if (epoch_ == (1U << 31)) {  // wrapped (the flow marks hold epoch_ << 1): clear the marks once
       std::fill(link_mark_.begin(), link_mark_.end(), 0);
+      std::fill(claimed_.begin(), claimed_.end(), 0);
       for (FlowState& g : fs_) g.mark = 0;
       epoch_ = 1;
     }
@@ -325,7 +343,10 @@ class FlowRatesImpl {
     now_ = Event{level, 0, 0};
     for (FlowId id : added_)
       if (flows_[id].active && !touched(id)) touch(id);
-    for (LinkId l : dirty_links_) dirty(l);
+    for (LinkId l : dirty_links_) {
+      dirty(l);
+      if (claimed_[l] != epoch_) claim(l);
+    }
     drain();
     for (;;) {
       const bool have_link = !heap_.empty();
@@ -344,7 +365,15 @@ class FlowRatesImpl {
       heap_.pop();
       now_ = Event{key, 0, l};
       double t = 0.0;
-      if (!evaluate(l, now_, t)) continue;  // every flow on it froze elsewhere
+      bool rising = false;
+      if (claimed_[l] != epoch_) {
+        claimed_[l] = epoch_;
+        rising = evaluate<true>(l, now_, t);
+        drain();
+      } else {
+        rising = evaluate(l, now_, t);
+      }
+      if (!rising) continue;  // every flow on it froze elsewhere
       // Lazy keys: freezing a flow can only raise a link's level, so a key
       // is a lower bound; a link whose level has risen is queued again,
       // otherwise it saturates at its key (the level evaluated may be a few
@@ -429,6 +458,8 @@ class FlowRatesImpl {
   // Scratch of recompute(), reused.
   std::uint32_t epoch_ = 0;
   std::vector<std::uint32_t> link_mark_;
+  /// Per link: epoch_ once claim()ed.
+  std::vector<std::uint32_t> claimed_;
   std::vector<LinkId> comp_links_;
   std::vector<FlowId> comp_flows_;
   /// Links made dirty and not yet evaluated.
