@@ -46,6 +46,7 @@ class FlowRatesImpl {
     link_flows_.resize(n);
     link_mark_.assign(n, 0);
     claimed_.assign(n, 0);
+    parked_.assign(n, 0);
     link_weight_.assign(n, 0.0);
     heap_.reserve_ids(n);
   }
@@ -228,12 +229,21 @@ class FlowRatesImpl {
   /// False if no flow on it is unfrozen.
   template <bool kClaim = false>
   bool evaluate(LinkId l, const Event& p, double& t) {
+    double last = 0.0;
+    return evaluate<kClaim>(l, p, t, last);
+  }
+  /// The same; `last` is the highest rate of an unfrozen flow not refilled,
+  /// or infinity when an unfrozen flow is refilled.
+  template <bool kClaim = false>
+  bool evaluate(LinkId l, const Event& p, double& t, double& last) {
     const double level = p.level;
     const std::uint64_t order = p.kind == 0 ? p.id : ((std::uint64_t{1} << 32) | p.id);
     const std::uint32_t live_mark = (epoch_ << 1) | 1U;
     double frozen_load = 0.0;
     double weight = 0.0;
     std::size_t rising = 0;
+    bool refilled = false;
+    last = 0.0;
     for (const LinkFlow& e : link_flows_[l]) {
       const FlowState& g = fs_[e.flow];
       const std::uint64_t g_order = g.bott == kCapEvent ? ((std::uint64_t{1} << 32) | e.flow) : g.bott;
@@ -241,13 +251,19 @@ class FlowRatesImpl {
       frozen_load += frozen ? e.weight * g.rate : 0.0;
       weight += frozen ? 0.0 : e.weight;
       rising += frozen ? 0 : 1;
+      refilled |= g.mark == live_mark;
+      last = std::max(last, frozen ? 0.0 : g.rate);
       // Unfrozen, not refilled and frozen by l last time: refilled (it
       // stays unfrozen; see claim()).
       if constexpr (kClaim)
-        if (!frozen && g.bott == l && (g.mark >> 1) != epoch_) touch(e.flow);
+        if (!frozen && g.bott == l && (g.mark >> 1) != epoch_) {
+          touch(e.flow);
+          refilled = true;
+        }
     }
     if (rising == 0) return false;
     t = (capacity_[l] - frozen_load) / weight;
+    if (refilled) last = kNoRateCap;
     return true;
   }
 
@@ -288,7 +304,13 @@ class FlowRatesImpl {
   }
 
   void dirty(LinkId l) {
-    if (link_mark_[l] == epoch_) return;
+    if (link_mark_[l] == epoch_) {
+      if (parked_[l] == epoch_) {  // it may saturate after all
+        parked_[l] = 0;
+        pending_.push_back(l);
+      }
+      return;
+    }
     link_mark_[l] = epoch_;
     comp_links_.push_back(l);
     pending_.push_back(l);
@@ -333,6 +355,7 @@ class FlowRatesImpl {
     if (epoch_ == (1U << 31)) {  // wrapped (the flow marks hold epoch_ << 1): clear the marks once
       std::fill(link_mark_.begin(), link_mark_.end(), 0);
       std::fill(claimed_.begin(), claimed_.end(), 0);
+      std::fill(parked_.begin(), parked_.end(), 0);
       for (FlowState& g : fs_) g.mark = 0;
       epoch_ = 1;
     }
@@ -365,13 +388,14 @@ class FlowRatesImpl {
       heap_.pop();
       now_ = Event{key, 0, l};
       double t = 0.0;
+      double last = 0.0;
       bool rising = false;
       if (claimed_[l] != epoch_) {
         claimed_[l] = epoch_;
-        rising = evaluate<true>(l, now_, t);
+        rising = evaluate<true>(l, now_, t, last);
         drain();
       } else {
-        rising = evaluate(l, now_, t);
+        rising = evaluate(l, now_, t, last);
       }
       if (!rising) continue;  // every flow on it froze elsewhere
       // Lazy keys: freezing a flow can only raise a link's level, so a key
@@ -379,6 +403,13 @@ class FlowRatesImpl {
       // otherwise it saturates at its key (the level evaluated may be a few
       // ulps below it after rounding: the level never falls).
       if (t > key) {
+        // Parked: every unfrozen flow on it is not refilled and freezes,
+        // as last time, below t, so it would come up with none left.  A
+        // flow on it refilled later queues it again (dirty(), replayed).
+        if (last < t) {
+          parked_[l] = epoch_;
+          continue;
+        }
         heap_.set(l, t);
         ++stats_.links_requeued;
         continue;
@@ -460,6 +491,8 @@ class FlowRatesImpl {
   std::vector<std::uint32_t> link_mark_;
   /// Per link: epoch_ once claim()ed.
   std::vector<std::uint32_t> claimed_;
+  /// Per link: epoch_ while parked (see fill()).
+  std::vector<std::uint32_t> parked_;
   std::vector<LinkId> comp_links_;
   std::vector<FlowId> comp_flows_;
   /// Links made dirty and not yet evaluated.
