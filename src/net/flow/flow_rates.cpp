@@ -56,6 +56,7 @@ class FlowRatesImpl {
     const std::size_t n = std::max<std::size_t>(static_cast<std::size_t>(id) + 1, flows_.size() * 2);
     flows_.resize(n);
     fs_.resize(n);
+    hot_.resize(n);
     fresh_.resize(n, 0);
   }
 
@@ -93,6 +94,7 @@ class FlowRatesImpl {
       }
     }
     f.links.resize(out);
+    set_hot(id);
     for (const FlowLink& fl : f.links) {
       auto& list = link_flows_[fl.link];
       const auto at =
@@ -131,6 +133,7 @@ class FlowRatesImpl {
     Flow& f = flows_[id];
     if (!fresh_[id]) restart_ = std::min({restart_, fs_[id].rate, cap});
     f.cap = cap;
+    hot_[id].cap = cap;
     mark_links_dirty(id);
     if (!f.links.empty()) added_.push_back(id);  // refilled from the restart level on
   }
@@ -298,9 +301,21 @@ class FlowRatesImpl {
   void touch(FlowId id) {
     fs_[id].mark = (epoch_ << 1) | 1U;
     comp_flows_.push_back(id);
+    const Hot& h = hot_[id];
+    if (h.cap != kNoRateCap) cap_heap_.set(id, h.cap);
+    if (h.count <= Hot::kLinks) {
+      for (std::uint32_t i = 0; i < h.count; ++i) dirty(h.link[i]);
+    } else {
+      for (const FlowLink& fl : flows_[id].links) dirty(fl.link);
+    }
+  }
+
+  void set_hot(FlowId id) {
     const Flow& f = flows_[id];
-    if (f.cap != kNoRateCap) cap_heap_.set(id, f.cap);
-    for (const FlowLink& fl : f.links) dirty(fl.link);
+    Hot& h = hot_[id];
+    h.cap = f.cap;
+    h.count = static_cast<std::uint32_t>(f.links.size());
+    for (std::size_t i = 0; i < f.links.size() && i < Hot::kLinks; ++i) h.link[i] = f.links[i].link;
   }
 
   void dirty(LinkId l) {
@@ -476,6 +491,15 @@ class FlowRatesImpl {
     std::uint32_t mark = 0;
   };
   std::vector<FlowState> fs_;
+  /// Per flow, what refilling it reads (one 32-byte entry): its cap and
+  /// its links when they are few (else flows_[id].links).
+  struct Hot {
+    static constexpr std::uint32_t kLinks = 5;
+    double cap = kNoRateCap;
+    std::uint32_t count = 0;
+    LinkId link[kLinks] = {};
+  };
+  std::vector<Hot> hot_;
   std::vector<std::uint8_t> fresh_;  // added since the last recompute: always reported
   std::size_t active_ = 0;
 
