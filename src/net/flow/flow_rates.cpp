@@ -10,7 +10,6 @@
 #include <utility>
 
 #include "fabricsim/util/assert.hpp"
-#include "net/flow/indexed_heap.hpp"
 
 namespace fabricsim::net {
 
@@ -30,6 +29,32 @@ struct Event {
   std::uint32_t kind;
   std::uint32_t id;
 };
+/// A min-heap of (key, id), ties by id, in which an id is at most once and
+/// keys never change (each is pushed again only after it was popped): no
+/// position table to keep, unlike IndexedHeap.
+class KeyHeap {
+ public:
+  bool empty() const { return heap_.empty(); }
+  std::uint32_t top() const { return heap_.front().id; }
+  double top_key() const { return heap_.front().key; }
+  void push(std::uint32_t id, double key) {
+    heap_.push_back(Entry{key, id});
+    std::push_heap(heap_.begin(), heap_.end(), after);
+  }
+  void pop() {
+    std::pop_heap(heap_.begin(), heap_.end(), after);
+    heap_.pop_back();
+  }
+  void clear() { heap_.clear(); }
+
+ private:
+  struct Entry {
+    double key;
+    std::uint32_t id;
+  };
+  static bool after(const Entry& a, const Entry& b) { return b.key < a.key || (!(a.key < b.key) && b.id < a.id); }
+  std::vector<Entry> heap_;
+};
 bool operator<(const Event& a, const Event& b) {
   if (a.level < b.level) return true;
   if (b.level < a.level) return false;
@@ -48,7 +73,6 @@ class FlowRatesImpl {
     claimed_.assign(n, 0);
     parked_.assign(n, 0);
     link_weight_.assign(n, 0.0);
-    heap_.reserve_ids(n);
   }
 
   void grow(FlowId id) {
@@ -293,7 +317,7 @@ class FlowRatesImpl {
       if (!(t > key)) break;  // (not expected) saturates now, at its key
       key = t;
     }
-    heap_.set(l, key);
+    heap_.push(l, key);
   }
 
   /// Refills flow id from the current position on (it is unfrozen there):
@@ -302,7 +326,7 @@ class FlowRatesImpl {
     fs_[id].mark = (epoch_ << 1) | 1U;
     comp_flows_.push_back(id);
     const Hot& h = hot_[id];
-    if (h.cap != kNoRateCap) cap_heap_.set(id, h.cap);
+    if (h.cap != kNoRateCap) cap_heap_.push(id, h.cap);
     if (h.count <= Hot::kLinks) {
       for (std::uint32_t i = 0; i < h.count; ++i) dirty(h.link[i]);
     } else {
@@ -425,7 +449,7 @@ class FlowRatesImpl {
           parked_[l] = epoch_;
           continue;
         }
-        heap_.set(l, t);
+        heap_.push(l, t);
         ++stats_.links_requeued;
         continue;
       }
@@ -523,13 +547,13 @@ class FlowRatesImpl {
   std::vector<LinkId> pending_;
   /// The position of the event being processed.
   Event now_{};
-  flow_detail::IndexedHeap<double> cap_heap_;
+  KeyHeap cap_heap_;
   struct LinkFlow2 {
     double rate;
     double weight;
   };
   std::vector<LinkFlow2> bound_scratch_;
-  flow_detail::IndexedHeap<double> heap_;
+  KeyHeap heap_;
   std::vector<FlowId> changed_;
   FlowRateStats stats_;
 };
