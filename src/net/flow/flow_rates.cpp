@@ -72,6 +72,8 @@ class FlowRatesImpl {
     link_mark_.assign(n, 0);
     claimed_.assign(n, 0);
     parked_.assign(n, 0);
+    unfrozen_.assign(n, 0);
+    last_.assign(n, 0.0);
     link_weight_.assign(n, 0.0);
   }
 
@@ -259,8 +261,8 @@ class FlowRatesImpl {
     double last = 0.0;
     return evaluate<kClaim>(l, p, t, last);
   }
-  /// The same; `last` is the highest rate of an unfrozen flow not refilled,
-  /// or infinity when an unfrozen flow is refilled.
+  /// The same; `last` is the highest rate of an unfrozen flow not refilled
+  /// (0 if none).
   template <bool kClaim = false>
   bool evaluate(LinkId l, const Event& p, double& t, double& last) {
     const double level = p.level;
@@ -269,7 +271,6 @@ class FlowRatesImpl {
     double frozen_load = 0.0;
     double weight = 0.0;
     std::size_t rising = 0;
-    bool refilled = false;
     last = 0.0;
     for (const LinkFlow& e : link_flows_[l]) {
       const FlowState& g = fs_[e.flow];
@@ -278,19 +279,14 @@ class FlowRatesImpl {
       frozen_load += frozen ? e.weight * g.rate : 0.0;
       weight += frozen ? 0.0 : e.weight;
       rising += frozen ? 0 : 1;
-      refilled |= g.mark == live_mark;
-      last = std::max(last, frozen ? 0.0 : g.rate);
+      last = std::max(last, frozen || g.mark == live_mark ? 0.0 : g.rate);
       // Unfrozen, not refilled and frozen by l last time: refilled (it
       // stays unfrozen; see claim()).
       if constexpr (kClaim)
-        if (!frozen && g.bott == l && (g.mark >> 1) != epoch_) {
-          touch(e.flow);
-          refilled = true;
-        }
+        if (!frozen && g.bott == l && (g.mark >> 1) != epoch_) touch(e.flow);
     }
     if (rising == 0) return false;
     t = (capacity_[l] - frozen_load) / weight;
-    if (refilled) last = kNoRateCap;
     return true;
   }
 
@@ -328,9 +324,15 @@ class FlowRatesImpl {
     const Hot& h = hot_[id];
     if (h.cap != kNoRateCap) cap_heap_.push(id, h.cap);
     if (h.count <= Hot::kLinks) {
-      for (std::uint32_t i = 0; i < h.count; ++i) dirty(h.link[i]);
+      for (std::uint32_t i = 0; i < h.count; ++i) {
+        dirty(h.link[i]);
+        ++unfrozen_[h.link[i]];
+      }
     } else {
-      for (const FlowLink& fl : flows_[id].links) dirty(fl.link);
+      for (const FlowLink& fl : flows_[id].links) {
+        dirty(fl.link);
+        ++unfrozen_[fl.link];
+      }
     }
   }
 
@@ -353,6 +355,8 @@ class FlowRatesImpl {
     link_mark_[l] = epoch_;
     comp_links_.push_back(l);
     pending_.push_back(l);
+    unfrozen_[l] = 0;
+    last_[l] = kNoRateCap;
   }
 
   /// Evaluates the links made dirty at the current position and queues
@@ -429,6 +433,9 @@ class FlowRatesImpl {
       double t = 0.0;
       double last = 0.0;
       bool rising = false;
+      // No flow on it refilled and unfrozen, and the others unfrozen when
+      // it was last evaluated froze below its key: none left (no pass).
+      if (unfrozen_[l] == 0 && last_[l] < key) continue;
       if (claimed_[l] != epoch_) {
         claimed_[l] = epoch_;
         rising = evaluate<true>(l, now_, t, last);
@@ -445,7 +452,8 @@ class FlowRatesImpl {
         // Parked: every unfrozen flow on it is not refilled and freezes,
         // as last time, below t, so it would come up with none left.  A
         // flow on it refilled later queues it again (dirty(), replayed).
-        if (last < t) {
+        last_[l] = last;
+        if (unfrozen_[l] == 0 && last < t) {
           parked_[l] = epoch_;
           continue;
         }
@@ -471,6 +479,12 @@ class FlowRatesImpl {
     fs_[id].mark = epoch_ << 1;
     fs_[id].bott = by;
     report(id, rate);
+    const Hot& h = hot_[id];
+    if (h.count <= Hot::kLinks) {
+      for (std::uint32_t i = 0; i < h.count; ++i) --unfrozen_[h.link[i]];
+    } else {
+      for (const FlowLink& fl : flows_[id].links) --unfrozen_[fl.link];
+    }
   }
 
   void report(FlowId id, double rate) {
@@ -541,6 +555,11 @@ class FlowRatesImpl {
   std::vector<std::uint32_t> claimed_;
   /// Per link: epoch_ while parked (see fill()).
   std::vector<std::uint32_t> parked_;
+  /// Per dirty link: its refilled flows not frozen yet, and the highest
+  /// rate of the other flows unfrozen when it was last evaluated at a pop
+  /// (infinity before).
+  std::vector<std::uint32_t> unfrozen_;
+  std::vector<double> last_;
   std::vector<LinkId> comp_links_;
   std::vector<FlowId> comp_flows_;
   /// Links made dirty and not yet evaluated.
