@@ -359,10 +359,8 @@ class FlowRatesImpl {
     last_[l] = kNoRateCap;
   }
 
-  /// Evaluates the links made dirty at the current position and queues
-  /// them.  A dirty link's flows that it froze last time (at or after the
-  /// current position) are refilled: whether it saturates as it did is not
-  /// known.  Refilling them makes their links dirty in turn.
+  /// Queues the links made dirty (or unparked) at the current position,
+  /// with their replayed keys.
   void drain() {
     while (!pending_.empty()) {
       const LinkId l = pending_.back();
