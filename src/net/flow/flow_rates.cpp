@@ -427,6 +427,11 @@ class FlowRatesImpl {
       const LinkId l = heap_.top();
       const double key = heap_.top_key();
       heap_.pop();
+      if (!heap_.empty()) {  // the next link's flow list, while this one is processed
+        const auto& next = link_flows_[heap_.top()];
+        __builtin_prefetch(next.data());
+        __builtin_prefetch(next.data() + 4);
+      }
       now_ = Event{key, 0, l};
       double t = 0.0;
       double last = 0.0;
