@@ -39,10 +39,10 @@ class KeyHeap {
   double top_key() const { return heap_.front().key; }
   void push(std::uint32_t id, double key) {
     heap_.push_back(Entry{key, id});
-    std::push_heap(heap_.begin(), heap_.end(), after);
+    std::push_heap(heap_.begin(), heap_.end(), After{});
   }
   void pop() {
-    std::pop_heap(heap_.begin(), heap_.end(), after);
+    std::pop_heap(heap_.begin(), heap_.end(), After{});
     heap_.pop_back();
   }
   void clear() { heap_.clear(); }
@@ -52,7 +52,11 @@ class KeyHeap {
     double key;
     std::uint32_t id;
   };
-  static bool after(const Entry& a, const Entry& b) { return b.key < a.key || (!(a.key < b.key) && b.id < a.id); }
+  struct After {  // a function object, so the heap algorithms inline it
+    bool operator()(const Entry& a, const Entry& b) const {
+      return b.key < a.key || (!(a.key < b.key) && b.id < a.id);
+    }
+  };
   std::vector<Entry> heap_;
 };
 bool operator<(const Event& a, const Event& b) {
