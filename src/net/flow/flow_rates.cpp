@@ -76,6 +76,7 @@ class FlowRatesImpl {
     link_mark_.assign(n, 0);
     claimed_.assign(n, 0);
     parked_.assign(n, 0);
+    owned_.assign(n, 0);
     unfrozen_.assign(n, 0);
     last_.assign(n, 0.0);
     link_weight_.assign(n, 0.0);
@@ -151,6 +152,7 @@ class FlowRatesImpl {
     }
     // Nothing below the rate it had can change (see restart level).
     if (!fresh_[id]) restart_ = std::min(restart_, fs_[id].rate);
+    set_bott(id, kCapEvent);
     f.active = false;
     fresh_[id] = 0;
     fs_[id].rate = 0.0;
@@ -206,7 +208,7 @@ class FlowRatesImpl {
     // flow too many is only slower.
     const double level = restart_ * (1.0 - 1e-9);
     restart_ = kNoRateCap;
-    fill(level);
+    fill(level, !all);
     added_.clear();
     dirty_links_.clear();
     stats_.flows_touched += comp_flows_.size();
@@ -323,6 +325,7 @@ class FlowRatesImpl {
   /// Refills flow id from the current position on (it is unfrozen there):
   /// its links become dirty.
   void touch(FlowId id) {
+    saved_.push_back(Saved{fs_[id].rate, id, fs_[id].bott, fresh_[id]});
     fs_[id].mark = (epoch_ << 1) | 1U;
     comp_flows_.push_back(id);
     const Hot& h = hot_[id];
@@ -358,9 +361,15 @@ class FlowRatesImpl {
     }
     link_mark_[l] = epoch_;
     comp_links_.push_back(l);
-    pending_.push_back(l);
     unfrozen_[l] = 0;
     last_[l] = kNoRateCap;
+    // Saturated last time by no flow, and its load at the current rates
+    // well below its capacity: assumed to stay unsaturated (checked).
+    if (optimistic_ && owned_[l] == 0 && load(l) < kSlack * capacity_[l]) {
+      deferred_.push_back(l);
+      return;
+    }
+    pending_.push_back(l);
   }
 
   /// Queues the links made dirty (or unparked) at the current position,
@@ -395,7 +404,11 @@ class FlowRatesImpl {
   /// a dirty link saturates while it is unfrozen; every other flow freezes
   /// at the same event as last time, at the same rate (its links are
   /// clean up to there, so they saturate as they did).
-  void fill(double level) {
+  void fill(double level, bool optimistic) {
+    optimistic_ = optimistic;
+    const std::size_t reported = changed_.size();
+    saved_.clear();
+    deferred_.clear();
     ++epoch_;
     if (epoch_ == (1U << 31)) {  // wrapped (the flow marks hold epoch_ << 1): clear the marks once
       std::fill(link_mark_.begin(), link_mark_.end(), 0);
@@ -409,12 +422,16 @@ class FlowRatesImpl {
     heap_.clear();
     cap_heap_.clear();
     now_ = Event{level, 0, 0};
-    for (FlowId id : added_)
-      if (flows_[id].active && !touched(id)) touch(id);
+    // Links whose flows changed are simulated (added flows need links).
+    const bool defer = optimistic_;
+    optimistic_ = false;
     for (LinkId l : dirty_links_) {
       dirty(l);
       if (claimed_[l] != epoch_) claim(l);
     }
+    for (FlowId id : added_)
+      if (flows_[id].active && !touched(id)) touch(id);
+    optimistic_ = defer;
     drain();
     for (;;) {
       const bool have_link = !heap_.empty();
@@ -479,12 +496,31 @@ class FlowRatesImpl {
       }
       drain();
     }
+    // The deferred links must have stayed clear of saturation (with a
+    // relative margin far above rounding: a link whose final load is below
+    // it never saturates in a fill, so it changes no rate).  Else the fill
+    // is undone and done again with every dirty link simulated.
+    bool held = true;
+    for (LinkId l : deferred_) held = held && load(l) < capacity_[l] * (1.0 - 1e-9);
+    for (FlowId id : comp_flows_) held = held && !live(id);  // none left on deferred links alone
+    if (!held) {
+      ++refills_undone_;
+      for (std::size_t i = saved_.size(); i-- > 0;) {
+        const Saved& v = saved_[i];
+        fs_[v.id].rate = v.rate;
+        set_bott(v.id, v.bott);
+        fresh_[v.id] = v.fresh;
+      }
+      changed_.resize(reported);
+      fill(level, false);
+      return;
+    }
   }
 
   /// Freezes a refilled flow at `rate` by event `by`.
   void freeze(FlowId id, double rate, LinkId by) {
     fs_[id].mark = epoch_ << 1;
-    fs_[id].bott = by;
+    set_bott(id, by);
     report(id, rate);
     const Hot& h = hot_[id];
     if (h.count <= Hot::kLinks) {
@@ -499,6 +535,15 @@ class FlowRatesImpl {
       changed_.push_back(id);
     fresh_[id] = 0;
     fs_[id].rate = rate;
+  }
+
+  /// Sets the event that froze flow id, keeping owned_ (flows per link
+  /// that froze them) in step.
+  void set_bott(FlowId id, LinkId by) {
+    const LinkId old = fs_[id].bott;
+    if (old != kCapEvent) --owned_[old];
+    if (by != kCapEvent) ++owned_[by];
+    fs_[id].bott = by;
   }
 
   static double weight_sum(const std::vector<LinkFlow>& list) {
@@ -562,6 +607,22 @@ class FlowRatesImpl {
   std::vector<std::uint32_t> claimed_;
   /// Per link: epoch_ while parked (see fill()).
   std::vector<std::uint32_t> parked_;
+  /// Per link: the flows it froze (their bott_).
+  std::vector<std::uint32_t> owned_;
+  /// Whether dirty links that froze no flow last time are deferred (not
+  /// simulated, checked at the end), and those deferred in this fill.
+  bool optimistic_ = false;
+  static constexpr double kSlack = 0.95;
+  std::vector<LinkId> deferred_;
+  std::uint64_t refills_undone_ = 0;  // fills undone (a deferred link came too close to saturation)
+  /// Per flow refilled in this fill: what to restore if it is undone.
+  struct Saved {
+    double rate;
+    FlowId id;
+    LinkId bott;
+    std::uint8_t fresh;
+  };
+  std::vector<Saved> saved_;
   /// Per dirty link: its refilled flows not frozen yet, and the highest
   /// rate of the other flows unfrozen when it was last evaluated at a pop
   /// (infinity before).
