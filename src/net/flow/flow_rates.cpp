@@ -41,6 +41,9 @@ class KeyHeap {
     heap_.push_back(Entry{key, id});
     std::push_heap(heap_.begin(), heap_.end(), After{});
   }
+  /// Appends without ordering; make() before any other operation.
+  void append(std::uint32_t id, double key) { heap_.push_back(Entry{key, id}); }
+  void make() { std::make_heap(heap_.begin(), heap_.end(), After{}); }
   void pop() {
     std::pop_heap(heap_.begin(), heap_.end(), After{});
     heap_.pop_back();
@@ -208,7 +211,9 @@ class FlowRatesImpl {
     // flow too many is only slower.
     const double level = restart_ * (1.0 - 1e-9);
     restart_ = kNoRateCap;
+    all_ = all;
     fill(level, !all);
+    all_ = false;
     added_.clear();
     dirty_links_.clear();
     stats_.flows_touched += comp_flows_.size();
@@ -319,7 +324,11 @@ class FlowRatesImpl {
       if (!(t > key)) break;  // (not expected) saturates now, at its key
       key = t;
     }
-    heap_.push(l, key);
+    if (bulk_) {
+      heap_.append(l, key);
+    } else {
+      heap_.push(l, key);
+    }
   }
 
   /// Refills flow id from the current position on (it is unfrozen there):
@@ -391,6 +400,7 @@ class FlowRatesImpl {
   /// last time, and until then they are unfrozen either way.
   void claim(LinkId l) {
     claimed_[l] = epoch_;
+    if (all_) return;
     for (const LinkFlow& e : link_flows_[l]) {
       const FlowId g = e.flow;
       if (!touched(g) && fs_[g].bott == l && !(frozen_at(g) < now_)) touch(g);
@@ -425,14 +435,18 @@ class FlowRatesImpl {
     // Links whose flows changed are simulated (added flows need links).
     const bool defer = optimistic_;
     optimistic_ = false;
+    // (From scratch every flow is refilled from the start: no claims.)
+    for (FlowId id : added_)
+      if (flows_[id].active && !touched(id)) touch(id);
     for (LinkId l : dirty_links_) {
       dirty(l);
       if (claimed_[l] != epoch_) claim(l);
     }
-    for (FlowId id : added_)
-      if (flows_[id].active && !touched(id)) touch(id);
     optimistic_ = defer;
+    bulk_ = true;  // the first links queued: ordered once
     drain();
+    bulk_ = false;
+    heap_.make();
     for (;;) {
       const bool have_link = !heap_.empty();
       if (!cap_heap_.empty() && (!have_link || cap_heap_.top_key() < heap_.top_key())) {
@@ -460,7 +474,7 @@ class FlowRatesImpl {
       // No flow on it refilled and unfrozen, and the others unfrozen when
       // it was last evaluated froze below its key: none left (no pass).
       if (unfrozen_[l] == 0 && last_[l] < key) continue;
-      if (claimed_[l] != epoch_) {
+      if (claimed_[l] != epoch_ && !all_) {
         claimed_[l] = epoch_;
         rising = evaluate<true>(l, now_, t, last);
         drain();
@@ -612,6 +626,8 @@ class FlowRatesImpl {
   /// Whether dirty links that froze no flow last time are deferred (not
   /// simulated, checked at the end), and those deferred in this fill.
   bool optimistic_ = false;
+  bool bulk_ = false;
+  bool all_ = false;  // recompute_all(): every flow refilled, no claims  // queue() appends to heap_ unordered
   static constexpr double kSlack = 0.95;
   std::vector<LinkId> deferred_;
   std::uint64_t refills_undone_ = 0;  // fills undone (a deferred link came too close to saturation)
