@@ -19,56 +19,88 @@
 // F_l the load of the flows already frozen on it, W_l the summed weight of
 // its unfrozen flows.  The next event is the smallest t_l (a link saturates:
 // every unfrozen flow on it freezes at t) or the smallest cap (that flow
-// freezes at its cap).  The links come up in (t_l, link id) order, so no
-// step rescans the links, and the keys are lazy: freezing a flow can only
-// raise t_l (exactly, (c - F - w x) / (W - w) >= t when x <= t), so a key
-// is a lower bound; a link whose t_l has risen by the time it comes up is
-// queued again at its t_l, and a freeze costs no queue work.  The queue is
-// the links sorted once by their first t_l, plus an indexed binary heap for
-// the links queued again (few: a sort is cheaper than as many heap pops).
+// freezes at its cap).  Events are ordered by (level, kind: link before
+// cap, link or flow id).  The keys are lazy: freezing a flow can only raise
+// t_l (exactly, (c - F - w x) / (W - w) >= t when x <= t), so a key is a
+// lower bound; a link whose t_l has risen by the time it comes up is
+// queued again at its t_l, otherwise it saturates at its key.  The queues
+// are binary heaps (links by key, capped flows by cap).
 //
-// Incremental recomputation, in two cuts.
-// 1. Components.  The problem splits into independent problems, one per
-//    connected component of the bipartite flow-link graph.  add(), remove()
-//    and set_cap() only mark the flow's links dirty; recompute() collects
-//    what is connected to the dirty links (breadth-first over link -> flows
-//    -> links) and refills only that.  Several changes at one simulated
-//    instant are one call, so one refill of the union.
-// 2. Restart level.  Progressive filling is the same below the first level
-//    at which a change can matter, so every flow whose rate is below it
-//    keeps its rate and stays frozen (its load is fixed), and only the
-//    other flows are refilled, from there; the breadth-first search does
-//    not pass through kept flows either, so flows linked to the change only
-//    through kept flows are not touched.  The level is the smallest of: the
-//    old rate of a removed flow (its links saturated at or above it), the
-//    old rate or new cap of a flow whose cap changed, and, for each link of
-//    an added flow, the lowest level at which that link can now saturate
-//    (computed from the old rates on it, sorted), less a relative 1e-9.
-// On a fabric where every flow shares a core link with every other and all
-// rates are alike (uniform traffic on a fat tree), both cuts save little
-// and the cost approaches that of a full refill; jobs on disjoint parts of
-// a fabric, or a change at a high level, cost a small part of it
-// (bench_flow_rates measures both).
+// Incremental recomputation, along the bottleneck structure.  Each flow
+// remembers the event that froze it (its bottleneck link, or its cap); with
+// its rate that is its position in the event order.  A change reaches other
+// flows only through the links whose state it changes, and those only
+// through the flows they freeze, so recompute() simulates the fill only on
+// "dirty" links and lets every other flow freeze, implicitly, at the same
+// event and rate as last time:
+// - Start.  The fill restarts at a level below which nothing can change:
+//   the smallest of the old rate of a removed flow, the old rate or new
+//   cap of a flow whose cap changed, and, for each link of an added flow,
+//   the lowest level at which that link can now saturate (computed from the
+//   old rates on it, sorted), less a relative 1e-9.  Every flow frozen
+//   before it keeps its rate.  The links of added, removed and recapped
+//   flows are dirty; added and recapped flows are refilled.
+// - A flow is refilled (its freeze simulated) when it is added or recapped,
+//   when a dirty link froze it last time (its saturation is not known to
+//   repeat: "claimed" when the link is first popped, or at the start for a
+//   link whose flows changed), or when a dirty link saturates while it is
+//   unfrozen.  A refilled flow makes its links dirty.
+// - A flow that is not refilled freezes at its old event: that event's link
+//   is clean up to there (no refilled flow on it), so it saturates as it
+//   did.  Evaluating a dirty link therefore reads, per flow, either its
+//   simulated state or whether its old position comes before the link's.
+// - Keys.  A link made dirty in mid-fill gets the key a fill from zero
+//   would have for it then: the lazy key's value depends on when it was
+//   computed (when flows froze at exactly that level since, rounding can
+//   leave the new evaluation a few ulps below the key, and the link
+//   saturates at the key), so the key is replayed from the first one
+//   (every flow unfrozen: c / summed weight, kept per link) through each
+//   pop a fill from zero made before the current position.
+// - Pruning.  A popped link with no refilled flow unfrozen on it, whose
+//   other unfrozen flows (at its last evaluation) all froze last time below
+//   its key, has none left and is skipped without a pass; one in that state
+//   when it would be queued again is parked, and queued again (replayed)
+//   only if a flow on it is refilled later.  A link made dirty in mid-fill
+//   that froze no flow last time and carries under 95% of its capacity at
+//   the current rates is deferred: not simulated, on the assumption that
+//   it stays unsaturated (a link never saturated changes no rate).  At the
+//   end every deferred link must be below its capacity by a relative 1e-9
+//   (far above rounding: such a link never saturates in a fill) and every
+//   refilled flow frozen; else the fill is undone (rates, events, reports
+//   restored) and done again with every dirty link simulated (~1.5% of
+//   changes at 10k flows, ~10% at 1k).
+// Jobs on disjoint parts of a fabric, and changes that move few rates,
+// touch few flows and links (1k random flows on the 1k fat tree: ~10 flows
+// refilled per change, ~7 of which change rate, where the component above
+// the restart level held ~635).  With many flows per link, though, a change
+// genuinely moves many rates: at 10k random flows on that tree one start
+// and one end move ~2,500 rates (by 1e-1 to 1e-12 relative; bit changes
+// propagate the same way), and those are refilled; bench_flow_rates
+// measures these cases.
 //
-// Complexity of one recompute(), over the F flows refilled, the L links
-// they cross and I = sum of those links' flow counts: O(I x (1 + R/L) +
-// L log L + R log R + K log K + A) time, R the links queued again (lazy keys,
-// FlowRateStats::links_requeued), K the capped flows refilled (sorted
-// once) and A = sum over the added flows' links of d log d (the restart
-// bound, d the flows on the link); no allocation in steady state (the
-// scratch arrays are reused).  add() and remove() cost O(d log d + sum over
-// the flow's d links of their flow counts) (per-link lists sorted by id).
+// Complexity of one recompute(): O(sum over the pops and replay steps of
+// the dirty links of their flow counts + P log P + A), P the pops (links
+// queued again: FlowRateStats::links_requeued) and A = sum over the added
+// flows' links of d log d (the restart bound, d the flows on the link); the
+// flows refilled and the links made dirty each cost O(their links) more
+// (a deferred link O(its flow count), twice); an undone fill is done
+// twice.
+// No allocation in steady state (the scratch arrays are reused).  add() and
+// remove() cost O(d log d + sum over the flow's d links of their flow
+// counts) (per-link lists sorted by id, and their summed weights).
 //
 // Determinism and exactness.  A link's t_l is evaluated by summing its
 // flow list (sorted by flow id) every time, from the set of frozen flows
 // and their rates, never accumulated in the order flows froze; events are
-// ordered by (level, kind, id).  So the floating-point result depends only
-// on the flows, their ids, links, weights and caps, not on the order of
-// earlier adds and removes, on the restart level or on other components:
-// an incremental recompute() gives bit for bit the rates a recompute_all()
-// from scratch gives (tested).  Rounding can make a link's t_l a few ulps
-// smaller than its key when it is popped; it then saturates at its key (the
-// level never falls).  No other epsilon is used.
+// ordered by (level, kind, id), and a dirty link's key is the one a fill
+// from zero has.  So the floating-point result depends only on the flows,
+// their ids, links, weights and caps, not on the order of earlier adds and
+// removes, on the restart level, on which links were dirty or on other
+// components: an incremental recompute() gives bit for bit the rates a
+// recompute_all() from scratch gives (tested, also against fills from zero
+// on the fat tree).  Rounding can make a link's t_l a few ulps smaller
+// than its key when it is popped; it then saturates at its key (the level
+// never falls).  No other epsilon is used.
 #pragma once
 
 #include <cstddef>
@@ -99,7 +131,7 @@ inline constexpr double kNoRateCap = std::numeric_limits<double>::infinity();
 struct FlowRateStats {
   std::uint64_t recomputations = 0;   ///< recompute() calls that found something to do
   std::uint64_t flows_touched = 0;    ///< flows refilled, summed over recomputations
-  std::uint64_t links_touched = 0;    ///< links refilled, summed over recomputations
+  std::uint64_t links_touched = 0;    ///< links made dirty (simulated), summed over recomputations
   std::uint64_t rates_changed = 0;    ///< flows reported as changed, summed
   std::uint64_t links_requeued = 0;   ///< popped links whose level had risen (lazy keys)
   std::size_t largest_component = 0;  ///< most flows refilled by one recompute()
