@@ -493,6 +493,20 @@ interval_ns = 0
 """ % (self.n, self.g, self.L // 1000, self.D // 1000, self.P)
 
 
+def dependents(msgs):
+    """Per message of a DAG (src, dst, bytes, deps, sent_deps): how many
+    events it waits for, and who waits for its arrival ("recv") or for it
+    to have left its NIC ("sent")."""
+    left = [len(m[3]) + len(m[4]) for m in msgs]
+    users = [[] for _ in msgs]
+    for i, m in enumerate(msgs):
+        for d in m[3]:
+            users[d].append(("recv", i))
+        for d in m[4]:
+            users[d].append(("sent", i))
+    return left, users
+
+
 def fifo_times(st, msgs):
     """The analytic model's semantics evaluated directly over a message DAG on a
     star: msgs[i] = (src, dst, bytes, deps, sent_deps); a message is posted when
@@ -501,13 +515,7 @@ def fifo_times(st, msgs):
     order) for alpha + beta n; the second link is requested a switch latency
     after the first is crossed.  Returns (first post, last arrival)."""
     n = len(msgs)
-    left = [len(m[3]) + len(m[4]) for m in msgs]
-    users = [[] for _ in range(n)]
-    for i, m in enumerate(msgs):
-        for d in m[3]:
-            users[d].append(("recv", i))
-        for d in m[4]:
-            users[d].append(("sent", i))
+    left, users = dependents(msgs)
     free = {}
     ev = []
     seq = [0]
@@ -549,13 +557,7 @@ def fluid_times(st, msgs):
     message is then sent) and 2L + D (it has then arrived).  Returns the last
     arrival."""
     n = len(msgs)
-    left = [len(m[3]) + len(m[4]) for m in msgs]
-    users = [[] for _ in range(n)]
-    for i, m in enumerate(msgs):
-        for d in m[3]:
-            users[d].append(("recv", i))
-        for d in m[4]:
-            users[d].append(("sent", i))
+    left, users = dependents(msgs)
     cap = st.g / 8000.0  # bytes per ps
     ev = []  # (time, seq, kind, i) for sent/recv/post
     seq = [0]
