@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -11,6 +12,7 @@
 #include "fabricsim/util/error.hpp"
 #include "fabricsim/workload/fluid.hpp"
 #include "memory.hpp"
+#include "workload.hpp"
 #include "scenario.hpp"
 
 namespace fabricsim::app {
@@ -243,6 +245,13 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
              memory.total() <= memory_limit ? "within" : "OVER", human_bytes(static_cast<double>(memory_limit)),
              est_ranks, est_ranks == 1 ? "" : "s");
   fmt::print("                   {}\n", memory.breakdown());
+  if (const std::string& model = cfg.get_string("network.model"); model != "packet")
+    fmt::print("  network model    {} (one rank; the memory and work figures below are the packet model's)\n", model);
+  if (runs_jobs(cfg))
+    fmt::print("  workload         {} task-graph job{} (workload.kind{}); the traffic figures below are those of "
+               "workload.pattern, not of the jobs\n",
+               std::max<std::size_t>(cfg.job_count(), 1), cfg.job_count() > 1 ? "s" : "",
+               cfg.job_count() > 0 ? ", [[jobs]]" : "");
   if (!routable) fmt::print("  traffic          (no fluid estimate: the topology cannot run as configured)\n");
   else if (fluid_skipped)
     fmt::print("  fluid estimate   left out: {} directed links is over {} (info --full computes it; it routes every "
