@@ -201,7 +201,7 @@ TEST(FlowNetwork, TimeSeriesSumToTheLinkTotalsAtTheFlowsRate) {
   for (LinkId l = 0; l < topo.link_count(); ++l) {
     std::uint64_t sum = 0;
     for (std::uint64_t b : st.series_tx_bytes[l]) sum += b;
-    EXPECT_NEAR(static_cast<double>(sum), static_cast<double>(st.tx_bytes[l]), 2.0 * fn.series_bins()) << l;
+    EXPECT_NEAR(static_cast<double>(sum), static_cast<double>(st.tx_bytes[l]), 2.0 * static_cast<double>(fn.series_bins())) << l;
     if (st.tx_bytes[l] == 0) continue;
     for (std::size_t k = 1; k + 2 < fn.series_bins(); ++k) EXPECT_EQ(st.series_tx_bytes[l][k], 12500u) << l << " " << k;
     for (std::uint64_t q : st.series_queue_bytes[l]) EXPECT_EQ(q, 0u);
