@@ -570,6 +570,47 @@ TEST(Incast, WorkloadIncastSharesFairly) {
   EXPECT_NEAR(makespan_gbps(*r.net), goodput, goodput * 0.02);
 }
 
+// A flow that adaptive routing spreads over the spines reaches its last
+// switch over several inputs, each holding a packet or two that it sends at
+// its grant and refills; a local flow into the same endpoint holds one
+// backlogged input.  The output's round-robin must still come round to the
+// local input.  Until a queue that becomes non-empty joined the order just
+// before the pointer (switch.cpp, route_in), it was appended after the
+// spreading flow's other inputs, ahead of the backlogged one below the
+// pointer, which then waited until the remote flow had ended (its 1 MiB
+// delivered after the 8 MiB: the tensor-parallel messages of GPT-3 behind
+// the data-parallel ones on fat_tree_1k).  Per-input round-robin gives the
+// local input 1 / (inputs + 1) of the link, not half as max-min per flow.
+TEST(Incast, SpreadFlowDoesNotStarveALocalInput) {
+  NetworkParams np;  // inputs/fat_tree_1k.toml's network
+  np.routing = RoutingAlgorithm::Adaptive;
+  np.packet_bytes = 8192;
+  np.switch_latency = SimTime::from_ns(80);
+  np.buffer_bytes = 32u << 20;
+  const LinkParams lp{1600.0, SimTime::from_ns(20)};
+  Model r(net::build_fat_tree(fat_tree(32, 8, 0, lp, lp)), np);  // leaves of 4 endpoints, 4 spines
+  const MessageId remote = r.net->send(0, 5, 64u << 20, SimTime::zero());  // leaf 0 -> leaf 1, over the spines
+  const MessageId local = r.net->send(4, 5, 4u << 20, SimTime::zero());    // leaf 1 -> leaf 1
+  r.run();
+  expect_conserved(r);
+  // The inputs of endpoint 5's leaf that carried the remote flow.
+  const auto& st = r.net->link_stats();
+  const net::NodeId leaf = r.topo.link(r.topo.node(r.topo.endpoint_node(5)).in[0]).src;
+  std::uint32_t inputs = 0;
+  for (LinkId l : r.topo.node(leaf).in)
+    if (r.topo.node(r.topo.link(l).src).kind == NodeKind::Switch && st.tx_bytes[l] > 0) ++inputs;
+  ASSERT_GE(inputs, 2u);  // spread, or there is nothing to test
+  const auto& ms = r.net->messages();
+  const std::uint64_t local_wire = (4u << 20) + packets_of(4u << 20, np) * np.header_bytes;
+  const std::int64_t solo = ser_ps(local_wire, Rate{1600});  // the local message alone at line rate
+  const std::int64_t took = (ms[local].end_time - ms[local].post_time).ps();
+  std::printf("[spread] remote flow over %u inputs; local 4 MiB took %.2f us (alone %.2f us), remote 64 MiB %.2f us\n",
+              inputs, static_cast<double>(took) / 1e6, static_cast<double>(solo) / 1e6,
+              static_cast<double>((ms[remote].end_time - ms[remote].post_time).ps()) / 1e6);
+  EXPECT_LT(ms[local].end_time, ms[remote].end_time);
+  EXPECT_LE(took, static_cast<std::int64_t>(1.1 * static_cast<double>((inputs + 1) * solo)));
+}
+
 // ================================================ 4. conservation over a matrix
 
 enum class Topo { FatTree2, FatTree3, Tapered, LeafSpine, LeafSpineRail };

@@ -233,8 +233,9 @@ class NetworkImpl final : public NetworkModel {
   // virtual output queues, one per (input port, output port, vc), so a packet
   // for a busy output never blocks one behind it for an idle output.
   // Only non-empty VOQs exist: each output keeps its requesters (the VOQs
-  // that feed it and hold packets) in a small array, in the order they
-  // became non-empty, which is also the round-robin order.  A dense
+  // that feed it and hold packets) in a small array, in round-robin order
+  // from the pointer rr: a queue that becomes non-empty is inserted just
+  // before the pointer, last in the order (route_in).  A dense
   // [input x output] table would be mostly empty and, at megabytes for a
   // 64-port fabric, a cache miss on every packet.
   struct Voq {

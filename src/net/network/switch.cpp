@@ -70,7 +70,17 @@ void NetworkImpl::on_relay(const core::Event& ev) { route_in(ev.arg32, static_ca
       return;
     }
   }
-  req.push_back(Voq{p, p, in, pkt.vc, out_vc});
+  // A queue that becomes non-empty joins the round-robin order last, just
+  // before the pointer.  (Appended at the end of the array it would go
+  // before every queue at indices below the pointer: inputs that empty at
+  // each grant and refill, one packet per slot, as the several inputs of a
+  // flow spread by adaptive routing, then starved a backlogged input for as
+  // long as they kept coming.)
+  const std::size_t n = req.size();
+  const std::uint32_t rr = port_[out].rr;
+  const std::size_t pos = n == 0 ? 0 : (rr < n ? rr : rr % n);
+  req.insert(req.begin() + static_cast<std::ptrdiff_t>(pos), Voq{p, p, in, pkt.vc, out_vc});
+  port_[out].rr = static_cast<std::uint32_t>(pos + 1);
   arbitrate(out);
 }
 
