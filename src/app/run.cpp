@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <numeric>
+#include <thread>
 #include <cstdio>
 #include <memory>
 
@@ -559,9 +560,13 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
 
   std::string temp_file;
   try {
-    // Fault injection for the test suite: make one rank fail mid-run.
+    // Fault injection for the test suite: one rank's first event fails.
     if (const char* f = std::getenv("FABRICSIM_TEST_FAIL_RANK"); f != nullptr && std::atoi(f) == comm.rank())
-      throw util::UserError("injected failure (FABRICSIM_TEST_FAIL_RANK)");
+      m.sim->schedule(core::SimTime::zero(), 0, 0, 0,
+                      [](void*, const core::Event&) {
+                        throw util::UserError("injected failure (FABRICSIM_TEST_FAIL_RANK)");
+                      },
+                      nullptr);
     const RunStats run = simulate(cfg, comm, m, p);
     // (After the run: a cluster queue creates its jobs' messages as it admits them.)
     const Results res = gather_results(comm, m, *work, run, work->messages_total());
@@ -579,6 +584,9 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
     std::fprintf(stderr, "error: %s%s (rank %d)\n", ue ? "" : "unexpected failure: ", e.what(), comm.rank());
     std::fflush(stderr);
     std::remove(temp_file.c_str());
+    // The launcher forwards the line above on its own schedule; an abort
+    // right behind it can overtake it (the error would vanish).
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
     MPI_Abort(comm.raw(), ue ? ue->exit_code() : 1);
     throw;
   }
@@ -630,8 +638,10 @@ int run_command(const RunOptions& opts) {
     error = std::string("unexpected failure: ") + e.what();
     code = 1;
   }
-  // Setup errors happen identically on every rank (run-phase errors of a
-  // partitioned run abort the job in run_impl): print once.
+  // Setup errors happen identically on every rank, and the engine turns an
+  // error of one rank during the run into the same error on every rank
+  // (errors of one rank elsewhere in the run phase abort the job in
+  // run_impl): print once.
   if (comm.is_root()) std::fprintf(stderr, "error: %s\n", error.c_str());
   return code;
 }

@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <deque>
+#include <exception>
+#include <string>
 
 #include "fabricsim/util/assert.hpp"
+#include "fabricsim/util/error.hpp"
 
 namespace fabricsim::par {
 
@@ -88,27 +91,52 @@ WindowStats run_conservative(core::Simulator& sim, const Comm& comm, RecordExcha
     if (distance[s] > 0) reach[s] = distance[s] > INT64_MAX / l ? INT64_MAX : distance[s] * l;
   // Per rank: its earliest pending event (records received included) and
   // the events it processed in the window just ended.
+  // A failure on one rank (an event handler's error, memory) must not leave
+  // the others waiting for it in the next exchange, nor end the job with
+  // MPI_Abort, which may lose the failing rank's message on its way through
+  // the launcher: the failing rank stops simulating but keeps to the
+  // window's exchange, the next gather tells every rank, and all of them
+  // throw the same SharedError, which unwinds normally and is printed once.
+  std::string failure;
+  int failure_code = 0;
+  const auto fail = [&](const std::exception& e) {
+    if (failure_code != 0) return;
+    const auto* ue = dynamic_cast<const util::UserError*>(&e);
+    failure = std::string(ue ? "" : "unexpected failure: ") + e.what() + " (rank " + std::to_string(comm.rank()) + ")";
+    failure_code = ue ? ue->exit_code() : 1;
+  };
+  constexpr std::size_t kFields = 3;  // next event time, events in the window, failed
   std::vector<std::int64_t> gathered;
   std::uint64_t counted = sim.events_processed();
   const auto gather = [&] {
-    const std::int64_t mine[2] = {sim.next_event_time().ps(), static_cast<std::int64_t>(sim.events_processed() - counted)};
+    const std::int64_t mine[kFields] = {sim.next_event_time().ps(),
+                                        static_cast<std::int64_t>(sim.events_processed() - counted),
+                                        failure_code != 0 ? 1 : 0};
     counted = sim.events_processed();
-    comm.allgather(mine, 2, gathered);
+    comm.allgather(mine, kFields, gathered);
     std::int64_t most = 0;
-    for (std::size_t s = 0; s < distance.size(); ++s) most = std::max(most, gathered[2 * s + 1]);
+    bool failed = false;
+    for (std::size_t s = 0; s < distance.size(); ++s) {
+      most = std::max(most, gathered[kFields * s + 1]);
+      failed = failed || gathered[kFields * s + 2] != 0;
+    }
     st.critical_events += static_cast<std::uint64_t>(most);
+    if (!failed) return;
+    const std::string message = comm.agree_on_error(failure);
+    const auto code = static_cast<int>(comm.allreduce_max(std::int64_t{failure_code}));
+    throw util::SharedError(message, code);
   };
   gather();
   std::int64_t previous_first = INT64_MIN;
   for (;;) {
     std::int64_t first = INT64_MAX;
-    for (std::size_t s = 0; s < distance.size(); ++s) first = std::min(first, gathered[2 * s]);
+    for (std::size_t s = 0; s < distance.size(); ++s) first = std::min(first, gathered[kFields * s]);
     if (first == INT64_MAX || first >= end.ps()) break;
     if (st.windows > 0 && first > plus(previous_first, l)) ++st.skipped_stretches;
     previous_first = first;
     std::int64_t horizon = end.ps();
     for (std::size_t s = 0; s < distance.size(); ++s)
-      if (reach[s] != INT64_MAX) horizon = std::min(horizon, plus(gathered[2 * s], reach[s]));
+      if (reach[s] != INT64_MAX) horizon = std::min(horizon, plus(gathered[kFields * s], reach[s]));
     // Run ahead only when no other rank can reach this one within 2L of the
     // earliest event anywhere; otherwise keep to the shared window
     // [first, first + L).  Without this, two busy ranks a little apart
@@ -117,17 +145,27 @@ WindowStats run_conservative(core::Simulator& sim, const Comm& comm, RecordExcha
     // working together (16k fat tree, 2 ranks: 1.8x slower).
     if (horizon < plus(first, 2 * l)) horizon = std::min(horizon, plus(first, l));
     exchange.open_window(horizon, l, &sim);
-    // post() lowers the horizon and stops the run: go on up to the new one.
-    while (sim.next_event_time().ps() < exchange.horizon()) sim.run_until(core::SimTime::from_ps(exchange.horizon()));
+    try {
+      // post() lowers the horizon and stops the run: go on up to the new one.
+      while (sim.next_event_time().ps() < exchange.horizon()) sim.run_until(core::SimTime::from_ps(exchange.horizon()));
+    } catch (const std::exception& e) {
+      fail(e);
+    }
     [[maybe_unused]] const core::SimTime window_end = core::SimTime::from_ps(exchange.horizon());
     exchange.open_window(INT64_MAX, l, nullptr);
-    for (const auto& r : exchange.exchange()) {
-      FABRICSIM_DEBUG_ASSERT(r.key.time >= window_end, "a remote record arrived after its time");
-      deliver(r);
-      ++st.records_received;
+    const auto& received = exchange.exchange();  // also after a failure: the neighbours wait for it
+    try {
+      if (failure_code == 0)
+        for (const auto& r : received) {
+          FABRICSIM_DEBUG_ASSERT(r.key.time >= window_end, "a remote record arrived after its time");
+          deliver(r);
+          ++st.records_received;
+        }
+      ++st.windows;
+      if (after_window && failure_code == 0) after_window();
+    } catch (const std::exception& e) {
+      fail(e);
     }
-    ++st.windows;
-    if (after_window) after_window();
     gather();
   }
   st.records_sent = exchange.records_sent();

@@ -9,14 +9,19 @@
 // After the ball stops (about 0.7 us) only rank 0 is busy: it must run its
 // ticks to the end without a window per L (150 windows with one shared
 // horizon); and rank 2's distance from rank 0 is two hops.
+// Then a failure: rank 2's event at 1 us throws while rank 0 ticks; every
+// rank must get the same SharedError (rank 2's message and exit code) at
+// the end of that window, and rank 0 must stop before its ticks run out.
 #include <mpi.h>
 
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include "fabricsim/core/simulator.hpp"
 #include "fabricsim/par/comm.hpp"
 #include "fabricsim/par/conservative.hpp"
+#include "fabricsim/util/error.hpp"
 
 using fabricsim::core::SimTime;
 namespace core = fabricsim::core;
@@ -116,6 +121,30 @@ int main(int argc, char** argv) {
     // The ball takes a window per hop at most; the ticks after it none each.
     check(st.windows <= kHops + 6, "no window per lookahead once only rank 0 is busy", r);
     if (r == 0) std::printf("windows %llu\n", static_cast<unsigned long long>(st.windows));
+
+    // One rank fails: all of them learn it, with its message, and stop.
+    Toy failing;
+    failing.rank = r;
+    failing.tick_b = failing.sim.bind(core::Simulator::handler<Toy, &Toy::on_tick>(), &failing);
+    par::RecordExchange ex2(comm, {1, 0, 2, 1}, neighbours);
+    failing.ex = &ex2;
+    if (r == 0) failing.sim.schedule_bound(SimTime::zero(), 1, 0, failing.tick_b);
+    if (r == 2)
+      failing.sim.schedule(SimTime::from_ps(1'000'000), 0, 2, 2,
+                           [](void*, const core::Event&) { throw fabricsim::util::UserError("boom", 7); }, nullptr);
+    std::string caught;
+    int code = 0;
+    try {
+      par::run_conservative(failing.sim, comm, ex2, distance, SimTime::from_ps(kL), SimTime::max(),
+                            [](const core::RemoteRecord&) {});
+    } catch (const fabricsim::util::SharedError& e) {
+      caught = e.what();
+      code = e.exit_code();
+    }
+    check(caught == "boom (rank 2)", "every rank gets the failing rank's message", r);
+    check(code == 7, "every rank gets the failing rank's exit code", r);
+    if (r == 0) check(failing.ticks > 0 && failing.ticks < 1001, "rank 0 stops soon after the failure", r);
+
     int all = 0;
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     failures = all;

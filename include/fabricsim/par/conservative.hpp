@@ -90,6 +90,10 @@ std::vector<std::int32_t> rank_distances(int ranks, const std::vector<std::pair<
 /// `distance[s]` is rank_distances(..., this rank)[s].
 /// `deliver` hands each received record to the model; `after_window` is
 /// called on every rank after each window (progress reporting).
+/// An exception on any rank (from an event, `deliver` or `after_window`)
+/// reaches every rank at the end of that window as the same
+/// util::SharedError (the lowest failing rank's message, naming the rank,
+/// and the highest exit code), so all ranks unwind and exit together.
 WindowStats run_conservative(core::Simulator& sim, const Comm& comm, RecordExchange& exchange,
                              const std::vector<std::int32_t>& distance, core::SimTime lookahead, core::SimTime end,
                              const std::function<void(const core::RemoteRecord&)>& deliver,
