@@ -87,6 +87,7 @@ class JobSet final : public Workload, private net::MessageListener {
                                 const config::Config& c) const;
   // The cluster queue (workload.queue = "fifo").
   void on_event(const core::Event& ev);
+  void on_graph_event(const core::Event& ev);  ///< a job graph's event (one binding for all)
   void admit(core::SimTime now);
   void on_message_delivered(net::MessageId id) override;
   void on_message_sent(net::MessageId id) override;
@@ -111,6 +112,7 @@ class JobSet final : public Workload, private net::MessageListener {
   std::size_t waiting_head_ = 0;
   std::unique_ptr<workload::EndpointPool> pool_;
   core::Simulator::BindingId binding_ = 0;
+  core::Simulator::BindingId graph_binding_ = 0;
 };
 
 }  // namespace fabricsim::app

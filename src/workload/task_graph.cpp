@@ -15,13 +15,18 @@ constexpr std::uint32_t kPrioTask = 5;
 enum EventKind : std::uint64_t { kComputeReady = 0, kComputeDone = 1, kJoinDue = 2 };
 }  // namespace
 
-TaskGraph::TaskGraph(net::Network& network, core::Simulator& sim) : net_(network), sim_(sim) {
+TaskGraph::TaskGraph(net::Network& network, core::Simulator& sim)
+    : TaskGraph(network, sim, sim.bind(core::Simulator::handler<TaskGraph, &TaskGraph::on_event>(), this), 0) {}
+
+TaskGraph::TaskGraph(net::Network& network, core::Simulator& sim, core::Simulator::BindingId shared_binding,
+                     std::uint64_t tag)
+    : net_(network), sim_(sim), binding_(shared_binding), tag_(tag << 8) {
+  FABRICSIM_ASSERT(tag < (std::uint64_t{1} << 56), "graph tag out of range");
   const std::size_t endpoints = net_.topology().endpoint_count();
   queue_head_.assign(endpoints, kNone);
   queue_tail_.assign(endpoints, kNone);
   running_.assign(endpoints, 0);
   base_ = static_cast<net::MessageId>(net_.messages().size());
-  binding_ = sim_.bind(core::Simulator::handler<TaskGraph, &TaskGraph::on_event>(), this);
   net_.set_listener(this);
 }
 
@@ -164,7 +169,7 @@ void TaskGraph::begin(TaskId id, SimTime now) {
       break;
     case Kind::Compute:
       if (ready > now) {
-        sim_.schedule_bound(ready, kPrioTask, node, binding_, id, kComputeReady);
+        sim_.schedule_bound(ready, kPrioTask, node, binding_, id, tag_ | kComputeReady);
       } else {
         if (queue_tail_[t.at] == kNone)
           queue_head_[t.at] = id;
@@ -176,7 +181,7 @@ void TaskGraph::begin(TaskId id, SimTime now) {
       break;
     case Kind::Join:
       if (ready > now)
-        sim_.schedule_bound(ready, kPrioTask, node, binding_, id, kJoinDue);
+        sim_.schedule_bound(ready, kPrioTask, node, binding_, id, tag_ | kJoinDue);
       else
         complete(id, now);
       break;
@@ -200,13 +205,13 @@ void TaskGraph::run_stream(net::EndpointId e, SimTime now) {
   if (queue_head_[e] == kNone) queue_tail_[e] = kNone;
   running_[e] = 1;
   t.start = now;
-  sim_.schedule_bound(now + t.duration, kPrioTask, net_.topology().endpoint_node(e), binding_, id, kComputeDone);
+  sim_.schedule_bound(now + t.duration, kPrioTask, net_.topology().endpoint_node(e), binding_, id, tag_ | kComputeDone);
 }
 
 void TaskGraph::on_event(const core::Event& ev) {
   const TaskId id = ev.arg32;
   const SimTime now = sim_.now();
-  switch (ev.arg0) {
+  switch (ev.arg0 & 0xFF) {
     case kComputeReady: {
       Task& t = tasks_[id];
       t.ready = SimTime::zero();  // already waited for

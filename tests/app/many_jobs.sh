@@ -38,11 +38,28 @@ assert ratio < 2.5, f"doubling the jobs took {ratio:.2f}x the memory: quadratic"
 
 # A configuration larger than an HDF5 object header (64 KiB; 7,000 tables
 # are about 77 KB) is kept whole in /meta (dense attribute storage), where
-# it was once refused.
+# it was once refused.  (And a queue of more jobs than event-handler bindings, below.)
 r = subprocess.run([exe, "run", config(7000), "-o", f"{d}/out7000.h5"], capture_output=True, text=True)
 assert r.returncode == 0, (r.returncode, r.stderr)
 meta = h5py.File(f"{d}/out7000.h5", "r")["meta"].attrs["config"]
 meta = meta.decode() if isinstance(meta, bytes) else str(meta)
 assert len(meta) > 65536 and meta.count("[[jobs]]") == 7000, (len(meta), meta.count("[[jobs]]"))
-print(f"PASS: 5,000 jobs in linear memory; 7,000 run, their {len(meta):,}-byte configuration kept in /meta")
+
+# More queued jobs than a simulator has event-handler bindings (2^16): each
+# admitted job's task graph once bound a handler of its own, and job 65,537
+# ended in an internal error.  Tiny jobs, flow model, one every 10 ns.
+n = 66000
+path = f"{d}/queue{n}.toml"
+with open(path, "w") as f:
+    f.write('[topology]\nkind = "fat_tree"\nendpoints = 64\nradix = 64\n[network]\nmodel = "flow"\n'
+            '[output]\ninterval_ns = 0\nprogress = "never"\nflows = false\n'
+            '[workload]\nkind = "collective"\nranks = 2\nsizes = [64]\nqueue = "fifo"\n')
+    f.write("".join(f"[[jobs]]\nstart_ns = {10 * i}\n" for i in range(n)))
+r = subprocess.run([exe, "run", path, "-o", f"{d}/queue.h5"], capture_output=True, text=True)
+assert r.returncode == 0, (r.returncode, r.stderr[-500:])
+assert f"{n} jobs, {n} admitted, {n} finished" in r.stdout, r.stdout[-500:]
+end = h5py.File(f"{d}/queue.h5", "r")["jobs"]["end_ns"][()]
+assert len(end) == n and (end > 0).all(), len(end)
+print(f"PASS: 5,000 jobs in linear memory; 7,000 run, their {len(meta):,}-byte configuration kept in /meta; "
+      f"{n:,} queued jobs run")
 PY

@@ -50,6 +50,17 @@ class TaskGraph final : public net::MessageListener {
 
   /// The graph is the network's message listener.
   TaskGraph(net::Network& network, core::Simulator& sim);
+  /// A graph whose events go to an owner's handler instead of a binding of
+  /// its own (a simulator holds at most 2^16 bindings; a cluster queue
+  /// makes a graph per job, so it binds one handler for all of them).  The
+  /// events carry `tag` in the bits of arg0 above the low 8; the handler
+  /// finds the graph by tag() and calls handle_event().
+  TaskGraph(net::Network& network, core::Simulator& sim, core::Simulator::BindingId shared_binding,
+            std::uint64_t tag);
+  /// The graph tag an event of a shared-binding graph carries.
+  static std::uint64_t tag(const core::Event& ev) { return ev.arg0 >> 8; }
+  /// Handles one of this graph's events.
+  void handle_event(const core::Event& ev) { on_event(ev); }
 
   TaskId add_compute(net::EndpointId at, core::SimTime duration, std::uint32_t label = 0);
   TaskId add_message(net::EndpointId src, net::EndpointId dst, std::uint64_t bytes, std::uint32_t label = 0);
@@ -105,6 +116,7 @@ class TaskGraph final : public net::MessageListener {
   net::Network& net_;
   core::Simulator& sim_;
   core::Simulator::BindingId binding_ = 0;
+  std::uint64_t tag_ = 0;  // shifted into arg0 above the event kind
   std::vector<Task> tasks_;
   std::vector<TaskId> of_message_;  // network message id - base -> task
   net::MessageId base_ = 0;
