@@ -611,6 +611,38 @@ TEST(Incast, SpreadFlowDoesNotStarveALocalInput) {
   EXPECT_LE(took, static_cast<std::int64_t>(1.1 * static_cast<double>((inputs + 1) * solo)));
 }
 
+// A NIC serves its messages round-robin, a packet per turn, and a message
+// posted later joins the round last.  Under a stream of one-packet
+// messages posted one per packet time (the link's whole rate), each posted
+// while the one before is on the wire, a 4-packet message posted first must
+// still get its turns: the stream's waiting messages grow by one per round,
+// so its k-th turn comes after about 1 + 2 + ... + k packets, 10 for the
+// 4th.  Until a message joined the order just before the NIC's pointer
+// (nic.cpp, join_nic_round), it was appended at the end of the list, where
+// the pointer stood after the previous one-packet message left: each
+// newcomer went first, and the long message waited for the whole stream.
+TEST(Nic, OldMessageKeepsItsTurnsAgainstAStreamOfNewOnes) {
+  NetworkParams np;
+  const LinkParams lp{100.0, SimTime::from_ns(20)};
+  Model r(build_star(3, lp), np);
+  const std::uint32_t payload = np.packet_bytes - np.header_bytes;
+  const std::int64_t slot = ser_ps(np.packet_bytes, Rate{100});  // one full packet on the NIC's link
+  constexpr std::uint32_t kLong = 4, kShort = 64;
+  const MessageId long_msg = r.net->send(0, 1, std::uint64_t{kLong} * payload, SimTime::zero());
+  for (std::uint32_t k = 0; k < kShort; ++k) r.net->send(0, 2, payload, SimTime::from_ps(k * slot));
+  r.run();
+  expect_conserved(r);
+  const auto& m = r.net->messages()[long_msg];
+  std::printf("[nic] %u-packet message done at %.2f us (%.1f packet times); the stream's last post at %.2f us\n",
+              kLong, static_cast<double>(m.end_time.ps()) / 1e6,
+              static_cast<double>(m.end_time.ps()) / static_cast<double>(slot),
+              static_cast<double>((kShort - 1) * slot) / 1e6);
+  // Its last packet leaves within 1 + 2 + 3 + 4 = 10 packet times, give or
+  // take a round, then crosses the switch (twice the link latency, the
+  // switch latency, a packet time).
+  EXPECT_LT(m.end_time.ps(), 16 * slot + 2 * lp.latency.ps() + np.switch_latency.ps() + slot);
+}
+
 // ================================================ 4. conservation over a matrix
 
 enum class Topo { FatTree2, FatTree3, Tapered, LeafSpine, LeafSpineRail };

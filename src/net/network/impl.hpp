@@ -245,7 +245,16 @@ class NetworkImpl final : public NetworkModel {
     std::uint8_t vc;           // virtual channel of the input buffer
     std::uint8_t out_vc;       // virtual channel requested on the output (route rules may change it per hop)
   };
-  std::vector<std::vector<MessageId>> nic_active_;       // endpoint outputs: messages with data left
+  // Endpoint outputs: the messages with data left, in round-robin order,
+  // and the NIC's own pointer (a forwarding endpoint's output also
+  // round-robins relayed packets with OutPort::rr: one pointer for both
+  // lists made each land on an arbitrary index of the other).
+  struct NicRound {
+    std::vector<MessageId> list;
+    std::uint32_t rr = 0;
+    MessageId last = UINT32_MAX;  // the message last served if it has data left (UINT32_MAX: none)
+  };
+  std::vector<NicRound> nic_active_;
 
   std::vector<util::RandomStream> node_rng_;
   std::vector<std::uint32_t> dmodk_divisor_;  // per level
@@ -386,7 +395,7 @@ class NetworkImpl final : public NetworkModel {
   static std::uint64_t state_bytes(std::uint64_t nodes, std::uint64_t links, std::uint64_t local_links,
                                    std::uint32_t vcs, bool duato, bool series) {
     std::uint64_t per_local = sizeof(core::Link) + sizeof(OutPort) + sizeof(InPort) + sizeof(LinkInfo) +
-                              vcs * sizeof(CreditState) + sizeof(std::vector<MessageId>) +  // NIC
+                              vcs * sizeof(CreditState) + sizeof(NicRound) +  // NIC
                               3 * sizeof(LinkId) +  // wake, outputs
                               6 * sizeof(std::uint64_t) +  // the output's counters (local_stats_)
                               1 +    // credit_waiting_ bit, rounded up
@@ -437,6 +446,10 @@ class NetworkImpl final : public NetworkModel {
   void arbitrate(LinkId o);
   bool arbitrate_switch(LinkId o);  // true if a packet was sent
   bool arbitrate_nic(LinkId o);
+  /// Message `id` joins output o's round-robin order last, just before the pointer.
+  void join_nic_round(LinkId o, MessageId id);
+  /// Message `id` leaves output o's order (an adaptive injection sent it elsewhere).
+  void leave_nic_round(LinkId o, MessageId id);
   void schedule_wake(LinkId o, SimTime at);
   void start_transmission(LinkId o, std::uint32_t p, SimTime start);
   void return_credit(LinkId in, std::uint8_t vc, std::uint32_t bytes, SimTime depart);

@@ -24,11 +24,45 @@ void NetworkImpl::deliver(LinkId in, std::uint32_t p, SimTime tail) {
 }
 
 
+void NetworkImpl::join_nic_round(LinkId o, MessageId id) {
+  // The round is a queue from the pointer on: a newcomer joins it last,
+  // behind every message that was waiting, but before the message whose
+  // packet is on the wire now (that one rejoins as its packet ends).
+  // Appended at the end of the list instead, a message went before every
+  // one at indices below the pointer: where one-packet messages keep
+  // coming, each posted while the previous is on the wire, the pointer
+  // stayed at the end and a message below it waited for the stream to end
+  // (Nic.OldMessageKeepsItsTurnsAgainstAStreamOfNewOnes).
+  NicRound& r = nic_active_[o];
+  const std::size_t n = r.list.size();
+  const std::size_t p = n == 0 ? 0 : (r.rr < n ? r.rr : r.rr % n);  // the next to serve
+  if (n > 0 && r.list[(p + n - 1) % n] == r.last && port_[o].busy_until > sim_.now()) {
+    // Just before the pointer stands the message on the wire: go before it.
+    // (With the pointer at 0 that is the end of the list, and the pointer stays.)
+    const std::size_t at = (p + n - 1) % n;
+    r.list.insert(r.list.begin() + static_cast<std::ptrdiff_t>(at), id);
+    r.rr = static_cast<std::uint32_t>(p == 0 ? 0 : p + 1);
+  } else {
+    r.list.insert(r.list.begin() + static_cast<std::ptrdiff_t>(p), id);
+    r.rr = static_cast<std::uint32_t>(p + 1);
+  }
+}
+
+void NetworkImpl::leave_nic_round(LinkId o, MessageId id) {
+  NicRound& r = nic_active_[o];
+  const auto it = std::find(r.list.begin(), r.list.end(), id);
+  if (it == r.list.end()) return;
+  if (*it == r.last) r.last = UINT32_MAX;
+  if (static_cast<std::size_t>(it - r.list.begin()) < r.rr) --r.rr;  // the pointer stays on its message
+  r.list.erase(it);
+}
+
 bool NetworkImpl::arbitrate_nic(LinkId o) {
-  auto& act = nic_active_[o];
+  auto& act = nic_active_[o].list;
+  std::uint32_t& rr = nic_active_[o].rr;
   if (act.empty()) return false;
   const std::size_t n = act.size();
-  const std::size_t start_idx = port_[o].rr < n ? port_[o].rr : port_[o].rr % n;
+  const std::size_t start_idx = rr < n ? rr : rr % n;
   bool credit_blocked = false;
   std::uint32_t blocked_vcs = 0;
   for (std::size_t t = 0, idx = start_idx; t < n; ++t, idx = idx + 1 == n ? 0 : idx + 1) {
@@ -84,12 +118,14 @@ bool NetworkImpl::arbitrate_nic(LinkId o) {
     ++in_flight_;
     if (m.sent_payload == m.bytes) {
       act.erase(act.begin() + static_cast<std::ptrdiff_t>(idx));
-      port_[o].rr = static_cast<std::uint32_t>(idx);
+      rr = static_cast<std::uint32_t>(idx);
+      nic_active_[o].last = UINT32_MAX;
       if (port_[o].mixed && id < inj_at_.size() && inj_at_[id] != kNoPacket)  // adaptive injection: leave the other first hops
         for (std::uint32_t i = inj_at_[id]; inj_[i].link != kNoLink; ++i)
-          if (inj_[i].link != o) std::erase(nic_active_[inj_[i].link], id);
+          if (inj_[i].link != o) leave_nic_round(inj_[i].link, id);
     } else {
-      port_[o].rr = static_cast<std::uint32_t>(idx + 1);
+      rr = static_cast<std::uint32_t>(idx + 1);
+      nic_active_[o].last = id;
     }
     start_transmission(o, p, sim_.now());
     if (m.sent_payload == m.bytes && listener_ && listener_->wants_sent())
@@ -188,7 +224,7 @@ void NetworkImpl::start_message(MessageId id) {
         }
       }
       inj_.push_back(FirstMove{kNoLink, 0, 0});
-      for (LinkId l : firsts) nic_active_[l].push_back(id);
+      for (LinkId l : firsts) join_nic_round(l, id);
       for (LinkId l : firsts) arbitrate(l);
       return;
     }
@@ -199,7 +235,7 @@ void NetworkImpl::start_message(MessageId id) {
   } else {
     o = choose_output(node, probe, m);
   }
-  nic_active_[o].push_back(id);
+  join_nic_round(o, id);
   arbitrate(o);
 }
 

@@ -124,7 +124,7 @@ void NetworkImpl::schedule_wake(LinkId o, SimTime at) {
 
 void NetworkImpl::arbitrate(LinkId o) {
   if (port_[o].busy_until > sim_.now()) {
-    if (!port_[o].requesters.empty() || !nic_active_[o].empty()) schedule_wake(o, port_[o].busy_until);
+    if (!port_[o].requesters.empty() || !nic_active_[o].list.empty()) schedule_wake(o, port_[o].busy_until);
     return;
   }
   if (port_[o].mixed) {
@@ -143,7 +143,7 @@ void NetworkImpl::arbitrate_mixed(LinkId o) {
   // 32x32 torus 20.1% instead of 22.7% of injection under 200 alltoall
   // rounds; docs/model.md).
   if (!arbitrate_switch(o) && !arbitrate_nic(o)) return;
-  if (!port_[o].requesters.empty() || !nic_active_[o].empty()) schedule_wake(o, port_[o].busy_until);
+  if (!port_[o].requesters.empty() || !nic_active_[o].list.empty()) schedule_wake(o, port_[o].busy_until);
 }
 
 void NetworkImpl::start_transmission(LinkId o, std::uint32_t p, SimTime start) {
