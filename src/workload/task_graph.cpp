@@ -226,7 +226,7 @@ void TaskGraph::on_event(const core::Event& ev) {
     default: break;
   }
   drain(now);
-  if (ev.arg0 == kComputeDone) run_stream(tasks_[id].at, now);
+  if ((ev.arg0 & 0xFF) == kComputeDone) run_stream(tasks_[id].at, now);
 }
 
 void TaskGraph::on_message_delivered(net::MessageId id) {

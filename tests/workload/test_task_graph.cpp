@@ -68,6 +68,64 @@ TEST(TaskGraph, OneComputeStreamPerEndpointInReadyOrder) {
   EXPECT_EQ(s.g->task(c).end.ps(), 3'000);
 }
 
+// Graphs whose events go to an owner's handler (a cluster queue's jobs):
+// each event carries its graph's tag above the event kind, and the owner
+// hands it to that graph.  Two graphs with tags 1 and 2 on one simulator,
+// each with a compute stream and a message, run as they would alone.
+struct Owner {
+  std::vector<TaskGraph*> graphs;
+  void on_event(const core::Event& ev) { graphs[TaskGraph::tag(ev)]->handle_event(ev); }
+};
+struct Forward final : net::MessageListener {
+  std::vector<TaskGraph*> graphs;
+  void on_message_delivered(net::MessageId id) override {
+    for (TaskGraph* g : graphs) g->on_message_delivered(id);
+  }
+  void on_message_sent(net::MessageId id) override {
+    for (TaskGraph* g : graphs) g->on_message_sent(id);
+  }
+  bool wants_sent() const override { return true; }
+};
+
+TEST(TaskGraph, GraphsSharingOneHandlerRunAsAlone) {
+  Star s(4);
+  Owner owner;
+  const auto binding = s.sim->bind(core::Simulator::handler<Owner, &Owner::on_event>(), &owner);
+  // (A graph's messages follow each other: each is planned whole, then the next is made.)
+  std::unique_ptr<TaskGraph> graphs[3];
+  // Per graph: two computes queued on one endpoint (the second starts when
+  // the first ends), then a message, then a delayed join.
+  TaskGraph::TaskId a[3], b[3], m[3], j[3];
+  for (int k = 1; k <= 2; ++k) {
+    graphs[k] = std::make_unique<TaskGraph>(*s.net, *s.sim, binding, k);
+    TaskGraph& g = *graphs[k];
+    const net::EndpointId src = k == 1 ? 0 : 2, dst = src + 1;
+    a[k] = g.add_compute(src, SimTime::from_ns(10));
+    b[k] = g.add_compute(src, SimTime::from_ns(7));
+    m[k] = g.add_message(src, dst, 10'000);
+    j[k] = g.add_join(dst);
+    g.depend(b[k], m[k]);
+    g.depend(m[k], j[k], SimTime::from_ns(4));
+  }
+  TaskGraph& g1 = *graphs[1];
+  TaskGraph& g2 = *graphs[2];
+  owner.graphs = {nullptr, &g1, &g2};
+  Forward fwd;
+  fwd.graphs = {&g1, &g2};
+  s.net->set_listener(&fwd);
+  g1.start(SimTime::zero());
+  g2.start(SimTime::zero());
+  s.sim->run_until(SimTime::max());
+  for (int k = 1; k <= 2; ++k) {
+    const TaskGraph& g = *graphs[k];
+    SCOPED_TRACE(k);
+    ASSERT_EQ(g.completed(), g.size());
+    EXPECT_EQ(g.task(b[k]).start.ps(), 10'000);
+    EXPECT_EQ(g.task(m[k]).start.ps(), 17'000);
+    EXPECT_EQ(g.task(j[k]).end.ps(), 17'000 + message_ps(10'000) + 4'000);
+  }
+}
+
 TEST(TaskGraph, JoinsDelaysAndSendDependencies) {
   Star s(3);
   // Endpoint 0 sends to 1 and 2; endpoint 1 waits for its message plus a
