@@ -105,6 +105,7 @@ class JobSet final : public Workload, private net::MessageListener {
   // fifo: per job its own graph, size, endpoints, and times (ps; -1: not yet).
   std::vector<std::unique_ptr<workload::TaskGraph>> graphs_;
   std::vector<std::uint32_t> size_;
+  std::vector<unsigned> tables_of_;  ///< Job::tables() of each job, from the check before the run
   std::vector<std::vector<net::EndpointId>> endpoints_;
   std::vector<std::int64_t> arrival_ps_, admitted_ps_, done_ps_;
   std::vector<std::uint32_t> job_of_message_;  ///< network message -> job
