@@ -79,15 +79,15 @@ JobSet::JobSet(const config::Config& cfg, net::Network& network, core::Simulator
     : net_(network),
       sim_(sim),
       timeline_(cfg.get_bool("output.timeline")),
-      queued_(cfg.get_string("workload.queue") == "fifo") {
+      queued_(cfg.get_string("workload.queue") == "fifo"),
+      cfg_(cfg) {
   tables_ = cfg.job_count() > 0;
-  cfgs_ = tables_ ? cfg.jobs() : std::vector<config::Config>{cfg};
   const auto endpoints = static_cast<std::uint32_t>(network.topology().endpoint_count());
-  const std::size_t n = cfgs_.size();
+  const std::size_t n = job_count();
   if (!queued_) {
     graph_ = std::make_unique<workload::TaskGraph>(network, sim);
     workload::EndpointPool pool(endpoints);
-    for (std::size_t j = 0; j < n; ++j) jobs_.push_back(make_job(j, *graph_, pool, cfgs_[j]));
+    for (std::size_t j = 0; j < n; ++j) jobs_.push_back(make_job(j, *graph_, pool, job_config(j)));
     return;
   }
   // A queued run: each job planned alone on an empty fabric (its errors
@@ -102,19 +102,21 @@ JobSet::JobSet(const config::Config& cfg, net::Network& network, core::Simulator
   };
   std::unordered_map<std::string, Shape> shapes;
   for (std::size_t j = 0; j < n; ++j) {
-    config::Config shape = cfgs_[j];
+    const config::Config job = job_config(j);
+    config::Config shape = job;
     shape.set("workload.start_ns", config::Value(0.0), "job shape");
     const auto [it, fresh] = shapes.try_emplace(shape.to_toml());
     if (fresh) {
       PlanningNetwork scratch(network.topology(), network.params(), scratch_sim);
       workload::TaskGraph g(scratch, scratch_sim, nothing_runs, 0);
       workload::EndpointPool pool(endpoints);
-      it->second.tables = make_job(j, g, pool, cfgs_[j])->tables();
+      it->second.tables = make_job(j, g, pool, job)->tables();
       it->second.size = static_cast<std::uint32_t>(pool.take_mark());
     }
     size_.push_back(it->second.size);
     tables_of_.push_back(it->second.tables);
-    arrival_ps_.push_back(core::SimTime::from_ns_f(cfgs_[j].get_float("workload.start_ns")).ps());
+    arrival_ps_.push_back(core::SimTime::from_ns_f(job.get_float("workload.start_ns")).ps());
+    kinds_.push_back(job.get_string("workload.kind"));
   }
   jobs_.resize(n);
   graphs_.resize(n);
@@ -138,7 +140,7 @@ void JobSet::start() {
     graph_->start(core::SimTime::zero());
     return;
   }
-  for (std::size_t j = 0; j < cfgs_.size(); ++j)
+  for (std::size_t j = 0; j < job_count(); ++j)
     sim_.schedule_bound(core::SimTime::from_ps(arrival_ps_[j]), kPrioQueue, 0, binding_, static_cast<std::uint32_t>(j),
                         kArrive);
 }
@@ -163,7 +165,7 @@ void JobSet::admit(core::SimTime now) {
   // enough endpoints are free; the ones behind it wait for it.
   while (waiting_head_ < waiting_.size() && pool_->free_count() >= size_[waiting_[waiting_head_]]) {
     const std::uint32_t j = waiting_[waiting_head_++];
-    config::Config c = cfgs_[j];
+    config::Config c = job_config(j);
     c.set("workload.start_ns", config::Value(now.ns()), "admitted by workload.queue");
     graphs_[j] = std::make_unique<workload::TaskGraph>(net_, sim_, graph_binding_, j);
     const std::size_t mark = pool_->take_mark();
@@ -218,7 +220,7 @@ void JobSet::report(const par::Comm& comm, bool complete) {
     if (!jobs_[j]) {  // queued, never admitted (engine.end_ns)
       out.first_row.push_back(out.dnn.job.size());
       stats::JobRow row;
-      row.kind = cfgs_[j].get_string("workload.kind");
+      row.kind = kinds_[j];
       row.endpoints = size_[j];
       row.start_ns = -1;
       row.mean_time_ns = std::numeric_limits<double>::quiet_NaN();

@@ -98,7 +98,10 @@ class JobSet final : public Workload, private net::MessageListener {
   bool timeline_ = false;
   bool queued_ = false;                       ///< workload.queue = "fifo"
   bool tables_ = false;                       ///< [[jobs]] tables (errors name the job)
-  std::vector<config::Config> cfgs_;          ///< each job's configuration
+  const config::Config& cfg_;                 ///< the run's (outlives the workload)
+  std::size_t job_count() const { return tables_ ? cfg_.job_count() : 1; }
+  /// Job j's configuration, made when needed (config::Config::job).
+  config::Config job_config(std::size_t j) const { return tables_ ? cfg_.job(j) : cfg_; }
   std::unique_ptr<workload::TaskGraph> graph_;  ///< "none": every job's tasks
   std::vector<std::unique_ptr<Job>> jobs_;    ///< (fifo: null until admitted)
   JobReports reports_;
@@ -106,6 +109,7 @@ class JobSet final : public Workload, private net::MessageListener {
   std::vector<std::unique_ptr<workload::TaskGraph>> graphs_;
   std::vector<std::uint32_t> size_;
   std::vector<unsigned> tables_of_;  ///< Job::tables() of each job, from the check before the run
+  std::vector<std::string> kinds_;   ///< workload.kind of each job
   std::vector<std::vector<net::EndpointId>> endpoints_;
   std::vector<std::int64_t> arrival_ps_, admitted_ps_, done_ps_;
   std::vector<std::uint32_t> job_of_message_;  ///< network message -> job

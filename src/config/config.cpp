@@ -382,18 +382,13 @@ void Config::add_job(std::vector<std::pair<std::string, Value>> keys, std::vecto
   jobs_.push_back(std::move(job));
 }
 
-std::vector<Config> Config::jobs() const {
-  std::vector<Config> out;
-  Config base;  // this one without the [[jobs]] (copying them per job was quadratic)
-  base.values_ = values_;
-  base.source_ = source_;
-  base.base_dir_ = base_dir_;
-  for (const auto& job : jobs_) {
-    Config c = base;
-    for (const auto& [name, e] : job) c.values_[name] = e;
-    out.push_back(std::move(c));
-  }
-  return out;
+Config Config::job(std::size_t j) const {
+  Config c;  // this one without the [[jobs]] (copying them per job was quadratic)
+  c.values_ = values_;
+  c.source_ = source_;
+  c.base_dir_ = base_dir_;
+  for (const auto& [name, e] : jobs_.at(j)) c.values_[name] = e;
+  return c;
 }
 
 std::string Config::to_toml() const {
