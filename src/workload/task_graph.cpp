@@ -194,10 +194,18 @@ void TaskGraph::complete(TaskId id, SimTime at) {
   t.end = at;
   ++completed_;
   release(id, false, at);
-  if (completed_ == tasks_.size() && on_done_) on_done_(at);
+  if (completed_ != tasks_.size()) return;
+  // Every task done: the per-endpoint stream state (9 bytes per endpoint of
+  // the fabric) is not needed again, and a cluster queue keeps each finished
+  // job's graph for its report (70,000 jobs on 2,048 endpoints: 1.3 GB).
+  std::vector<TaskId>().swap(queue_head_);
+  std::vector<TaskId>().swap(queue_tail_);
+  std::vector<std::uint8_t>().swap(running_);
+  if (on_done_) on_done_(at);
 }
 
 void TaskGraph::run_stream(net::EndpointId e, SimTime now) {
+  if (running_.empty()) return;  // (all done)
   if (running_[e] || queue_head_[e] == kNone) return;
   const TaskId id = queue_head_[e];
   Task& t = tasks_[id];
