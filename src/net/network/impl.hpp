@@ -443,6 +443,16 @@ class NetworkImpl final : public NetworkModel {
   /// Time-series interval index of time t; doubles the interval (merging
   /// pairs of bins) when t would need more than max_intervals_ bins.
   std::size_t series_index(SimTime t);
+  /// A round-robin order over a list of n entries (a switch output's VOQs,
+  /// a NIC's messages) from pointer rr: where it goes next (0 when empty).
+  static std::size_t round_next(std::uint32_t rr, std::size_t n) { return n == 0 ? 0 : (rr < n ? rr : rr % n); }
+  /// Inserts `v` last in that order: just before the pointer, which moves past it.
+  template <class T>
+  static void insert_last_in_round(std::vector<T>& list, std::uint32_t& rr, const T& v) {
+    const std::size_t at = round_next(rr, list.size());
+    list.insert(list.begin() + static_cast<std::ptrdiff_t>(at), v);
+    rr = static_cast<std::uint32_t>(at + 1);
+  }
   void arbitrate(LinkId o);
   bool arbitrate_switch(LinkId o);  // true if a packet was sent
   bool arbitrate_nic(LinkId o);

@@ -35,7 +35,7 @@ void NetworkImpl::join_nic_round(LinkId o, MessageId id) {
   // (Nic.OldMessageKeepsItsTurnsAgainstAStreamOfNewOnes).
   NicRound& r = nic_active_[o];
   const std::size_t n = r.list.size();
-  const std::size_t p = n == 0 ? 0 : (r.rr < n ? r.rr : r.rr % n);  // the next to serve
+  const std::size_t p = round_next(r.rr, n);  // the next to serve
   if (n > 0 && r.list[(p + n - 1) % n] == r.last && port_[o].busy_until > sim_.now()) {
     // Just before the pointer stands the message on the wire: go before it.
     // (With the pointer at 0 that is the end of the list, and the pointer stays.)
@@ -43,8 +43,7 @@ void NetworkImpl::join_nic_round(LinkId o, MessageId id) {
     r.list.insert(r.list.begin() + static_cast<std::ptrdiff_t>(at), id);
     r.rr = static_cast<std::uint32_t>(p == 0 ? 0 : p + 1);
   } else {
-    r.list.insert(r.list.begin() + static_cast<std::ptrdiff_t>(p), id);
-    r.rr = static_cast<std::uint32_t>(p + 1);
+    insert_last_in_round(r.list, r.rr, id);
   }
 }
 
@@ -62,7 +61,7 @@ bool NetworkImpl::arbitrate_nic(LinkId o) {
   std::uint32_t& rr = nic_active_[o].rr;
   if (act.empty()) return false;
   const std::size_t n = act.size();
-  const std::size_t start_idx = rr < n ? rr : rr % n;
+  const std::size_t start_idx = round_next(rr, n);
   bool credit_blocked = false;
   std::uint32_t blocked_vcs = 0;
   for (std::size_t t = 0, idx = start_idx; t < n; ++t, idx = idx + 1 == n ? 0 : idx + 1) {

@@ -76,11 +76,7 @@ void NetworkImpl::on_relay(const core::Event& ev) { route_in(ev.arg32, static_ca
   // each grant and refill, one packet per slot, as the several inputs of a
   // flow spread by adaptive routing, then starved a backlogged input for as
   // long as they kept coming.)
-  const std::size_t n = req.size();
-  const std::uint32_t rr = port_[out].rr;
-  const std::size_t pos = n == 0 ? 0 : (rr < n ? rr : rr % n);
-  req.insert(req.begin() + static_cast<std::ptrdiff_t>(pos), Voq{p, p, in, pkt.vc, out_vc});
-  port_[out].rr = static_cast<std::uint32_t>(pos + 1);
+  insert_last_in_round(req, port_[out].rr, Voq{p, p, in, pkt.vc, out_vc});
   arbitrate(out);
 }
 
@@ -204,7 +200,7 @@ bool NetworkImpl::arbitrate_switch(LinkId o) {
   if (req.empty()) return false;
   const SimTime now = sim_.now();
   const std::size_t n = req.size();
-  const std::size_t start_idx = port_[o].rr < n ? port_[o].rr : port_[o].rr % n;
+  const std::size_t start_idx = round_next(port_[o].rr, n);
   SimTime retry = SimTime::max();
   bool credit_blocked = false;
   std::uint32_t blocked_vcs = 0;
