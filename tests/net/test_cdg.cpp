@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <string>
 
 #include "fabricsim/net/cdg.hpp"
 #include "fabricsim/net/topology.hpp"
@@ -133,6 +134,31 @@ TEST(ChannelDependencies, MinimalRoutingOnTheDirectTopologiesNeedsVirtualChannel
     const DependencyReport r = check_minimal_routing(t, RoutingTable(t));
     EXPECT_FALSE(r.acyclic) << t.describe();
     if (!r.acyclic) expect_valid_cycle(t, r);
+  }
+}
+
+// One switch with n endpoints: a packet from i holds i's up channel while
+// it waits for j's down channel, for every i != j, so the graph has exactly
+// n (n - 1) distinct dependencies over 2n used channels, and no cycle.
+// The lists grow by one per destination, which is where deduplicating every
+// long list after each destination was quadratic; the count checks the
+// amortized deduplication keeps each dependency once.
+Topology star(std::uint32_t n) {
+  Topology t;
+  const NodeId s = t.add_node(NodeKind::Switch, 1, n, "s", true);
+  std::vector<NodeId> e;
+  for (std::uint32_t i = 0; i < n; ++i) e.push_back(t.add_node(NodeKind::Endpoint, 0, 1, std::string("e").append(std::to_string(i)), false));
+  for (std::uint32_t i = 0; i < n; ++i) t.connect(e[i], s, LinkClass::Host, LinkParams{});
+  return t;
+}
+
+TEST(ChannelDependencies, StarCountsEachDependencyOnce) {
+  for (std::uint32_t n : {2u, 3u, 65u, 130u, 300u}) {
+    const Topology t = star(n);
+    const DependencyReport r = check_minimal_routing(t, RoutingTable(t));
+    EXPECT_TRUE(r.acyclic) << n;
+    EXPECT_EQ(r.channels_used, 2u * n) << n;
+    EXPECT_EQ(r.dependencies, std::size_t{n} * (n - 1)) << n;
   }
 }
 
