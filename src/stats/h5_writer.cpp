@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "fabricsim/util/error.hpp"
+#include "fabricsim/util/path.hpp"
 #include "fabricsim/util/signals.hpp"
 
 namespace fabricsim::stats {
@@ -61,8 +62,7 @@ bool hdf5_unusable = false;
 // than a megabyte left: the likely cause of a failed write, which HDF5's
 // (silenced) error stack would not name in one line.
 std::string space_note(const std::string& file) {
-  const auto slash = file.find_last_of('/');
-  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : file.substr(0, slash);
+  const std::string dir = util::split_file_path(file).first;
   struct statvfs st {};
   if (::statvfs(dir.c_str(), &st) != 0) return {};
   const auto free_bytes = static_cast<unsigned long long>(st.f_bavail) * st.f_frsize;
@@ -73,7 +73,9 @@ void check(herr_t rc, const std::string& what) {
   if (rc < 0) fail(what);
 }
 
-std::pair<std::string, std::string> split_path(const std::string& path) {
+// An HDF5 object path ("/links/stats") as {group, name}; a name without a
+// group is in the root group "/".  (File paths: util::split_file_path.)
+std::pair<std::string, std::string> split_object_path(const std::string& path) {
   auto slash = path.find_last_of('/');
   if (slash == std::string::npos || slash == 0) return {"/", path.substr(slash == 0 ? 1 : 0)};
   return {path.substr(0, slash), path.substr(slash + 1)};
@@ -102,7 +104,8 @@ namespace {
 // Temporaries of earlier runs writing the same file whose process is gone
 // (killed by SIGKILL, or by a machine failure): reported, not removed (a
 // run on another machine sharing the directory may still be writing).
-void report_stale_temporaries(const std::string& dir, const std::string& base) {
+void report_stale_temporaries(const std::string& final_path) {
+  const auto [dir, base] = util::split_file_path(final_path);
   DIR* d = ::opendir(dir.c_str());
   if (d == nullptr) return;
   const std::string prefix = "." + base + ".tmp-";
@@ -114,9 +117,9 @@ void report_stale_temporaries(const std::string& dir, const std::string& base) {
     if (pid <= 0 || end == nullptr || *end != '\0') continue;
     if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // still running here
     std::fprintf(stderr,
-                 "warning: %s/%s: the unfinished output of an earlier run (process %ld, not running on this "
+                 "warning: %s: the unfinished output of an earlier run (process %ld, not running on this "
                  "machine; killed?); remove it\n",
-                 dir.c_str(), name.c_str(), pid);
+                 util::beside(final_path, name).c_str(), pid);
   }
   ::closedir(d);
 }
@@ -126,11 +129,11 @@ void report_stale_temporaries(const std::string& dir, const std::string& base) {
 void H5Writer::check_writable(const std::string& final_path, MPI_Comm comm) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
-  auto [dir, base] = split_path(final_path);
+  auto [dir, base] = util::split_file_path(final_path);
   int ok = 1;
   if (rank == 0) {
     ok = !base.empty() && ::access(dir.c_str(), W_OK | X_OK) == 0 ? 1 : 0;
-    if (ok) report_stale_temporaries(dir, base);
+    if (ok) report_stale_temporaries(final_path);
   }
   MPI_Bcast(&ok, 1, MPI_INT, 0, comm);
   if (!ok)
@@ -143,9 +146,8 @@ H5Writer::H5Writer(const std::string& final_path, MPI_Comm comm) : comm_(comm), 
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   long pid = rank_ == 0 ? static_cast<long>(::getpid()) : 0;
   MPI_Bcast(&pid, 1, MPI_LONG, 0, comm_);
-  auto [dir, base] = split_path(final_path_);
-  temp_path_ = (final_path_.find('/') == std::string::npos ? std::string() : dir + "/") + "." + base +
-               fmt::format(".tmp-{}", pid);
+  auto [dir, base] = util::split_file_path(final_path_);
+  temp_path_ = util::beside(final_path_, "." + base + fmt::format(".tmp-{}", pid));
 
   Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
   MPI_Info info = MPI_INFO_NULL;
@@ -350,7 +352,7 @@ void H5Writer::attr_on_dataset(const std::string& dataset, const std::string& na
 void H5Writer::write_rows_raw(const std::string& dataset, hid_t mem_type, hid_t file_type, std::uint64_t total_rows,
                               const std::vector<std::uint64_t>& rows, const void* data,
                               std::uint64_t columns, bool compress) {
-  const auto [gpath, name] = split_path(dataset);
+  const auto [gpath, name] = split_object_path(dataset);
   hid_t group_id = -1;
   const std::string& group_path = gpath;  // (a structured binding cannot be captured in C++17)
   guarded([&] { group_id = open_group(group_path); });
