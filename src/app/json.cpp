@@ -153,6 +153,9 @@ class Parser {
         while (i_ < s_.size() && s_[i_] >= '0' && s_[i_] <= '9') ++i_;
         if (i_ == d) fail("malformed number");
       };
+      // int = "0" / digit1-9 *DIGIT: no leading zero ("04" is not JSON).
+      if (i_ + 1 < s_.size() && s_[i_] == '0' && s_[i_ + 1] >= '0' && s_[i_ + 1] <= '9')
+        fail("malformed number (a leading zero)");
       digits();
       if (i_ < s_.size() && s_[i_] == '.') {
         ++i_;

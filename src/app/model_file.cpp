@@ -66,8 +66,14 @@ workload::DnnModel load_model(const std::string& path) {
                path, "layer");
     workload::DnnLayer l;
     l.name = get_string(t, "name", path, "layer", true);
-    if (t.get("forward_ns")) l.forward_ns = get_time(t, "forward_ns", path, "layer");
-    if (t.get("backward_ns")) l.backward_ns = get_time(t, "backward_ns", path, "layer");
+    // Required (docs/models.md): a forgotten one would silently be 0 (no
+    // compute, no gradients); a layer without them says 0.
+    for (const char* key : {"forward_ns", "backward_ns", "params"})
+      if (t.get(key) == nullptr)
+        throw ConfigError(fmt::format("{}: layer: missing `{}` (layer '{}'; write 0 for none)", at(path, t.source()),
+                                      key, l.name));
+    l.forward_ns = get_time(t, "forward_ns", path, "layer");
+    l.backward_ns = get_time(t, "backward_ns", path, "layer");
     l.params = get_count(t, "params", path, "layer", 0, 0, kMaxBytes);
     l.activation_bytes = get_count(t, "activation_bytes", path, "layer", 0, 0, kMaxBytes);
     l.tp_allreduce_bytes = get_count(t, "tp_allreduce_bytes", path, "layer", 0, 0, kMaxBytes);

@@ -11,6 +11,7 @@
 #include <toml++/toml.h>
 
 #include "fabricsim/util/error.hpp"
+#include "fabricsim/util/path.hpp"
 
 namespace fabricsim::config {
 namespace {
@@ -59,20 +60,45 @@ std::string format_bound(double v) {
   return fmt::format("{}", v);
 }
 
+std::string range_text(const ParamDecl& d) {
+  std::string range;
+  if (d.min && d.max)
+    range = fmt::format("{} {} and <= {}", d.min_exclusive ? "must be >" : "must be >=", format_bound(*d.min),
+                        format_bound(*d.max));
+  else if (d.min)
+    range = fmt::format("{} {}", d.min_exclusive ? "must be >" : "must be >=", format_bound(*d.min));
+  else
+    range = fmt::format("must be <= {}", format_bound(*d.max));
+  if (d.zero_allowed) range += ", or 0";
+  return range;
+}
+
 void check_range(const ParamDecl& d, double v, const std::string& where) {
+  if (d.zero_allowed && v == 0.0) return;
   bool low = d.min && (d.min_exclusive ? !(v > *d.min) : !(v >= *d.min));
   bool high = d.max && !(v <= *d.max);
-  if (low || high || std::isnan(v)) {
-    std::string range;
-    if (d.min && d.max)
-      range = fmt::format("{} {} and <= {}", d.min_exclusive ? "must be >" : "must be >=", format_bound(*d.min),
-                          format_bound(*d.max));
-    else if (d.min)
-      range = fmt::format("{} {}", d.min_exclusive ? "must be >" : "must be >=", format_bound(*d.min));
-    else
-      range = fmt::format("must be <= {}", format_bound(*d.max));
-    throw ConfigError(fmt::format("{}: {}: value {} out of range ({})", where, d.name(), format_bound(v), range));
-  }
+  if (low || high || std::isnan(v))
+    throw ConfigError(fmt::format("{}: {}: value {} out of range ({})", where, d.name(), format_bound(v), range_text(d)));
+}
+
+// Integers are compared and printed as integers: through a double, 2^53 + 1
+// compared equal to 2^53 and 9007199254740999 printed as ...1000.
+void check_range(const ParamDecl& d, std::int64_t v, const std::string& where) {
+  if (d.zero_allowed && v == 0) return;
+  // x >= b  <=>  x >= ceil(b);  x > b  <=>  x > floor(b);  x <= b  <=>  x <= floor(b).
+  const auto at_least = [](std::int64_t x, double b) {
+    return b < -9.2e18 || (b <= 9.2e18 && x >= static_cast<std::int64_t>(std::ceil(b)));
+  };
+  const auto more_than = [](std::int64_t x, double b) {
+    return b < -9.2e18 || (b <= 9.2e18 && x > static_cast<std::int64_t>(std::floor(b)));
+  };
+  const auto at_most = [](std::int64_t x, double b) {
+    return b > 9.2e18 || (b >= -9.2e18 && x <= static_cast<std::int64_t>(std::floor(b)));
+  };
+  const bool low = d.min && !(d.min_exclusive ? more_than(v, *d.min) : at_least(v, *d.min));
+  const bool high = d.max && !at_most(v, *d.max);
+  if (low || high)
+    throw ConfigError(fmt::format("{}: {}: value {} out of range ({})", where, d.name(), v, range_text(d)));
 }
 
 const char* toml_type_name(const toml::node& n) {
@@ -103,7 +129,7 @@ Value convert(const ParamDecl& d, const toml::node& n, const std::string& where)
     case ParamType::Int: {
       auto i = n.as_integer();
       if (!i) wrong_type(d, n, where);
-      check_range(d, static_cast<double>(i->get()), where);
+      check_range(d, static_cast<std::int64_t>(i->get()), where);
       return static_cast<std::int64_t>(i->get());
     }
     case ParamType::Float: {
@@ -138,7 +164,7 @@ Value convert(const ParamDecl& d, const toml::node& n, const std::string& where)
       for (const auto& e : *a) {
         auto i = e.as_integer();
         if (!i) wrong_type(d, e, where);
-        check_range(d, static_cast<double>(i->get()), where);
+        check_range(d, static_cast<std::int64_t>(i->get()), where);
         out.push_back(i->get());
       }
       return out;
@@ -212,6 +238,9 @@ void apply_table(Config& cfg, const toml::table& root, std::string_view source) 
           if (!d)
             throw ConfigError(fmt::format("{}: jobs.{}: unknown key (a job takes the keys of [workload]){}", where,
                                           k.str(), suggestion(k.str(), keys_of("workload"))));
+          if (d->run_wide)
+            throw ConfigError(fmt::format("{}: jobs.{}: applies to the whole run, not to one job: set {} in [workload]",
+                                          where, k.str(), name));
           keys.emplace_back(name, convert(*d, v, position(source, v.source())));
           origins.push_back(where);
         }
@@ -436,8 +465,7 @@ Config load(const std::optional<std::string>& path, const std::vector<std::strin
   std::ostringstream ss;
   ss << in.rdbuf();
   Config cfg = load_text(ss.str(), *path, overrides);
-  auto slash = path->find_last_of('/');
-  cfg.set_base_dir(slash == std::string::npos ? "." : path->substr(0, slash));
+  cfg.set_base_dir(util::split_file_path(*path).first);
   return cfg;
 }
 
@@ -462,6 +490,7 @@ std::string params_markdown() {
         std::string lo = d.min ? fmt::format("{}{}", d.min_exclusive ? "> " : ">= ", format_bound(*d.min)) : "";
         std::string hi = d.max ? fmt::format("<= {}", format_bound(*d.max)) : "";
         range = lo.empty() ? hi : (hi.empty() ? lo : lo + ", " + hi);
+        if (d.zero_allowed) range += "; or 0";
       }
       const char* type = "";
       switch (d.type) {

@@ -200,10 +200,17 @@ std::vector<ParamDecl> declare() {
                          "rank. `analytic`: each directed link serves one message at a time, in order, for alpha + "
                          "size x beta (the TACOS link model), store-and-forward along one path; one rank. Same "
                          "topology, routing, workloads and output tables in all three."));
-  p.push_back(float_param("network", "flow_rate_cap_gbps", "Gb/s", 0,
-                          "flow model: the largest rate of any one flow (a NIC or transport limit below the link "
-                          "rate); 0: none.",
-                          0, 1e6));
+  {
+    // At 0.01 Gb/s the largest message (2^40 bytes) takes 10 days, well
+    // inside the simulated time's range (106 days); a smaller cap failed
+    // only during the run, without naming the key.
+    ParamDecl cap = float_param("network", "flow_rate_cap_gbps", "Gb/s", 0,
+                                "flow model: the largest rate of any one flow (a NIC or transport limit below the "
+                                "link rate); 0: none.",
+                                0.01, 1e6);
+    cap.zero_allowed = true;
+    p.push_back(std::move(cap));
+  }
   p.push_back(float_param("network", "link_gbps", "Gb/s", 400, "Bandwidth of every link unless overridden per class.",
                           0, 1e6, true));
   p.push_back(float_param("network", "link_latency_ns", "ns", 20,
@@ -388,20 +395,25 @@ std::vector<ParamDecl> declare() {
                          "collective: which endpoints form the communicator, in rank order: `linear` (0, 1, ...), "
                          "`by_server` (the same on `leaf_spine`, where endpoints are numbered server by server: "
                          "a server's GPUs are consecutive ranks), `by_rail` (GPU 0 of every server, then GPU 1, "
-                         "...), `by_board` (hammingmesh: board after board in a snake over the board grid, each "
+                         "...), `by_board` (hammingmesh, and hyperx of 1x1 boards: board after board in a snake over the board grid, each "
                          "board's accelerators along a cycle of its mesh, so consecutive ranks are neighbours and "
-                         "a ring of one board's size stays on it), `grid` (hammingmesh, torus: row-major over the "
+                         "a ring of one board's size stays on it), `grid` (hammingmesh, hyperx, torus: row-major over the "
                          "accelerators' global coordinates, so a `grid_rows` = (board rows x y) logical grid of "
                          "`torus_2d` or `multi_ring` is the physical one), `random` (seeded by engine.seed), `list` "
                          "(`endpoints`). dnn: the job's endpoints in layout order (((d P) + p) O + o); `linear` "
                          "and `by_server` take the lowest endpoints no earlier job uses, `by_board` and `grid` the first "
                          "unused ones in its order, `random` random unused ones, `list` exactly `endpoints`."));
-  p.push_back(enum_param("workload", "queue", "none", {"none", "fifo"},
-                         "[[jobs]]: `none`: every job takes its endpoints before the run (disjoint, in table order) "
-                         "and starts at its `start_ns`. `fifo`: a cluster queue: a job arrives at its `start_ns` and "
-                         "waits, first come first served, until enough endpoints are free; it is then placed among "
-                         "the free ones by its `placement` (not `list`) and frees them when its last task completes. "
-                         "/jobs gives arrival_ns, start_ns (admitted) and end_ns. One rank."));
+  {
+    ParamDecl queue = enum_param(
+        "workload", "queue", "none", {"none", "fifo"},
+        "[[jobs]]: `none`: every job takes its endpoints before the run (disjoint, in table order) and starts at its "
+        "`start_ns`. `fifo`: a cluster queue: a job arrives at its `start_ns` and waits, first come first served, "
+        "until enough endpoints are free; it is then placed among the free ones by its `placement` (not `list`) and "
+        "frees them when its last task completes. /jobs gives arrival_ns, start_ns (admitted) and end_ns. One rank. "
+        "Run-wide: set in [workload], not in a [[jobs]] table.");
+    queue.run_wide = true;
+    p.push_back(std::move(queue));
+  }
   p.push_back(int_list_param("workload", "endpoints", "", {},
                              "collective: the communicator for `placement = \"list\"`; dnn: the job's endpoints.",
                              0, (1 << 24) - 1));

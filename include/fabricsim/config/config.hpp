@@ -32,6 +32,8 @@ struct ParamDecl {
   std::optional<double> min;  ///< inclusive lower bound (numbers, list elements)
   std::optional<double> max;  ///< inclusive upper bound
   bool min_exclusive = false; ///< lower bound is exclusive
+  bool zero_allowed = false;  ///< 0 (meaning "off") is valid besides [min, max]
+  bool run_wide = false;      ///< a workload key for the whole run: refused inside a [[jobs]] table
   std::vector<std::string> choices;  ///< for Enum
 
   std::string name() const { return section + "." + key; }
