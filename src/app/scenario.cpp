@@ -8,6 +8,7 @@
 #include "fabricsim/net/cdg.hpp"
 #include "fabricsim/net/state_routes.hpp"
 
+#include <optional>
 #include <numeric>
 #include <string>
 
@@ -343,12 +344,36 @@ workload::TrafficParams traffic_params(const config::Config& cfg) {
   return p;
 }
 
+namespace {
+
+/// The board grid of a HammingMesh layout: board_a x board_b accelerators
+/// per board, x by y boards.  `hyperx` in its default reading (hx1mesh) is
+/// the HammingMesh of 1x1 boards, so it takes the same placements.
+struct BoardGrid {
+  std::uint32_t a = 1, b = 1, x = 1, y = 1;
+};
+
+std::optional<BoardGrid> board_grid(const config::Config& cfg) {
+  const std::string& kind = cfg.get_string("topology.kind");
+  const bool hx1mesh = kind == "hyperx" && cfg.get_string("topology.hyperx_model") == "hx1mesh";
+  if (kind != "hammingmesh" && !hx1mesh) return std::nullopt;
+  BoardGrid g;
+  g.a = hx1mesh ? 1 : u32(cfg, "topology.board_a");
+  g.b = hx1mesh ? 1 : u32(cfg, "topology.board_b");
+  g.x = u32(cfg, "topology.x");
+  g.y = u32(cfg, "topology.y");
+  return g;
+}
+
+}  // namespace
+
 std::vector<net::EndpointId> board_order(const config::Config& cfg) {
-  if (cfg.get_string("topology.kind") != "hammingmesh")
-    throw util::ConfigError("workload.placement: by_board places ranks board by board on a hammingmesh topology; "
-                            "this one is a " + cfg.get_string("topology.kind"));
-  const std::uint32_t a = u32(cfg, "topology.board_a"), b = u32(cfg, "topology.board_b");
-  const std::uint32_t x = u32(cfg, "topology.x"), y = u32(cfg, "topology.y");
+  const std::optional<BoardGrid> grid = board_grid(cfg);
+  if (!grid)
+    throw util::ConfigError("workload.placement: by_board places ranks board by board on a hammingmesh topology "
+                            "(or a hyperx, hyperx_model = \"hx1mesh\"); this one is a " +
+                            cfg.get_string("topology.kind"));
+  const auto [a, b, x, y] = *grid;
   // On a board (rows i of `a` accelerators j): a cycle through its mesh when
   // one exists (an even number of rows, or of columns: along row 0, snake
   // back and forth over columns 1.. of the other rows, return up column 0),
@@ -389,15 +414,16 @@ std::vector<net::EndpointId> grid_order(const config::Config& cfg) {
     for (std::uint64_t e = 0; e < n; ++e) out[e] = static_cast<net::EndpointId>(e);
     return out;
   }
-  if (kind != "hammingmesh")
+  const std::optional<BoardGrid> grid = board_grid(cfg);
+  if (!grid)
     throw util::ConfigError("workload.placement: grid orders ranks row-major over the accelerator grid of a "
-                            "hammingmesh or torus topology; this one is a " + kind);
+                            "hammingmesh, hyperx (hyperx_model = \"hx1mesh\") or torus topology; this one is a " +
+                            kind);
   // Global coordinates (X a + j, Y b + i) (spec §3.3), row-major: a logical
   // grid of b y rows of a x ranks is the physical one, so that torus_2d and
   // multi_ring with grid_rows = b y run their rings along board rows and
   // columns.
-  const std::uint32_t a = u32(cfg, "topology.board_a"), b = u32(cfg, "topology.board_b");
-  const std::uint32_t x = u32(cfg, "topology.x"), y = u32(cfg, "topology.y");
+  const auto [a, b, x, y] = *grid;
   std::vector<net::EndpointId> out;
   out.reserve(static_cast<std::size_t>(a) * b * x * y);
   for (std::uint32_t gy = 0; gy < b * y; ++gy)
