@@ -49,9 +49,17 @@ extern "C" void on_interrupt(int sig) {
     }
     put("\n");
   }
-  // Die of the signal itself (the shell's status is 128 + signal; a
-  // launcher sees a task killed by it rather than one that exited).
+  // Die of the signal itself (the shell's status is 128 + signal; a shell
+  // loop running fabricsim stops on Ctrl-C, and a launcher sees a task
+  // killed by it rather than one that exited).  The signal is blocked while
+  // its handler runs (sa_mask), so it must be unblocked for raise() to
+  // deliver it here; before, it stayed pending and _exit(128 + signal) ran
+  // instead (issue 27).  _exit stays as the fallback.
   ::signal(sig, SIG_DFL);
+  sigset_t self;
+  sigemptyset(&self);
+  sigaddset(&self, sig);
+  ::sigprocmask(SIG_UNBLOCK, &self, nullptr);
   ::raise(sig);
   ::_exit(128 + sig);
 }
