@@ -21,7 +21,7 @@ import numpy as np
 from . import cli
 from . import plot as fplot
 from .fmt import write_csv
-from .io import FabricsimFileError, finished_mask, open_file, read_attrs, read_table, text
+from .io import FabricsimFileError, finished_mask, need_columns, open_file, read_attrs, read_table, text
 
 
 def collective_curves(path):
@@ -35,9 +35,20 @@ def collective_curves(path):
     with open_file(path) as f:
         if "collectives" not in f:
             raise FabricsimFileError("%s: no /collectives (not a collective run)" % path)
-        c = read_table(f, "collectives")
+        c = read_table(f, "collectives", need=("bytes", "iteration", "start_ns", "end_ns", "algbw_gbps",
+                                               "busbw_gbps"))
+        if "job" in c:
+            need_columns(path, "collectives", c, ("op", "algorithm", "ranks"))
         attrs = read_attrs(f, "collectives")
         kind = text(read_attrs(f, "topology").get("kind", "?"))
+    if "job" not in c:  # files of fabricsim before [[jobs]]: one benchmark, in attributes of /collectives
+        for key in ("op", "algorithm", "ranks"):
+            if key not in attrs:
+                raise FabricsimFileError("%s: /collectives: no column job and no attribute %s (an older file "
+                                         "names its one benchmark there)" % (path, key))
+        if not isinstance(attrs["ranks"], int) or isinstance(attrs["ranks"], bool):
+            raise FabricsimFileError("%s: /collectives: attribute ranks: expected an integer, found %r"
+                                     % (path, attrs["ranks"]))
     size = c["bytes"]
     n = len(size)
     it = c["iteration"]
@@ -118,6 +129,7 @@ def draw(path, curves):
 
 
 def _body(a):
+    cli.check_outputs(a, ("png", "--png"), ("csv", "--csv"))
     bad = cli.check_labels(a.label, a.runs)
     if bad:
         raise ValueError(bad)

@@ -350,6 +350,7 @@ CSV_HEADER = ["section", "key", "figure", "unit", "a", "b", "rel_diff"]
 
 
 def _body(args):
+    cli.check_outputs(args, ("plot", "--plot"), ("csv", "--csv"))
     bad = cli.check_labels(args.label, args.runs)
     if bad:
         raise ValueError("give one --label per run file (two)")

@@ -53,7 +53,7 @@ def load(path):
         if "iterations" not in f:
             raise FabricsimFileError("%s: no /iterations (not a run with DNN jobs)" % path)
         kind = text(read_attrs(f, "topology").get("kind", "?"))
-        cols = read_table(f, "iterations")
+        cols = read_table(f, "iterations", need=("job", "iteration", "time_ns", "compute_ns", "exposed_comm_ns"))
         jobs_table = read_table(f, "jobs", ["model"], required=False) or {}
         models = [text(m) for m in jobs_table.get("model", [])]
     done = finished_mask(cols)
@@ -110,14 +110,23 @@ def draw_bars(out, bars):
     print(f"bars: {out}")
 
 
-def draw_gantt(out, path, job, endpoint, iteration):
+def load_gantt(path, job, endpoint, iteration):
+    """What --gantt draws, read and checked (before anything is printed): a dict for draw_gantt."""
     with open_file(path) as f:
         if "timeline" not in f:
             raise ValueError(f"{path}: no /timeline: rerun with --set output.timeline=true")
-        names = text(read_attrs(f, "timeline")["phase_names"]).split(",")
-        cols = read_table(f, "timeline", ("job", "endpoint", "iteration", "phase", "start_ns", "end_ns"))
-        its = read_table(f, "iterations", ("job", "iteration", "start_ns", "end_ns"))
+        names = read_attrs(f, "timeline").get("phase_names")
+        if not isinstance(names, str):
+            raise FabricsimFileError("%s: /timeline: attribute phase_names: expected a string (the phases, "
+                                     "comma-separated), found %r" % (path, names))
+        names = names.split(",")
+        timeline = ("job", "endpoint", "iteration", "phase", "start_ns", "end_ns")
+        cols = read_table(f, "timeline", timeline, need=timeline)
+        its = read_table(f, "iterations", ("job", "iteration", "start_ns", "end_ns"),
+                         need=("job", "iteration", "start_ns", "end_ns"))
     ij, ii = its["job"], its["iteration"]
+    if not (ij == job).any():
+        raise ValueError(f"{path}: job {job} has no rows in /iterations")
     if iteration is None:
         timed = ii[(ij == job) & (ii >= 0)]
         iteration = int(timed.min()) if len(timed) else int(ii[ij == job].min())
@@ -135,6 +144,14 @@ def draw_gantt(out, path, job, endpoint, iteration):
         raise ValueError(f"{path}: endpoint {endpoint} is not in job {job}")
     if hi < 0:  # an iteration engine.end_ns stopped: up to the last thing that ended
         hi = max(float(cols["end_ns"][sel].max()), lo + 1.0)
+    return {"path": path, "job": job, "endpoint": endpoint, "iteration": iteration, "lo": lo, "hi": hi,
+            "names": names, "cols": cols, "sel": sel}
+
+
+def draw_gantt(out, path, job=0, endpoint=None, iteration=None, loaded=None):
+    g = loaded or load_gantt(path, job, endpoint, iteration)
+    job, endpoint, iteration, lo, hi = g["job"], g["endpoint"], g["iteration"], g["lo"], g["hi"]
+    names, cols, sel = g["names"], g["cols"], g["sel"]
     lanes = ["compute"] + list(COMM)
     fig, ax = fplot.figure(figsize=(11, 3.5))
     seen = set()
@@ -161,9 +178,11 @@ CSV_COLUMNS = ("time", "compute", "exposed_comm") + COMPUTE + COMM
 
 
 def _body(a):
+    cli.check_outputs(a, ("bars", "--bars"), ("gantt", "--gantt"), ("csv", "--csv"))
     bad = cli.check_labels(a.label, a.runs)
     if bad:
         raise ValueError(bad)
+    gantt = load_gantt(a.runs[0], a.job, a.endpoint, a.iteration) if a.gantt else None
     bars, rows = [], []
     for i, path in enumerate(a.runs):
         kind, jobs = load(path)
@@ -178,7 +197,7 @@ def _body(a):
     if a.bars:
         draw_bars(a.bars, bars)
     if a.gantt:
-        draw_gantt(a.gantt, a.runs[0], a.job, a.endpoint, a.iteration)
+        draw_gantt(a.gantt, a.runs[0], loaded=gantt)
     if a.csv:
         header = ["label", "file", "job", "model", "iterations", "unfinished"] + [k + "_ms" for k in CSV_COLUMNS]
         print(f"csv: {write_csv(a.csv, header, rows)}")

@@ -8,7 +8,12 @@ command-line scripts can print ``error: ...`` instead of a traceback.
 Tables (``/links``, ``/flows``, ``/collectives``, ...) are groups of 1-D
 datasets of equal length (docs/output.md); :func:`read_table` returns them
 as ``{column: numpy array}`` and :func:`read_structured` as one numpy
-structured array.  String columns come back as ``str`` arrays.
+structured array.  String columns come back as ``str`` arrays.  A table
+that breaks that schema -- columns of different lengths, a column the
+scripts read that is not 1-D or not of its type (:data:`COLUMN_TYPES`: a
+string where a number belongs, a fraction where an integer does), a column
+a script needs that is missing -- raises :class:`FabricsimFileError` naming
+the file and the dataset, so the scripts print one ``error:`` line.
 """
 
 import contextlib
@@ -30,8 +35,29 @@ FLOW_KEYS = ("src", "dst", "bytes", "start_ns", "end_ns")
 NODE_KEYS = ("kind", "name", "rank")
 
 
+# The type of each column the scripts read (docs/output.md): "int" (integers), "num" (any
+# number), "str" (text).  A column of another type, or not 1-D, is an error naming the file
+# and the dataset; columns not listed here are read as they are.
+_INT, _NUM, _STR = "int", "num", "str"
+COLUMN_TYPES = {
+    "collectives": {"job": _INT, "bytes": _INT, "iteration": _INT, "ranks": _INT, "finished": _INT,
+                    "start_ns": _NUM, "end_ns": _NUM, "algbw_gbps": _NUM, "busbw_gbps": _NUM,
+                    "op": _STR, "algorithm": _STR},
+    "iterations": {"job": _INT, "iteration": _INT, "finished": _INT, "*_ns": _NUM},
+    "jobs": {"model": _STR, "kind": _STR, "op": _STR, "algorithm": _STR, "schedule": _STR},
+    "timeline": {"job": _INT, "endpoint": _INT, "iteration": _INT, "phase": _INT, "*_ns": _NUM},
+    "links": {"src": _INT, "dst": _INT, "src_port": _INT, "dst_port": _INT, "class": _INT,
+              "tx_bytes": _INT, "tx_packets": _INT, "max_queue_bytes": _INT, "bandwidth_gbps": _NUM,
+              "utilization": _NUM, "*_ns": _NUM},
+    "flows": {"src": _INT, "dst": _INT, "bytes": _INT, "*_ns": _NUM},
+    "nodes": {"kind": _INT, "rank": _INT, "level": _INT, "name": _STR},
+}
+_KINDS = {_INT: "biu", _NUM: "biuf", _STR: "SUO"}
+_WORDS = {_INT: "integers", _NUM: "numbers", _STR: "strings"}
+
+
 class FabricsimFileError(Exception):
-    """The path is missing, unreadable, or not a fabricsim run file."""
+    """The path is missing, unreadable, or not a fabricsim run file (or one whose tables are broken)."""
 
 
 # --------------------------------------------------------------------------
@@ -134,26 +160,99 @@ def has_table(source, name):
         return name in f and isinstance(f[name], h5py.Group)
 
 
-def read_table(source, name, columns=None, required=True):
+def column_type(table, column):
+    """The type COLUMN_TYPES gives a column of a table ("int", "num", "str"), or None."""
+    types = COLUMN_TYPES.get(table, {})
+    if column in types:
+        return types[column]
+    if column.endswith("_ns") and "*_ns" in types:
+        return types["*_ns"]
+    return None
+
+
+def _type_of(data):
+    """What a column holds, in words: 'strings (|S1)', 'numbers (float64)'."""
+    kind = data.dtype.kind
+    if kind in "SU" or (kind == "O" and data.size and isinstance(data.reshape(-1)[0], (bytes, str))):
+        return "strings"
+    if kind == "f":
+        return "fractional numbers (%s)" % data.dtype
+    if kind in "biu":
+        return "integers (%s)" % data.dtype
+    return "values of type %s" % data.dtype
+
+
+def check_column(path, table, column, data, want):
+    """Raise FabricsimFileError unless ``data`` (a column read from /table/column) holds ``want``."""
+    kind = data.dtype.kind
+    if kind == "O" and data.size:
+        first = data.reshape(-1)[0]
+        kind = "U" if isinstance(first, (bytes, str)) else "O"
+    if kind not in _KINDS[want]:
+        raise FabricsimFileError("%s: /%s/%s: expected %s, found %s" % (
+            path, table, column, _WORDS[want], _type_of(data)))
+
+
+def read_table(source, name, columns=None, required=True, need=()):
     """``{column: numpy array}`` of the table ``/name`` (a path or an open file).
 
     ``columns``: the columns to read (those missing are left out); default
     all 1-D datasets of the group (sub-groups such as /links/timeseries and
     2-D datasets are skipped).  A missing table raises FabricsimFileError,
-    or gives None with ``required=False``.
+    or gives None with ``required=False``.  ``need``: columns that must be
+    there.  The columns read must be of one length, and those of
+    :data:`COLUMN_TYPES` 1-D and of their type; otherwise FabricsimFileError
+    names the file and the dataset.
     """
     with _opened(source) as f:
+        path = _file_path(f)
         if name not in f or not isinstance(f[name], h5py.Group):
             if not required:
                 return None
-            raise FabricsimFileError("%s: no /%s table" % (_file_path(f), name))
+            raise FabricsimFileError("%s: no /%s table" % (path, name))
         grp = f[name]
         keys = list(grp.keys()) if columns is None else list(columns)
+        need_columns(path, name, grp, need)
         out = {}
+        first = None
         for key in keys:
-            if key in grp and isinstance(grp[key], h5py.Dataset) and len(grp[key].shape) <= 1:
-                out[key] = read_array(grp[key])
+            if key not in grp:
+                continue
+            obj = grp[key]
+            want = column_type(name, key)
+            # (A column asked for or of COLUMN_TYPES must be one; anything else in the group is skipped.)
+            listed = columns is not None or want is not None or key in need
+            if not isinstance(obj, h5py.Dataset):
+                if listed:
+                    raise FabricsimFileError("%s: /%s/%s: expected a column (a dataset), found a group"
+                                             % (path, name, key))
+                continue
+            if obj.shape is not None and len(obj.shape) != 1:  # (None: an empty dataspace, no rows)
+                if listed:
+                    raise FabricsimFileError("%s: /%s/%s: expected a column (1-D), found shape %s" % (
+                        path, name, key, "()" if obj.shape == () else "x".join(str(n) for n in obj.shape)))
+                continue
+            try:
+                data = read_array(obj)
+            except (OSError, TypeError, ValueError) as exc:
+                raise FabricsimFileError("%s: /%s/%s: cannot read it (%s)" % (path, name, key, exc))
+            if want is not None:
+                check_column(path, name, key, data, want)
+            if first is None:
+                first = (key, len(data))
+            elif len(data) != first[1]:
+                raise FabricsimFileError(
+                    "%s: /%s/%s: %d rows, but /%s/%s has %d (the columns of a table have one length)" % (
+                        path, name, key, len(data), name, first[0], first[1]))
+            out[key] = data
         return out
+
+
+def need_columns(path, name, table, keys):
+    """Raise FabricsimFileError unless the columns ``keys`` are in ``table`` (read from /name of path)."""
+    for key in keys:
+        if key not in table:
+            raise FabricsimFileError("%s: /%s/%s: missing (a column of the table /%s)" % (path, name, key, name))
 
 
 def read_structured(source, name, columns=None, required=True):
@@ -193,8 +292,11 @@ def read_params(source):
     """
     import tomllib  # Python 3.11; only this reader needs it
     cfg = read_attrs(source, "meta").get("config")
-    if not cfg:
+    if cfg is None or cfg == "":
         return {}
+    if not isinstance(cfg, str):
+        raise FabricsimFileError("%s: /meta: attribute config: expected a string (TOML), found %r"
+                                 % (_file_path(source), cfg))
     try:
         return tomllib.loads(cfg)
     except tomllib.TOMLDecodeError as exc:
@@ -274,6 +376,26 @@ class Run(object):
             0 if not self.flows else len(self.flows.get("start_ns", [])))
 
 
+def _timeseries(path, ds, key, n_links):
+    """(shape, interval_ns) of /links/timeseries/KEY, checked: a 2-D dataset of integers, a row per link."""
+    where = "%s: /links/timeseries/%s" % (path, key)
+    if not isinstance(ds, h5py.Dataset):
+        raise FabricsimFileError("%s: expected a dataset (links x intervals), found a group" % where)
+    if ds.shape is None or len(ds.shape) != 2:
+        raise FabricsimFileError("%s: expected a 2-D dataset (links x intervals), found shape %s" % (
+            where, "()" if not ds.shape else "x".join(str(n) for n in ds.shape)))
+    if ds.dtype.kind not in "biu":
+        raise FabricsimFileError("%s: expected integers, found %s" % (
+            where, "strings" if ds.dtype.kind in "SUO" else "values of type %s" % ds.dtype))
+    if n_links is not None and ds.shape[0] != n_links:
+        raise FabricsimFileError("%s: %d rows, but /links has %d links (a row per link)" % (
+            where, ds.shape[0], n_links))
+    interval = py(ds.attrs.get("interval_ns"))
+    if interval is not None and not isinstance(interval, (int, float)):
+        raise FabricsimFileError("%s: attribute interval_ns: expected a number, found %r" % (where, interval))
+    return tuple(ds.shape), interval
+
+
 def load_run(path):
     """Read a fabricsim HDF5 file into a :class:`Run`.
 
@@ -291,13 +413,11 @@ def load_run(path):
                 run.class_names = parse_class_names(f["links"].attrs["class_names"])
             if not run.links:
                 run.links = None
-        if "links/timeseries" in f:
+        if "links/timeseries" in f and isinstance(f["links/timeseries"], h5py.Group):
             ts = f["links/timeseries"]
             for key in ("tx_bytes", "queue_bytes"):
-                if key in ts and isinstance(ts[key], h5py.Dataset) \
-                        and len(ts[key].shape) == 2:
-                    interval = py(ts[key].attrs.get("interval_ns"))
-                    run.timeseries[key] = (tuple(ts[key].shape), interval)
+                if key in ts:
+                    run.timeseries[key] = _timeseries(path, ts[key], key, run.n_links if run.links else None)
         run.nodes = _read_group(f, "nodes", NODE_KEYS) or None
         run.flows = _read_group(f, "flows", FLOW_KEYS) or None
         if run.nodes and "name" in run.nodes:

@@ -416,6 +416,11 @@ def main(argv=None, stdout=None, stderr=None):
     stderr = stderr or sys.stderr
     args = parse_args(argv)
     try:
+        cli.check_outputs(args, ("png", "--png"), ("plots_dir", "--plots-dir", True))
+    except cli.UsageError as exc:
+        print("error: %s" % exc, file=stderr)
+        return 2
+    try:
         run = load_run(args.run)
         report = compute_report(run)
         plots = []

@@ -23,17 +23,22 @@ GRID = ("hx1", "hx2", "hx4", "torus")
 
 def main():
     p = hp.parse_args(__doc__.split("\n\n")[0], list(hp.TOPOLOGIES))
-    p.add_argument("--sizes", default=None,
+    p.add_argument("--sizes", type=hp.integer_list(1, hp.MAX_BYTES, "sizes in bytes"), default=None,
                    help="comma-separated sizes per accelerator in bytes (default 1 MiB to 64 MiB by 4; "
                         "--quick: 64 KiB and 1 MiB)")
-    p.add_argument("--chunk", type=int, default=1 << 20, help="pipelining chunk in bytes (workload.chunk_bytes)")
-    args = p.parse_args()
+    p.add_argument("--chunk", type=hp.integer(0, hp.MAX_BYTES), default=1 << 20,
+                   help="pipelining chunk in bytes (workload.chunk_bytes)")
+    args = hp.parse(p, ["allreduce.csv", "allreduce.png"])
     if args.large:
-        hp.submit_large(args, __file__, ["--sizes", args.sizes] if args.sizes else [])
+        hp.submit_large(args, __file__, (["--sizes", ",".join(map(str, args.sizes))] if args.sizes else []) +
+                        (["--chunk", str(args.chunk)] if args.chunk != 1 << 20 else []))
         return
-    sizes = [int(b) for b in (args.sizes or ("65536,1048576" if args.quick else
-                                             "1048576,4194304,16777216,67108864")).split(",")]
-    run = hp.Runner(args)
+    sizes = args.sizes or ([65536, 1048576] if args.quick else [1048576, 4194304, 16777216, 67108864])
+    with hp.Runner(args) as run:
+        experiment(args, sizes, run)
+
+
+def experiment(args, sizes, run):
     rows = []
     for name in hp.topologies(args):
         config, over = hp.config_of(name, args)
@@ -97,4 +102,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    hp.main(main)

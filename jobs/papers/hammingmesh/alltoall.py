@@ -21,17 +21,22 @@ import hmpaper as hp  # noqa: E402
 
 def main():
     p = hp.parse_args(__doc__.split("\n\n")[0], list(hp.TOPOLOGIES))
-    p.add_argument("--bytes", default=None,
+    p.add_argument("--bytes", type=hp.integer_list(1, hp.MAX_BYTES, "message sizes in bytes"), default=None,
                    help="comma-separated message sizes (default: 1 MiB as the paper; --quick: 64 KiB)")
-    p.add_argument("--rounds", type=int, default=0,
+    p.add_argument("--rounds", type=hp.integer(0, 1 << 30), default=0,
                    help="shift rounds (default 0: all p - 1, as the paper)")
-    args = p.parse_args()
+    args = hp.parse(p, ["alltoall.csv", "alltoall.png"])
     if args.large:
-        extra = (["--bytes", args.bytes] if args.bytes else []) + (["--rounds", str(args.rounds)] if args.rounds else [])
+        extra = (["--bytes", ",".join(map(str, args.bytes))] if args.bytes else []) + \
+            (["--rounds", str(args.rounds)] if args.rounds else [])
         hp.submit_large(args, __file__, extra)
         return
-    sizes = [int(b) for b in (args.bytes or ("65536" if args.quick else "1048576")).split(",")]
-    run = hp.Runner(args)
+    sizes = args.bytes or [65536 if args.quick else 1048576]
+    with hp.Runner(args) as run:
+        experiment(args, sizes, run)
+
+
+def experiment(args, sizes, run):
     rows = []
     for name in hp.topologies(args):
         config, over = hp.config_of(name, args)
@@ -84,4 +89,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    hp.main(main)

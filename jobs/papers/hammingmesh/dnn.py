@@ -12,6 +12,7 @@ of a board's size stay on a board), in id order elsewhere.
 
 Writes OUT/dnn.csv and OUT/dnn.png (see README.md).
 """
+import argparse
 import os
 import re
 import sys
@@ -26,6 +27,33 @@ QUICK_LAYOUT = {"resnet152": (64, 1, 1, 1), "cosmoflow": (16, 1, 4, 1), "dlrm": 
                 "gpt3": (1, 8, 4, 1), "gpt3_moe": (4, 8, 1, 4)}
 
 
+def known_models():
+    """The models of inputs/models/ with a "# layout:" line, sorted."""
+    out = []
+    for f in sorted(os.listdir(os.path.join(hp.INPUTS, "models"))):
+        if f.endswith(".toml"):
+            try:
+                layout(f[:-len(".toml")])
+            except (OSError, ValueError, KeyError, StopIteration):
+                continue
+            out.append(f[:-len(".toml")])
+    return out
+
+
+def model_list(text):
+    """An argparse type: comma-separated models of inputs/models/, each at most once, at least one."""
+    names = [m.strip() for m in text.split(",") if m.strip()]
+    known = known_models()
+    if not names:
+        raise argparse.ArgumentTypeError("no model given (give some of: %s)" % ", ".join(known))
+    for m in names:
+        if m not in known:
+            raise argparse.ArgumentTypeError("unknown model '%s' (known: %s)" % (m, ", ".join(known)))
+        if names.count(m) > 1:
+            raise argparse.ArgumentTypeError("model '%s' given twice" % m)
+    return names
+
+
 def layout(model):
     with open(os.path.join(hp.INPUTS, "models", model + ".toml")) as f:
         line = next(l for l in f if l.startswith("# layout:"))
@@ -36,22 +64,26 @@ def layout(model):
 
 def main():
     p = hp.parse_args(__doc__.split("\n\n")[0], [t for t in hp.TOPOLOGIES])
-    p.add_argument("--models", default=None,
+    p.add_argument("--models", type=model_list, default=None,
                    help="comma-separated models of inputs/models/ (default: the paper's five; --quick: "
                         "resnet152, cosmoflow, dlrm, as the LLMs' 100 MB activations take minutes even on 32 "
                         "accelerators)")
-    p.add_argument("--micro-batches", type=int, default=2,
+    p.add_argument("--micro-batches", type=hp.integer(1, 1 << 20), default=2,
                    help="micro-batches of the LLMs (their papers: 192; one packet-level GPT-3 iteration "
                         "takes minutes per micro-batch, so the default is 2; the others run their layout's)")
-    args = p.parse_args()
+    args = hp.parse(p, ["dnn.csv", "dnn.png"])
     if args.large:
-        hp.submit_large(args, __file__, (["--models", args.models] if args.models else []) +
+        hp.submit_large(args, __file__, (["--models", ",".join(args.models)] if args.models else []) +
                         ["--micro-batches", str(args.micro_batches)])
         return
-    run = hp.Runner(args)
+    models = args.models or [m for m in MODELS if not (args.quick and m in LLMS)]
+    with hp.Runner(args) as run:
+        experiment(args, models, run)
+
+
+def experiment(args, models, run):
     rows = []
-    models = args.models or ",".join(m for m in MODELS if not (args.quick and m in LLMS))
-    for model in [m for m in models.split(",") if m]:
+    for model in models:
         D, P, O, E, M = layout(model)
         if args.quick:
             D, P, O, E = QUICK_LAYOUT.get(model, (D, P, O, E))
@@ -127,4 +159,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    hp.main(main)

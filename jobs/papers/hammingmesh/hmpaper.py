@@ -8,6 +8,13 @@ parameters of its run) and one figure.  Three sizes:
   --quick   reduced instances of the same builders (seconds; what ctest runs)
   (default) the paper's small cluster (~1,024 accelerators)
   --large   the paper's large cluster (~16,384), as a Slurm array job
+
+Every argument is checked before anything is run or written: a bad one ends
+the script with one line `error: WHERE: WHAT` on stderr and exit status 2
+(WHERE is the option or environment variable); a fabricsim run that fails
+ends it with one such line and status 1.  Nothing is left behind then: the
+temporary directory of the runs is removed on success and on failure, and
+an --out directory the script made is removed again if it stayed empty.
 """
 
 import argparse
@@ -15,7 +22,10 @@ import csv
 import json
 import math
 import os
+import re
 import shlex
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -51,34 +61,208 @@ TOPOLOGIES = {
 HAMMINGMESH = ("hx1", "hx2", "hx4")
 
 
+# Limits of the values the scripts pass on (docs/params.md: what fabricsim accepts).
+MAX_BYTES = 1 << 40  # workload.message_bytes, workload.sizes, workload.chunk_bytes
+
+
+def fail(where, what, status=2):
+    """End the script with one line `error: WHERE: WHAT` on stderr (status 2: a bad argument, 1: a failed run)."""
+    what = " ".join(str(what).split())
+    sys.stderr.write("error: %s: %s\n" % (where, what) if where else "error: %s\n" % what)
+    sys.stderr.flush()
+    sys.exit(status)
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse whose errors are one `error: OPTION: WHAT` line with exit status 2, like the script's own."""
+
+    def error(self, message):
+        m = re.match(r"argument ([^:]+): (.*)", message, re.S)
+        where, what = (m.group(1).split("/")[0], m.group(2)) if m else ("command line", message)
+        fail(where, "%s (%s --help for usage)" % (" ".join(what.split()), self.prog))
+
+
+def integer(lo, hi=None):
+    """An argparse type: an integer in [lo, hi]."""
+    def parse(text):
+        try:
+            v = int(text.strip(), 10)
+        except ValueError:
+            raise argparse.ArgumentTypeError("'%s' is not an integer" % text)
+        if v < lo or (hi is not None and v > hi):
+            raise argparse.ArgumentTypeError("%d is out of range (must be >= %d%s)" % (
+                v, lo, "" if hi is None else " and <= %d" % hi))
+        return v
+    return parse
+
+
+def integer_list(lo, hi, what):
+    """An argparse type: a comma-separated list of integers in [lo, hi] (empty items skipped; at least one)."""
+    one = integer(lo, hi)
+
+    def parse(text):
+        items = [t.strip() for t in text.split(",") if t.strip()]
+        if not items:
+            raise argparse.ArgumentTypeError("no %s given" % what)
+        try:
+            values = [one(t) for t in items]
+        except argparse.ArgumentTypeError as e:
+            raise argparse.ArgumentTypeError("%s; give comma-separated %s from %d to %d" % (e, what, lo, hi))
+        for v in values:
+            if values.count(v) > 1:
+                raise argparse.ArgumentTypeError("%d given twice" % v)
+        return values
+    return parse
+
+
+def topology_list(text):
+    """An argparse type: a comma-separated list of names of TOPOLOGIES, each at most once, at least one."""
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("no topology given (give some of: %s)" % ", ".join(TOPOLOGIES))
+    for t in names:
+        if t not in TOPOLOGIES:
+            raise argparse.ArgumentTypeError("unknown topology '%s' (known: %s)" % (t, ", ".join(TOPOLOGIES)))
+        if names.count(t) > 1:
+            raise argparse.ArgumentTypeError("topology '%s' given twice" % t)
+    return names
+
+
+# Slurm's --time formats (sbatch(1)): minutes, minutes:seconds, hours:minutes:seconds, days-hours,
+# days-hours:minutes, days-hours:minutes:seconds; 0, INFINITE or UNLIMITED for no limit.
+SLURM_TIME = re.compile(r"[0-9]+(:[0-9]+){0,2}|[0-9]+-[0-9]+(:[0-9]+){0,2}|(?i:infinite|unlimited)")
+
+
+def slurm_time(text):
+    """An argparse type: a Slurm time limit (nothing else may reach the #SBATCH line)."""
+    if not SLURM_TIME.fullmatch(text):
+        raise argparse.ArgumentTypeError(
+            "%r is not a Slurm time limit (minutes, minutes:seconds, hours:minutes:seconds, days-hours, "
+            "days-hours:minutes or days-hours:minutes:seconds)" % text)
+    return text
+
+
 def parse_args(description, default_topologies):
-    p = argparse.ArgumentParser(description=description)
+    p = Parser(description=description)
     size = p.add_mutually_exclusive_group()
     size.add_argument("--quick", action="store_true",
                       help="reduced instances of the same topologies (seconds; what ctest runs)")
     size.add_argument("--large", action="store_true",
                       help="the paper's large cluster (~16k accelerators): writes and submits a Slurm array job")
-    p.add_argument("--topologies", default=",".join(default_topologies),
+    p.add_argument("--topologies", type=topology_list, default=",".join(default_topologies),
                    help="comma-separated subset of: " + ", ".join(TOPOLOGIES))
     p.add_argument("--out", default="papers-hammingmesh", help="output directory (CSV, figure, HDF5 files)")
-    p.add_argument("--fabricsim", default=os.environ.get("FABRICSIM", os.path.join(SRC, "build", "src", "fabricsim")),
+    p.add_argument("--fabricsim", default=None,
                    help="the fabricsim binary (default: build/src/fabricsim, or $FABRICSIM)")
-    p.add_argument("--launch", default=os.environ.get("LAUNCH", ""),
+    p.add_argument("--launch", default=None,
                    help='prefix for each run, e.g. "mpiexec -n 4" (default: one rank, or $LAUNCH)')
     p.add_argument("--keep", action="store_true", help="keep every run's HDF5 file in OUT/runs")
-    p.add_argument("--ntasks", type=int, default=16, help="--large: MPI ranks per array task (default 16)")
-    p.add_argument("--time", default="24:00:00", help="--large: time limit per array task (default 24:00:00)")
+    p.add_argument("--ntasks", type=integer(1, 1 << 20), default=16,
+                   help="--large: MPI ranks per array task (default 16)")
+    p.add_argument("--time", type=slurm_time, default="24:00:00",
+                   help="--large: time limit per array task (default 24:00:00)")
     p.add_argument("--no-submit", action="store_true", help="--large: write OUT/large.sbatch, do not submit it")
     p.add_argument("--large-task", action="store_true", help=argparse.SUPPRESS)  # one task of the --large array
     return p
 
 
+def from_env(args, attr, env):
+    """(value, where) of an option that defaults to an environment variable (an empty one counts as unset)."""
+    v = getattr(args, attr)
+    if v is not None:
+        return v, "--" + attr
+    v = os.environ.get(env, "")
+    return (v, env) if v else (None, "--" + attr)
+
+
+def check_fabricsim(args):
+    """args.fabricsim: the binary (given, $FABRICSIM or build/src/fabricsim), checked to be an executable file."""
+    path, where = from_env(args, "fabricsim", "FABRICSIM")
+    if path is None:
+        path = os.path.join(SRC, "build", "src", "fabricsim")
+    if not path:
+        fail(where, "an empty path")
+    if not os.path.exists(path):
+        fail(where, "%s: no such file (build fabricsim first: see README.md)" % path)
+    if os.path.isdir(path):
+        fail(where, "%s is a directory, not the fabricsim binary" % path)
+    if not os.access(path, os.X_OK):
+        fail(where, "%s is not an executable (build first: see README.md)" % path)
+    # A bare name is a file here (as checked), not one on the PATH.
+    args.fabricsim = path if os.sep in path else os.path.join(os.curdir, path)
+    args.fabricsim_where = where
+
+
+def check_launch(args):
+    """args.launch: the prefix of each run, split into words; its program must be there."""
+    text, where = from_env(args, "launch", "LAUNCH")
+    try:
+        words = shlex.split(text or "")
+    except ValueError as e:
+        fail(where, "cannot split %r into words (%s)" % (text, str(e).lower()))
+    if words and shutil.which(words[0]) is None:
+        fail(where, "%s: no such program (not found%s)" % (
+            words[0], "" if os.sep in words[0] else " on the PATH"))
+    args.launch, args.launch_words, args.launch_where = text or "", words, where
+
+
+def check_out(args, files=(), dirs=()):
+    """--out can be the output directory: it is one, or it and its missing parents can be made
+    (made later, when the runs start); the FILES the script writes there are not directories, the
+    DIRS not files."""
+    out = args.out
+    if not out:
+        fail("--out", "an empty path")
+    full = os.path.abspath(out)
+    if os.path.lexists(full) and not os.path.isdir(full):
+        fail("--out", "%s exists and is not a directory" % out)
+    for name in files:
+        if os.path.isdir(os.path.join(full, name)):
+            fail("--out", "%s is a directory (the script writes a file there)" % os.path.join(out, name))
+    for name in dirs:
+        d = os.path.join(full, name)
+        if os.path.lexists(d) and not os.path.isdir(d):
+            fail("--out", "%s exists and is not a directory" % os.path.join(out, name))
+    top = full
+    while not os.path.lexists(top):
+        top = os.path.dirname(top)
+    if not os.path.isdir(top):
+        fail("--out", "cannot create %s: %s is not a directory" % (out, top))
+    if not os.access(top, os.W_OK | os.X_OK):
+        fail("--out", "cannot %s %s: no permission to write in %s" % (
+            "write in" if top == full else "create", out, top))
+
+
+def parse(p, outputs=()):
+    """Parse and check the command line: every value (argparse types), then the binary, the
+    launcher and --out, all before anything runs or is written.  OUTPUTS: the files the script
+    writes in --out."""
+    args = p.parse_args()
+    check_fabricsim(args)
+    if args.large:
+        args.launch, args.launch_words, args.launch_where = "", [], "--launch"  # (the tasks launch with srun)
+        check_out(args, ["large.sbatch"])
+    else:
+        check_launch(args)
+        check_out(args, outputs, ["runs"] if args.keep else [])
+    return args
+
+
 def topologies(args):
-    names = [t for t in args.topologies.split(",") if t]
-    for t in names:
-        if t not in TOPOLOGIES:
-            sys.exit("error: --topologies: unknown topology '%s' (known: %s)" % (t, ", ".join(TOPOLOGIES)))
-    return names
+    return list(args.topologies)
+
+
+def main(body):
+    """Run ``body()``: interrupts and I/O errors end it with one `error:` line, never a traceback."""
+    try:
+        body()
+    except KeyboardInterrupt:
+        fail("", "interrupted (SIGINT)", 128 + signal.SIGINT)
+    except BrokenPipeError:  # the reader of stdout went away (`| head`)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(1)
+    except OSError as e:
+        fail(e.filename or "", e.strerror or e, 1)
 
 
 def toml_value(v):
@@ -106,43 +290,140 @@ def config_of(name, args):
     return os.path.join(INPUTS, small), (dict(quick) if args.quick else {})
 
 
+def _error_of(r):
+    """fabricsim's own error (its `error:` lines, or its last line) of a failed run, on one line."""
+    lines = [l.strip() for l in (r.stderr or "").splitlines() + (r.stdout or "").splitlines() if l.strip()]
+    errors = [l[len("error:"):].strip() for l in lines if l.startswith("error:")]
+    if errors:
+        return "; ".join(errors)
+    return lines[-1] if lines else "no message"
+
+
+def _call(cmd, where):
+    """subprocess.run of CMD with its output captured; a program that cannot be started is one `error:` line."""
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True)
+    except OSError as e:
+        fail(where, "cannot run %s (%s)" % (cmd[0], e.strerror or e))
+
+
+def _status(rc):
+    return "killed by signal %d" % -rc if rc < 0 else "exit %d" % rc
+
+
+def make_dirs(path):
+    """Make the directory PATH and its missing parents; returns those made, parents first
+    (a failure is one `error: --out: ...` line, exit 2)."""
+    made = []
+    missing = []
+    p = os.path.abspath(path)
+    while not os.path.lexists(p):
+        missing.append(p)
+        p = os.path.dirname(p)
+    for d in reversed(missing):
+        try:
+            os.mkdir(d)
+        except OSError as e:
+            remove_empty(made)
+            fail("--out", "cannot create %s (%s)" % (d, e.strerror or e))
+        made.append(d)
+    return made
+
+
+def remove_empty(made):
+    """Remove again the directories make_dirs made, innermost first, as long as they are empty."""
+    for d in reversed(made):
+        try:
+            os.rmdir(d)
+        except OSError:
+            break
+
+
+def _interrupted(signum, frame):
+    fail("", "interrupted (%s)" % signal.Signals(signum).name, 128 + signum)
+
+
 class Runner:
-    """Runs fabricsim, keeping (or deleting) the HDF5 outputs."""
+    """Runs fabricsim, keeping (or deleting) the HDF5 outputs.
+
+    Use it as ``with Runner(args) as run:``: the temporary directory of the
+    runs is removed when the block ends, whether it succeeded or not (also on
+    SIGTERM and SIGHUP, which a batch system's time limit sends), and on a
+    failure so is an --out directory this Runner made that stayed empty.
+    """
 
     def __init__(self, args):
+        import importlib.util
+        for module in ("h5py", "numpy", "matplotlib"):
+            if importlib.util.find_spec(module) is None:
+                fail(sys.executable, "no module %s: run the script with /usr/bin/python3, with python3-h5py, "
+                     "python3-numpy and python3-matplotlib (see analysis/README.md)" % module)
         self.args = args
-        os.makedirs(args.out, exist_ok=True)
-        self.runs = os.path.join(args.out, "runs") if args.keep else tempfile.mkdtemp(prefix="hmpaper-")
-        os.makedirs(self.runs, exist_ok=True)
-        if not os.access(args.fabricsim, os.X_OK):
-            sys.exit("error: --fabricsim: %s is not an executable (build first: see README.md)" % args.fabricsim)
-        self.version = self.git_sha = ""
-        out = subprocess.run([args.fabricsim, "--version"], capture_output=True, text=True)
-        self.version = out.stdout.strip()
+        self.made = []  # directories made here, parents first
+        self.runs = None
         self.count = 0
+        self.version = self.git_sha = ""
+        out = _call([args.fabricsim, "--version"], args.fabricsim_where)
+        self.version = out.stdout.strip()
+        if out.returncode != 0 or not self.version.startswith("fabricsim"):
+            fail(args.fabricsim_where, "%s --version: %s (not fabricsim?)" % (
+                args.fabricsim, _error_of(out) if out.returncode != 0 else repr(self.version[:80])))
+
+    def __enter__(self):
+        self._handlers = {s: signal.signal(s, _interrupted) for s in (signal.SIGTERM, signal.SIGHUP)}
+        try:
+            self.made += make_dirs(self.args.out)
+            if self.args.keep:
+                self.runs = os.path.join(self.args.out, "runs")
+                self.made += make_dirs(self.runs)
+            else:
+                self.runs = tempfile.mkdtemp(prefix="hmpaper-")
+        except BaseException:
+            self.close(ok=False)
+            raise
+        return self
+
+    def __exit__(self, kind, value, tb):
+        self.close(ok=kind is None or (kind is SystemExit and value.code in (None, 0)))
+        return False
+
+    def close(self, ok=True):
+        """Remove the temporary directory of the runs; after a failure also the directories made that are empty."""
+        if self.runs is not None and not self.args.keep:
+            shutil.rmtree(self.runs, ignore_errors=True)
+            self.runs = None
+        if not ok:
+            remove_empty(self.made)
+        for s, h in getattr(self, "_handlers", {}).items():
+            signal.signal(s, h)
+        self._handlers = {}
 
     def run(self, tag, config, overrides):
         """One run; returns (HDF5 path, wall seconds, the command line)."""
         self.count += 1
         h5 = os.path.join(self.runs, "%03d_%s.h5" % (self.count, tag))
-        cmd = shlex.split(self.args.launch) + [self.args.fabricsim, "run", config] + set_args(overrides) + \
+        launch = self.args.launch_words
+        cmd = launch + [self.args.fabricsim, "run", config] + set_args(overrides) + \
             ["--set", 'output.progress="never"', "-o", h5]
         t0 = time.time()
-        r = subprocess.run(cmd, capture_output=True, text=True)
+        r = _call(cmd, self.args.launch_where if launch else self.args.fabricsim_where)
         wall = time.time() - t0
         if r.returncode != 0:
-            sys.stderr.write(r.stdout + r.stderr)
-            sys.exit("error: fabricsim failed (exit %d): %s" % (r.returncode, " ".join(shlex.quote(c) for c in cmd)))
-        return h5, wall, " ".join(shlex.quote(c) for c in cmd[len(shlex.split(self.args.launch)):])
+            fail("fabricsim run", "%s (%s; the command: %s)" % (
+                _error_of(r), _status(r.returncode), " ".join(shlex.quote(c) for c in cmd)), 1)
+        return h5, wall, " ".join(shlex.quote(c) for c in cmd[len(launch):])
 
     def info(self, config, overrides):
         """`fabricsim info --json` of a configuration (structure, cost, fluid bound)."""
         cmd = [self.args.fabricsim, "info", config, "--json"] + set_args(overrides)
-        r = subprocess.run(cmd, capture_output=True, text=True)
+        r = _call(cmd, self.args.fabricsim_where)
+        where = "the command: " + " ".join(shlex.quote(c) for c in cmd)
         if r.returncode != 0:
-            sys.stderr.write(r.stdout + r.stderr)
-            sys.exit("error: fabricsim info failed: " + " ".join(shlex.quote(c) for c in cmd))
-        return json.loads(r.stdout)
+            fail("fabricsim info", "%s (%s; %s)" % (_error_of(r), _status(r.returncode), where), 1)
+        try:
+            return json.loads(r.stdout)
+        except ValueError as e:
+            fail("fabricsim info", "its output is not JSON (%s; %s)" % (e, where), 1)
 
     def done(self, h5):
         if not self.args.keep:
@@ -205,30 +486,47 @@ def submit_large(args, script, extra=()):
     """--large: a Slurm array job, one task per topology, each running this
     script for one topology of the large cluster into OUT/<topology>/."""
     names = topologies(args)
-    os.makedirs(args.out, exist_ok=True)
+    if not names:  # (parse() refuses an empty list: an array of no task would read --array=0--1)
+        fail("--topologies", "no topology given")
+    out = os.path.abspath(args.out)
     job = os.path.join(args.out, "large.sbatch")
     me = os.path.abspath(script)
-    with open(job, "w") as f:
-        f.write("#!/usr/bin/env bash\n")
-        f.write("#SBATCH --job-name=hmpaper-%s\n" % os.path.splitext(os.path.basename(script))[0])
-        f.write("#SBATCH --array=0-%d\n" % (len(names) - 1))
-        f.write("#SBATCH --ntasks=%d\n#SBATCH --time=%s\n" % (args.ntasks, args.time))
-        f.write("# Written by %s --large: the HammingMesh paper's large cluster, one topology per task.\n"
-                % os.path.relpath(me, SRC))
-        f.write("set -euo pipefail\nnames=(%s)\n" % " ".join(names))
-        f.write("t=${names[$SLURM_ARRAY_TASK_ID]}\n")
-        f.write('/usr/bin/python3 %s --large-task --topologies "$t" --out %s/"$t" --fabricsim %s --launch "srun" %s\n'
-                % (shlex.quote(me), shlex.quote(os.path.abspath(args.out)), shlex.quote(args.fabricsim),
-                   " ".join(shlex.quote(x) for x in extra)))
-    os.chmod(job, 0o755)
-    if args.no_submit or subprocess.run(["which", "sbatch"], capture_output=True).returncode != 0:
+    text = "".join([
+        "#!/usr/bin/env bash\n",
+        "#SBATCH --job-name=hmpaper-%s\n" % os.path.splitext(os.path.basename(script))[0],
+        "#SBATCH --array=0-%d\n" % (len(names) - 1),
+        "#SBATCH --ntasks=%d\n#SBATCH --time=%s\n" % (args.ntasks, args.time),
+        "# Written by %s --large: the HammingMesh paper's large cluster, one topology per task.\n"
+        % os.path.relpath(me, SRC),
+        "set -euo pipefail\nnames=(%s)\n" % " ".join(names),
+        "t=${names[$SLURM_ARRAY_TASK_ID]}\n",
+        '/usr/bin/python3 %s --large-task --topologies "$t" --out %s/"$t" --fabricsim %s --launch "srun" %s\n'
+        % (shlex.quote(me), shlex.quote(out), shlex.quote(os.path.abspath(args.fabricsim)),
+           " ".join(shlex.quote(x) for x in extra)),
+    ])
+    # (No value can break a line of it: --time is a Slurm time, the names are TOPOLOGIES' keys, the
+    # rest quoted.)  Written whole or not at all.
+    made = make_dirs(out)
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".large.sbatch.", dir=out)
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.chmod(tmp, 0o755)
+        os.replace(tmp, job)
+    except OSError as e:
+        if tmp and os.path.exists(tmp):
+            os.remove(tmp)
+        remove_empty(made)
+        fail("--out", "cannot write %s (%s)" % (job, e.strerror or e), 1)
+    if args.no_submit or shutil.which("sbatch") is None:
         print("wrote %s (%s: submit it on the cluster with `sbatch %s`)" % (
             job, "not submitted" if args.no_submit else "no sbatch here", job))
         return
-    r = subprocess.run(["sbatch", job], capture_output=True, text=True)
-    print(r.stdout.strip() or r.stderr.strip())
+    r = _call(["sbatch", job], "sbatch")
     if r.returncode != 0:
-        sys.exit("error: sbatch failed")
+        fail("sbatch %s" % job, "%s (%s)" % (_error_of(r), _status(r.returncode)), 1)
+    print(r.stdout.strip() or r.stderr.strip())
 
 
 def finite(x):
