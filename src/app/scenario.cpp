@@ -324,11 +324,12 @@ std::unique_ptr<net::PathProvider> flow_paths(const config::Config& cfg, const n
   if (np.state_routes != nullptr) {
     const bool first = alg == RoutingAlgorithm::Dor || alg == RoutingAlgorithm::Minimal || alg == RoutingAlgorithm::DmodK;
     return std::make_unique<net::RulesPaths>(topo, *np.state_routes, split, np.ecmp_seed,
-                                             first ? net::RulePick::First : net::RulePick::Hash);
+                                             first ? net::RulePick::First : net::RulePick::Hash, np.ecmp_hash);
   }
-  if (np.up_down) return std::make_unique<net::ShortestPaths>(topo, split, np.ecmp_seed);
+  if (np.up_down) return std::make_unique<net::ShortestPaths>(topo, split, np.ecmp_seed, np.ecmp_hash);
   table = std::make_unique<net::RoutingTable>(topo);
-  return std::make_unique<net::TablePaths>(topo, *table, split, np.ecmp_seed, alg == RoutingAlgorithm::DmodK);
+  return std::make_unique<net::TablePaths>(topo, *table, split, np.ecmp_seed, alg == RoutingAlgorithm::DmodK,
+                                          np.ecmp_hash);
 }
 
 workload::TrafficParams traffic_params(const config::Config& cfg) {

@@ -288,9 +288,16 @@ std::vector<ParamDecl> declare() {
                          "(refused if its channel dependency graph has a cycle, as it could deadlock), `up_down` over "
                          "the shortest up*/down* paths from a root switch (deadlock-free on any graph, some paths "
                          "longer), `auto` minimal when that is cycle-free, else up_down."));
-  p.push_back(enum_param("routing", "ecmp_hash", "mix64", {"mix64", "crc32"},
-                         "Hash function of `ecmp` over (src, dst, source port, destination port, protocol)."));
-  p.push_back(int_param("routing", "ecmp_seed", "", 0, "Seed mixed into the `ecmp` hash.", 0, 4294967295.0));
+  p.push_back(enum_param("routing", "ecmp_hash", "mix64", {"mix64", "crc32", "murmur3", "wang_jenkins"},
+                         "Hash function of `ecmp`, the same in the packet, flow and analytic models (one path per "
+                         "message, the same in each). `mix64`, `crc32`, `murmur3`: of the 5-tuple (src, dst, the "
+                         "message's source port, destination port 4791, UDP), seeded per switch. `wang_jenkins`: the "
+                         "routing paper's (Wang/Jenkins integer hash of source ToR + nonSeq(src, dst)): no port and "
+                         "no switch seed, so a pair keeps one path for every message (docs/model.md)."));
+  p.push_back(int_param("routing", "ecmp_seed", "", 0,
+                        "Seed mixed into the `ecmp` hash (per switch; `wang_jenkins`: added to the source ToR's id, "
+                        "0 being the paper's hash).",
+                        0, 4294967295.0));
   // ---------------------------------------------------------------- workload
   p.push_back(enum_param("workload", "kind", "traffic", {"traffic", "collective", "dnn", "trace"},
                          "`traffic`: synthetic traffic patterns (see `pattern`). `collective`: an NCCL-tests style "

@@ -42,6 +42,7 @@
 
 #include "fabricsim/core/time.hpp"
 #include "fabricsim/net/flow_rates.hpp"
+#include "fabricsim/net/ecmp.hpp"
 #include "fabricsim/net/topology.hpp"
 
 namespace fabricsim::net {
@@ -98,7 +99,9 @@ class PathWalker {
  public:
   explicit PathWalker(const Topology& topo) : topo_(topo) {}
   template <class Candidates>
-  void walk(EndpointId src, EndpointId dst, std::uint64_t key, std::uint64_t seed, PathSplit split,
+  /// PathSplit::Single: one candidate per node, picked by `ecmp` as the
+  /// packet model picks it (`key`: the message's UDP source port).
+  void walk(EndpointId src, EndpointId dst, std::uint64_t key, const Ecmp& ecmp, PathSplit split,
             Candidates&& candidates, FlowRoute& out);
 
  private:
@@ -119,7 +122,7 @@ class PathWalker {
 /// Minimal paths by breadth-first search over the topology.
 class ShortestPaths : public PathProvider {
  public:
-  ShortestPaths(const Topology& topo, PathSplit split, std::uint64_t seed = 0);
+  ShortestPaths(const Topology& topo, PathSplit split, std::uint32_t seed = 0, EcmpHash hash = EcmpHash::Mix64);
   void route(EndpointId src, EndpointId dst, std::uint64_t key, FlowRoute& out) override;
   /// Hops from node n to endpoint dst (kUnreachable if none).
   std::uint32_t distance(NodeId n, EndpointId dst);
@@ -129,7 +132,7 @@ class ShortestPaths : public PathProvider {
   const std::vector<std::uint32_t>& distances(EndpointId dst);
   const Topology& topo_;
   PathSplit split_;
-  std::uint64_t seed_;
+  Ecmp ecmp_;
   std::vector<std::vector<std::uint32_t>> dist_;  // per destination endpoint, filled on first use
   std::vector<NodeId> queue_;
   flow_detail::PathWalker walker_;
@@ -143,15 +146,15 @@ class TablePaths : public PathProvider {
  public:
   /// `dmodk`: one path per message by D-mod-k (the packet model's choice,
   /// dmodk_divisors()) instead of a hash; `split` is then ignored.
-  TablePaths(const Topology& topo, const RoutingTable& table, PathSplit split, std::uint64_t seed = 0,
-             bool dmodk = false);
+  TablePaths(const Topology& topo, const RoutingTable& table, PathSplit split, std::uint32_t seed = 0,
+             bool dmodk = false, EcmpHash hash = EcmpHash::Mix64);
   void route(EndpointId src, EndpointId dst, std::uint64_t key, FlowRoute& out) override;
 
  private:
   const Topology& topo_;
   const RoutingTable& table_;
   PathSplit split_;
-  std::uint64_t seed_;
+  Ecmp ecmp_;
   std::vector<std::uint32_t> dmodk_;  ///< divisors per level (empty: no D-mod-k)
   flow_detail::PathWalker walker_;
 };
@@ -160,7 +163,7 @@ class StateRoutes;
 
 /// Which move RulesPaths takes with PathSplit::Single where the rules offer
 /// several: the first (in port order, as the packet model's deterministic
-/// algorithms do) or one by a hash of (seed, key, node).
+/// algorithms do) or one by the ECMP hash (ecmp.hpp), as the packet model's ecmp.
 enum class RulePick : std::uint8_t { First, Hash };
 
 /// The routes of a StateRoutes (owned by the caller, must outlive this)
@@ -171,8 +174,8 @@ enum class RulePick : std::uint8_t { First, Hash };
 /// first use.
 class RulesPaths : public PathProvider {
  public:
-  RulesPaths(const Topology& topo, const StateRoutes& routes, PathSplit split, std::uint64_t seed = 0,
-             RulePick pick = RulePick::Hash);
+  RulesPaths(const Topology& topo, const StateRoutes& routes, PathSplit split, std::uint32_t seed = 0,
+             RulePick pick = RulePick::Hash, EcmpHash hash = EcmpHash::Mix64);
   void route(EndpointId src, EndpointId dst, std::uint64_t key, FlowRoute& out) override;
 
  private:
@@ -187,7 +190,7 @@ class RulesPaths : public PathProvider {
   const Topology& topo_;
   const StateRoutes& routes_;
   PathSplit split_;
-  std::uint64_t seed_;
+  Ecmp ecmp_;
   RulePick pick_;
   std::size_t states_;
   std::vector<std::uint32_t> slot_;       // per (node, state): its index in next_, or none

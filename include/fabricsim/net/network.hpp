@@ -33,6 +33,7 @@
 
 #include "fabricsim/core/link.hpp"
 #include "fabricsim/core/simulator.hpp"
+#include "fabricsim/net/ecmp.hpp"
 #include "fabricsim/net/topology.hpp"
 
 namespace fabricsim::net {
@@ -48,10 +49,8 @@ namespace fabricsim::net {
 /// Dor, Minimal: the first of the rules' moves (deterministic).  Valiant,
 /// UgalLocal, UgalGlobal: Dragonfly (see NetworkParams::valiant_routes).
 enum class RoutingAlgorithm : std::uint8_t { Ecmp, Spray, Adaptive, DmodK, Dor, Minimal, Valiant, UgalLocal, UgalGlobal };
-enum class EcmpHash : std::uint8_t { Mix64, Crc32 };
 
 RoutingAlgorithm parse_routing_algorithm(const std::string& name);
-EcmpHash parse_ecmp_hash(const std::string& name);
 
 struct NetworkParams {
   std::uint32_t packet_bytes = 4096;

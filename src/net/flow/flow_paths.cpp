@@ -24,21 +24,21 @@ void PathWalker::unreachable(EndpointId src, EndpointId dst) const {
 }
 
 template <class Candidates>
-void PathWalker::walk(EndpointId src, EndpointId dst, std::uint64_t key, std::uint64_t seed, PathSplit split,
+void PathWalker::walk(EndpointId src, EndpointId dst, std::uint64_t key, const Ecmp& ecmp, PathSplit split,
                       Candidates&& candidates, FlowRoute& out) {
   out.clear();
   const NodeId s = topo_.endpoint_node(src);
   const NodeId d = topo_.endpoint_node(dst);
   double bottleneck = std::numeric_limits<double>::infinity();
   if (split == PathSplit::Single) {
-    const std::uint64_t h = util::hash2(seed, key);
+    const auto sport = static_cast<std::uint16_t>(key);
     NodeId u = s;
     core::SimTime latency;
     while (u != d) {
       cand_.clear();
       candidates(u, cand_);
       if (cand_.empty() || out.hops > topo_.node_count()) unreachable(src, dst);
-      const std::size_t pick = cand_.size() == 1 ? 0 : util::hash2(h, u) % cand_.size();
+      const std::size_t pick = ecmp.pick(u, src, dst, sport, cand_.size());
       const Link& link = topo_.link(cand_[pick]);
       out.links.push_back(FlowLink{cand_[pick], 1.0});
       latency += link.latency;
@@ -94,8 +94,8 @@ void PathWalker::walk(EndpointId src, EndpointId dst, std::uint64_t key, std::ui
 
 }  // namespace flow_detail
 
-ShortestPaths::ShortestPaths(const Topology& topo, PathSplit split, std::uint64_t seed)
-    : topo_(topo), split_(split), seed_(seed), dist_(topo.endpoint_count()), walker_(topo) {}
+ShortestPaths::ShortestPaths(const Topology& topo, PathSplit split, std::uint32_t seed, EcmpHash hash)
+    : topo_(topo), split_(split), ecmp_(topo, hash, seed), dist_(topo.endpoint_count()), walker_(topo) {}
 
 const std::vector<std::uint32_t>& ShortestPaths::distances(EndpointId dst) {
   std::vector<std::uint32_t>& dist = dist_[dst];
@@ -126,7 +126,7 @@ void ShortestPaths::route(EndpointId src, EndpointId dst, std::uint64_t key, Flo
   const std::vector<std::uint32_t>& dist = distances(dst);
   const NodeId d = topo_.endpoint_node(dst);
   walker_.walk(
-      src, dst, key, seed_, split_,
+      src, dst, key, ecmp_, split_,
       [&](NodeId u, std::vector<LinkId>& cand) {
         if (dist[u] == kUnreachable) return;
         for (LinkId l : topo_.node(u).out) {
@@ -139,18 +139,18 @@ void ShortestPaths::route(EndpointId src, EndpointId dst, std::uint64_t key, Flo
       out);
 }
 
-TablePaths::TablePaths(const Topology& topo, const RoutingTable& table, PathSplit split, std::uint64_t seed,
-                       bool dmodk)
+TablePaths::TablePaths(const Topology& topo, const RoutingTable& table, PathSplit split, std::uint32_t seed,
+                       bool dmodk, EcmpHash hash)
     : topo_(topo),
       table_(table),
       split_(dmodk ? PathSplit::Single : split),
-      seed_(seed),
+      ecmp_(topo, hash, seed),
       dmodk_(dmodk ? dmodk_divisors(topo) : std::vector<std::uint32_t>{}),
       walker_(topo) {}
 
 void TablePaths::route(EndpointId src, EndpointId dst, std::uint64_t key, FlowRoute& out) {
   walker_.walk(
-      src, dst, key, seed_, split_,
+      src, dst, key, ecmp_, split_,
       [&](NodeId u, std::vector<LinkId>& cand) {
         const Node& node = topo_.node(u);
         const auto ports = table_.candidates(u, dst);
@@ -171,9 +171,14 @@ namespace {
 constexpr std::uint32_t kNoRouteSlot = flow_detail::kNoSlot;
 }
 
-RulesPaths::RulesPaths(const Topology& topo, const StateRoutes& routes, PathSplit split, std::uint64_t seed,
-                       RulePick pick)
-    : topo_(topo), routes_(routes), split_(split), seed_(seed), pick_(pick), states_(routes.rules().state_count()) {}
+RulesPaths::RulesPaths(const Topology& topo, const StateRoutes& routes, PathSplit split, std::uint32_t seed,
+                       RulePick pick, EcmpHash hash)
+    : topo_(topo),
+      routes_(routes),
+      split_(split),
+      ecmp_(topo, hash, seed),
+      pick_(pick),
+      states_(routes.rules().state_count()) {}
 
 void RulesPaths::unreachable(EndpointId src, EndpointId dst) const {
   throw util::ConfigError("routing: no legal route (" + routes_.rules().describe() + ") from endpoint " +
@@ -198,7 +203,7 @@ void RulesPaths::route(EndpointId src, EndpointId dst, std::uint64_t key, FlowRo
   thread_local std::vector<StateRoutes::Option> opts;
   double bottleneck = std::numeric_limits<double>::infinity();
   if (split_ == PathSplit::Single) {
-    const std::uint64_t h = util::hash2(seed_, key);
+    const auto sport = static_cast<std::uint16_t>(key);
     NodeId u = s;
     std::uint8_t state = routes_.rules().initial_state();
     core::SimTime latency;
@@ -206,7 +211,7 @@ void RulesPaths::route(EndpointId src, EndpointId dst, std::uint64_t key, FlowRo
       opts.clear();
       routes_.options(u, state, dst, opts);
       if (opts.empty() || out.hops > max_hops) unreachable(src, dst);
-      const std::size_t pick = pick_ == RulePick::First || opts.size() == 1 ? 0 : util::hash2(h, u) % opts.size();
+      const std::size_t pick = pick_ == RulePick::First ? 0 : ecmp_.pick(u, src, dst, sport, opts.size());
       const StateRoutes::Option& o = opts[pick];
       const Link& link = topo_.link(o.link);
       out.links.push_back(FlowLink{o.link, 1.0});

@@ -39,8 +39,6 @@ inline constexpr std::uint32_t kCreditFlag = 0x80000000u;
 // Packet::aux: 0 = route to the destination; g + 1 = first go to group g
 // (Valiant); kUndecided = UGAL decides at the first router.
 inline constexpr std::uint16_t kUndecided = 0xFFFF;
-inline constexpr std::uint16_t kRoceDstPort = 4791;
-inline constexpr std::uint8_t kUdp = 17;
 
 // Event priorities among events at the same time: credits first (so that a
 // packet arriving at the same instant sees them), then output wake-ups, packet
@@ -127,6 +125,7 @@ class NetworkImpl final : public NetworkModel {
 
   const Topology& topo_;
   NetworkParams params_;
+  Ecmp ecmp_;  // routing.ecmp_hash / ecmp_seed: the same function the flow models walk paths by
   core::Simulator& sim_;
   // The trees' minimal-route table; not built for route rules or up*/down*
   // (a per-endpoint table on a direct topology would be the largest thing here).
@@ -438,7 +437,9 @@ class NetworkImpl final : public NetworkModel {
                               std::uint8_t* end_state, NodeId* end_node);
   void route_in(LinkId in, std::uint32_t p);
   void arbitrate_mixed(LinkId o);
-  std::uint64_t ecmp_hash(NodeId at, const Message& msg) const;
+  std::uint64_t ecmp_hash(NodeId at, const Message& msg) const {
+    return ecmp_.hash(at, msg.src, msg.dst, msg.flow_port);
+  }
   void note_queue(LinkId o);
   /// Time-series interval index of time t; doubles the interval (merging
   /// pairs of bins) when t would need more than max_intervals_ bins.

@@ -4,7 +4,7 @@
 namespace fabricsim::net {
 
 NetworkImpl::NetworkImpl(const Topology& topo, const NetworkParams& params, core::Simulator& sim)
-    : topo_(topo), params_(params), sim_(sim) {
+    : topo_(topo), params_(params), ecmp_(topo, params.ecmp_hash, params.ecmp_seed), sim_(sim) {
   if (params_.header_bytes >= params_.packet_bytes)
     throw util::ConfigError("network.header_bytes: must be smaller than network.packet_bytes");
   if (params_.buffer_bytes < params_.packet_bytes)

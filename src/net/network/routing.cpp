@@ -3,20 +3,6 @@
 
 namespace fabricsim::net {
 
-namespace {
-
-
-std::uint32_t crc32_bytes(const std::uint8_t* p, std::size_t n, std::uint32_t crc) {
-  crc = ~crc;
-  for (std::size_t i = 0; i < n; ++i) {
-    crc ^= p[i];
-    for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
-  }
-  return ~crc;
-}
-
-}  // namespace
-
 RoutingAlgorithm parse_routing_algorithm(const std::string& name) {
   if (name == "ecmp") return RoutingAlgorithm::Ecmp;
   if (name == "spray") return RoutingAlgorithm::Spray;
@@ -28,35 +14,6 @@ RoutingAlgorithm parse_routing_algorithm(const std::string& name) {
   if (name == "ugal_local") return RoutingAlgorithm::UgalLocal;
   if (name == "ugal_global") return RoutingAlgorithm::UgalGlobal;
   throw util::ConfigError("routing.algorithm: unknown algorithm '" + name + "'");
-}
-
-EcmpHash parse_ecmp_hash(const std::string& name) {
-  if (name == "mix64") return EcmpHash::Mix64;
-  if (name == "crc32") return EcmpHash::Crc32;
-  throw util::ConfigError("routing.ecmp_hash: unknown hash '" + name + "'");
-}
-
-std::uint64_t NetworkImpl::ecmp_hash(NodeId at, const Message& msg) const {
-  // Each switch mixes its own id into the seed, as real switches do, so that
-  // consecutive hops do not make correlated choices (hash polarization).
-  const std::uint64_t seed = util::hash2(params_.ecmp_seed, at);
-  if (params_.ecmp_hash == EcmpHash::Crc32) {
-    std::array<std::uint8_t, 13> t{};
-    auto put32 = [&](std::size_t o, std::uint32_t v) {
-      for (int i = 0; i < 4; ++i) t[o + i] = static_cast<std::uint8_t>(v >> (8 * i));
-    };
-    put32(0, msg.src);
-    put32(4, msg.dst);
-    t[8] = static_cast<std::uint8_t>(msg.flow_port);
-    t[9] = static_cast<std::uint8_t>(msg.flow_port >> 8);
-    t[10] = static_cast<std::uint8_t>(kRoceDstPort);
-    t[11] = static_cast<std::uint8_t>(kRoceDstPort >> 8);
-    t[12] = kUdp;
-    return crc32_bytes(t.data(), t.size(), static_cast<std::uint32_t>(seed));
-  }
-  std::uint64_t h = util::hash2(seed, (static_cast<std::uint64_t>(msg.src) << 32) | msg.dst);
-  h = util::hash2(h, (static_cast<std::uint64_t>(msg.flow_port) << 24) | (std::uint64_t{kRoceDstPort} << 8) | kUdp);
-  return h;
 }
 
 LinkId NetworkImpl::choose_output(NodeId at, const Packet& pkt, const Message& msg) {
