@@ -64,6 +64,25 @@ void Comm::allgather(const std::int64_t* v, int n, std::vector<std::int64_t>& ou
   MPI_Allgather(v, n, MPI_INT64_T, out.data(), n, MPI_INT64_T, comm_);
 }
 
+std::vector<std::int64_t> Comm::allgatherv(const std::vector<std::int64_t>& mine,
+                                           std::vector<std::int64_t>* counts_out) const {
+  const auto n = static_cast<std::int64_t>(mine.size());
+  std::vector<std::int64_t> counts;
+  allgather(&n, 1, counts);
+  std::vector<int> c(counts.size()), displ(counts.size());
+  int total = 0;
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    c[i] = static_cast<int>(counts[i]);
+    displ[i] = total;
+    total += c[i];
+  }
+  std::vector<std::int64_t> out(static_cast<std::size_t>(total));
+  MPI_Allgatherv(mine.data(), static_cast<int>(n), MPI_INT64_T, out.data(), c.data(), displ.data(), MPI_INT64_T,
+                 comm_);
+  if (counts_out != nullptr) *counts_out = std::move(counts);
+  return out;
+}
+
 std::string Comm::broadcast(const std::string& s, int root) const {
   std::uint64_t n = s.size();
   MPI_Bcast(&n, 1, MPI_UINT64_T, root, comm_);

@@ -30,6 +30,22 @@ void RecordExchange::post(const core::RemoteRecord& record) {
   ++sent_;
 }
 
+void RecordExchange::request_step(core::SimTime at) {
+  const std::int64_t t = at.ps();
+  const std::int64_t now = step_time_ != INT64_MIN ? step_time_ : (clock_ != nullptr ? clock_->now().ps() : 0);
+  const std::int64_t delay = step_time_ != INT64_MIN ? 0 : min_step_delay_;
+  if (t < now || t - now < delay)
+    throw util::UserError("a global step requested at " + std::to_string(t) + " ps, less than " +
+                          std::to_string(delay) + " ps after now (" + std::to_string(now) +
+                          " ps): the control latency must be at least the largest cut distance times the lookahead");
+  steps_.push(t);
+  // Nothing at or after t on this rank before the step.
+  if (t < horizon_) {
+    horizon_ = t;
+    if (sim_ != nullptr) sim_->stop();
+  }
+}
+
 const std::vector<core::RemoteRecord>& RecordExchange::exchange() {
   constexpr int kTag = 4711;
   constexpr int kBytes = static_cast<int>(sizeof(core::RemoteRecord));
@@ -77,10 +93,16 @@ std::vector<std::int32_t> rank_distances(int ranks, const std::vector<std::pair<
   return d;
 }
 
+core::SimTime min_step_delay(const std::vector<std::int32_t>& distance, core::SimTime lookahead) {
+  std::int32_t most = distance.size() > 1 ? 1 : 0;
+  for (const std::int32_t d : distance) most = std::max(most, d);
+  return core::SimTime::from_ps(most * lookahead.ps());
+}
+
 WindowStats run_conservative(core::Simulator& sim, const Comm& comm, RecordExchange& exchange,
                              const std::vector<std::int32_t>& distance, core::SimTime lookahead, core::SimTime end,
                              const std::function<void(const core::RemoteRecord&)>& deliver,
-                             const std::function<void()>& after_window) {
+                             const std::function<void()>& after_window, GlobalSteps* steps) {
   FABRICSIM_ASSERT(lookahead > core::SimTime::zero(), "conservative windows need a positive lookahead");
   FABRICSIM_ASSERT(distance.size() == static_cast<std::size_t>(comm.size()), "one distance per rank");
   WindowStats st;
@@ -105,13 +127,24 @@ WindowStats run_conservative(core::Simulator& sim, const Comm& comm, RecordExcha
     failure = std::string(ue ? "" : "unexpected failure: ") + e.what() + " (rank " + std::to_string(comm.rank()) + ")";
     failure_code = ue ? ue->exit_code() : 1;
   };
-  constexpr std::size_t kFields = 3;  // next event time, events in the window, failed
+  // Global steps: one delay bound for every rank (the largest distance
+  // anywhere); a rank that no record path reaches from rank s keeps its
+  // horizon below e_s + that bound, so it cannot run past a step s may
+  // request.
+  std::int64_t step_delay = 0;
+  if (steps != nullptr) {
+    const std::int64_t mine = min_step_delay(distance, lookahead).ps();
+    step_delay = comm.size() > 1 ? comm.allreduce_max(mine) : mine;
+    exchange.set_min_step_delay(step_delay);
+    exchange.set_clock(&sim);
+  }
+  constexpr std::size_t kFields = 4;  // next event time, events in the window, failed, earliest step requested
   std::vector<std::int64_t> gathered;
   std::uint64_t counted = sim.events_processed();
   const auto gather = [&] {
     const std::int64_t mine[kFields] = {sim.next_event_time().ps(),
                                         static_cast<std::int64_t>(sim.events_processed() - counted),
-                                        failure_code != 0 ? 1 : 0};
+                                        failure_code != 0 ? 1 : 0, exchange.pending_step()};
     counted = sim.events_processed();
     comm.allgather(mine, kFields, gathered);
     std::int64_t most = 0;
@@ -126,11 +159,43 @@ WindowStats run_conservative(core::Simulator& sim, const Comm& comm, RecordExcha
     const auto code = static_cast<int>(comm.allreduce_max(std::int64_t{failure_code}));
     throw util::SharedError(message, code);
   };
+  // The step at t: every rank's contribution gathered, the same decision
+  // applied everywhere (an exception still takes part in the gather, and
+  // the failure is agreed at the next gather).
+  const auto global_step = [&](std::int64_t t) {
+    std::vector<std::int64_t> mine;
+    try {
+      if (failure_code == 0) mine = steps->contribute(core::SimTime::from_ps(t));
+    } catch (const std::exception& e) {
+      fail(e);
+    }
+    std::vector<std::int64_t> counts;
+    const std::vector<std::int64_t> all = comm.size() > 1 ? comm.allgatherv(mine, &counts) : mine;
+    if (comm.size() == 1) counts.assign(1, static_cast<std::int64_t>(mine.size()));
+    exchange.served_step(t);
+    exchange.set_step_time(t);
+    try {
+      if (failure_code == 0) steps->apply(core::SimTime::from_ps(t), all, counts);
+    } catch (const std::exception& e) {
+      fail(e);
+    }
+    exchange.set_step_time(INT64_MIN);
+    ++st.global_steps;
+  };
   gather();
   std::int64_t previous_first = INT64_MIN;
   for (;;) {
     std::int64_t first = INT64_MAX;
-    for (std::size_t s = 0; s < distance.size(); ++s) first = std::min(first, gathered[kFields * s]);
+    std::int64_t step = INT64_MAX;
+    for (std::size_t s = 0; s < distance.size(); ++s) {
+      first = std::min(first, gathered[kFields * s]);
+      step = std::min(step, gathered[kFields * s + 3]);
+    }
+    if (steps != nullptr && step != INT64_MAX && step <= first && step < end.ps()) {
+      global_step(step);  // no event before it is left anywhere
+      gather();
+      continue;
+    }
     if (first == INT64_MAX || first >= end.ps()) break;
     if (st.windows > 0 && first > plus(previous_first, l)) ++st.skipped_stretches;
     previous_first = first;
@@ -144,6 +209,14 @@ WindowStats run_conservative(core::Simulator& sim, const Comm& comm, RecordExcha
     // waits, then the roles swap, and the ranks take turns instead of
     // working together (16k fat tree, 2 ranks: 1.8x slower).
     if (horizon < plus(first, 2 * l)) horizon = std::min(horizon, plus(first, l));
+    if (steps != nullptr) {
+      // Not past a step gathered; and not past what a rank that cannot
+      // reach this one might yet request (e_s + the delay bound).
+      horizon = std::min(horizon, step);
+      for (std::size_t s = 0; s < distance.size(); ++s)
+        if (reach[s] == INT64_MAX && static_cast<int>(s) != comm.rank())
+          horizon = std::min(horizon, plus(gathered[kFields * s], step_delay));
+    }
     exchange.open_window(horizon, l, &sim);
     try {
       // post() lowers the horizon and stops the run: go on up to the new one.

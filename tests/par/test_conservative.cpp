@@ -12,6 +12,7 @@
 // Then a failure: rank 2's event at 1 us throws while rank 0 ticks; every
 // rank must get the same SharedError (rank 2's message and exit code) at
 // the end of that window, and rank 0 must stop before its ticks run out.
+// Then a global step (issue 28, item 6; described below) and a refused one.
 #include <mpi.h>
 
 #include <cstdio>
@@ -144,6 +145,101 @@ int main(int argc, char** argv) {
     check(caught == "boom (rank 2)", "every rank gets the failing rank's message", r);
     check(code == 7, "every rank gets the failing rank's exit code", r);
     if (r == 0) check(failing.ticks > 0 && failing.ticks < 1001, "rank 0 stops soon after the failure", r);
+
+    // A global step: rank 0, busy ticking, asks at 1 us for a step 100 ns
+    // later (the bound is d_max L = 40 ns); it contributes 42 (a decision
+    // input only it holds), and every rank applies "mode = the sum of the
+    // contributions" and schedules an event on its own node at the step's
+    // time.  Rank 2's node, two hops away, must see the decision there and
+    // at its own event at 5 us; no rank may have processed anything at or
+    // after the step's time before it.  Run on 3 ranks, and on one rank
+    // (MPI_COMM_SELF) with rank 0's events only: the same step time.
+    struct Stepper : par::GlobalSteps {
+      core::Simulator sim{3};
+      par::RecordExchange* ex = nullptr;
+      int rank = 0;
+      std::int64_t last_event = -1, step_at = -1, seen_at_step = -1, mode = 0, mode_at_5us = -1;
+      bool early = false;
+      int ticks = 0, ticks_after_step_before_apply = 0;
+      core::Simulator::BindingId tick_b = 0, mark_b = 0, probe_b = 0;
+      std::vector<std::int64_t> contribute(SimTime) override {
+        return rank == 0 ? std::vector<std::int64_t>{42} : std::vector<std::int64_t>{};
+      }
+      void apply(SimTime t, const std::vector<std::int64_t>& all, const std::vector<std::int64_t>&) override {
+        if (last_event >= t.ps()) early = true;
+        step_at = t.ps();
+        mode = 0;
+        for (std::int64_t v : all) mode += v;
+        sim.schedule_bound(t, 0, static_cast<core::EntityId>(rank), mark_b);
+      }
+      void on_tick(const core::Event&) {
+        last_event = sim.now().ps();
+        ++ticks;
+        if (step_at < 0 && sim.now().ps() >= 1'100'000) ++ticks_after_step_before_apply;
+        if (sim.now().ps() == 999'000) ex->request_step(sim.now() + SimTime::from_ps(100'000));
+        if (sim.now() < SimTime::from_ps(3'000'000))
+          sim.schedule_bound(sim.now() + SimTime::from_ps(3000), 1, static_cast<core::EntityId>(rank), tick_b);
+      }
+      void on_mark(const core::Event&) { last_event = seen_at_step = sim.now().ps(); }
+      void on_probe(const core::Event&) {
+        last_event = sim.now().ps();
+        mode_at_5us = mode;
+      }
+    };
+    const auto run_steps = [&](const par::Comm& c, const std::vector<std::int32_t>& dist,
+                               std::vector<std::int32_t> owners, std::vector<std::int32_t> nbrs, Stepper& st_) {
+      st_.rank = c.size() == 1 ? 0 : r;
+      st_.tick_b = st_.sim.bind(core::Simulator::handler<Stepper, &Stepper::on_tick>(), &st_);
+      st_.mark_b = st_.sim.bind(core::Simulator::handler<Stepper, &Stepper::on_mark>(), &st_);
+      st_.probe_b = st_.sim.bind(core::Simulator::handler<Stepper, &Stepper::on_probe>(), &st_);
+      par::RecordExchange exs(c, std::move(owners), std::move(nbrs));
+      st_.ex = &exs;
+      if (st_.rank == 0) st_.sim.schedule_bound(SimTime::zero(), 1, 0, st_.tick_b);
+      if (c.size() > 1 && r == 2) st_.sim.schedule_bound(SimTime::from_ps(5'000'000), 1, 2, st_.probe_b);
+      return par::run_conservative(st_.sim, c, exs, dist, SimTime::from_ps(kL), SimTime::max(),
+                                   [](const core::RemoteRecord&) {}, {}, &st_);
+    };
+    Stepper stepper;
+    const auto sst = run_steps(comm, distance, {1, 0, 2, 1}, neighbours, stepper);
+    check(sst.global_steps == 1, "one global step", r);
+    check(stepper.step_at == 1'099'000, "the step at the requested time on every rank", r);
+    check(!stepper.early, "no rank past the step's time before it", r);
+    check(stepper.seen_at_step == 1'099'000, "each rank's node acts at the step's time", r);
+    check(stepper.mode == 42, "every rank applies the decision of rank 0's contribution", r);
+    if (r == 2) check(stepper.mode_at_5us == 42, "rank 2's later event sees the decision", r);
+    if (r == 0) check(stepper.ticks == 1001 && stepper.ticks_after_step_before_apply == 0,
+                      "rank 0 ticks on after the step, none past it before", r);
+    if (r == 0) {
+      par::Comm self(MPI_COMM_SELF);
+      Stepper alone;
+      const auto ast = run_steps(self, {0}, {0, 0, 0, 0}, {}, alone);
+      check(ast.global_steps == 1 && alone.step_at == stepper.step_at && alone.mode == 42 &&
+                alone.seen_at_step == stepper.seen_at_step && alone.ticks == stepper.ticks,
+            "on one rank: the same step at the same time", r);
+    }
+
+    // A request closer than d_max L (40 ns) is refused on every rank.
+    struct Hasty : par::GlobalSteps {
+      core::Simulator sim{3};
+      par::RecordExchange* ex = nullptr;
+      std::vector<std::int64_t> contribute(SimTime) override { return {}; }
+      void apply(SimTime, const std::vector<std::int64_t>&, const std::vector<std::int64_t>&) override {}
+      void on_event(const core::Event&) { ex->request_step(sim.now() + SimTime::from_ps(30'000)); }
+    };
+    Hasty hasty;
+    par::RecordExchange ex3(comm, {1, 0, 2, 1}, neighbours);
+    hasty.ex = &ex3;
+    const auto hb = hasty.sim.bind(core::Simulator::handler<Hasty, &Hasty::on_event>(), &hasty);
+    if (r == 1) hasty.sim.schedule_bound(SimTime::from_ps(7000), 0, 1, hb);
+    std::string refused;
+    try {
+      par::run_conservative(hasty.sim, comm, ex3, distance, SimTime::from_ps(kL), SimTime::max(),
+                            [](const core::RemoteRecord&) {}, {}, &hasty);
+    } catch (const fabricsim::util::SharedError& e) {
+      refused = e.what();
+    }
+    check(refused.find("less than 40000 ps after now") != std::string::npos && refused.find("(rank 1)") != std::string::npos,
+          "a step closer than the bound is refused on every rank", r);
 
     int all = 0;
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

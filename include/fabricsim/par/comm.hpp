@@ -35,6 +35,10 @@ class Comm {
   /// `n` values of every rank into `out`, rank after rank (resized to
   /// ranks x n; no allocation once it has that size).
   void allgather(const std::int64_t* v, int n, std::vector<std::int64_t>& out) const;
+  /// Every rank's values, rank after rank, whatever their numbers (each
+  /// rank's count in `counts`, if given).
+  std::vector<std::int64_t> allgatherv(const std::vector<std::int64_t>& mine,
+                                       std::vector<std::int64_t>* counts = nullptr) const;
   /// Broadcasts a string from `root` to every rank.
   std::string broadcast(const std::string& s, int root = 0) const;
 
