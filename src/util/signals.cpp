@@ -16,11 +16,24 @@ char g_path[4096];
 volatile std::sig_atomic_t g_has_path = 0;
 volatile std::sig_atomic_t g_report = 1;
 
+// The handler's message is assembled here and written with one write(): a
+// line shorter than PIPE_BUF reaches a pipe whole (a launcher torn down
+// while forwarding it, as MPICH's is when it is signalled itself, cut a
+// line written piece by piece after its first piece).
+char g_line[sizeof(g_path) + 128];
+std::size_t g_len = 0;
+
 void put(const char* s) {
-  const std::size_t n = std::strlen(s);
-  if (n > 0 && ::write(STDERR_FILENO, s, n) < 0) {
+  const std::size_t n = std::min(std::strlen(s), sizeof(g_line) - 1 - g_len);
+  std::memcpy(g_line + g_len, s, n);
+  g_len += n;
+}
+
+void flush_line() {
+  if (g_len > 0 && ::write(STDERR_FILENO, g_line, g_len) < 0) {
     // Nothing to do: stderr is gone.
   }
+  g_len = 0;
 }
 
 const char* name_of(int sig) {
@@ -48,6 +61,7 @@ extern "C" void on_interrupt(int sig) {
       put(g_path);
     }
     put("\n");
+    flush_line();
   }
   // Die of the signal itself (the shell's status is 128 + signal; a shell
   // loop running fabricsim stops on Ctrl-C, and a launcher sees a task
