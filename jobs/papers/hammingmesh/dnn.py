@@ -42,16 +42,7 @@ def known_models():
 
 def model_list(text):
     """An argparse type: comma-separated models of inputs/models/, each at most once, at least one."""
-    names = [m.strip() for m in text.split(",") if m.strip()]
-    known = known_models()
-    if not names:
-        raise argparse.ArgumentTypeError("no model given (give some of: %s)" % ", ".join(known))
-    for m in names:
-        if m not in known:
-            raise argparse.ArgumentTypeError("unknown model '%s' (known: %s)" % (m, ", ".join(known)))
-        if names.count(m) > 1:
-            raise argparse.ArgumentTypeError("model '%s' given twice" % m)
-    return names
+    return hp.name_list("model", known_models())(text)
 
 
 def layout(model):

@@ -115,17 +115,22 @@ def integer_list(lo, hi, what):
     return parse
 
 
-def topology_list(text):
-    """An argparse type: a comma-separated list of names of TOPOLOGIES, each at most once, at least one."""
-    names = [t.strip() for t in text.split(",") if t.strip()]
-    if not names:
-        raise argparse.ArgumentTypeError("no topology given (give some of: %s)" % ", ".join(TOPOLOGIES))
-    for t in names:
-        if t not in TOPOLOGIES:
-            raise argparse.ArgumentTypeError("unknown topology '%s' (known: %s)" % (t, ", ".join(TOPOLOGIES)))
-        if names.count(t) > 1:
-            raise argparse.ArgumentTypeError("topology '%s' given twice" % t)
-    return names
+def name_list(what, known):
+    """An argparse type: a comma-separated list of names from `known`, each at most once, at least one."""
+    def parse(text):
+        names = [t.strip() for t in text.split(",") if t.strip()]
+        if not names:
+            raise argparse.ArgumentTypeError("no %s given (give some of: %s)" % (what, ", ".join(known)))
+        for t in names:
+            if t not in known:
+                raise argparse.ArgumentTypeError("unknown %s '%s' (known: %s)" % (what, t, ", ".join(known)))
+            if names.count(t) > 1:
+                raise argparse.ArgumentTypeError("%s '%s' given twice" % (what, t))
+        return names
+    return parse
+
+
+topology_list = name_list("topology", list(TOPOLOGIES))
 
 
 # Slurm's --time formats (sbatch(1)): minutes, minutes:seconds, hours:minutes:seconds, days-hours,
