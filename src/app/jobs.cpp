@@ -49,11 +49,6 @@ class PlanningNetwork final : public net::Network {
       : Network(topo, np, sim, std::make_unique<RecordOnly>(np)) {}
 };
 
-// The queue's events: a job arrives, a job's last task completed.
-constexpr std::uint64_t kArrive = 0;
-constexpr std::uint64_t kDone = 1;
-constexpr std::uint32_t kPrioQueue = 6;
-
 }  // namespace
 
 std::unique_ptr<Job> JobSet::make_job(std::size_t j, workload::TaskGraph& graph, workload::EndpointPool& pool,
@@ -123,8 +118,15 @@ JobSet::JobSet(const config::Config& cfg, net::Network& network, core::Simulator
   endpoints_.resize(n);
   admitted_ps_.assign(n, -1);
   done_ps_.assign(n, -1);
+  finished_ranks_.assign(n, 0);
+  local_done_ps_.assign(n, -1);
+  ended_ps_.assign(n, -1);
+  by_arrival_.resize(n);
+  for (std::uint32_t j = 0; j < n; ++j) by_arrival_[j] = j;
+  std::stable_sort(by_arrival_.begin(), by_arrival_.end(),
+                   [this](std::uint32_t a, std::uint32_t b) { return arrival_ps_[a] < arrival_ps_[b]; });
+  delay_ = core::SimTime::from_ns_f(cfg.get_float("engine.control_latency_ns"));
   pool_ = std::make_unique<workload::EndpointPool>(endpoints);
-  binding_ = sim.bind(core::Simulator::handler<JobSet, &JobSet::on_event>(), this);
   graph_binding_ = sim.bind(core::Simulator::handler<JobSet, &JobSet::on_graph_event>(), this);
 }
 
@@ -136,28 +138,65 @@ std::vector<workload::PlannedMessage> JobSet::planned() const {
 }
 
 void JobSet::start() {
-  if (!queued_) {
-    graph_->start(core::SimTime::zero());
-    return;
-  }
-  for (std::size_t j = 0; j < job_count(); ++j)
-    sim_.schedule_bound(core::SimTime::from_ps(arrival_ps_[j]), kPrioQueue, 0, binding_, static_cast<std::uint32_t>(j),
-                        kArrive);
+  // (A queue starts with the engine: GlobalSteps::start.)
+  if (!queued_) graph_->start(core::SimTime::zero());
 }
 
-void JobSet::on_event(const core::Event& ev) {
-  const std::uint32_t j = ev.arg32;
-  if (ev.arg0 == kArrive) {
-    waiting_.push_back(j);
-  } else {
-    done_ps_[j] = sim_.now().ps();
+// The cluster queue decides at global steps (par/conservative.hpp), D =
+// engine.control_latency_ns after what calls for a decision: a job's
+// arrival a (every rank requests a + D up front), and a job's end on a
+// rank, f_r (that rank requests f_r + D).  At a step at t every rank
+// reports the jobs whose tasks on it have all completed since its last
+// report, with the time; every rank keeps the same table of them.  The
+// decision at t reads only what was so by t - D: arrivals with a + D <= t,
+// ends with max_r f_r + D <= t (a job's end is its last rank's).  A step
+// exists at each such time (the last rank requested it), and on one rank
+// those are the only steps; the others a partitioned run takes (ranks that
+// finish a job's part early) find the state the last step left and decide
+// nothing new.  So the same jobs start at the same times on any rank count.
+void JobSet::start(par::RecordExchange& requests) {
+  requests_ = &requests;
+  for (std::size_t j = 0; j < job_count(); ++j)
+    requests.request_step(core::SimTime::from_ps(arrival_ps_[j]) + delay_);
+}
+
+std::vector<std::int64_t> JobSet::contribute(core::SimTime) {
+  std::vector<std::int64_t> out;
+  out.reserve(2 * newly_done_.size());
+  for (const std::uint32_t j : newly_done_) {
+    out.push_back(j);
+    out.push_back(local_done_ps_[j]);
+  }
+  newly_done_.clear();
+  return out;
+}
+
+void JobSet::apply(core::SimTime t, const std::vector<std::int64_t>& all, const std::vector<std::int64_t>& counts) {
+  const auto ranks = static_cast<std::uint32_t>(counts.size());
+  // The reports (the order does not matter: a count and a maximum).
+  for (std::size_t k = 0; k + 1 < all.size(); k += 2) {
+    const auto j = static_cast<std::uint32_t>(all[k]);
+    ended_ps_[j] = std::max(ended_ps_[j], all[k + 1]);
+    if (++finished_ranks_[j] == ranks) ending_.push_back(j);
+  }
+  const std::int64_t known = t.ps() - delay_.ps();  // what the scheduler knows of at t
+  // Jobs that ended by then free their endpoints, by end time, then index.
+  std::sort(ending_.begin(), ending_.end(), [this](std::uint32_t a, std::uint32_t b) {
+    return std::pair(ended_ps_[a], a) < std::pair(ended_ps_[b], b);
+  });
+  std::size_t kept = 0;
+  for (const std::uint32_t j : ending_) {
+    if (ended_ps_[j] > known) {
+      ending_[kept++] = j;
+      continue;
+    }
     for (net::EndpointId e : endpoints_[j]) pool_->release(e);
   }
-  admit(sim_.now());
-}
-
-void JobSet::on_graph_event(const core::Event& ev) {
-  graphs_[workload::TaskGraph::tag(ev)]->handle_event(ev);
+  ending_.resize(kept);
+  // Jobs that arrived by then join the queue, in arrival order.
+  while (arrived_ < by_arrival_.size() && arrival_ps_[by_arrival_[arrived_]] <= known)
+    waiting_.push_back(by_arrival_[arrived_++]);
+  admit(t);
 }
 
 void JobSet::admit(core::SimTime now) {
@@ -174,12 +213,20 @@ void JobSet::admit(core::SimTime now) {
     job_of_message_.resize(net_.messages().size(), j);
     net_.set_listener(this);
     admitted_ps_[j] = now.ps();
-    graphs_[j]->set_on_done([this, j](core::SimTime at) {
-      sim_.schedule_bound(std::max(at, sim_.now()), kPrioQueue, 0, binding_, j, kDone);
+    // This rank's part done: reported at the next step; the step that
+    // decides on it requested (an empty job: by every rank).
+    const bool empty = graphs_[j]->size() == 0;
+    graphs_[j]->set_on_done([this, j, empty](core::SimTime at) {
+      local_done_ps_[j] = at.ps();
+      newly_done_.push_back(j);
+      if (empty || graphs_[j]->local_tasks() > 0) requests_->request_step(at + delay_);
     });
     graphs_[j]->start(now);
-    if (graphs_[j]->size() == 0) sim_.schedule_bound(now, kPrioQueue, 0, binding_, j, kDone);
   }
+}
+
+void JobSet::on_graph_event(const core::Event& ev) {
+  graphs_[workload::TaskGraph::tag(ev)]->handle_event(ev);
 }
 
 void JobSet::on_message_delivered(net::MessageId id) { graphs_[job_of_message_[id]]->on_message_delivered(id); }
@@ -209,6 +256,14 @@ void JobSet::report(const par::Comm& comm, bool complete) {
     }
     if (comm.allreduce_sum(done) != comm.allreduce_sum(tasks))
       throw util::UserError("internal check failed: the task graph did not complete");
+  }
+  if (queued_) {
+    // A job ended when its last rank's part did (also where no step
+    // decided on it before engine.end_ns).
+    std::vector<std::int64_t> first = local_done_ps_, last = local_done_ps_;
+    comm.allreduce_min(first);
+    comm.allreduce_max(last);
+    for (std::size_t j = 0; j < done_ps_.size(); ++j) done_ps_[j] = first[j] < 0 ? -1 : last[j];
   }
   JobReports& out = reports_;
   for (std::size_t q = 0; q < workload::kDnnPhases - 1; ++q)  // all but the control joins

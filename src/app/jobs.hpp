@@ -14,6 +14,7 @@
 #include "fabricsim/core/simulator.hpp"
 #include "fabricsim/net/network.hpp"
 #include "fabricsim/par/comm.hpp"
+#include "fabricsim/par/conservative.hpp"
 #include "fabricsim/stats/run_output.hpp"
 #include "fabricsim/workload/placement.hpp"
 #include "fabricsim/workload/task_graph.hpp"
@@ -62,14 +63,16 @@ class Job {
 /// The Workload of task-graph jobs, in one of two ways (workload.queue):
 /// * "none": every job is planned before the run, into one graph, on
 ///   disjoint endpoints in table order, and starts at its start_ns;
-/// * "fifo": a cluster queue (one rank).  Every job is first planned alone
-///   on an empty fabric (so a bad table is refused before the run, and its
-///   size is known).  During the run a job arrives at its start_ns and
-///   waits, in arrival order, until enough endpoints are free; it is then
-///   placed among the free ones and planned into its own graph, starts,
-///   and frees its endpoints when its last task completes.  The scheduler
-///   is the part a smarter policy (vClos, EDF) replaces: admit().
-class JobSet final : public Workload, private net::MessageListener {
+/// * "fifo": a cluster queue.  Every job is first planned alone on an empty
+///   fabric (so a bad table is refused before the run, and its size is
+///   known).  During the run a job arrives at its start_ns and waits, in
+///   arrival order, until enough endpoints are free; it is then placed
+///   among the free ones and planned into its own graph, starts, and frees
+///   its endpoints when its last task completes.  Each decision is a global
+///   step, engine.control_latency_ns after its cause (jobs.cpp), so every
+///   rank plans the same jobs at the same time.  The scheduler is the part
+///   a smarter policy (vClos, EDF) replaces: admit().
+class JobSet final : public Workload, public par::GlobalSteps, private net::MessageListener {
  public:
   /// ConfigError located in the job's table.
   JobSet(const config::Config& cfg, net::Network& network, core::Simulator& sim);
@@ -80,13 +83,18 @@ class JobSet final : public Workload, private net::MessageListener {
   void report(const par::Comm& comm, bool complete) override;
   void write(stats::H5Writer& writer, const par::Comm& comm) const override;
   void print() const override;
+  par::GlobalSteps* global_steps() override { return queued_ ? this : nullptr; }
+  // The cluster queue's decisions (par::GlobalSteps).
+  core::SimTime delay() const override { return delay_; }
+  void start(par::RecordExchange& requests) override;
+  std::vector<std::int64_t> contribute(core::SimTime t) override;
+  void apply(core::SimTime t, const std::vector<std::int64_t>& all, const std::vector<std::int64_t>& counts) override;
 
  private:
   bool fills(Job::Table t) const;
   std::unique_ptr<Job> make_job(std::size_t j, workload::TaskGraph& graph, workload::EndpointPool& pool,
                                 const config::Config& c) const;
   // The cluster queue (workload.queue = "fifo").
-  void on_event(const core::Event& ev);
   void on_graph_event(const core::Event& ev);  ///< a job graph's event (one binding for all)
   void admit(core::SimTime now);
   void on_message_delivered(net::MessageId id) override;
@@ -111,13 +119,22 @@ class JobSet final : public Workload, private net::MessageListener {
   std::vector<unsigned> tables_of_;  ///< Job::tables() of each job, from the check before the run
   std::vector<std::string> kinds_;   ///< workload.kind of each job
   std::vector<std::vector<net::EndpointId>> endpoints_;
-  std::vector<std::int64_t> arrival_ps_, admitted_ps_, done_ps_;
+  std::vector<std::int64_t> arrival_ps_, admitted_ps_, done_ps_;  ///< done_ps_: from report()
   std::vector<std::uint32_t> job_of_message_;  ///< network message -> job
   std::vector<std::uint32_t> waiting_;         ///< arrived, not admitted, in arrival order
   std::size_t waiting_head_ = 0;
   std::unique_ptr<workload::EndpointPool> pool_;
-  core::Simulator::BindingId binding_ = 0;
   core::Simulator::BindingId graph_binding_ = 0;
+  // The global steps: every rank holds the same table of reports.
+  core::SimTime delay_;                            ///< engine.control_latency_ns
+  par::RecordExchange* requests_ = nullptr;
+  std::vector<std::uint32_t> by_arrival_;          ///< jobs by (arrival, index)
+  std::size_t arrived_ = 0;                        ///< of by_arrival_, in the queue
+  std::vector<std::uint32_t> finished_ranks_;      ///< ranks that reported the job's part done
+  std::vector<std::uint32_t> ending_;              ///< reported by every rank, endpoints not yet freed
+  std::vector<std::int64_t> local_done_ps_;        ///< this rank's part done (-1: not yet)
+  std::vector<std::int64_t> ended_ps_;             ///< the latest part done reported so far
+  std::vector<std::uint32_t> newly_done_;          ///< to report at the next step
 };
 
 }  // namespace fabricsim::app

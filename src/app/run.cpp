@@ -162,11 +162,6 @@ void build_model(Model& m, const config::Config& cfg, const par::Comm& comm) {
         "routing.algorithm: ugal_global reads the queues of the whole fabric, which one rank "
         "cannot see in a partitioned run; run it on one rank or use ugal_local");
   m.sim = std::make_unique<core::Simulator>(m.topo.node_count());
-  if (cfg.get_string("workload.queue") == "fifo" && comm.size() > 1)
-    throw util::ConfigError(fmt::format(
-        "workload.queue: a cluster queue plans each job when it is admitted, during the run, which a partitioned "
-        "run cannot (its ranks must plan the same messages in the same order up front); run it on one rank, not {}",
-        comm.size()));
   m.model = cfg.get_string("network.model");
   if (m.model == "packet") {
     m.network = std::make_unique<net::Network>(m.topo, m.np, *m.sim);
@@ -260,8 +255,35 @@ struct RunStats {
   par::WindowStats windows;
 };
 
+/// A workload's global steps (a cluster queue): on one rank an exchange
+/// with no neighbours, so that the run takes the same steps through the
+/// conservative engine; on several, engine.control_latency_ns checked
+/// against the bound the partition sets.
+void prepare_global_steps(Partitioning& p, const config::Config& cfg, const par::Comm& comm, const Model& m) {
+  if (comm.size() == 1) {
+    p.exchange = std::make_unique<par::RecordExchange>(comm, std::vector<std::int32_t>(m.topo.link_count(), 0),
+                                                       std::vector<std::int32_t>{});
+    p.rank_distance.assign(1, 0);
+    return;
+  }
+  if (p.quality.lookahead == core::SimTime::max()) return;  // nothing cut: the ranks never wait for each other
+  const core::SimTime bound = core::SimTime::from_ps(
+      comm.allreduce_max(par::min_step_delay(p.rank_distance, p.quality.lookahead).ps()));
+  const double latency = cfg.get_float("engine.control_latency_ns");
+  if (core::SimTime::from_ns_f(latency) < bound) {
+    std::int64_t hops = 0;
+    for (const auto d : p.rank_distance) hops = std::max<std::int64_t>(hops, d);
+    hops = std::max<std::int64_t>(comm.allreduce_max(hops), 1);
+    throw util::ConfigError(fmt::format(
+        "engine.control_latency_ns: {} ns is too short for a global step on {} ranks: they are up to {} cut "
+        "link{} apart and the lookahead is {} ns, so a decision needs at least {} ns (raise it, or use fewer ranks)",
+        latency, comm.size(), hops, hops == 1 ? "" : "s", p.quality.lookahead.ns(), bound.ns()));
+  }
+}
+
 /// The simulation itself, with a progress line on a terminal.
-RunStats simulate(const config::Config& cfg, const par::Comm& comm, Model& m, Partitioning& p) {
+RunStats simulate(const config::Config& cfg, const par::Comm& comm, Model& m, Partitioning& p,
+                  par::GlobalSteps* steps) {
   core::Simulator& sim = *m.sim;
   net::Network& network = *m.network;
   RunStats run;
@@ -282,18 +304,21 @@ RunStats simulate(const config::Config& cfg, const par::Comm& comm, Model& m, Pa
                         : 1.0);
   };
   const auto t_run = Clock::now();
-  if (comm.size() == 1) {
+  if (comm.size() == 1 && steps == nullptr) {
     while (!sim.empty() && sim.next_event_time() < run.end) {
       sim.run_until(run.end, 1u << 16);
       report();
     }
   } else {
-    // With nothing cut, ranks are independent: one window covers the run.
+    // With nothing cut, ranks are independent: one window covers the run
+    // (with global steps, the ranks keep within a control latency of each other).
     const core::SimTime lookahead =
-        p.quality.lookahead == core::SimTime::max() ? core::SimTime::from_ps(INT64_MAX / 4) : p.quality.lookahead;
+        p.quality.lookahead != core::SimTime::max() ? p.quality.lookahead
+        : steps != nullptr ? steps->delay()
+                           : core::SimTime::from_ps(INT64_MAX / 4);
     run.windows = par::run_conservative(
         sim, comm, *p.exchange, p.rank_distance, lookahead, run.end,
-        [&](const core::RemoteRecord& r) { network.receive(r); }, report);
+        [&](const core::RemoteRecord& r) { network.receive(r); }, report, steps);
   }
   run.run_s = seconds_since(t_run);
   progress.clear();
@@ -555,6 +580,8 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
   const std::unique_ptr<Workload> work = make_workload(cfg, *m.network, *m.sim);
   Partitioning p;
   partition_model(p, cfg, comm, m, *work);
+  par::GlobalSteps* const steps = work->global_steps();
+  if (steps != nullptr) prepare_global_steps(p, cfg, comm, m);
   work->start();
   p.seconds = seconds_since(t_part);
 
@@ -567,7 +594,7 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
                         throw util::UserError("injected failure (FABRICSIM_TEST_FAIL_RANK)");
                       },
                       nullptr);
-    const RunStats run = simulate(cfg, comm, m, p);
+    const RunStats run = simulate(cfg, comm, m, p, steps);
     // (After the run: a cluster queue creates its jobs' messages as it admits them.)
     const Results res = gather_results(comm, m, *work, run, work->messages_total());
     const stats::EngineTelemetry eng = write_output(out_path, temp_file, cfg, comm, m, p, run, res, *work, t_start);

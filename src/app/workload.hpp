@@ -12,6 +12,7 @@
 #include "fabricsim/core/simulator.hpp"
 #include "fabricsim/net/network.hpp"
 #include "fabricsim/par/comm.hpp"
+#include "fabricsim/par/conservative.hpp"
 #include "fabricsim/stats/h5_writer.hpp"
 #include "fabricsim/workload/fluid.hpp"
 
@@ -43,6 +44,10 @@ class Workload {
   virtual void write(stats::H5Writer& writer, const par::Comm& comm) const = 0;
   /// Its tables on stdout (rank 0 only).
   virtual void print() const = 0;
+  /// The decisions it takes for the whole fabric at global steps (a
+  /// cluster queue's admissions), or null: the run then goes through the
+  /// conservative engine on one rank too, so that steps fall alike.
+  virtual par::GlobalSteps* global_steps() { return nullptr; }
 };
 
 /// The workload of `cfg` (workload.kind, or its [[jobs]] tables) on

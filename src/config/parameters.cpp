@@ -416,7 +416,8 @@ std::vector<ParamDecl> declare() {
         "[[jobs]]: `none`: every job takes its endpoints before the run (disjoint, in table order) and starts at its "
         "`start_ns`. `fifo`: a cluster queue: a job arrives at its `start_ns` and waits, first come first served, "
         "until enough endpoints are free; it is then placed among the free ones by its `placement` (not `list`) and "
-        "frees them when its last task completes. /jobs gives arrival_ns, start_ns (admitted) and end_ns. One rank. "
+        "frees them when its last task completes; each decision is taken `engine.control_latency_ns` after its cause. "
+        "/jobs gives arrival_ns, start_ns (admitted) and end_ns. "
         "Run-wide: set in [workload], not in a [[jobs]] table.");
     queue.run_wide = true;
     p.push_back(std::move(queue));
@@ -472,6 +473,12 @@ std::vector<ParamDecl> declare() {
                           "run whose estimated peak per rank (`fabricsim info` prints it), times the ranks on the "
                           "busiest machine, exceeds it is refused before anything large is allocated.",
                           0, 1e9));
+  p.push_back(float_param("engine", "control_latency_ns", "ns", 10000,
+                          "Reaction time of a decision for the whole fabric (a cluster queue admitting or releasing "
+                          "a job): it is taken this long after its cause, at one instant on every rank (a global "
+                          "step), so results do not depend on the rank count. On several ranks it must be at least "
+                          "the largest hop distance between ranks times the lookahead (checked, with the bound).",
+                          0, 1e12, true));
   p.push_back(float_param("engine", "end_ns", "ns", 0,
                           "Stop the simulation at this time; 0 runs until the workload is done.", 0, 1e15));
   // ------------------------------------------------------------------ output

@@ -134,9 +134,15 @@ WindowStats run_conservative(core::Simulator& sim, const Comm& comm, RecordExcha
   std::int64_t step_delay = 0;
   if (steps != nullptr) {
     const std::int64_t mine = min_step_delay(distance, lookahead).ps();
-    step_delay = comm.size() > 1 ? comm.allreduce_max(mine) : mine;
+    const std::int64_t bound = comm.size() > 1 ? comm.allreduce_max(mine) : mine;
+    step_delay = steps->delay().ps() > 0 ? steps->delay().ps() : bound;
+    if (step_delay < bound)
+      throw util::UserError("a global step delay of " + std::to_string(step_delay) +
+                            " ps is below the largest cut distance times the lookahead (" + std::to_string(bound) +
+                            " ps)");
     exchange.set_min_step_delay(step_delay);
     exchange.set_clock(&sim);
+    steps->start(exchange);
   }
   constexpr std::size_t kFields = 4;  // next event time, events in the window, failed, earliest step requested
   std::vector<std::int64_t> gathered;

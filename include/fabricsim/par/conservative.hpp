@@ -113,6 +113,15 @@ class RecordExchange : public core::RemoteSink {
 class GlobalSteps {
  public:
   virtual ~GlobalSteps() = default;
+  /// The delay kept by a request from an event (the configured control
+  /// latency): at least min_step_delay() (checked; run_conservative throws
+  /// util::UserError otherwise).  Zero: the bound itself.  Ranks that no
+  /// record path connects are kept within it of each other.
+  virtual core::SimTime delay() const { return core::SimTime::zero(); }
+  /// Before the first window, on every rank: request the steps known up
+  /// front (a cluster queue's arrivals) through `requests`, and keep it for
+  /// requests from events.
+  virtual void start(RecordExchange& requests) { (void)requests; }
   /// This rank's part of the state the decision at `t` needs (opaque values).
   virtual std::vector<std::int64_t> contribute(core::SimTime t) = 0;
   /// Every rank's contribution, rank after rank (`counts[s]` values of rank

@@ -77,8 +77,10 @@ class TaskGraph final : public net::MessageListener {
   /// Starts every task without dependencies at `at` (or its not_before).  Call once, after the
   /// whole graph is added.
   void start(core::SimTime at);
-  /// Called (once, at the completion time) when every task of the graph
-  /// has completed: on one process only (a cluster queue's job end).
+  /// Called once, at the completion time, when every task this process
+  /// simulates has completed (on one rank: the whole graph; at start() if
+  /// it simulates none).  A cluster queue learns a job's end from every
+  /// rank's call at a global step.  Set before start().
   void set_on_done(std::function<void(core::SimTime)> f) { on_done_ = std::move(f); }
 
   const Task& task(TaskId t) const { return tasks_[t]; }
@@ -136,6 +138,7 @@ class TaskGraph final : public net::MessageListener {
   std::vector<std::uint8_t> running_;
   std::vector<TaskId> work_;  // tasks whose dependencies were met, to begin (iterative, no deep recursion)
   std::uint64_t completed_ = 0;
+  std::uint64_t local_total_ = 0;  // local_tasks(), from start()
   bool started_ = false;
   std::function<void(core::SimTime)> on_done_;
 };
