@@ -66,4 +66,9 @@ std::uint64_t Simulator::run_until(SimTime end, std::uint64_t max_events) {
   return n;
 }
 
+void Simulator::advance_to(SimTime t) {
+  FABRICSIM_ASSERT(t >= now_ && t <= next_event_time(), "the clock moves forward to at most the next event");
+  now_ = t;
+}
+
 }  // namespace fabricsim::core

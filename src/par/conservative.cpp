@@ -180,6 +180,7 @@ WindowStats run_conservative(core::Simulator& sim, const Comm& comm, RecordExcha
     if (comm.size() == 1) counts.assign(1, static_cast<std::int64_t>(mine.size()));
     exchange.served_step(t);
     exchange.set_step_time(t);
+    if (t > sim.now().ps()) sim.advance_to(core::SimTime::from_ps(t));
     try {
       if (failure_code == 0) steps->apply(core::SimTime::from_ps(t), all, counts);
     } catch (const std::exception& e) {

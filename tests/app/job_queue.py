@@ -10,8 +10,8 @@ D = engine.control_latency_ns after its cause:
   * identical jobs alone on the same endpoints take the same time in the
     flow model (B's run time equals A's, to the picosecond);
   * every message is delivered, with the packet and the flow model;
-  * the packet model gives the same /jobs and /links on 2 and 3 ranks as
-    on one (admissions are global steps);
+  * the packet model gives the same /jobs and /links on 2 ranks as on
+    one (admissions are global steps);
   * a control latency below the partition's bound, and placement =
     "list", are refused with one line naming the key.
   job_queue.py EXE MPIEXEC
@@ -84,7 +84,9 @@ def tables(out):
 r, out = run()
 assert r.returncode == 0, r.stderr
 one = tables(out)
-for ranks in (2, 3):
+# (2 ranks: 3 oversubscribe a 2-core machine, at some 8 ms a window here;
+# app_job_mix_ranks runs 3.)
+for ranks in (2,):
     r, out = run(ranks=ranks)
     assert r.returncode == 0, (ranks, r.stderr)
     assert "global steps" not in r.stderr

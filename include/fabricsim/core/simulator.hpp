@@ -83,6 +83,11 @@ class Simulator {
   /// event processed.
   std::uint64_t run_until(SimTime end);
 
+  /// Moves the clock to `t` without an event: what happens at a global step
+  /// at t (par/conservative.hpp) happens at t.  Needs now() <= t <= the
+  /// earliest pending event.
+  void advance_to(SimTime t);
+
   /// Processes events until none are left.
   std::uint64_t run() { return run_until(SimTime::max()); }
 

@@ -34,6 +34,7 @@
 #include "fabricsim/core/link.hpp"
 #include "fabricsim/core/simulator.hpp"
 #include "fabricsim/net/ecmp.hpp"
+#include "fabricsim/net/route_store.hpp"
 #include "fabricsim/net/topology.hpp"
 
 namespace fabricsim::net {
@@ -187,6 +188,8 @@ class NetworkModel {
   }
   virtual std::uint64_t max_buffer_occupancy() const { return 0; }
   virtual std::int64_t min_credits_seen() const { return 0; }
+  /// Network::pin.  Default: refused (UserError).
+  virtual void pin(MessageId id, std::span<const LinkId> links, PinnedVc vc);
   virtual core::SimTime series_interval() const { return core::SimTime::zero(); }
   virtual std::size_t series_bins() const { return 0; }
 };
@@ -237,6 +240,16 @@ class Network {
   void set_post_time(MessageId id, core::SimTime at);
   /// Overrides the ECMP source port of a message before it starts (steers its path).
   void set_flow_port(MessageId id, std::uint16_t port);
+  /// Routes message `id` over `links` (the route store, route_store.hpp:
+  /// its source's NIC link to the link into its destination) instead of
+  /// by the routing policy, in every model: before it starts, all of it;
+  /// once started, re-pins it: the packet model sends the packets not yet
+  /// injected on the new route (those on their way keep theirs), the flow
+  /// model moves the bytes not yet sent (docs/model.md, "Pinned routes").
+  /// Call it identically on every process (at creation, or in a global
+  /// step's decision).  util::UserError naming the message if `links` is
+  /// not a route between its endpoints, or the model cannot re-pin.
+  void pin(MessageId id, std::span<const LinkId> links, PinnedVc vc = PinnedVc::Message);
   void set_listener(MessageListener* listener);
 
   const Topology& topology() const;

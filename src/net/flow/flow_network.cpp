@@ -9,6 +9,8 @@
 #include <string>
 #include <unordered_map>
 
+#include <fmt/format.h>
+
 #include "fabricsim/util/assert.hpp"
 #include "fabricsim/util/error.hpp"
 #include "fabricsim/util/random.hpp"
@@ -74,6 +76,18 @@ std::int64_t transfer_ps(double bytes, double gbps) {
   return static_cast<std::int64_t>(ps);
 }
 
+/// A pinned route (RouteStore) as a FlowRoute: one path, weight 1.
+void pinned_route(const Topology& topo, std::span<const LinkId> links, FlowRoute& out) {
+  out.clear();
+  out.bottleneck_gbps = std::numeric_limits<double>::infinity();
+  for (const LinkId l : links) {
+    out.links.push_back(FlowLink{l, 1.0});
+    out.propagation += topo.link(l).latency;
+    out.bottleneck_gbps = std::min(out.bottleneck_gbps, topo.link(l).bandwidth_gbps);
+  }
+  out.hops = static_cast<std::uint32_t>(links.size());
+}
+
 }  // namespace
 
 // ===================================================================== flow
@@ -90,6 +104,7 @@ class FlowNetworkImpl final : public NetworkModel {
     std::uint64_t last_wire = 0;  ///< the last packet's wire bytes
     SimTime tail;     ///< the last packet's serialization at the bottleneck
     SimTime latency;  ///< propagation and switch latencies of the route
+    bool live = false;  ///< a flow now (not a free slot)
   };
 
   FlowNetworkImpl(const Topology& topo, const FlowParams& params, PathProvider& paths, core::Simulator& sim)
@@ -148,6 +163,51 @@ class FlowNetworkImpl final : public NetworkModel {
     return append_message(messages_, topo_, params_, src, dst, bytes, tag);
   }
 
+  /// Before the message starts: its flow will take the route.  A flow in
+  /// flight: its bytes not yet sent move to the new route now (the links
+  /// keep what they carried; its packet count moves in proportion), as a
+  /// new flow would, at a rate the next recomputation sets.
+  void pin(MessageId id, std::span<const LinkId> links, PinnedVc) override {
+    store_.pin(id, links);
+    FlowId slot = kNoFlowSlot;
+    for (FlowId k = 0; k < slots_.size(); ++k)
+      if (slots_[k].live && slots_[k].msg == id) slot = k;
+    if (slot == kNoFlowSlot) return;  // not started, or past its flow (its last packet's latency)
+    const SimTime now = sim_.now();
+    Slot& s = slots_[slot];
+    const Message& m = messages_[id];
+    advance(s, now);
+    const WireSize w = wire_size(m.bytes, params_.packet_bytes, params_.header_bytes, params_.headers);
+    const double moved = s.remaining / static_cast<double>(w.total - w.last) * m.packets;  // packets yet to send
+    for (const FlowLink& fl : rates_.links(slot)) {
+      accrue(fl.link, now);
+      link_load_[fl.link] -= fl.weight * s.rate;
+      link_packets_[fl.link] -= fl.weight * moved;
+    }
+    const auto old_hops = static_cast<double>(rates_.links(slot).size());
+    rates_.remove(slot);
+    for (const FlowLink& fl : rates_.links(slot))
+      if (rates_.flows_on(fl.link) == 0) link_load_[fl.link] = 0.0;
+    pinned_route(topo_, links, route_);
+    for (const FlowLink& fl : route_.links) {
+      ++link_flows_[fl.link];
+      link_packets_[fl.link] += moved;
+    }
+    totals_.packet_hops = static_cast<std::uint64_t>(std::llround(
+        static_cast<double>(totals_.packet_hops) + moved * (static_cast<double>(route_.hops) - old_hops)));
+    s.rate = 0.0;
+    s.tail = core::serialization_time(w.last, route_.bottleneck_gbps);
+    s.latency = route_.propagation + params_.switch_latency * static_cast<std::int64_t>(route_.hops - 1);
+    heap_.erase(slot);
+    double cap = params_.flow_cap_gbps;
+    if (!caps_.empty())
+      if (const auto it = caps_.find(id); it != caps_.end()) cap = it->second;
+    if (!(cap > 0.0)) cap = kNoRateCap;
+    rates_.add(slot, route_.links, cap);
+    ++stats_.repinned;
+    request_recompute();
+  }
+
   void post(MessageId id, SimTime at) override {
     Message& m = messages_[id];
     FABRICSIM_ASSERT(m.post_time == SimTime::max(), "message posted twice");
@@ -175,7 +235,10 @@ class FlowNetworkImpl final : public NetworkModel {
   /// The message leaves its NIC now: a flow (or, one packet, only its latency).
   void start(MessageId id) {
     Message& m = messages_[id];
-    paths_.route_message(m.src, m.dst, m.flow_port, id, route_);
+    if (store_.pinned(id))
+      pinned_route(topo_, store_.route(id), route_);
+    else
+      paths_.route_message(m.src, m.dst, m.flow_port, id, route_);
     const WireSize w = wire_size(m.bytes, params_.packet_bytes, params_.header_bytes, params_.headers);
     const SimTime tail = core::serialization_time(w.last, route_.bottleneck_gbps);
     const SimTime latency = route_.propagation + params_.switch_latency * static_cast<std::int64_t>(route_.hops - 1);
@@ -203,6 +266,7 @@ class FlowNetworkImpl final : public NetworkModel {
     }
     Slot& s = slots_[slot];
     s.msg = id;
+    s.live = true;
     s.remaining = flow_bytes;
     s.last = sim_.now();
     s.rate = 0.0;
@@ -360,6 +424,7 @@ class FlowNetworkImpl final : public NetworkModel {
     rates_.remove(slot);
     for (const FlowLink& fl : rates_.links(slot))
       if (rates_.flows_on(fl.link) == 0) link_load_[fl.link] = 0.0;
+    s.live = false;
     free_slots_.push_back(slot);
     end_message(id, now, s.tail, s.latency);
     request_recompute();
@@ -428,6 +493,7 @@ class FlowNetworkImpl final : public NetworkModel {
   std::unordered_map<MessageId, double> caps_;  // set_rate_cap (Gb/s)
   std::vector<Slot> slots_;
   std::vector<FlowId> free_slots_;
+  RouteStore store_;  // pinned routes (Network::pin)
   flow_detail::IndexedHeap<std::int64_t> heap_;  // slot -> finish time (ps)
   FlowRoute route_;
   bool recompute_pending_ = false;
@@ -532,7 +598,18 @@ class AnalyticNetworkImpl final : public NetworkModel {
   MessageId create(EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint32_t tag) override {
     const MessageId id = append_message(messages_, topo_, params_, src, dst, bytes, tag);
     path_at_.push_back(0);
+    started_.push_back(0);
     return id;
+  }
+
+  /// Before the message starts only: a message store-and-forwards whole
+  /// along its path, so once it has started there is nothing to move.
+  void pin(MessageId id, std::span<const LinkId> links, PinnedVc) override {
+    if (started_[id])
+      throw util::UserError(fmt::format("the analytic model cannot re-pin message {}: it has started (a message "
+                                        "moves whole along its path; pin it before it is posted)",
+                                        id));
+    store_.pin(id, links);
   }
 
   void post(MessageId id, SimTime at) override {
@@ -549,9 +626,13 @@ class AnalyticNetworkImpl final : public NetworkModel {
     const auto hop = static_cast<std::uint32_t>(ev.arg0);
     Message& m = messages_[id];
     if (hop == 0) {
-      paths_.route_message(m.src, m.dst, m.flow_port, id, route_);
+      if (store_.pinned(id))
+        pinned_route(topo_, store_.route(id), route_);
+      else
+        paths_.route_message(m.src, m.dst, m.flow_port, id, route_);
       if (!route_.single)
         throw util::ConfigError("network.model = \"analytic\" needs one path per message (no spraying or adaptive)");
+      started_[id] = 1;
       path_at_[id] = static_cast<std::uint32_t>(path_pool_.size());
       for (const FlowLink& fl : route_.links) path_pool_.push_back(fl.link);
       path_pool_.push_back(kNoLink);
@@ -604,6 +685,8 @@ class AnalyticNetworkImpl final : public NetworkModel {
   std::vector<std::uint32_t> path_at_;  // per message: its path in path_pool_ (ended by kNoLink)
   std::vector<LinkId> path_pool_;
   std::vector<SimTime> free_at_;  // per link: when it has served everyone queued so far
+  std::vector<std::uint8_t> started_;  // per message
+  RouteStore store_;  // pinned routes (Network::pin)
   FlowRoute route_;
   LinkStats stats_;
   NetworkTotals totals_;

@@ -68,6 +68,7 @@ struct Packet {
   bool down;              // up*/down* routing: it has taken a down link
   std::uint8_t state;     // route rules: the state it arrived in (see StateRoutes)
   std::uint16_t aux;      // route rules: Valiant / UGAL leg (kUndecided, 0, group + 1)
+  std::uint8_t route;     // pinned (RouteStore): its version + 1, `state` the next hop; 0: by the policy
 };
 static_assert(sizeof(Packet) == 32, "two packets per cache line");
 
@@ -85,6 +86,7 @@ class NetworkImpl final : public NetworkModel {
 
   // NetworkModel (model.cpp)
   MessageId create(EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint32_t tag) override;
+  void pin(MessageId id, std::span<const LinkId> links, PinnedVc vc) override;
   void post(MessageId id, SimTime at) override;
   std::vector<Message>& messages() override { return messages_; }
   void set_listener(MessageListener* listener) override { listener_ = listener; }
@@ -381,9 +383,9 @@ class NetworkImpl final : public NetworkModel {
     std::uint8_t state;
   };
   std::vector<FirstMove> inj_;
-  // k-shortest-path routing: each message's links (paths_[path_at_[id] ..]).
-  std::vector<LinkId> paths_;
-  std::vector<std::uint32_t> path_at_;
+  // Pinned routes (TopoOpt's coin routes, Network::pin).
+  RouteStore store_;
+  std::vector<LinkId> scratch_path_;
   std::vector<std::uint32_t> inj_at_;  // per message; kNoPacket if none
   core::Simulator::BindingId delivered_binding_ = 0;
   core::Simulator::BindingId sent_binding_ = 0;

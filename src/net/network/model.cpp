@@ -1,6 +1,8 @@
 // Construction, rank-local state, messages, statistics, partitioning and records, and the public Network.
 #include "net/network/impl.hpp"
 
+#include <fmt/format.h>
+
 namespace fabricsim::net {
 
 NetworkImpl::NetworkImpl(const Topology& topo, const NetworkParams& params, core::Simulator& sim)
@@ -220,11 +222,39 @@ MessageId NetworkImpl::create(EndpointId src, EndpointId dst, std::uint64_t byte
   messages_.push_back(m);
   if (params_.coin_paths) {
     // One route per message, uniformly among the k of its pair (every
-    // process computes the same).
-    path_at_.push_back(static_cast<std::uint32_t>(paths_.size()));
-    params_.coin_paths->path(src, dst, params_.coin_paths->choice(src, dst, params_.seed, id), paths_);
+    // process computes the same), hop i on channel i.
+    scratch_path_.clear();
+    params_.coin_paths->path(src, dst, params_.coin_paths->choice(src, dst, params_.seed, id), scratch_path_);
+    store_.pin(id, scratch_path_, PinnedVc::PerHop);
   }
   return id;
+}
+
+void NetworkImpl::pin(MessageId id, std::span<const LinkId> links, PinnedVc vc) {
+  Message& m = messages_[id];
+  store_.pin(id, links, vc);
+  // Every packet on its way (nothing left to move), or nothing simulated yet.
+  if (m.sent_payload == m.bytes || m.post_time == SimTime::max() || local_.empty()) return;
+  const NodeId node = topo_.endpoint_node(m.src);
+  if (!owned_.empty() && !owned_[node]) return;
+  // Waiting at its NIC for a turn on an output (started, not all sent):
+  // the rest waits on the new route's first link.  (Not yet started: it
+  // will start there.)
+  bool waiting = false;
+  const Node& n = topo_.nodes()[node];
+  for (const LinkId g : n.out) {
+    const LinkId o = local_[g];
+    if (o == kNoLink || nic_active_.size() <= o) continue;
+    const auto& list = nic_active_[o].list;
+    if (std::find(list.begin(), list.end(), id) == list.end()) continue;
+    waiting = true;
+    leave_nic_round(o, id);
+  }
+  if (id < inj_at_.size()) inj_at_[id] = kNoPacket;  // (adaptive injection no longer)
+  if (!waiting) return;
+  const LinkId first = local_[links[0]];
+  join_nic_round(first, id);
+  arbitrate(first);
 }
 
 void NetworkImpl::note_queue(LinkId o) {
@@ -352,6 +382,7 @@ void NetworkImpl::receive(const core::RemoteRecord& r) {
   pkt.down = (r.arg32 & 0x200u) != 0;
   pkt.state = static_cast<std::uint8_t>(r.arg32 >> 16);
   pkt.aux = static_cast<std::uint16_t>(r.arg1 & 0xFFFF);
+  pkt.route = static_cast<std::uint8_t>(r.arg32 >> 24);
   pkt.next = kNoPacket;
   ++in_flight_;
   const LinkId l = local_[r.link];
@@ -416,6 +447,10 @@ void NetworkModel::set_partition(const std::vector<std::int32_t>& part, std::int
     if (p != 0) throw util::UserError("this network model runs on one process only");
 }
 
+void NetworkModel::pin(MessageId, std::span<const LinkId>, PinnedVc) {
+  throw util::UserError("this network model does not take pinned routes");
+}
+
 void NetworkModel::receive(const core::RemoteRecord&) {
   FABRICSIM_ASSERT(false, "a one-process network model received a record");
 }
@@ -447,6 +482,12 @@ MessageId Network::create(EndpointId src, EndpointId dst, std::uint64_t payload_
 void Network::post(MessageId id, SimTime at) { model_->post(id, at); }
 void Network::set_post_time(MessageId id, SimTime at) { model_->messages()[id].post_time = at; }
 void Network::set_flow_port(MessageId id, std::uint16_t port) { model_->messages()[id].flow_port = port; }
+void Network::pin(MessageId id, std::span<const LinkId> links, PinnedVc vc) {
+  const Message& m = model_->messages().at(id);
+  if (const std::string why = RouteStore::check(topo_, m.src, m.dst, links); !why.empty())
+    throw util::UserError(fmt::format("message {} (endpoint {} to {}): not a route: {}", id, m.src, m.dst, why));
+  model_->pin(id, links, vc);
+}
 void Network::set_partition(const std::vector<std::int32_t>& part, std::int32_t rank, core::RemoteSink* sink) {
   model_->set_partition(part, rank, sink);
 }

@@ -70,7 +70,15 @@ bool NetworkImpl::arbitrate_nic(LinkId o) {
     const std::uint64_t left = m.bytes - m.sent_payload;
     std::uint8_t vc = m.vc;
     std::uint8_t state = m.first_state;
-    if (port_[o].mixed && id < inj_at_.size() && inj_at_[id] != kNoPacket) {
+    std::uint8_t route = 0;
+    if (!store_.empty() && store_.pinned(id)) {
+      // Its route's version now (a re-pin moves the packets not yet sent);
+      // hop 0 is this link.
+      const std::uint32_t v = store_.version(id);
+      route = static_cast<std::uint8_t>(v + 1);
+      state = 1;
+      if (store_.vc(id, v) == PinnedVc::PerHop) vc = 0;
+    } else if (port_[o].mixed && id < inj_at_.size() && inj_at_[id] != kNoPacket) {
       // Adaptive injection: the first move over this output (each first
       // hop has its own channel and state).
       for (std::uint32_t i = inj_at_[id]; inj_[i].link != kNoLink; ++i)
@@ -97,7 +105,10 @@ bool NetworkImpl::arbitrate_nic(LinkId o) {
     pkt.down = updown_ && updown_->is_down(li_[o].global);
     pkt.state = state;
     pkt.aux = 0;
-    if (params_.routing == RoutingAlgorithm::Valiant) {
+    pkt.route = route;
+    if (route != 0) {
+      // (pinned: no intermediate group)
+    } else if (params_.routing == RoutingAlgorithm::Valiant) {
       // A random intermediate group other than the source's and the destination's.
       const auto groups = static_cast<std::uint32_t>(params_.valiant_routes->target_count());
       const std::uint32_t gs = params_.group_of[topo_.endpoint_node(m.src)];
@@ -196,9 +207,10 @@ void NetworkImpl::start_message(MessageId id) {
   probe.dst = m.dst;
   probe.vc = m.vc;
   LinkId o;
-  if (params_.coin_paths) {
-    o = local_[paths_[path_at_[id]]];
-    m.vc = 0;
+  if (!store_.empty() && store_.pinned(id)) {
+    const std::uint32_t v = store_.version(id);
+    o = local_[store_.link(id, v, 0)];
+    if (store_.vc(id, v) == PinnedVc::PerHop) m.vc = 0;
     m.first_state = 1;
   } else if (rules_) {
     // The first move of the message's route (all its packets take it).

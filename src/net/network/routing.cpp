@@ -160,12 +160,6 @@ std::int64_t NetworkImpl::path_occupancy(const StateRoutes& r, NodeId at, std::u
 }
 
 std::size_t NetworkImpl::choose_move(NodeId at, Packet& pkt, const Message& msg) {
-  if (params_.coin_paths) {
-    // k-shortest paths: hop pkt.state of the message's route, on VC state.
-    const LinkId l = local_[paths_[path_at_[pkt.msg] + pkt.state]];
-    opts_.assign(1, StateRoutes::Option{0, l, static_cast<std::uint8_t>(pkt.state + 1), pkt.state});
-    return 0;
-  }
   const StateRoutes* r = rules_;
   std::uint32_t target = pkt.dst;
   if (pkt.aux == kUndecided && topo_.nodes()[at].kind == NodeKind::Switch) {

@@ -49,7 +49,13 @@ void NetworkImpl::on_relay(const core::Event& ev) { route_in(ev.arg32, static_ca
   pkt.next = kNoPacket;
   LinkId out;
   std::uint8_t out_vc = pkt.vc;
-  if (rules_) {
+  if (pkt.route != 0) {
+    // Pinned: hop `state` of its route's version (route_store.hpp).
+    const std::uint32_t v = pkt.route - 1u;
+    out = local_[store_.link(pkt.msg, v, pkt.state)];
+    if (store_.vc(pkt.msg, v) == PinnedVc::PerHop) out_vc = pkt.state;
+    ++pkt.state;
+  } else if (rules_) {
     const StateRoutes::Option& o = opts_[choose_move(at, pkt, messages_[pkt.msg])];
     out = o.link;
     out_vc = o.vc;
@@ -186,7 +192,8 @@ void NetworkImpl::start_transmission(LinkId o, std::uint32_t p, SimTime start) {
   } else {
     // The packet leaves this process: its fields travel in the record.
     links_[o].send(sim_, start + li_[o].arrive_delay, kPrioPacket, src,
-                   pkt.vc | (pkt.first ? 0x100u : 0u) | (pkt.down ? 0x200u : 0u) | std::uint32_t{pkt.state} << 16,
+                   pkt.vc | (pkt.first ? 0x100u : 0u) | (pkt.down ? 0x200u : 0u) | std::uint32_t{pkt.state} << 16 |
+                       std::uint32_t{pkt.route} << 24,
                    (static_cast<std::uint64_t>(pkt.msg) << 32) | pkt.dst,
                    (static_cast<std::uint64_t>(pkt.bytes) << 32) | pkt.aux);
     free_packet(p);
@@ -243,7 +250,7 @@ bool NetworkImpl::arbitrate_switch(LinkId o) {
     const std::uint32_t bytes = pkt.bytes;
     cs_[static_cast<std::size_t>(in) * params_.vcs + vc].buffer -= bytes;
     pkt.vc = out_vc;
-    if (duato_ && !rules_->rules().escape(pkt.state))
+    if (duato_ && pkt.route == 0 && !rules_->rules().escape(pkt.state))
       reserved_[static_cast<std::size_t>(o) * params_.vcs + pkt.vc] -= bytes;
     start_transmission(o, p, start);
     // The buffer space is free once the tail has left: return the credit then.
