@@ -1,11 +1,10 @@
 #include "scenario.hpp"
+#include "topology_kinds.hpp"
 
 #include "model_file.hpp"
 #include "trace_file.hpp"
 #include "fabricsim/util/random.hpp"
 
-#include "graph_file.hpp"
-#include "fabricsim/net/cdg.hpp"
 #include "fabricsim/net/state_routes.hpp"
 
 #include <optional>
@@ -34,236 +33,27 @@ net::LinkParams link_class(const config::Config& cfg, const char* gbps_key, cons
 }  // namespace
 
 net::Topology build_topology(const config::Config& cfg) {
-  const std::string& kind = cfg.get_string("topology.kind");
-  const net::LinkParams host = link_class(cfg, "network.host_link_gbps", "network.host_link_latency_ns");
-  const net::LinkParams fabric = link_class(cfg, "network.switch_link_gbps", "network.switch_link_latency_ns");
-  if (kind == "fat_tree") {
-    net::FatTreeParams p;
-    p.endpoints = u32(cfg, "topology.endpoints");
-    p.radix = u32(cfg, "topology.radix");
-    p.down_ports = u32(cfg, "topology.down_ports");
-    p.levels = u32(cfg, "topology.levels");
-    if (p.levels == 1) throw util::ConfigError("topology.levels: a fat tree has 2 or 3 levels (0 = automatic)");
-    p.host = host;
-    p.fabric = fabric;
-    return net::build_fat_tree(p);
-  }
-  if (kind == "leaf_spine") {
-    net::LeafSpineParams p;
-    p.leaves = u32(cfg, "topology.leaves");
-    p.spines = u32(cfg, "topology.spines");
-    p.links_per_pair = u32(cfg, "topology.links_per_pair");
-    p.servers_per_leaf = u32(cfg, "topology.servers_per_leaf");
-    p.gpus_per_server = u32(cfg, "topology.gpus_per_server");
-    p.radix = u32(cfg, "topology.radix");
-    p.rail_optimized = cfg.get_bool("topology.rail_optimized");
-    p.host = host;
-    p.fabric = fabric;
-    p.intra_server.bandwidth_gbps = cfg.get_float("network.intra_server_gbps");
-    p.intra_server.latency = SimTime::from_ns_f(cfg.get_float("network.intra_server_latency_ns"));
-    return net::build_leaf_spine(p);
-  }
-  net::LinkParams board = fabric;
-  if (cfg.get_float("network.board_link_gbps") > 0) board.bandwidth_gbps = cfg.get_float("network.board_link_gbps");
-  board.latency = SimTime::from_ns_f(cfg.get_float("network.board_link_latency_ns"));
-  if (kind == "hyperx" && cfg.get_string("topology.hyperx_model") == "routers") {
-    // The switch-based reading of the spec's HyperX (§6, §10.3).
-    net::HyperXParams p;
-    p.x = u32(cfg, "topology.x");
-    p.y = u32(cfg, "topology.y");
-    p.concentration = u32(cfg, "topology.concentration");
-    p.radix = u32(cfg, "topology.radix");
-    p.host = host;
-    p.fabric = fabric;
-    return net::build_hyperx(p);
-  }
-  if (kind == "hyperx" && cfg.get_int("topology.concentration") != 1)
-    throw util::ConfigError("topology.concentration: the hx1mesh model of a HyperX has one accelerator per grid point "
-                            "(set topology.hyperx_model = \"routers\" for routers with several endpoints)");
-  if (kind == "hammingmesh" || kind == "hyperx") {
-    // The Hx1Mesh reading: a 2D HyperX is the HammingMesh of 1x1 boards (spec §3).
-    net::HammingMeshParams p;
-    p.board_a = kind == "hyperx" ? 1 : u32(cfg, "topology.board_a");
-    p.board_b = kind == "hyperx" ? 1 : u32(cfg, "topology.board_b");
-    p.x = u32(cfg, "topology.x");
-    p.y = u32(cfg, "topology.y");
-    p.radix = u32(cfg, "topology.radix");
-    p.board = board;
-    p.host = host;
-    p.fabric = fabric;
-    net::Topology t = net::build_hammingmesh(p);
-    if (kind == "hyperx")
-      t.set_description("2D HyperX " + std::to_string(p.x) + "x" + std::to_string(p.y) +
-                        " (hx1mesh model: forwarding accelerators, one plane): " + t.describe());
-    return t;
-  }
-  if (kind == "torus") {
-    net::TorusParams p;
-    p.dims.clear();
-    for (std::int64_t d : cfg.get_int_list("topology.dims")) p.dims.push_back(static_cast<std::uint32_t>(d));
-    p.boards = cfg.get_bool("topology.boards");
-    p.board = board;
-    p.link = fabric;
-    return net::build_torus(p);
-  }
-  if (kind == "dragonfly") {
-    net::DragonflyParams p;
-    p.a = u32(cfg, "topology.a");
-    p.p = u32(cfg, "topology.p");
-    p.h = u32(cfg, "topology.h");
-    p.groups = u32(cfg, "topology.groups");
-    p.arrangement = cfg.get_string("topology.arrangement");
-    p.routers_per_switch = u32(cfg, "topology.routers_per_switch");
-    p.host = host;
-    p.local = fabric;
-    p.global = fabric;
-    return net::build_dragonfly(p);
-  }
-  if (kind == "topoopt") {
-    net::TopoOptParams p;
-    p.servers = u32(cfg, "topology.servers");
-    p.degree = u32(cfg, "topology.degree");
-    for (std::int64_t o : cfg.get_int_list("topology.ring_offsets"))
-      p.ring_offsets.push_back(static_cast<std::uint32_t>(o));
-    p.bidirectional_rings = cfg.get_bool("topology.bidirectional_rings");
-    p.geo_code_variant = cfg.get_string("topology.ring_selection") == "code";
-    p.link = fabric;
-    return net::build_topoopt(p);
-  }
-  if (kind == "file") {
-    const std::string& file = cfg.get_string("topology.file");
-    const std::string path = file.front() == '/' || cfg.base_dir() == "." ? file : cfg.base_dir() + "/" + file;
-    return build_graph_file(path, host, fabric);
-  }
-  throw util::ConfigError("topology.kind: unsupported kind '" + kind + "'");
+  LinkClasses links;
+  links.host = link_class(cfg, "network.host_link_gbps", "network.host_link_latency_ns");
+  links.fabric = link_class(cfg, "network.switch_link_gbps", "network.switch_link_latency_ns");
+  links.board = links.fabric;
+  if (cfg.get_float("network.board_link_gbps") > 0) links.board.bandwidth_gbps = cfg.get_float("network.board_link_gbps");
+  links.board.latency = SimTime::from_ns_f(cfg.get_float("network.board_link_latency_ns"));
+  return topology_kind(cfg.get_string("topology.kind")).build(cfg, links);
 }
-
-namespace {
-
-std::string graph_routing(const config::Config& cfg, const net::Topology& topo, net::NetworkParams& np) {
-  const std::string& how = cfg.get_string("routing.graph");
-  if (how == "up_down") {
-    np.up_down = true;
-    return "up*/down* (routing.graph)";
-  }
-  const net::DependencyReport r = net::check_minimal_routing(topo, net::RoutingTable(topo));
-  if (r.acyclic) return "minimal (its channel dependency graph is acyclic)";
-  if (how == "auto") {
-    np.up_down = true;
-    return "up*/down* (minimal routes would have a channel-dependency cycle)";
-  }
-  std::string cycle;
-  for (std::size_t i = 0; i < r.cycle.size() && i < 8; ++i)
-    cycle += topo.node(topo.link(r.cycle[i].link).src).name + " -> ";
-  cycle += r.cycle.size() > 8 ? "..." : topo.node(topo.link(r.cycle.back().link).dst).name;
-  throw util::ConfigError("routing.graph: minimal routing on this graph has a channel-dependency cycle (" + cycle +
-                          "), so lossless traffic could deadlock; use \"up_down\" or \"auto\"");
-}
-
-[[noreturn]] void wrong_algorithm(const std::string& algorithm, const std::string& kind, const char* allowed) {
-  throw util::ConfigError("routing.algorithm: '" + algorithm + "' does not route a " + kind + " topology (use " +
-                          allowed + ")");
-}
-
-}  // namespace
 
 Routing setup_routing(const config::Config& cfg, const net::Topology& topo, net::NetworkParams& np) {
-  using A = net::RoutingAlgorithm;
   Routing r;
   np.up_down = false;
   np.state_routes = nullptr;
   np.valiant_routes = nullptr;
   np.coin_paths = nullptr;
   np.group_of.clear();
-  const std::uint32_t k_paths = u32(cfg, "routing.k_paths");
-  if (k_paths > 1 && topo.kind != "topoopt")
+  const TopologyKind& kind = topology_kind(cfg.get_string("topology.kind"));
+  if (u32(cfg, "routing.k_paths") > 1 && !kind.k_shortest_paths)
     throw util::ConfigError("routing.k_paths: k-shortest-path routing is for topoopt fabrics (" + topo.kind +
                             " routes by its own rules)");
-  const std::string& algorithm = cfg.get_string("routing.algorithm");
-  const A a = np.routing;
-  const std::string& kind = topo.kind;
-  if (kind == "fat_tree" || kind == "leaf_spine" || kind == "file") {
-    if (a != A::Ecmp && a != A::Spray && a != A::Adaptive && a != A::DmodK)
-      wrong_algorithm(algorithm, kind, "ecmp, spray, adaptive or dmodk");
-    if (kind == "file") r.note = graph_routing(cfg, topo, np);
-    return r;
-  }
-  if (kind == "torus") {
-    if (a != A::Dor && a != A::Adaptive) wrong_algorithm(algorithm, kind, "dor or adaptive");
-    std::vector<std::uint32_t> dims;
-    for (std::int64_t d : cfg.get_int_list("topology.dims")) dims.push_back(static_cast<std::uint32_t>(d));
-    r.routes = std::make_unique<net::StateRoutes>(topo, net::torus_rules(topo, dims, a == A::Adaptive),
-                                                  net::torus_distance(topo, dims, a == A::Adaptive));
-  } else if (kind == "hammingmesh") {
-    if (a != A::Dor && a != A::Adaptive && a != A::Minimal) wrong_algorithm(algorithm, kind, "adaptive, minimal or dor");
-    const bool hyperx = cfg.get_string("topology.kind") == "hyperx";
-    const std::uint32_t ba = hyperx ? 1 : u32(cfg, "topology.board_a");
-    const std::uint32_t bb = hyperx ? 1 : u32(cfg, "topology.board_b");
-    const std::uint32_t x = u32(cfg, "topology.x"), y = u32(cfg, "topology.y");
-    r.routes = std::make_unique<net::StateRoutes>(topo, net::hammingmesh_rules(topo, ba, bb, x, y, a == A::Dor),
-                                                  net::hammingmesh_distance(topo, ba, bb, x, y, a == A::Dor));
-  } else if (kind == "hyperx") {  // the switch-based HyperX (the hx1mesh model builds a "hammingmesh")
-    if (a != A::Dor && a != A::Adaptive && a != A::Minimal) wrong_algorithm(algorithm, kind, "adaptive, minimal or dor");
-    const std::uint32_t x = u32(cfg, "topology.x"), y = u32(cfg, "topology.y");
-    const std::uint32_t c = u32(cfg, "topology.concentration");
-    r.routes = std::make_unique<net::StateRoutes>(topo, net::hyperx_rules(topo, x, y, c, a == A::Dor),
-                                                  net::hyperx_distance(topo, x, y, c, a == A::Dor));
-  } else if (kind == "dragonfly") {
-    const bool valiant = a == A::Valiant || a == A::UgalLocal || a == A::UgalGlobal;
-    if (!valiant && a != A::Minimal && a != A::Adaptive)
-      wrong_algorithm(algorithm, kind, "minimal, adaptive, valiant, ugal_local or ugal_global");
-    const std::uint32_t per_group = u32(cfg, "topology.a");
-    r.routes = std::make_unique<net::StateRoutes>(topo, net::dragonfly_rules(topo, valiant ? 2 : 1),
-                                                  net::dragonfly_distance(topo, per_group, valiant ? 2 : 1, false));
-    if (valiant) {
-      // Group of every node: routers are numbered group-major after the
-      // endpoints (build_dragonfly); an endpoint is in its router's group.
-      np.group_of.assign(topo.node_count(), 0);
-      std::vector<std::vector<net::NodeId>> groups;
-      for (net::NodeId n = 0; n < topo.node_count(); ++n) {
-        if (topo.node(n).kind != net::NodeKind::Switch) continue;
-        const std::uint32_t g = static_cast<std::uint32_t>((n - topo.endpoint_count()) / per_group);
-        np.group_of[n] = g;
-        if (groups.size() <= g) groups.resize(g + 1);
-        groups[g].push_back(n);
-      }
-      for (net::NodeId n = 0; n < topo.node_count(); ++n)
-        if (topo.node(n).kind == net::NodeKind::Endpoint) np.group_of[n] = np.group_of[topo.link(topo.node(n).out[0]).dst];
-      // The first leg takes one global link (two could be as short, and
-      // would leave none for the second leg): the state counts global
-      // links in both tables, so the packet goes on in the same numbering.
-      r.valiant = std::make_unique<net::StateRoutes>(topo, net::dragonfly_rules(topo, 1),
-                                                     net::dragonfly_distance(topo, per_group, 1, true), std::move(groups));
-      np.valiant_routes = r.valiant.get();
-    }
-  } else if (kind == "topoopt") {
-    if (a != A::Minimal && a != A::Adaptive && a != A::Spray && a != A::Ecmp)
-      wrong_algorithm(algorithm, kind, "minimal, adaptive, spray or ecmp");
-    if (k_paths > 1) {
-      r.coin = std::make_unique<net::CoinPaths>(topo, k_paths);
-      if (r.coin->max_hops() > np.vcs)
-        throw util::ConfigError("network.vcs: the " + std::to_string(k_paths) + " shortest routes of some pair take " +
-                                std::to_string(r.coin->max_hops()) + " hops, one virtual channel each; set network.vcs = " +
-                                std::to_string(r.coin->max_hops()));
-      np.coin_paths = r.coin.get();
-    }
-    r.routes = std::make_unique<net::StateRoutes>(topo, net::hop_count_rules(topo, np.vcs));
-    if (r.coin) {
-      np.state_routes = r.routes.get();
-      r.note = std::to_string(k_paths) + " shortest loop-free routes per pair (Yen), one per message, VC = hop";
-      return r;
-    }
-  } else {
-    throw util::ConfigError("topology.kind: no routing for '" + kind + "'");
-  }
-  np.state_routes = r.routes.get();
-  if (r.routes->rules().vcs() > np.vcs)
-    throw util::ConfigError("network.vcs: " + r.routes->rules().describe() + " needs " +
-                            std::to_string(r.routes->rules().vcs()) + " virtual channels; set network.vcs = " +
-                            std::to_string(r.routes->rules().vcs()));
-  r.note = r.routes->rules().describe();
-  if (a == A::UgalLocal || a == A::UgalGlobal || a == A::Adaptive)
-    r.note += std::string(", ") + (a == A::Adaptive ? "least-loaded choice" : a == A::UgalLocal ? "UGAL-L" : "UGAL-G");
+  kind.routing(cfg, topo, np, r);
   return r;
 }
 
@@ -347,23 +137,9 @@ workload::TrafficParams traffic_params(const config::Config& cfg) {
 
 namespace {
 
-/// The board grid of a HammingMesh layout: board_a x board_b accelerators
-/// per board, x by y boards.  `hyperx` in its default reading (hx1mesh) is
-/// the HammingMesh of 1x1 boards, so it takes the same placements.
-struct BoardGrid {
-  std::uint32_t a = 1, b = 1, x = 1, y = 1;
-};
-
 std::optional<BoardGrid> board_grid(const config::Config& cfg) {
-  const std::string& kind = cfg.get_string("topology.kind");
-  const bool hx1mesh = kind == "hyperx" && cfg.get_string("topology.hyperx_model") == "hx1mesh";
-  if (kind != "hammingmesh" && !hx1mesh) return std::nullopt;
-  BoardGrid g;
-  g.a = hx1mesh ? 1 : u32(cfg, "topology.board_a");
-  g.b = hx1mesh ? 1 : u32(cfg, "topology.board_b");
-  g.x = u32(cfg, "topology.x");
-  g.y = u32(cfg, "topology.y");
-  return g;
+  const TopologyKind& k = topology_kind(cfg.get_string("topology.kind"));
+  return k.board_grid ? k.board_grid(cfg) : std::nullopt;
 }
 
 }  // namespace
@@ -407,14 +183,7 @@ std::vector<net::EndpointId> board_order(const config::Config& cfg) {
 
 std::vector<net::EndpointId> grid_order(const config::Config& cfg) {
   const std::string kind = cfg.get_string("topology.kind");
-  if (kind == "torus") {
-    // Accelerator ids are row-major over the torus already (dimension 0 fastest).
-    std::uint64_t n = 1;
-    for (std::int64_t d : cfg.get_int_list("topology.dims")) n *= static_cast<std::uint64_t>(d);
-    std::vector<net::EndpointId> out(n);
-    for (std::uint64_t e = 0; e < n; ++e) out[e] = static_cast<net::EndpointId>(e);
-    return out;
-  }
+  if (const TopologyKind& k = topology_kind(kind); k.grid_order) return k.grid_order(cfg);
   const std::optional<BoardGrid> grid = board_grid(cfg);
   if (!grid)
     throw util::ConfigError("workload.placement: grid orders ranks row-major over the accelerator grid of a "
