@@ -85,7 +85,8 @@ std::vector<ParamDecl> declare() {
   std::vector<ParamDecl> p;
   // ---------------------------------------------------------------- topology
   p.push_back(enum_param("topology", "kind", "fat_tree",
-                         {"fat_tree", "leaf_spine", "hammingmesh", "hyperx", "torus", "dragonfly", "topoopt", "file"},
+                         {"fat_tree", "leaf_spine", "hammingmesh", "hyperx", "torus", "dragonfly", "topoopt", "file",
+                          "ideal_switch"},
                          "Topology family. `fat_tree`: 2- or 3-level folded Clos of `radix`-port switches. "
                          "`leaf_spine`: 2-tier Clos of GPU servers with one NIC per GPU. `hammingmesh`: "
                          "HammingMesh (one plane; `board_a` = `board_b` = 1 is a 2D HyperX). `hyperx`: 2D HyperX of `x` "
@@ -97,12 +98,13 @@ std::vector<ParamDecl> declare() {
                          "forwarding accelerators. `dragonfly`: groups of all-to-all routers joined by global "
                          "links. `topoopt`: TopoOpt direct-connect servers joined by circulant rings through "
                          "optical patch panels, servers forward. `file`: a graph listed in `topology.file` "
-                         "(docs/model.md). hammingmesh, hyperx, torus, dragonfly and topoopt are routed by their papers' "
+                         "(docs/model.md). `ideal_switch`: `endpoints` endpoints on one non-blocking crossbar (the \"Best\" "
+                         "baseline: only the endpoints' links limit). hammingmesh, hyperx, torus, dragonfly and topoopt are routed by their papers' "
                          "rules with virtual channels (`routing.algorithm`, `network.vcs`); a `file` graph by minimal "
                          "or up*/down* routes (`routing.graph`)."));
   p.push_back(int_param("topology", "endpoints", "", 64,
                         "fat_tree: number of endpoints (NICs). Any count up to the capacity of the tree; "
-                        "the last leaf may be partly filled.",
+                        "the last leaf may be partly filled. ideal_switch: its endpoints (at most 65,535).",
                         2, 16777216));
   p.push_back(int_param("topology", "radix", "ports", 16, "Ports per switch.", 2, kMaxPorts));
   p.push_back(int_param("topology", "down_ports", "ports", 0,
