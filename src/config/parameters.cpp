@@ -86,7 +86,7 @@ std::vector<ParamDecl> declare() {
   // ---------------------------------------------------------------- topology
   p.push_back(enum_param("topology", "kind", "fat_tree",
                          {"fat_tree", "leaf_spine", "hammingmesh", "hyperx", "torus", "dragonfly", "topoopt", "file",
-                          "ideal_switch"},
+                          "ideal_switch", "mesh"},
                          "Topology family. `fat_tree`: 2- or 3-level folded Clos of `radix`-port switches. "
                          "`leaf_spine`: 2-tier Clos of GPU servers with one NIC per GPU. `hammingmesh`: "
                          "HammingMesh (one plane; `board_a` = `board_b` = 1 is a 2D HyperX). `hyperx`: 2D HyperX of `x` "
@@ -99,7 +99,8 @@ std::vector<ParamDecl> declare() {
                          "links. `topoopt`: TopoOpt direct-connect servers joined by circulant rings through "
                          "optical patch panels, servers forward. `file`: a graph listed in `topology.file` "
                          "(docs/model.md). `ideal_switch`: `endpoints` endpoints on one non-blocking crossbar (the \"Best\" "
-                         "baseline: only the endpoints' links limit). hammingmesh, hyperx, torus, dragonfly and topoopt are routed by their papers' "
+                         "baseline: only the endpoints' links limit). `mesh`: a 1D, 2D or 3D mesh (`dims`) of forwarding "
+                         "accelerators without wrap-around, dimension-order (xy) routing on one VC (`dor`). hammingmesh, hyperx, torus, dragonfly and topoopt are routed by their papers' "
                          "rules with virtual channels (`routing.algorithm`, `network.vcs`); a `file` graph by minimal "
                          "or up*/down* routes (`routing.graph`)."));
   p.push_back(int_param("topology", "endpoints", "", 64,
@@ -149,7 +150,8 @@ std::vector<ParamDecl> declare() {
                         "accelerator per grid point; another value is an error there).",
                         1, kMaxPorts));
   p.push_back(int_list_param("topology", "dims", "", {32, 32},
-                             "torus: size of each dimension (any number of dimensions).", 1, 1 << 20));
+                             "torus: size of each dimension (any number of dimensions). mesh: 1 to 3 dimensions.", 1,
+                             1 << 20));
   p.push_back(bool_param("topology", "boards", true,
                          "torus: 2x2 boards in the first two dimensions (links inside a board are PCB traces, "
                          "free in the cost model)."));
