@@ -8,6 +8,7 @@
 #include <numeric>
 #include <thread>
 #include <cstdio>
+#include <map>
 #include <memory>
 
 #include <fmt/format.h>
@@ -26,6 +27,7 @@
 #include "fabricsim/util/signals.hpp"
 #include "fabricsim/version_info.hpp"
 #include "workload.hpp"
+#include "failures.hpp"
 #include "memory.hpp"
 #include "scenario.hpp"
 
@@ -329,6 +331,8 @@ RunStats simulate(const config::Config& cfg, const par::Comm& comm, Model& m, Pa
 
 struct Results {
   net::NetworkTotals totals;  ///< sums over ranks
+  std::vector<net::MessageId> failed_messages;  ///< lost bytes to failures (any rank), ascending
+  std::map<net::LinkId, std::pair<std::uint64_t, std::uint64_t>> stranded;  ///< per link: packets, payload
   std::uint64_t events = 0;
   stats::ThroughputShares shares;
 };
@@ -350,16 +354,46 @@ Results gather_results(const par::Comm& comm, Model& m, Workload& work, const Ru
   totals.packet_hops = comm.allreduce_sum(local.packet_hops);
   totals.messages_delivered = comm.allreduce_sum(local.messages_delivered);
   totals.packets_dropped = comm.allreduce_sum(local.packets_dropped);
+  totals.packets_stranded = comm.allreduce_sum(local.packets_stranded);
+  totals.bytes_stranded = comm.allreduce_sum(local.bytes_stranded);
+  totals.bytes_unsent = comm.allreduce_sum(local.bytes_unsent);
+  {
+    // Messages that lost bytes to failures, wherever that was seen (a
+    // message may be marked on several ranks), and the links' stranded
+    // counts, summed where the two ends of a cut link both counted.
+    std::vector<std::int64_t> mine;
+    for (net::MessageId id : network.failed_messages()) mine.push_back(id);
+    std::vector<std::int64_t> all = comm.allgatherv(mine);
+    std::sort(all.begin(), all.end());
+    all.erase(std::unique(all.begin(), all.end()), all.end());
+    res.failed_messages.assign(all.begin(), all.end());
+    std::vector<std::int64_t> triples;
+    std::vector<net::LinkId> ids;
+    const net::LinkStats& st = network.local_link_stats(ids);
+    for (std::size_t o = 0; o < ids.size(); ++o)
+      if (!st.stranded_packets.empty() && st.stranded_packets[o] > 0)
+        triples.insert(triples.end(), {static_cast<std::int64_t>(ids[o]), static_cast<std::int64_t>(st.stranded_packets[o]),
+                                       static_cast<std::int64_t>(st.stranded_bytes[o])});
+    const std::vector<std::int64_t> every = comm.allgatherv(triples);
+    for (std::size_t i = 0; i + 2 < every.size(); i += 3) {
+      auto& [pk, by] = res.stranded[static_cast<net::LinkId>(every[i])];
+      pk += static_cast<std::uint64_t>(every[i + 1]);
+      by += static_cast<std::uint64_t>(every[i + 2]);
+    }
+  }
   const std::uint64_t in_flight = comm.allreduce_sum(network.packets_in_flight());
   res.events = comm.allreduce_sum(m.sim->events_processed());
   if (run.end == core::SimTime::max() && comm.is_root()) {
-    // Lossless model: everything injected must have arrived.  (The totals
-    // are global; rank 0 alone reports a violation.)
-    if (totals.packets_delivered != totals.packets_injected || in_flight != 0 ||
-        totals.messages_delivered != messages_total)
-      throw util::UserError(
-          fmt::format("internal check failed: {} packets injected, {} delivered, {} of {} messages done",
-                      totals.packets_injected, totals.packets_delivered, totals.messages_delivered, messages_total));
+    // Lossless but for failures: everything injected arrived or was
+    // stranded, and every message arrived unless it lost bytes.  (The
+    // totals are global; rank 0 alone reports a violation.)
+    const std::uint64_t failed = res.failed_messages.size();
+    if (totals.packets_delivered + totals.packets_stranded != totals.packets_injected || in_flight != 0 ||
+        (failed == 0 ? totals.messages_delivered != messages_total : totals.messages_delivered + failed > messages_total))
+      throw util::UserError(fmt::format(
+          "internal check failed: {} packets injected, {} delivered, {} stranded, {} of {} messages done, {} failed",
+          totals.packets_injected, totals.packets_delivered, totals.packets_stranded, totals.messages_delivered,
+          messages_total, failed));
   }
   if (work.posts_known_at_sender_only() && comm.size() > 1) {
     // /flows: a message's start is known where its sender runs, its row
@@ -371,7 +405,7 @@ Results gather_results(const par::Comm& comm, Model& m, Workload& work, const Ru
     comm.allreduce_min(posts);
     for (net::MessageId id = 0; id < posts.size(); ++id) network.set_post_time(id, core::SimTime::from_ps(posts[id]));
   }
-  work.report(comm, run.end == core::SimTime::max());
+  work.report(comm, run.end == core::SimTime::max() && res.failed_messages.empty());
   // Throughput three ways (stats/throughput.hpp): completions are known
   // where the receiver runs, so the sources' last completions and the
   // steady window's payload are combined over the ranks.
@@ -425,7 +459,7 @@ stats::EngineTelemetry write_output(const std::string& out_path, std::string& te
   summary.events_per_second = run.run_s > 0 ? static_cast<double>(summary.events) / run.run_s : 0.0;
   stats::write_summary(writer, summary);
   stats::write_network(writer, *m.network, res.totals, p.part, cfg.get_bool("output.flows"), run.sim_end.ns(),
-                       m.network->series_interval().ns());
+                       m.network->series_interval().ns(), &res.stranded, res.failed_messages.size());
   stats::write_throughput(writer, res.shares);
   stats::EngineTelemetry eng;
   eng.mode = comm.size() == 1 ? "sequential" : "partitioned";
@@ -516,6 +550,19 @@ void print_summary(const std::string& out_path, const config::Config& cfg, const
   fmt::print("  delivered   {} of {} messages, {} payload, {} packets over {} packet-hops\n", totals.messages_delivered,
              m.network->messages().size(), human_bytes(static_cast<double>(totals.bytes_delivered)),
              totals.packets_delivered, totals.packet_hops);
+  if (!res.failed_messages.empty() || totals.packets_stranded > 0) {
+    std::string some;
+    const auto& msgs = m.network->messages();
+    for (std::size_t i = 0; i < std::min<std::size_t>(res.failed_messages.size(), 3); ++i) {
+      const net::Message& f = msgs[res.failed_messages[i]];
+      some += fmt::format("{}message {} (endpoint {} to {})", i ? ", " : "", res.failed_messages[i], f.src, f.dst);
+    }
+    fmt::print(
+        "  failures    {} messages lost bytes to [[failures]]: {} packets ({}) stranded, {} never sent for want of a "
+        "live route{}{}; see /summary and /links/stranded_*\n",
+        res.failed_messages.size(), totals.packets_stranded, human_bytes(static_cast<double>(totals.bytes_stranded)),
+        human_bytes(static_cast<double>(totals.bytes_unsent)), some.empty() ? "" : ": ", some);
+  }
   fmt::print(
       "  throughput  {:.1f}% of injection bandwidth ({} endpoints x {:g} Gb/s{}) over the makespan; "
       "per source {:.1f}%, steady {}\n",
@@ -574,6 +621,8 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
 
   Model m;
   build_model(m, cfg, comm);
+  // [[failures]] named against the fabric now, before any planning.
+  const net::LinkSchedule failures = failure_schedule(cfg, m.topo);
   // A task graph is planned before the partition (its messages weigh the
   // nodes) and started after it.
   const auto t_part = Clock::now();
@@ -582,6 +631,7 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
   partition_model(p, cfg, comm, m, *work);
   par::GlobalSteps* const steps = work->global_steps();
   if (steps != nullptr) prepare_global_steps(p, cfg, comm, m);
+  m.network->set_link_schedule(failures);
   work->start();
   p.seconds = seconds_since(t_part);
 

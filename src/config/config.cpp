@@ -223,28 +223,30 @@ std::string toml_double(double v) {
 void apply_table(Config& cfg, const toml::table& root, std::string_view source) {
   for (auto&& [skey, snode] : root) {
     std::string sname(skey.str());
-    if (sname == "jobs") {
-      // [[jobs]]: an array of tables of workload keys.
+    if (const TableArray* arr_decl = find_table_array(sname)) {
+      // [[jobs]], [[failures]]: arrays of tables of declared keys.
       const toml::array* arr = snode.as_array();
       if (arr == nullptr || !arr->is_array_of_tables() || arr->empty())
-        throw ConfigError(fmt::format("{}: jobs: expected one or more [[jobs]] tables", position(source, skey.source())));
-      for (const auto& job : *arr) {
-        std::vector<std::pair<std::string, Value>> keys;
-        std::vector<std::string> origins;
-        for (auto&& [k, v] : *job.as_table()) {
-          const std::string name = "workload." + std::string(k.str());
+        throw ConfigError(fmt::format("{}: {}: expected one or more [[{}]] tables", position(source, skey.source()),
+                                      sname, sname));
+      const bool jobs = arr_decl->keys_of == "workload";
+      for (const auto& row_node : *arr) {
+        Config::Row row;
+        row.origin = position(source, row_node.source());
+        for (auto&& [k, v] : *row_node.as_table()) {
+          const std::string name = arr_decl->keys_of + "." + std::string(k.str());
           const ParamDecl* d = find_parameter(name);
           const std::string where = position(source, k.source());
           if (!d)
-            throw ConfigError(fmt::format("{}: jobs.{}: unknown key (a job takes the keys of [workload]){}", where,
-                                          k.str(), suggestion(k.str(), keys_of("workload"))));
+            throw ConfigError(fmt::format("{}: {}.{}: unknown key{}{}", where, sname, k.str(),
+                                          jobs ? " (a job takes the keys of [workload])" : "",
+                                          suggestion(k.str(), keys_of(arr_decl->keys_of))));
           if (d->run_wide)
-            throw ConfigError(fmt::format("{}: jobs.{}: applies to the whole run, not to one job: set {} in [workload]",
-                                          where, k.str(), name));
-          keys.emplace_back(name, convert(*d, v, position(source, v.source())));
-          origins.push_back(where);
+            throw ConfigError(fmt::format("{}: {}.{}: applies to the whole run, not to one job: set {} in [{}]", where,
+                                          sname, k.str(), name, arr_decl->keys_of));
+          row.keys.push_back(Config::RowKey{name, convert(*d, v, position(source, v.source())), where});
         }
-        cfg.add_job(std::move(keys), std::move(origins));
+        cfg.add_row(sname, std::move(row));
       }
       continue;
     }
@@ -289,6 +291,9 @@ void apply_override(Config& cfg, const std::string& text) {
     for (const auto& p : parameters()) all.push_back(p.name());
     throw ConfigError(fmt::format("{}: {}: unknown key{}", where, name, suggestion(name, all)));
   }
+  if (const auto& secs = sections(); std::find(secs.begin(), secs.end(), d->section) == secs.end())
+    throw ConfigError(fmt::format("{}: {}: a key of [[{}]] tables, which --set cannot add: write the table in the file",
+                                  where, name, d->section));
   // Parse the value as TOML so that numbers, booleans and arrays follow the
   // file syntax; a bare word is taken as a string for string parameters.
   toml::table t;
@@ -405,18 +410,26 @@ std::string Config::locate(const std::string& message) const {
   return origin + ": " + message;
 }
 
-void Config::add_job(std::vector<std::pair<std::string, Value>> keys, std::vector<std::string> origins) {
-  std::vector<std::pair<std::string, Entry>> job;
-  for (std::size_t i = 0; i < keys.size(); ++i) job.emplace_back(keys[i].first, Entry{std::move(keys[i].second), std::move(origins[i])});
-  jobs_.push_back(std::move(job));
+const Config::RowKey* Config::Row::find(std::string_view name) const {
+  for (const auto& k : keys)
+    if (k.name == name) return &k;
+  return nullptr;
 }
+
+const std::vector<Config::Row>& Config::rows(std::string_view name) const {
+  static const std::vector<Row> none;
+  const auto it = rows_.find(name);
+  return it == rows_.end() ? none : it->second;
+}
+
+void Config::add_row(const std::string& name, Row row) { rows_[name].push_back(std::move(row)); }
 
 Config Config::job(std::size_t j) const {
   Config c;  // this one without the [[jobs]] (copying them per job was quadratic)
   c.values_ = values_;
   c.source_ = source_;
   c.base_dir_ = base_dir_;
-  for (const auto& [name, e] : jobs_.at(j)) c.values_[name] = e;
+  for (const auto& k : rows("jobs").at(j).keys) c.values_[k.name] = Entry{k.value, k.origin};
   return c;
 }
 
@@ -431,10 +444,12 @@ std::string Config::to_toml() const {
       out += line + "\n";
     }
   }
-  for (const auto& job : jobs_) {
-    out += "\n[[jobs]]\n";
-    for (const auto& [name, e] : job) out += fmt::format("{} = {}\n", name.substr(name.find('.') + 1), to_toml_value(e.value));
-  }
+  for (const auto& arr : table_arrays())
+    for (const auto& row : rows(arr.name)) {
+      out += fmt::format("\n[[{}]]\n", arr.name);
+      for (const auto& k : row.keys)
+        out += fmt::format("{} = {}\n", k.name.substr(k.name.find('.') + 1), to_toml_value(k.value));
+    }
   return out;
 }
 
@@ -476,9 +491,9 @@ std::string params_markdown() {
       "Every parameter of fabricsim, by configuration section. Set them in the TOML file\n"
       "(`[section]` then `key = value`) or on the command line with `--set section.key=value`.\n"
       "Unknown keys, wrong types and out-of-range values are rejected before anything runs.\n";
-  for (const auto& sec : sections()) {
-    out += fmt::format("\n## [{}]\n\n| Key | Type | Unit | Default | Range | Description |\n|---|---|---|---|---|---|\n",
-                       sec);
+  const auto table = [&](const std::string& sec, const std::string& title, const std::string& intro) {
+    out += fmt::format("\n## {}\n\n{}| Key | Type | Unit | Default | Range | Description |\n|---|---|---|---|---|---|\n",
+                       title, intro);
     for (const auto& d : parameters()) {
       if (d.section != sec) continue;
       std::string range;
@@ -508,7 +523,11 @@ std::string params_markdown() {
       out += fmt::format("| `{}` | {} | {} | `{}` | {} | {} |\n", d.key, type, d.unit, to_toml_value(d.default_value),
                          range, doc);
     }
-  }
+  };
+  for (const auto& sec : sections()) table(sec, "[" + sec + "]", "");
+  for (const auto& arr : table_arrays())
+    if (arr.keys_of == arr.name)  // (rows with keys of their own; [[jobs]] takes [workload]'s)
+      table(arr.name, "[[" + arr.name + "]]", arr.doc + " Any number of `[[" + arr.name + "]]` tables.\n\n");
   return out;
 }
 

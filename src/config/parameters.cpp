@@ -501,6 +501,23 @@ std::vector<ParamDecl> declare() {
   p.push_back(enum_param("output", "progress", "auto", {"auto", "always", "never"},
                          "Live progress line on rank 0: `auto` shows it on a terminal once a run takes longer than "
                          "about two seconds."));
+  // [[failures]] rows (table_arrays()): one element down from at_ns, until until_ns.
+  p.push_back(string_param("failures", "element", "",
+                           "The element that fails, by its names in the output (/nodes/name): a node (`\"spine3\"`: "
+                           "all its links), a cable (`\"leaf0-spine3\"`: both directions of every cable between the "
+                           "two) or one direction (`\"leaf0->spine3\"`). Required."));
+  p.push_back(int_param("failures", "at_ns", "ns", 0,
+                        "When the element goes down (0: from the start). What is on it or queued for it then is "
+                        "stranded (/summary, /links/stranded_*); routing avoids it from then on.",
+                        0, 9e15));
+  {
+    ParamDecl until = int_param("failures", "until_ns", "ns", 0,
+                                "When it comes back up; 0: it stays down. Must be after at_ns, and the rows of one "
+                                "element must not overlap.",
+                                1, 9e15);
+    until.zero_allowed = true;
+    p.push_back(std::move(until));
+  }
   return p;
 }
 
@@ -514,6 +531,20 @@ const std::vector<ParamDecl>& parameters() {
 const std::vector<std::string>& sections() {
   static const std::vector<std::string> s = {"topology", "cost", "network", "routing", "workload", "engine", "output"};
   return s;
+}
+
+const std::vector<TableArray>& table_arrays() {
+  static const std::vector<TableArray> a = {
+      {"jobs", "workload", "One job each: the keys of [workload] (not the run-wide ones) over [workload]'s values."},
+      {"failures", "failures", "One failure each: an element of the fabric down for a while (docs/model.md, \"Failures\")."},
+  };
+  return a;
+}
+
+const TableArray* find_table_array(std::string_view name) {
+  for (const auto& t : table_arrays())
+    if (t.name == name) return &t;
+  return nullptr;
 }
 
 const ParamDecl* find_parameter(std::string_view name) {

@@ -207,7 +207,8 @@ std::vector<std::uint64_t> rows_where(std::size_t n, Pred&& owned) {
 
 void write_network(H5Writer& out, const net::Network& network, const net::NetworkTotals& totals,
                    const std::vector<std::int32_t>& node_rank, bool write_flows, double sim_time_ns,
-                   double interval_ns) {
+                   double interval_ns, const std::map<net::LinkId, std::pair<std::uint64_t, std::uint64_t>>* stranded,
+                   std::uint64_t messages_failed) {
   const auto& topo = network.topology();
   const std::size_t nl = topo.link_count();
   const auto& L = topo.links();
@@ -252,6 +253,16 @@ void write_network(H5Writer& out, const net::Network& network, const net::Networ
   out.write_rows("/links/stall_ns", nl, rows,
                  local([&](std::size_t o) { return static_cast<double>(st.stall_ps[o]) / 1000.0; }));
   out.write_rows("/links/flows", nl, rows, local([&](std::size_t o) { return std::uint32_t{st.flows[o]}; }));
+  // Stranded by failures: summed over the ranks (both ends of a cut link may count) by the caller.
+  const auto stranded_of = [&](std::size_t l, bool bytes) -> std::uint64_t {
+    if (stranded == nullptr) return 0;
+    const auto it = stranded->find(static_cast<net::LinkId>(l));
+    return it == stranded->end() ? 0 : (bytes ? it->second.second : it->second.first);
+  };
+  out.write_rows("/links/stranded_packets", nl, rows,
+                 pick<std::uint64_t>(rows, [&](std::size_t i) { return stranded_of(i, false); }));
+  out.write_rows("/links/stranded_bytes", nl, rows,
+                 pick<std::uint64_t>(rows, [&](std::size_t i) { return stranded_of(i, true); }));
   std::string names;
   for (int c = 0; c < net::kLinkClassCount; ++c) {
     if (c) names += ",";
@@ -304,6 +315,10 @@ void write_network(H5Writer& out, const net::Network& network, const net::Networ
   out.attr("/summary", "bytes_injected", totals.bytes_injected);
   out.attr("/summary", "bytes_delivered", totals.bytes_delivered);
   out.attr("/summary", "packets_dropped", totals.packets_dropped);
+  out.attr("/summary", "packets_stranded", totals.packets_stranded);
+  out.attr("/summary", "bytes_stranded", totals.bytes_stranded);
+  out.attr("/summary", "bytes_unsent", totals.bytes_unsent);
+  out.attr("/summary", "messages_failed", messages_failed);
   out.attr("/summary", "packet_hops", totals.packet_hops);
   out.attr("/summary", "messages_delivered", totals.messages_delivered);
   out.attr("/summary", "messages", static_cast<std::uint64_t>(network.messages().size()));

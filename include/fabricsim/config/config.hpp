@@ -39,6 +39,18 @@ struct ParamDecl {
   std::string name() const { return section + "." + key; }
 };
 
+/// An array of tables (`[[name]]`): each table a row of keys.  Its keys are
+/// the parameters of section `keys_of`: for [[jobs]] the [workload] keys
+/// (a job's values over [workload]'s), for [[failures]] a section of its
+/// own that exists only as rows (not as a [failures] table).
+struct TableArray {
+  std::string name;
+  std::string keys_of;
+  std::string doc;
+};
+const std::vector<TableArray>& table_arrays();
+const TableArray* find_table_array(std::string_view name);
+
 /// The declaration table: the single place where parameters are declared.
 const std::vector<ParamDecl>& parameters();
 /// The configuration sections, in output order.
@@ -87,9 +99,23 @@ class Config {
   /// of many jobs keeps each table's few keys, not a whole configuration
   /// per job (19 KB each: 1.3 GiB for 70,000 queued jobs).
   Config job(std::size_t j) const;
-  std::size_t job_count() const { return jobs_.size(); }
-  /// Appends a [[jobs]] table: its workload keys (full names, validated) and where each was given.
-  void add_job(std::vector<std::pair<std::string, Value>> keys, std::vector<std::string> origins);
+  std::size_t job_count() const { return rows("jobs").size(); }
+  /// One row of an array of tables: its keys (full names) as given.
+  struct RowKey {
+    std::string name;
+    Value value;
+    std::string origin;  ///< "FILE:LINE:COL"
+  };
+  struct Row {
+    std::vector<RowKey> keys;
+    std::string origin;  ///< where the row's table starts
+    /// The row's value of `name`, or nullptr if the row does not set it.
+    const RowKey* find(std::string_view name) const;
+  };
+  /// The rows of array `name` ([[jobs]], [[failures]]), in file order.
+  const std::vector<Row>& rows(std::string_view name) const;
+  /// Appends a row to array `name` (its keys validated by the caller).
+  void add_row(const std::string& name, Row row);
   /// Directory that relative paths in the configuration are resolved against.
   const std::string& base_dir() const { return base_dir_; }
   void set_base_dir(std::string d) { base_dir_ = std::move(d); }
@@ -101,8 +127,8 @@ class Config {
   };
   const Entry& entry(std::string_view name) const;
   std::map<std::string, Entry, std::less<>> values_;
-  // [[jobs]]: per job, the workload keys it sets (full names), in file order.
-  std::vector<std::vector<std::pair<std::string, Entry>>> jobs_;
+  // Arrays of tables, by name: each row's keys (full names), in file order.
+  std::map<std::string, std::vector<Row>, std::less<>> rows_;
   std::string source_ = "(built-in default scenario)";
   std::string base_dir_ = ".";
 };

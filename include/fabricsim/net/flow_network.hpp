@@ -89,6 +89,7 @@ struct FlowModelStats {
   std::uint64_t reschedules = 0;   ///< finish times changed by a recomputation
   std::size_t max_concurrent = 0;  ///< most flows active at once
   std::uint64_t repinned = 0;      ///< flows moved to a new route in flight (Network::pin)
+  std::uint64_t rerouted = 0;      ///< flows moved off a failed link to a live route ([[failures]])
   /// Wall-clock time spent in rate recomputations, estimated from timing
   /// one in 16 (the first, the 17th, ...) and scaling to all of them.
   double recompute_seconds = 0;

@@ -43,6 +43,7 @@
 #include "fabricsim/core/time.hpp"
 #include "fabricsim/net/flow_rates.hpp"
 #include "fabricsim/net/ecmp.hpp"
+#include "fabricsim/net/link_state.hpp"
 #include "fabricsim/net/topology.hpp"
 
 namespace fabricsim::net {
@@ -88,6 +89,15 @@ class PathProvider {
     (void)message;
     route(src, dst, key, out);
   }
+  /// Link state ([[failures]]): from now on, routes only over links `live`
+  /// says still lead to the destination (the packet model's choice among
+  /// the live candidates), util::ConfigError where none is left.
+  void set_live(LiveRoutes* live) { live_ = live; }
+
+ protected:
+  /// Whether failures filter the candidates now.
+  bool filtering() const { return live_ != nullptr && live_->any_down(); }
+  LiveRoutes* live_ = nullptr;
 };
 
 enum class PathSplit : std::uint8_t { Single, Even };
@@ -134,6 +144,7 @@ class ShortestPaths : public PathProvider {
   PathSplit split_;
   Ecmp ecmp_;
   std::vector<std::vector<std::uint32_t>> dist_;  // per destination endpoint, filled on first use
+  std::uint64_t dist_version_ = 0;  // the link state's version dist_ was computed at
   std::vector<NodeId> queue_;
   flow_detail::PathWalker walker_;
 };
@@ -156,6 +167,7 @@ class TablePaths : public PathProvider {
   PathSplit split_;
   Ecmp ecmp_;
   std::vector<std::uint32_t> dmodk_;  ///< divisors per level (empty: no D-mod-k)
+  std::vector<PortIndex> live_ports_;
   flow_detail::PathWalker walker_;
 };
 

@@ -34,6 +34,7 @@
 #include "fabricsim/core/link.hpp"
 #include "fabricsim/core/simulator.hpp"
 #include "fabricsim/net/ecmp.hpp"
+#include "fabricsim/net/link_state.hpp"
 #include "fabricsim/net/route_store.hpp"
 #include "fabricsim/net/topology.hpp"
 
@@ -120,6 +121,11 @@ struct Message {
   std::uint64_t sent_payload = 0;
   std::uint64_t received_payload = 0;
   std::uint32_t packets = 0;
+  /// Lost some of its bytes to a failure (link state): a packet stranded,
+  /// or bytes never injected because no live route was left.  Set where
+  /// that happened (so, on several ranks, possibly on another rank than the
+  /// sender's); it changes nothing in the simulation, only the report.
+  bool failed = false;
 };
 
 /// Per directed link counters (structure of arrays, indexed by link id).
@@ -132,6 +138,11 @@ struct LinkStats {
   /// Messages whose first packet crossed the link (for ecmp: the flows
   /// hashed onto it).
   std::vector<std::uint32_t> flows;
+  /// Packets (and their payload bytes) stranded on the link by a failure:
+  /// arriving over it while it was down, queued for it when it went down,
+  /// or left with no live move after arriving over it.
+  std::vector<std::uint64_t> stranded_packets;
+  std::vector<std::uint64_t> stranded_bytes;
   /// Time series, per link: bytes whose transmission started in interval k,
   /// and the largest queue seen in interval k.
   std::vector<std::vector<std::uint64_t>> series_tx_bytes;
@@ -145,7 +156,13 @@ struct NetworkTotals {
   std::uint64_t bytes_delivered = 0;   ///< payload
   std::uint64_t packet_hops = 0;       ///< packets sent over any link
   std::uint64_t messages_delivered = 0;
-  std::uint64_t packets_dropped = 0;   ///< always 0: the model is lossless
+  std::uint64_t packets_dropped = 0;   ///< always 0: flow control never drops (failures strand, below)
+  /// Lost to failures (link state): packets stranded and their payload, and
+  /// the payload of messages never injected because no live route was left.
+  /// Conservation: injected = delivered + stranded (+ in flight at an end time).
+  std::uint64_t packets_stranded = 0;
+  std::uint64_t bytes_stranded = 0;
+  std::uint64_t bytes_unsent = 0;
   std::uint64_t max_buffer_overshoot = 0;  ///< must stay 0 (checked invariant)
 };
 
@@ -192,6 +209,10 @@ class NetworkModel {
   virtual void pin(MessageId id, std::span<const LinkId> links, PinnedVc vc);
   virtual core::SimTime series_interval() const { return core::SimTime::zero(); }
   virtual std::size_t series_bins() const { return 0; }
+  /// Network::set_link_schedule.  Default: refuses a non-empty schedule (UserError).
+  virtual void set_link_schedule(const LinkSchedule& schedule);
+  /// Ids of the messages this process marked failed (Message::failed), ascending.
+  virtual std::vector<MessageId> failed_messages() const;
 };
 
 /// The network of a run: the same messages, listener and link counters
@@ -251,6 +272,13 @@ class Network {
   /// not a route between its endpoints, or the model cannot re-pin.
   void pin(MessageId id, std::span<const LinkId> links, PinnedVc vc = PinnedVc::Message);
   void set_listener(MessageListener* listener);
+  /// Link state changes of the run (`[[failures]]`, link_state.hpp): the
+  /// changes at time 0 apply at once, the others at their times, on every
+  /// process alike.  Call once, before the first message is posted (after
+  /// set_partition).  util::UserError if the model cannot change link state.
+  void set_link_schedule(const LinkSchedule& schedule);
+  /// Messages this process saw fail (Message::failed), ascending.
+  std::vector<MessageId> failed_messages() const;
 
   const Topology& topology() const;
   /// The simulated time now.

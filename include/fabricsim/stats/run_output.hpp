@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -74,7 +76,9 @@ void write_throughput(H5Writer& out, const ThroughputShares& shares);
 /// processes and `node_rank` the process of every node.
 void write_network(H5Writer& out, const net::Network& network, const net::NetworkTotals& totals,
                    const std::vector<std::int32_t>& node_rank, bool write_flows, double sim_time_ns,
-                   double interval_ns);
+                   double interval_ns,
+                   const std::map<net::LinkId, std::pair<std::uint64_t, std::uint64_t>>* stranded = nullptr,
+                   std::uint64_t messages_failed = 0);
 
 /// The collective benchmarks of a run (workload.kind = "collective", or
 /// [[jobs]] of that kind): one row of /collectives per operation instance.

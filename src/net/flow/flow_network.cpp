@@ -173,6 +173,14 @@ class FlowNetworkImpl final : public NetworkModel {
     for (FlowId k = 0; k < slots_.size(); ++k)
       if (slots_[k].live && slots_[k].msg == id) slot = k;
     if (slot == kNoFlowSlot) return;  // not started, or past its flow (its last packet's latency)
+    pinned_route(topo_, links, route_);
+    move_flow(slot);
+    ++stats_.repinned;
+  }
+
+  /// The flow in `slot` moves its bytes not yet sent to route_ now.
+  void move_flow(FlowId slot) {
+    const MessageId id = slots_[slot].msg;
     const SimTime now = sim_.now();
     Slot& s = slots_[slot];
     const Message& m = messages_[id];
@@ -188,7 +196,6 @@ class FlowNetworkImpl final : public NetworkModel {
     rates_.remove(slot);
     for (const FlowLink& fl : rates_.links(slot))
       if (rates_.flows_on(fl.link) == 0) link_load_[fl.link] = 0.0;
-    pinned_route(topo_, links, route_);
     for (const FlowLink& fl : route_.links) {
       ++link_flows_[fl.link];
       link_packets_[fl.link] += moved;
@@ -204,8 +211,97 @@ class FlowNetworkImpl final : public NetworkModel {
       if (const auto it = caps_.find(id); it != caps_.end()) cap = it->second;
     if (!(cap > 0.0)) cap = kNoRateCap;
     rates_.add(slot, route_.links, cap);
-    ++stats_.repinned;
     request_recompute();
+  }
+
+  // ------------------------------------------------------- link state
+
+  void set_link_schedule(const LinkSchedule& schedule) override {
+    if (schedule.empty()) return;
+    failures_ = true;
+    links_state_.start(topo_, schedule);
+    link_state_ = &links_state_.state();
+    live_ = &links_state_.live();
+    paths_.set_live(live_);
+    stranded_packets_.assign(topo_.link_count(), 0);
+    stranded_bytes_.assign(topo_.link_count(), 0);
+    change_binding_ = sim_.bind(core::Simulator::handler<FlowNetworkImpl, &FlowNetworkImpl::on_link_change>(), this);
+    const std::vector<SimTime> times = links_state_.later_times();
+    for (std::size_t i = 0; i < times.size(); ++i)
+      sim_.schedule_keyed_bound(times[i], kPrioFinish, 0, (std::uint64_t{1} << 63) | i, change_binding_);
+  }
+
+  /// Links went down: each flow on one of them moves what it has not sent
+  /// to a live route, or, with none left, is stranded whole (its message
+  /// never completes; docs/model.md, "Failures").
+  void on_link_change(const core::Event&) {
+    const std::vector<LinkId> down = links_state_.advance(sim_.now());
+    if (down.empty()) return;
+    for (FlowId slot = 0; slot < slots_.size(); ++slot) {
+      if (!slots_[slot].live) continue;
+      LinkId dead = kNoLink;
+      for (const FlowLink& fl : rates_.links(slot))
+        if (!link_state_->up(fl.link)) {
+          dead = fl.link;
+          break;
+        }
+      if (dead == kNoLink) continue;
+      const MessageId id = slots_[slot].msg;
+      if (live_route(id)) {
+        move_flow(slot);
+        ++stats_.rerouted;
+      } else {
+        strand_flow(slot, dead);
+      }
+    }
+  }
+
+  /// route_ for message id over live links; false if none is left.
+  bool live_route(MessageId id) {
+    const Message& m = messages_[id];
+    if (store_.pinned(id)) {
+      const auto r = store_.route(id);
+      if (!live_->path_ok(r.data(), r.size())) return false;
+      pinned_route(topo_, r, route_);
+      return true;
+    }
+    try {
+      paths_.route_message(m.src, m.dst, m.flow_port, id, route_);
+    } catch (const util::ConfigError&) {
+      return false;  // (the providers refuse a pair they cannot connect)
+    }
+    return true;
+  }
+
+  void strand_flow(FlowId slot, LinkId at) {
+    Slot& s = slots_[slot];
+    const SimTime now = sim_.now();
+    advance(s, now);
+    for (const FlowLink& fl : rates_.links(slot)) {
+      accrue(fl.link, now);
+      link_load_[fl.link] -= fl.weight * s.rate;
+    }
+    rates_.remove(slot);
+    for (const FlowLink& fl : rates_.links(slot))
+      if (rates_.flows_on(fl.link) == 0) link_load_[fl.link] = 0.0;
+    heap_.erase(slot);
+    s.live = false;
+    free_slots_.push_back(slot);
+    fail_message(s.msg, at);
+    request_recompute();
+  }
+
+  /// Message id is lost whole: its packets counted stranded at link `at`.
+  void fail_message(MessageId id, LinkId at) {
+    Message& m = messages_[id];
+    m.failed = true;
+    totals_.packets_stranded += m.packets;
+    totals_.bytes_stranded += m.bytes;
+    if (at != kNoLink) {
+      stranded_packets_[at] += m.packets;
+      stranded_bytes_[at] += m.bytes;
+    }
+    if (params_.send_engines > 0) release_engine(m.src);
   }
 
   void post(MessageId id, SimTime at) override {
@@ -235,10 +331,19 @@ class FlowNetworkImpl final : public NetworkModel {
   /// The message leaves its NIC now: a flow (or, one packet, only its latency).
   void start(MessageId id) {
     Message& m = messages_[id];
-    if (store_.pinned(id))
+    if (failures_ && link_state_->any_down()) {
+      if (!live_route(id)) {
+        // No live route: never sent.
+        m.failed = true;
+        totals_.bytes_unsent += m.bytes;
+        if (params_.send_engines > 0) release_engine(m.src);
+        return;
+      }
+    } else if (store_.pinned(id)) {
       pinned_route(topo_, store_.route(id), route_);
-    else
+    } else {
       paths_.route_message(m.src, m.dst, m.flow_port, id, route_);
+    }
     const WireSize w = wire_size(m.bytes, params_.packet_bytes, params_.header_bytes, params_.headers);
     const SimTime tail = core::serialization_time(w.last, route_.bottleneck_gbps);
     const SimTime latency = route_.propagation + params_.switch_latency * static_cast<std::int64_t>(route_.hops - 1);
@@ -338,17 +443,19 @@ class FlowNetworkImpl final : public NetworkModel {
 
   void on_sent(const core::Event& ev) {
     const MessageId id = ev.arg32;
-    if (params_.send_engines > 0) {
-      const EndpointId src = messages_[id].src;
-      if (!waiting_[src].empty()) {
-        const MessageId next = waiting_[src].front();
-        waiting_[src].pop_front();
-        start(next);
-      } else {
-        --busy_engines_[src];
-      }
-    }
+    if (params_.send_engines > 0) release_engine(messages_[id].src);
     if (listener_ && listener_->wants_sent()) listener_->on_message_sent(id);
+  }
+
+  /// A message of `src` has left (or failed): its engine takes the next waiting one.
+  void release_engine(EndpointId src) {
+    if (!waiting_[src].empty()) {
+      const MessageId next = waiting_[src].front();
+      waiting_[src].pop_front();
+      start(next);
+    } else {
+      --busy_engines_[src];
+    }
   }
 
   // ------------------------------------------------------------ helpers
@@ -470,6 +577,8 @@ class FlowNetworkImpl final : public NetworkModel {
       st.tx_packets[l] = static_cast<std::uint64_t>(std::llround(link_packets_[l]));
       st.flows[l] = link_flows_[l];
     }
+    st.stranded_packets = failures_ ? stranded_packets_ : std::vector<std::uint64_t>(nl, 0);
+    st.stranded_bytes = failures_ ? stranded_bytes_ : std::vector<std::uint64_t>(nl, 0);
     if (interval_ps_ > 0) {
       st.series_tx_bytes.resize(nl);
       st.series_queue_bytes.resize(nl);
@@ -493,6 +602,14 @@ class FlowNetworkImpl final : public NetworkModel {
   std::unordered_map<MessageId, double> caps_;  // set_rate_cap (Gb/s)
   std::vector<Slot> slots_;
   std::vector<FlowId> free_slots_;
+  // Link state ([[failures]]): off unless a schedule was given.
+  bool failures_ = false;
+  LinkStateRun links_state_;
+  const LinkState* link_state_ = nullptr;  // links_state_'s mask
+  LiveRoutes* live_ = nullptr;
+  core::Simulator::BindingId change_binding_ = 0;
+  std::vector<std::uint64_t> stranded_packets_;  // per link
+  std::vector<std::uint64_t> stranded_bytes_;
   RouteStore store_;  // pinned routes (Network::pin)
   flow_detail::IndexedHeap<std::int64_t> heap_;  // slot -> finish time (ps)
   FlowRoute route_;
@@ -602,6 +719,21 @@ class AnalyticNetworkImpl final : public NetworkModel {
     return id;
   }
 
+  /// Failures at time 0 only: a message's whole path is fixed when it
+  /// starts, so a link going down later would have nothing to act on.
+  void set_link_schedule(const LinkSchedule& schedule) override {
+    if (schedule.empty()) return;
+    for (const LinkChange& c : schedule.changes)
+      if (c.at > SimTime::zero())
+        throw util::ConfigError(fmt::format(
+            "failures.at_ns: the analytic model takes failures from time 0 only (a message's whole path is fixed "
+            "as it starts); {} ns needs network.model = \"flow\" or \"packet\"",
+            c.at.ns()));
+    links_state_.start(topo_, schedule);
+    live_ = &links_state_.live();
+    paths_.set_live(live_);
+  }
+
   /// Before the message starts only: a message store-and-forwards whole
   /// along its path, so once it has started there is nothing to move.
   void pin(MessageId id, std::span<const LinkId> links, PinnedVc) override {
@@ -626,10 +758,24 @@ class AnalyticNetworkImpl final : public NetworkModel {
     const auto hop = static_cast<std::uint32_t>(ev.arg0);
     Message& m = messages_[id];
     if (hop == 0) {
-      if (store_.pinned(id))
+      if (store_.pinned(id) && live_ && !live_->path_ok(store_.route(id).data(), store_.route(id).size())) {
+        m.failed = true;  // pinned over a failed link: never sent
+        totals_.bytes_unsent += m.bytes;
+        return;
+      }
+      if (store_.pinned(id)) {
         pinned_route(topo_, store_.route(id), route_);
-      else
+      } else if (live_ && live_->any_down()) {
+        try {
+          paths_.route_message(m.src, m.dst, m.flow_port, id, route_);
+        } catch (const util::ConfigError&) {
+          m.failed = true;  // no live route: never sent
+          totals_.bytes_unsent += m.bytes;
+          return;
+        }
+      } else {
         paths_.route_message(m.src, m.dst, m.flow_port, id, route_);
+      }
       if (!route_.single)
         throw util::ConfigError("network.model = \"analytic\" needs one path per message (no spraying or adaptive)");
       started_[id] = 1;
@@ -686,6 +832,8 @@ class AnalyticNetworkImpl final : public NetworkModel {
   std::vector<LinkId> path_pool_;
   std::vector<SimTime> free_at_;  // per link: when it has served everyone queued so far
   std::vector<std::uint8_t> started_;  // per message
+  LinkStateRun links_state_;  // [[failures]] at time 0
+  LiveRoutes* live_ = nullptr;
   RouteStore store_;  // pinned routes (Network::pin)
   FlowRoute route_;
   LinkStats stats_;

@@ -98,6 +98,11 @@ ShortestPaths::ShortestPaths(const Topology& topo, PathSplit split, std::uint32_
     : topo_(topo), split_(split), ecmp_(topo, hash, seed), dist_(topo.endpoint_count()), walker_(topo) {}
 
 const std::vector<std::uint32_t>& ShortestPaths::distances(EndpointId dst) {
+  if (live_ != nullptr && live_->version() != dist_version_) {
+    // The link state changed: distances over the live links, afresh.
+    for (auto& d : dist_) d.clear();
+    dist_version_ = live_->version();
+  }
   std::vector<std::uint32_t>& dist = dist_[dst];
   if (!dist.empty()) return dist;
   // Backward breadth-first search from the destination over data-carrying
@@ -113,6 +118,7 @@ const std::vector<std::uint32_t>& ShortestPaths::distances(EndpointId dst) {
     for (LinkId l : topo_.node(v).in) {
       const Link& link = topo_.link(l);
       if (!link.carries_data || dist[link.src] != kUnreachable) continue;
+      if (live_ != nullptr && !live_->up(l)) continue;
       dist[link.src] = dist[v] + 1;
       queue_.push_back(link.src);
     }
@@ -132,6 +138,7 @@ void ShortestPaths::route(EndpointId src, EndpointId dst, std::uint64_t key, Flo
         for (LinkId l : topo_.node(u).out) {
           const Link& link = topo_.link(l);
           if (!link.carries_data || dist[link.dst] + 1 != dist[u]) continue;
+          if (live_ != nullptr && !live_->up(l)) continue;
           if (link.dst != d && !topo_.node(link.dst).forwards) continue;
           cand.push_back(l);
         }
@@ -153,7 +160,15 @@ void TablePaths::route(EndpointId src, EndpointId dst, std::uint64_t key, FlowRo
       src, dst, key, ecmp_, split_,
       [&](NodeId u, std::vector<LinkId>& cand) {
         const Node& node = topo_.node(u);
-        const auto ports = table_.candidates(u, dst);
+        std::span<const PortIndex> ports = table_.candidates(u, dst);
+        if (filtering()) {
+          // Only the candidates that still lead to dst (what the packet model picks among).
+          live_ports_.clear();
+          for (PortIndex p : ports)
+            if (live_->table_ok(table_, node.out[p], dst)) live_ports_.push_back(p);
+          ports = live_ports_;
+        }
+        if (ports.empty()) return;
         if (!dmodk_.empty() && ports.size() > 1 && node.kind == NodeKind::Switch) {
           // The packet model's D-mod-k (routing.cpp): up, the destination's
           // digit for this level; down among parallel cables, its lowest.
@@ -185,6 +200,17 @@ void RulesPaths::unreachable(EndpointId src, EndpointId dst) const {
                           std::to_string(src) + " to endpoint " + std::to_string(dst));
 }
 
+namespace {
+/// Keeps the moves that still reach dst over live links (live: null when none are down).
+void live_only(LiveRoutes* live, const StateRoutes& routes, std::vector<StateRoutes::Option>& opts, EndpointId dst) {
+  if (live == nullptr) return;
+  std::size_t kept = 0;
+  for (const auto& o : opts)
+    if (live->rules_ok(routes, o.link, o.state, dst, false)) opts[kept++] = o;
+  opts.resize(kept);
+}
+}  // namespace
+
 void RulesPaths::add_link(LinkId l, double weight, FlowRoute& out) {
   if (link_slot_[l] == kNoRouteSlot) {
     link_slot_[l] = static_cast<std::uint32_t>(out.links.size());
@@ -210,6 +236,7 @@ void RulesPaths::route(EndpointId src, EndpointId dst, std::uint64_t key, FlowRo
     while (u != d) {
       opts.clear();
       routes_.options(u, state, dst, opts);
+      live_only(filtering() ? live_ : nullptr, routes_, opts, dst);
       if (opts.empty() || out.hops > max_hops) unreachable(src, dst);
       const std::size_t pick = pick_ == RulePick::First ? 0 : ecmp_.pick(u, src, dst, sport, opts.size());
       const StateRoutes::Option& o = opts[pick];
@@ -243,6 +270,7 @@ void RulesPaths::route(EndpointId src, EndpointId dst, std::uint64_t key, FlowRo
     for (const Reached& r : layer_) {
       opts.clear();
       if (r.node != d) routes_.options(r.node, r.state, dst, opts);
+      live_only(filtering() ? live_ : nullptr, routes_, opts, dst);
       if (opts.empty()) unreachable(src, dst);
       // The share goes evenly to the distinct links offered, and each
       // link's part evenly to the moves (states) that take it.
@@ -304,6 +332,10 @@ void CoinRoutes::single(EndpointId src, EndpointId dst, std::size_t choice, Flow
   out.clear();
   path_.clear();
   paths_.path(src, dst, choice, path_);
+  if (filtering() && !live_->path_ok(path_.data(), path_.size()))
+    // The packet model pins the same route: no other to take.
+    throw util::ConfigError("routing: the coin route of endpoint " + std::to_string(src) + " to endpoint " +
+                            std::to_string(dst) + " crosses a failed link");
   double bottleneck = std::numeric_limits<double>::infinity();
   for (LinkId l : path_) {
     const Link& link = topo_.link(l);
@@ -317,17 +349,24 @@ void CoinRoutes::single(EndpointId src, EndpointId dst, std::size_t choice, Flow
 }
 
 void CoinRoutes::even(EndpointId src, EndpointId dst, FlowRoute& out) {
-  const std::size_t count = paths_.count(src, dst);
+  std::size_t count = paths_.count(src, dst);
   if (count == 1) return single(src, dst, 0, out);
   out.clear();
   if (link_slot_.empty()) link_slot_.assign(topo_.link_count(), kNoRouteSlot);
   if (routes_.size() < count) routes_.resize(count);
   std::size_t longest = 0;
+  std::size_t live = 0;  // the routes still up, first
   for (std::size_t c = 0; c < count; ++c) {
-    routes_[c].clear();
-    paths_.path(src, dst, c, routes_[c]);
-    longest = std::max(longest, routes_[c].size());
+    routes_[live].clear();
+    paths_.path(src, dst, c, routes_[live]);
+    if (filtering() && !live_->path_ok(routes_[live].data(), routes_[live].size())) continue;
+    longest = std::max(longest, routes_[live].size());
+    ++live;
   }
+  if (live == 0)
+    throw util::ConfigError("routing: every coin route of endpoint " + std::to_string(src) + " to endpoint " +
+                            std::to_string(dst) + " crosses a failed link");
+  count = live;
   // Links hop by hop over the routes (breadth-first), each once.
   const double share = 1.0 / static_cast<double>(count);
   double bottleneck = std::numeric_limits<double>::infinity();

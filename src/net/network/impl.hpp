@@ -22,6 +22,7 @@
 #include <optional>
 
 #include "fabricsim/core/link.hpp"
+#include "fabricsim/net/link_state.hpp"
 #include "fabricsim/net/state_routes.hpp"
 #include "fabricsim/net/updown.hpp"
 #include "fabricsim/util/assert.hpp"
@@ -39,11 +40,14 @@ inline constexpr std::uint32_t kCreditFlag = 0x80000000u;
 // Packet::aux: 0 = route to the destination; g + 1 = first go to group g
 // (Valiant); kUndecided = UGAL decides at the first router.
 inline constexpr std::uint16_t kUndecided = 0xFFFF;
+// choose_move(): no live move left (link state).
+inline constexpr std::size_t kNoMove = SIZE_MAX;
 
 // Event priorities among events at the same time: credits first (so that a
 // packet arriving at the same instant sees them), then output wake-ups, packet
 // arrivals, message posts and completions.
-inline constexpr std::uint32_t kPrioCredit = 0;
+inline constexpr std::uint32_t kPrioCredit = 0;     // (records only: credits are no events)
+inline constexpr std::uint32_t kPrioLinkChange = 0;  // link state changes: before all else at their instant
 inline constexpr std::uint32_t kPrioWake = 1;
 inline constexpr std::uint32_t kPrioPacket = 2;
 inline constexpr std::uint32_t kPrioPost = 3;
@@ -104,6 +108,8 @@ class NetworkImpl final : public NetworkModel {
   std::int64_t min_credits_seen() const override { return min_credits_; }
   SimTime series_interval() const override { return interval_; }
   std::size_t series_bins() const override { return series_bins_; }
+  void set_link_schedule(const LinkSchedule& schedule) override;
+  void on_link_change(const core::Event& ev);
 
   void on_link_event(const core::Event& ev);
   /// Prefetch hints (see Simulator::set_prefetch): what the handlers of a
@@ -389,6 +395,33 @@ class NetworkImpl final : public NetworkModel {
   std::vector<std::uint32_t> inj_at_;  // per message; kNoPacket if none
   core::Simulator::BindingId delivered_binding_ = 0;
   core::Simulator::BindingId sent_binding_ = 0;
+
+  // Link state ([[failures]], link_state.hpp): off (failures_ false) unless
+  // a schedule was given, so a run without one pays a branch per decision.
+  // The mask holds every link of the fabric on every rank (a change depends
+  // on time only); what a change strands is counted where it was.
+  bool failures_ = false;
+  LinkStateRun links_state_;
+  const LinkState* link_state_ = nullptr;  // links_state_'s mask
+  LiveRoutes* live_ = nullptr;
+  SimTime next_change_ = SimTime::max();  // the last-hop shortcut (deliver()) stops before it
+  core::Simulator::BindingId change_binding_ = 0;
+  std::vector<std::uint64_t> stranded_packets_;  // per local link
+  std::vector<std::uint64_t> stranded_bytes_;
+  std::vector<PortIndex> live_cands_;
+  /// The output went down: strand what waits for it (VOQs), fail the NIC's
+  /// messages that have no other first hop.
+  void strand_output(LinkId o);
+  /// Counts packet p stranded at local link `at` and frees it.
+  void count_stranded(LinkId at, std::uint32_t p);
+  /// Packet p, arrived over `in` (in its buffer if `buffered`), cannot go on.
+  void strand_at_input(LinkId in, std::uint32_t p, bool buffered);
+  /// Message id's bytes not yet sent will never be: counted, its engine freed.
+  void fail_unsent(MessageId id);
+  /// The candidates (ports of `at`) that still lead to pkt.dst over live links.
+  std::span<const PortIndex> live_candidates(NodeId at, const Packet& pkt, std::span<const PortIndex> cands);
+  /// Keeps the moves in opts_ (global link ids) that still reach `target` over live links.
+  void live_options(const StateRoutes& r, std::uint32_t target);
 
  public:
   // What the constructor and build_state() allocate (keep in step with

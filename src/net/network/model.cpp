@@ -323,6 +323,8 @@ void NetworkImpl::sync_local_stats() {
     st.stall_ps[o] = c.stall_ps;
     st.flows[o] = c.flows;
   }
+  st.stranded_packets = failures_ ? stranded_packets_ : std::vector<std::uint64_t>(n, 0);
+  st.stranded_bytes = failures_ ? stranded_bytes_ : std::vector<std::uint64_t>(n, 0);
 }
 
 void NetworkImpl::sync_stats() {
@@ -333,6 +335,8 @@ void NetworkImpl::sync_stats() {
   for (auto* v : {&stats_.tx_bytes, &stats_.tx_packets, &stats_.max_queue_bytes}) v->assign(nl, 0);
   for (auto* v : {&stats_.busy_ps, &stats_.stall_ps}) v->assign(nl, 0);
   stats_.flows.assign(nl, 0);
+  stats_.stranded_packets.assign(nl, 0);
+  stats_.stranded_bytes.assign(nl, 0);
   const LinkStats& st = local_stats_;
   for (std::size_t o = 0; o < port_.size(); ++o) {
     const LinkId g = li_[o].global;
@@ -342,6 +346,8 @@ void NetworkImpl::sync_stats() {
     stats_.stall_ps[g] = st.stall_ps[o];
     stats_.flows[g] = st.flows[o];
     stats_.max_queue_bytes[g] = st.max_queue_bytes[o];
+    stats_.stranded_packets[g] += st.stranded_packets[o];  // (a cut link's ends may both strand)
+    stats_.stranded_bytes[g] += st.stranded_bytes[o];
   }
   if (interval_ > SimTime::zero()) {
     stats_.series_tx_bytes.assign(nl, {});
@@ -393,6 +399,122 @@ void NetworkImpl::receive(const core::RemoteRecord& r) {
   sim_.insert(ev);
 }
 
+
+// ------------------------------------------------------------- link state
+
+void NetworkImpl::set_link_schedule(const LinkSchedule& schedule) {
+  if (schedule.empty()) return;
+  FABRICSIM_ASSERT(!failures_, "link schedule set twice");
+  FABRICSIM_ASSERT(std::all_of(messages_.begin(), messages_.end(), [](const Message& m) { return m.post_time == SimTime::max(); }),
+                   "set_link_schedule after messages were posted");
+  ensure_state();
+  failures_ = true;
+  links_state_.start(topo_, schedule);
+  link_state_ = &links_state_.state();
+  live_ = &links_state_.live();
+  stranded_packets_.assign(port_.size(), 0);
+  stranded_bytes_.assign(port_.size(), 0);
+  change_binding_ = sim_.bind(core::Simulator::handler<NetworkImpl, &NetworkImpl::on_link_change>(), this);
+  // Each change time after 0 is one event on every rank (keyed by its
+  // index: the same order everywhere), before anything else at that
+  // instant (priority 0, which no event uses).
+  const std::vector<SimTime> times = links_state_.later_times();
+  for (std::size_t i = 0; i < times.size(); ++i)
+    sim_.schedule_keyed_bound(times[i], kPrioLinkChange, 0, kDeliveredTag | i, change_binding_);
+  next_change_ = links_state_.next_change();
+}
+
+void NetworkImpl::on_link_change(const core::Event&) {
+  const std::vector<LinkId> down = links_state_.advance(sim_.now());
+  next_change_ = links_state_.next_change();
+  for (const LinkId g : down) {
+    const LinkId o = local_[g];
+    if (o == kNoLink || !owned_[li_[o].src]) continue;
+    strand_output(o);
+  }
+}
+
+void NetworkImpl::strand_output(LinkId o) {
+  // What waits in switch queues for the output: stranded where it waits,
+  // its input buffer freed and credited back.
+  const SimTime now = sim_.now();
+  for (const Voq& voq : port_[o].requesters) {
+    for (std::uint32_t p = voq.head; p != kNoPacket;) {
+      Packet& pkt = packets_[p];
+      const std::uint32_t next = pkt.next;
+      cs_[static_cast<std::size_t>(voq.in) * params_.vcs + pkt.vc].buffer -= pkt.bytes;
+      add_queued(o, -static_cast<std::int64_t>(pkt.bytes));
+      if (duato_ && pkt.route == 0 && !rules_->rules().escape(pkt.state))
+        reserved_[static_cast<std::size_t>(o) * params_.vcs + voq.out_vc] -= pkt.bytes;
+      return_credit(voq.in, pkt.vc, pkt.bytes, now);
+      count_stranded(o, p);
+      p = next;
+    }
+  }
+  port_[o].requesters.clear();
+  port_[o].rr = 0;
+  // Messages waiting at a NIC for the output: with no other first hop,
+  // their bytes not yet sent are never sent.
+  NicRound& r = nic_active_[o];
+  const std::vector<MessageId> waiting = r.list;
+  r.list.clear();
+  r.rr = 0;
+  r.last = UINT32_MAX;
+  for (const MessageId id : waiting) {
+    bool elsewhere = false;
+    if (port_[o].mixed && id < inj_at_.size() && inj_at_[id] != kNoPacket)
+      for (std::uint32_t i = inj_at_[id]; inj_[i].link != kNoLink; ++i)
+        elsewhere = elsewhere || (inj_[i].link != o && link_state_->up(li_[inj_[i].link].global));
+    if (!elsewhere) fail_unsent(id);
+  }
+}
+
+void NetworkImpl::count_stranded(LinkId at, std::uint32_t p) {
+  Packet& pkt = packets_[p];
+  const std::uint32_t payload = pkt.bytes - params_.header_bytes;
+  ++stranded_packets_[at];
+  stranded_bytes_[at] += payload;
+  ++totals_.packets_stranded;
+  totals_.bytes_stranded += payload;
+  messages_[pkt.msg].failed = true;
+  --in_flight_;
+  free_packet(p);
+}
+
+void NetworkImpl::strand_at_input(LinkId in, std::uint32_t p, bool buffered) {
+  Packet& pkt = packets_[p];
+  if (buffered) cs_[static_cast<std::size_t>(in) * params_.vcs + pkt.vc].buffer -= pkt.bytes;
+  return_credit(in, pkt.vc, pkt.bytes, sim_.now());
+  count_stranded(in, p);
+}
+
+void NetworkImpl::fail_unsent(MessageId id) {
+  Message& m = messages_[id];
+  if (m.sent_payload == m.bytes) return;  // (already failed through another first hop)
+  m.failed = true;
+  totals_.bytes_unsent += m.bytes - m.sent_payload;
+  m.sent_payload = m.bytes;  // nothing more to send
+  if (params_.send_engines > 0) release_engine(m.src);
+}
+
+std::span<const PortIndex> NetworkImpl::live_candidates(NodeId at, const Packet& pkt, std::span<const PortIndex> cands) {
+  live_cands_.clear();
+  const Node& node = topo_.node(at);
+  for (const PortIndex p : cands) {
+    const LinkId l = node.out[p];
+    if (updown_ ? live_->updown_ok(*updown_, l, pkt.down, pkt.dst) : live_->table_ok(*routes_, l, pkt.dst))
+      live_cands_.push_back(p);
+  }
+  return live_cands_;
+}
+
+void NetworkImpl::live_options(const StateRoutes& r, std::uint32_t target) {
+  const bool groups = &r == params_.valiant_routes;
+  std::size_t kept = 0;
+  for (const auto& o : opts_)
+    if (live_->rules_ok(r, o.link, o.state, target, groups)) opts_[kept++] = o;
+  opts_.resize(kept);
+}
 
 // ------------------------------------------------------------ NetworkModel
 
@@ -451,6 +573,18 @@ void NetworkModel::pin(MessageId, std::span<const LinkId>, PinnedVc) {
   throw util::UserError("this network model does not take pinned routes");
 }
 
+void NetworkModel::set_link_schedule(const LinkSchedule& schedule) {
+  if (!schedule.empty()) throw util::UserError("failures: this network model does not change link state");
+}
+
+std::vector<MessageId> NetworkModel::failed_messages() const {
+  std::vector<MessageId> ids;
+  const auto& msgs = const_cast<NetworkModel*>(this)->messages();
+  for (MessageId id = 0; id < msgs.size(); ++id)
+    if (msgs[id].failed) ids.push_back(id);
+  return ids;
+}
+
 void NetworkModel::receive(const core::RemoteRecord&) {
   FABRICSIM_ASSERT(false, "a one-process network model received a record");
 }
@@ -492,6 +626,8 @@ void Network::set_partition(const std::vector<std::int32_t>& part, std::int32_t 
   model_->set_partition(part, rank, sink);
 }
 bool Network::owns(NodeId n) const { return model_->owns(n); }
+void Network::set_link_schedule(const LinkSchedule& schedule) { model_->set_link_schedule(schedule); }
+std::vector<MessageId> Network::failed_messages() const { return model_->failed_messages(); }
 void Network::receive(const core::RemoteRecord& record) { model_->receive(record); }
 void Network::set_listener(MessageListener* listener) { model_->set_listener(listener); }
 const Topology& Network::topology() const { return topo_; }

@@ -209,6 +209,10 @@ void NetworkImpl::start_message(MessageId id) {
   LinkId o;
   if (!store_.empty() && store_.pinned(id)) {
     const std::uint32_t v = store_.version(id);
+    if (failures_ && !link_state_->up(store_.link(id, v, 0))) [[unlikely]] {
+      fail_unsent(id);
+      return;
+    }
     o = local_[store_.link(id, v, 0)];
     if (store_.vc(id, v) == PinnedVc::PerHop) m.vc = 0;
     m.first_state = 1;
@@ -216,6 +220,13 @@ void NetworkImpl::start_message(MessageId id) {
     // The first move of the message's route (all its packets take it).
     opts_.clear();
     rules_->options(node, rules_->rules().initial_state(), m.dst, opts_);
+    if (failures_ && link_state_->any_down()) [[unlikely]] {
+      live_options(*rules_, m.dst);
+      if (opts_.empty()) {
+        fail_unsent(id);
+        return;
+      }
+    }
     localize(opts_);
     if (params_.routing == RoutingAlgorithm::Adaptive && topo_.nodes()[node].forwards && opts_.size() > 1) {
       // Adaptive injection: the message waits at every first hop the rules
@@ -245,6 +256,10 @@ void NetworkImpl::start_message(MessageId id) {
     m.first_state = opt.state;
   } else {
     o = choose_output(node, probe, m);
+    if (o == kNoLink) [[unlikely]] {
+      fail_unsent(id);
+      return;
+    }
   }
   join_nic_round(o, id);
   arbitrate(o);

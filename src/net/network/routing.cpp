@@ -26,6 +26,10 @@ LinkId NetworkImpl::choose_output(NodeId at, const Packet& pkt, const Message& m
     cands = routes_->candidates(at, pkt.dst);
   }
   FABRICSIM_ASSERT(!cands.empty(), "no route");
+  if (failures_ && link_state_->any_down()) [[unlikely]] {
+    cands = live_candidates(at, pkt, cands);
+    if (cands.empty()) return kNoLink;
+  }
   const Node& node = topo_.nodes()[at];
   const LinkId* outs = out_local_.data() + out_base_[at];  // local ids, by port
   std::size_t k = cands.size();
@@ -96,13 +100,18 @@ LinkId NetworkImpl::choose_output(NodeId at, const Packet& pkt, const Message& m
 std::size_t NetworkImpl::pick_option(NodeId at, const Message& msg, std::uint32_t bytes) {
   if (duato_ && bytes > 0) {
     // Adaptive moves only with room promised downstream (see reserved_).
-    std::size_t kept = 0;
-    for (const auto& o : opts_) {
+    const auto room = [&](const StateRoutes::Option& o) {
       const std::size_t k = static_cast<std::size_t>(o.link) * params_.vcs + o.vc;
-      if (rules_->rules().escape(o.state) || available_credits(o.link, o.vc) - reserved_[k] >= bytes)
-        opts_[kept++] = o;
+      return rules_->rules().escape(o.state) || available_credits(o.link, o.vc) - reserved_[k] >= bytes;
+    };
+    // (With failures the live moves may all be adaptive: then one without
+    // the promise rather than none.)
+    if (!failures_ || std::any_of(opts_.begin(), opts_.end(), room)) {
+      std::size_t kept = 0;
+      for (const auto& o : opts_)
+        if (room(o)) opts_[kept++] = o;
+      opts_.resize(kept);
     }
-    opts_.resize(kept);
   }
   const std::size_t k = opts_.size();
   FABRICSIM_ASSERT(k > 0, "route rules offer no move");
@@ -215,6 +224,18 @@ std::size_t NetworkImpl::choose_move(NodeId at, Packet& pkt, const Message& msg)
   }
   opts_.clear();
   r->options(at, pkt.state, target, opts_);
+  if (failures_ && link_state_->any_down()) [[unlikely]] {
+    live_options(*r, target);
+    if (opts_.empty() && r != rules_) {
+      // The Valiant leg is cut off: on to the destination directly.
+      pkt.aux = 0;
+      r = rules_;
+      target = pkt.dst;
+      r->options(at, pkt.state, target, opts_);
+      live_options(*r, target);
+    }
+    if (opts_.empty()) return kNoMove;
+  }
   localize(opts_);
   return pick_option(at, msg, pkt.bytes);
 }

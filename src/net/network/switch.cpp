@@ -15,6 +15,10 @@ void NetworkImpl::on_packet(LinkId in, std::uint32_t p) {
   Packet& pkt = packets_[p];
   const SimTime now = sim_.now();
   // The input record has the serialization: the sender's port record is not touched.
+  if (failures_ && !link_state_->up(li_[in].global)) [[unlikely]] {
+    strand_at_input(in, p, false);  // it arrived over a link that went down
+    return;
+  }
   const SimTime tail =
       now + (pkt.bytes == params_.packet_bytes ? link.full_ser : core::serialization_time(pkt.bytes, li_[in].gbps));
   if (link.dst_endpoint == pkt.dst) {
@@ -52,11 +56,21 @@ void NetworkImpl::on_relay(const core::Event& ev) { route_in(ev.arg32, static_ca
   if (pkt.route != 0) {
     // Pinned: hop `state` of its route's version (route_store.hpp).
     const std::uint32_t v = pkt.route - 1u;
-    out = local_[store_.link(pkt.msg, v, pkt.state)];
+    const LinkId next = store_.link(pkt.msg, v, pkt.state);
+    if (failures_ && !link_state_->up(next)) [[unlikely]] {
+      strand_at_input(in, p, true);
+      return;
+    }
+    out = local_[next];
     if (store_.vc(pkt.msg, v) == PinnedVc::PerHop) out_vc = pkt.state;
     ++pkt.state;
   } else if (rules_) {
-    const StateRoutes::Option& o = opts_[choose_move(at, pkt, messages_[pkt.msg])];
+    const std::size_t move = choose_move(at, pkt, messages_[pkt.msg]);
+    if (move == kNoMove) [[unlikely]] {
+      strand_at_input(in, p, true);
+      return;
+    }
+    const StateRoutes::Option& o = opts_[move];
     out = o.link;
     out_vc = o.vc;
     pkt.state = o.state;  // read at the next hop; the buffer held here is still pkt.vc's
@@ -64,6 +78,10 @@ void NetworkImpl::on_relay(const core::Event& ev) { route_in(ev.arg32, static_ca
       reserved_[static_cast<std::size_t>(out) * params_.vcs + out_vc] += pkt.bytes;
   } else {
     out = choose_output(at, pkt, messages_[pkt.msg]);
+    if (out == kNoLink) [[unlikely]] {
+      strand_at_input(in, p, true);
+      return;
+    }
     if (updown_ && updown_->is_down(li_[out].global)) pkt.down = true;
   }
   add_queued(out, pkt.bytes);
@@ -175,7 +193,7 @@ void NetworkImpl::start_transmission(LinkId o, std::uint32_t p, SimTime start) {
   // switch's traversal pipeline: the packet can then compete for an output.
   if (!port_[o].remote) {
     const SimTime arrive = start + port_[o].send_delay;
-    if (port_[o].deliver && arrive < deliver_before_) {
+    if (port_[o].deliver && arrive < deliver_before_ && arrive < next_change_) {
       // The last hop, into an endpoint that only receives, over its only
       // link: nothing can happen to the packet on the way, so it is
       // accounted now instead of by an arrival event (a fifth of all
