@@ -159,10 +159,11 @@ void build_model(Model& m, const config::Config& cfg, const par::Comm& comm) {
   m.routing = setup_routing(cfg, m.topo, m.np);
   m.memory_estimate = estimate_memory(cfg, comm.size(), m.topo, m.np);
   check_memory(m.memory_estimate, memory_limit, ranks_here);
-  if (m.np.routing == net::RoutingAlgorithm::UgalGlobal && comm.size() > 1)
-    throw util::ConfigError(
-        "routing.algorithm: ugal_global reads the queues of the whole fabric, which one rank "
-        "cannot see in a partitioned run; run it on one rank or use ugal_local");
+  if (const net::RoutePolicy& policy = net::route_policy(m.np.routing); policy.whole_fabric && comm.size() > 1)
+    throw util::ConfigError(fmt::format(
+        "routing.algorithm: {} reads the queues of the whole fabric, which one rank "
+        "cannot see in a partitioned run; run it on one rank{}",
+        policy.name, policy.leg == net::ValiantLeg::UgalGlobal ? " or use ugal_local" : ""));
   m.sim = std::make_unique<core::Simulator>(m.topo.node_count());
   m.model = cfg.get_string("network.model");
   if (m.model == "packet") {

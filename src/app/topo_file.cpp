@@ -37,10 +37,7 @@ std::string graph_routing(const config::Config& cfg, const net::Topology& topo, 
 }
 
 void file_routing(const config::Config& cfg, const net::Topology& topo, net::NetworkParams& np, Routing& r) {
-  using A = net::RoutingAlgorithm;
-  const A a = np.routing;
-  if (a != A::Ecmp && a != A::Spray && a != A::Adaptive && a != A::DmodK)
-    wrong_algorithm(cfg, topo.kind, "ecmp, spray, adaptive or dmodk");
+  require_table_policy(cfg, topo, np);
   r.note = graph_routing(cfg, topo, np);
 }
 

@@ -31,9 +31,7 @@ net::Topology build_ideal_switch(const config::Config& cfg, const LinkClasses& l
 }
 
 void ideal_switch_routing(const config::Config& cfg, const net::Topology& topo, net::NetworkParams& np, Routing&) {
-  using A = net::RoutingAlgorithm;
-  const A a = np.routing;
-  if (a != A::Ecmp && a != A::Spray && a != A::Adaptive) wrong_algorithm(cfg, topo.kind, "ecmp, spray or adaptive");
+  require_table_policy(cfg, topo, np);
 }
 
 }  // namespace

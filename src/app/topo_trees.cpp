@@ -11,10 +11,7 @@ namespace {
 using core::SimTime;
 
 void tree_routing(const config::Config& cfg, const net::Topology& topo, net::NetworkParams& np, Routing&) {
-  using A = net::RoutingAlgorithm;
-  const A a = np.routing;
-  if (a != A::Ecmp && a != A::Spray && a != A::Adaptive && a != A::DmodK)
-    wrong_algorithm(cfg, topo.kind, "ecmp, spray, adaptive or dmodk");
+  require_table_policy(cfg, topo, np);
 }
 
 net::Topology build_fat_tree(const config::Config& cfg, const LinkClasses& links) {

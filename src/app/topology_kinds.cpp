@@ -25,9 +25,13 @@ std::uint32_t cfg_u32(const config::Config& cfg, const char* name) {
   return static_cast<std::uint32_t>(cfg.get_int(name));
 }
 
-void wrong_algorithm(const config::Config& cfg, const std::string& kind, const char* allowed) {
+void wrong_algorithm(const config::Config& cfg, const std::string& kind, const std::string& allowed) {
   throw util::ConfigError("routing.algorithm: '" + cfg.get_string("routing.algorithm") + "' does not route a " + kind +
                           " topology (use " + allowed + ")");
+}
+
+void require_table_policy(const config::Config& cfg, const net::Topology& topo, const net::NetworkParams& np) {
+  if (net::route_policy(np.routing).table_pick == nullptr) wrong_algorithm(cfg, topo.kind, net::table_policy_names());
 }
 
 void use_route_rules(net::NetworkParams& np, Routing& r) {

@@ -53,7 +53,10 @@ const std::vector<const TopologyKind*>& topology_kinds();
 
 // Helpers the kinds share.
 std::uint32_t cfg_u32(const config::Config& cfg, const char* name);
-[[noreturn]] void wrong_algorithm(const config::Config& cfg, const std::string& kind, const char* allowed);
+[[noreturn]] void wrong_algorithm(const config::Config& cfg, const std::string& kind, const std::string& allowed);
+/// A kind routed by the trees' table takes every policy that picks among
+/// the table's candidates (net::RoutePolicy::table_pick): wrong_algorithm() otherwise.
+void require_table_policy(const config::Config& cfg, const net::Topology& topo, const net::NetworkParams& np);
 /// A route-rules kind's routing, once its rules are in r.routes: points
 /// np at them, checks network.vcs, writes the note.
 void use_route_rules(net::NetworkParams& np, Routing& r);

@@ -44,6 +44,7 @@
 #include "fabricsim/net/flow_rates.hpp"
 #include "fabricsim/net/ecmp.hpp"
 #include "fabricsim/net/link_state.hpp"
+#include "fabricsim/net/route_policy.hpp"
 #include "fabricsim/net/topology.hpp"
 
 namespace fabricsim::net {
@@ -155,8 +156,12 @@ class RoutingTable;
 /// caller, must outlive this).
 class TablePaths : public PathProvider {
  public:
-  /// `dmodk`: one path per message by D-mod-k (the packet model's choice,
-  /// dmodk_divisors()) instead of a hash; `split` is then ignored.
+  /// PathSplit::Single: one path per message, at every node the candidate
+  /// `policy` picks (route_policy.hpp: the packet model's function, so the
+  /// same path); Even: an even split over the candidates.
+  TablePaths(const Topology& topo, const RoutingTable& table, const RoutePolicy& policy, PathSplit split,
+             std::uint32_t seed = 0, EcmpHash hash = EcmpHash::Mix64);
+  /// The same by ECMP, or with `dmodk` by D-mod-k (`split` is then ignored).
   TablePaths(const Topology& topo, const RoutingTable& table, PathSplit split, std::uint32_t seed = 0,
              bool dmodk = false, EcmpHash hash = EcmpHash::Mix64);
   void route(EndpointId src, EndpointId dst, std::uint64_t key, FlowRoute& out) override;
@@ -164,9 +169,10 @@ class TablePaths : public PathProvider {
  private:
   const Topology& topo_;
   const RoutingTable& table_;
+  const RoutePolicy& policy_;
   PathSplit split_;
   Ecmp ecmp_;
-  std::vector<std::uint32_t> dmodk_;  ///< divisors per level (empty: no D-mod-k)
+  std::vector<std::uint32_t> divisors_;  ///< dmodk_divisors(topo), per level
   std::vector<PortIndex> live_ports_;
   flow_detail::PathWalker walker_;
 };
@@ -186,6 +192,10 @@ enum class RulePick : std::uint8_t { First, Hash };
 /// first use.
 class RulesPaths : public PathProvider {
  public:
+  /// PathSplit::Single: at every hop the move `policy` picks (its
+  /// rules_pick, or the first move), as the packet model does.
+  RulesPaths(const Topology& topo, const StateRoutes& routes, const RoutePolicy& policy, PathSplit split,
+             std::uint32_t seed = 0, EcmpHash hash = EcmpHash::Mix64);
   RulesPaths(const Topology& topo, const StateRoutes& routes, PathSplit split, std::uint32_t seed = 0,
              RulePick pick = RulePick::Hash, EcmpHash hash = EcmpHash::Mix64);
   void route(EndpointId src, EndpointId dst, std::uint64_t key, FlowRoute& out) override;
@@ -201,9 +211,10 @@ class RulesPaths : public PathProvider {
   void add_link(LinkId l, double weight, FlowRoute& out);
   const Topology& topo_;
   const StateRoutes& routes_;
+  const RoutePolicy& policy_;
   PathSplit split_;
   Ecmp ecmp_;
-  RulePick pick_;
+  std::vector<std::uint32_t> divisors_;
   std::size_t states_;
   std::vector<std::uint32_t> slot_;       // per (node, state): its index in next_, or none
   std::vector<std::uint32_t> link_slot_;  // per link: its index in out.links, or none

@@ -35,6 +35,7 @@
 #include "fabricsim/core/simulator.hpp"
 #include "fabricsim/net/ecmp.hpp"
 #include "fabricsim/net/link_state.hpp"
+#include "fabricsim/net/route_policy.hpp"
 #include "fabricsim/net/route_store.hpp"
 #include "fabricsim/net/topology.hpp"
 
@@ -45,14 +46,6 @@ class RoutingTable;
 }
 
 namespace fabricsim::net {
-
-/// Ecmp, Spray, Adaptive, DmodK: the trees (and any topology with route
-/// rules: hash, random or least-loaded choice among the rules' moves).
-/// Dor, Minimal: the first of the rules' moves (deterministic).  Valiant,
-/// UgalLocal, UgalGlobal: Dragonfly (see NetworkParams::valiant_routes).
-enum class RoutingAlgorithm : std::uint8_t { Ecmp, Spray, Adaptive, DmodK, Dor, Minimal, Valiant, UgalLocal, UgalGlobal };
-
-RoutingAlgorithm parse_routing_algorithm(const std::string& name);
 
 struct NetworkParams {
   std::uint32_t packet_bytes = 4096;

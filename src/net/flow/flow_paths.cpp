@@ -146,16 +146,23 @@ void ShortestPaths::route(EndpointId src, EndpointId dst, std::uint64_t key, Flo
       out);
 }
 
-TablePaths::TablePaths(const Topology& topo, const RoutingTable& table, PathSplit split, std::uint32_t seed,
-                       bool dmodk, EcmpHash hash)
+TablePaths::TablePaths(const Topology& topo, const RoutingTable& table, const RoutePolicy& policy, PathSplit split,
+                       std::uint32_t seed, EcmpHash hash)
     : topo_(topo),
       table_(table),
-      split_(dmodk ? PathSplit::Single : split),
+      policy_(policy),
+      split_(policy.table_pick == nullptr ? PathSplit::Even : split),
       ecmp_(topo, hash, seed),
-      dmodk_(dmodk ? dmodk_divisors(topo) : std::vector<std::uint32_t>{}),
+      divisors_(dmodk_divisors(topo)),
       walker_(topo) {}
 
+TablePaths::TablePaths(const Topology& topo, const RoutingTable& table, PathSplit split, std::uint32_t seed,
+                       bool dmodk, EcmpHash hash)
+    : TablePaths(topo, table, route_policy(dmodk ? RoutingAlgorithm::DmodK : RoutingAlgorithm::Ecmp),
+                 dmodk ? PathSplit::Single : split, seed, hash) {}
+
 void TablePaths::route(EndpointId src, EndpointId dst, std::uint64_t key, FlowRoute& out) {
+  const auto sport = static_cast<std::uint16_t>(key);
   walker_.walk(
       src, dst, key, ecmp_, split_,
       [&](NodeId u, std::vector<LinkId>& cand) {
@@ -169,12 +176,10 @@ void TablePaths::route(EndpointId src, EndpointId dst, std::uint64_t key, FlowRo
           ports = live_ports_;
         }
         if (ports.empty()) return;
-        if (!dmodk_.empty() && ports.size() > 1 && node.kind == NodeKind::Switch) {
-          // The packet model's D-mod-k (routing.cpp): up, the destination's
-          // digit for this level; down among parallel cables, its lowest.
-          const std::size_t k = ports.size();
-          const bool down = topo_.node(topo_.link(node.out[ports[0]]).dst).level < node.level;
-          cand.push_back(node.out[ports[down ? dst % k : (dst / dmodk_[node.level]) % k]]);
+        if (split_ == PathSplit::Single && ports.size() > 1) {
+          // The policy's pick, the packet model's function (route_policy.hpp).
+          const PickContext c{topo_, ecmp_, divisors_, u, src, dst, sport};
+          cand.push_back(node.out[ports[policy_.table_pick(c, ports)]]);
           return;
         }
         for (PortIndex p : ports) cand.push_back(node.out[p]);
@@ -186,14 +191,20 @@ namespace {
 constexpr std::uint32_t kNoRouteSlot = flow_detail::kNoSlot;
 }
 
-RulesPaths::RulesPaths(const Topology& topo, const StateRoutes& routes, PathSplit split, std::uint32_t seed,
-                       RulePick pick, EcmpHash hash)
+RulesPaths::RulesPaths(const Topology& topo, const StateRoutes& routes, const RoutePolicy& policy, PathSplit split,
+                       std::uint32_t seed, EcmpHash hash)
     : topo_(topo),
       routes_(routes),
+      policy_(policy),
       split_(split),
       ecmp_(topo, hash, seed),
-      pick_(pick),
+      divisors_(dmodk_divisors(topo)),
       states_(routes.rules().state_count()) {}
+
+RulesPaths::RulesPaths(const Topology& topo, const StateRoutes& routes, PathSplit split, std::uint32_t seed,
+                       RulePick pick, EcmpHash hash)
+    : RulesPaths(topo, routes, route_policy(pick == RulePick::First ? RoutingAlgorithm::Dor : RoutingAlgorithm::Ecmp),
+                 split, seed, hash) {}
 
 void RulesPaths::unreachable(EndpointId src, EndpointId dst) const {
   throw util::ConfigError("routing: no legal route (" + routes_.rules().describe() + ") from endpoint " +
@@ -238,7 +249,11 @@ void RulesPaths::route(EndpointId src, EndpointId dst, std::uint64_t key, FlowRo
       routes_.options(u, state, dst, opts);
       live_only(filtering() ? live_ : nullptr, routes_, opts, dst);
       if (opts.empty() || out.hops > max_hops) unreachable(src, dst);
-      const std::size_t pick = pick_ == RulePick::First ? 0 : ecmp_.pick(u, src, dst, sport, opts.size());
+      std::size_t pick = 0;  // the first move, unless the policy picks (route_policy.hpp)
+      if (policy_.rules_pick != nullptr && opts.size() > 1) {
+        const PickContext c{topo_, ecmp_, divisors_, u, src, dst, sport};
+        pick = policy_.rules_pick(c, opts.size());
+      }
       const StateRoutes::Option& o = opts[pick];
       const Link& link = topo_.link(o.link);
       out.links.push_back(FlowLink{o.link, 1.0});

@@ -3,9 +3,11 @@
 // src/CMakeLists.txt: the per-packet path crosses them on every hop):
 //   model.cpp     construction, rank-local state, messages, statistics,
 //                 partitioning and records, the public Network
-//   routing.cpp   where a packet goes next: the trees' table (ECMP, spray,
-//                 adaptive, D-mod-k), up*/down*, route rules (adaptive,
-//                 Valiant, UGAL), TopoOpt paths
+//   routing.cpp   where a packet goes next: the candidates of the route
+//                 source (the trees' table, up*/down*, route rules), the
+//                 policy's pick among them (route_policy.hpp: its pure
+//                 function, or a random draw or the least occupied output),
+//                 Valiant / UGAL's intermediate group
 //   switch.cpp    packet arrivals, virtual output queues, output
 //                 arbitration, transmission, wake-ups
 //   nic.cpp       injection (a message's first move, send engines) and
@@ -133,6 +135,7 @@ class NetworkImpl final : public NetworkModel {
 
   const Topology& topo_;
   NetworkParams params_;
+  const RoutePolicy* policy_;  // params_.routing's entry: how a candidate is picked (route_policy.hpp)
   Ecmp ecmp_;  // routing.ecmp_hash / ecmp_seed: the same function the flow models walk paths by
   core::Simulator& sim_;
   // The trees' minimal-route table; not built for route rules or up*/down*
@@ -472,9 +475,9 @@ class NetworkImpl final : public NetworkModel {
                               std::uint8_t* end_state, NodeId* end_node);
   void route_in(LinkId in, std::uint32_t p);
   void arbitrate_mixed(LinkId o);
-  std::uint64_t ecmp_hash(NodeId at, const Message& msg) const {
-    return ecmp_.hash(at, msg.src, msg.dst, msg.flow_port);
-  }
+  /// Valiant / UGAL: a random intermediate group other than gs and gd,
+  /// drawn from node at's stream, as group + 1; 0 when there is none.
+  std::uint16_t draw_group(NodeId at, std::uint32_t gs, std::uint32_t gd);
   void note_queue(LinkId o);
   /// Time-series interval index of time t; doubles the interval (merging
   /// pairs of bins) when t would need more than max_intervals_ bins.

@@ -6,7 +6,11 @@
 namespace fabricsim::net {
 
 NetworkImpl::NetworkImpl(const Topology& topo, const NetworkParams& params, core::Simulator& sim)
-    : topo_(topo), params_(params), ecmp_(topo, params.ecmp_hash, params.ecmp_seed), sim_(sim) {
+    : topo_(topo),
+      params_(params),
+      policy_(&route_policy(params.routing)),
+      ecmp_(topo, params.ecmp_hash, params.ecmp_seed),
+      sim_(sim) {
   if (params_.header_bytes >= params_.packet_bytes)
     throw util::ConfigError("network.header_bytes: must be smaller than network.packet_bytes");
   if (params_.buffer_bytes < params_.packet_bytes)
@@ -29,8 +33,7 @@ NetworkImpl::NetworkImpl(const Topology& topo, const NetworkParams& params, core
     throw util::ConfigError("network.vcs: " + rules_->rules().describe() + " needs " +
                             std::to_string(rules_->rules().vcs()) + " virtual channels, " +
                             std::to_string(params_.vcs) + " given");
-  const bool valiant = params_.routing == RoutingAlgorithm::Valiant || params_.routing == RoutingAlgorithm::UgalLocal ||
-                       params_.routing == RoutingAlgorithm::UgalGlobal;
+  const bool valiant = policy_->leg != ValiantLeg::None;
   if (valiant && (!rules_ || !params_.valiant_routes || params_.group_of.size() != topo_.node_count()))
     throw util::ConfigError("routing.algorithm: valiant and ugal_* route Dragonfly topologies only");
   if (rules_)

@@ -108,19 +108,11 @@ bool NetworkImpl::arbitrate_nic(LinkId o) {
     pkt.route = route;
     if (route != 0) {
       // (pinned: no intermediate group)
-    } else if (params_.routing == RoutingAlgorithm::Valiant) {
-      // A random intermediate group other than the source's and the destination's.
-      const auto groups = static_cast<std::uint32_t>(params_.valiant_routes->target_count());
-      const std::uint32_t gs = params_.group_of[topo_.endpoint_node(m.src)];
-      const std::uint32_t gd = params_.group_of[topo_.endpoint_node(m.dst)];
-      if (gs != gd && groups > 2) {
-        std::uint32_t g = static_cast<std::uint32_t>(node_rng_[port_[o].src].below(groups - 2));
-        for (std::uint32_t skip : {std::min(gs, gd), std::max(gs, gd)})
-          if (g >= skip) ++g;
-        pkt.aux = static_cast<std::uint16_t>(g + 1);
-      }
-    } else if (params_.routing == RoutingAlgorithm::UgalLocal || params_.routing == RoutingAlgorithm::UgalGlobal) {
-      pkt.aux = kUndecided;
+    } else if (policy_->leg == ValiantLeg::Valiant) {
+      pkt.aux = draw_group(port_[o].src, params_.group_of[topo_.endpoint_node(m.src)],
+                           params_.group_of[topo_.endpoint_node(m.dst)]);
+    } else if (policy_->leg != ValiantLeg::None) {
+      pkt.aux = kUndecided;  // UGAL: decided at the first router
     }
     m.sent_payload += payload;
     ++totals_.packets_injected;
@@ -228,7 +220,8 @@ void NetworkImpl::start_message(MessageId id) {
       }
     }
     localize(opts_);
-    if (params_.routing == RoutingAlgorithm::Adaptive && topo_.nodes()[node].forwards && opts_.size() > 1) {
+    if (policy_->mechanism == PickMechanism::LeastOccupied && policy_->leg == ValiantLeg::None &&
+        topo_.nodes()[node].forwards && opts_.size() > 1) {
       // Adaptive injection: the message waits at every first hop the rules
       // offer, and whichever is free sends its next packet.
       // (A link offered twice, e.g. as an adaptive and as an escape move,

@@ -3,17 +3,15 @@
 
 namespace fabricsim::net {
 
-RoutingAlgorithm parse_routing_algorithm(const std::string& name) {
-  if (name == "ecmp") return RoutingAlgorithm::Ecmp;
-  if (name == "spray") return RoutingAlgorithm::Spray;
-  if (name == "adaptive") return RoutingAlgorithm::Adaptive;
-  if (name == "dmodk") return RoutingAlgorithm::DmodK;
-  if (name == "dor") return RoutingAlgorithm::Dor;
-  if (name == "minimal") return RoutingAlgorithm::Minimal;
-  if (name == "valiant") return RoutingAlgorithm::Valiant;
-  if (name == "ugal_local") return RoutingAlgorithm::UgalLocal;
-  if (name == "ugal_global") return RoutingAlgorithm::UgalGlobal;
-  throw util::ConfigError("routing.algorithm: unknown algorithm '" + name + "'");
+std::uint16_t NetworkImpl::draw_group(NodeId at, std::uint32_t gs, std::uint32_t gd) {
+  // A random group other than the source's and the destination's (none
+  // within one group or with no third group), from the node's stream.
+  const auto groups = static_cast<std::uint32_t>(params_.valiant_routes->target_count());
+  if (gs == gd || groups <= 2) return 0;
+  std::uint32_t g = static_cast<std::uint32_t>(node_rng_[at].below(groups - 2));
+  for (std::uint32_t skip : {std::min(gs, gd), std::max(gs, gd)})
+    if (g >= skip) ++g;
+  return static_cast<std::uint16_t>(g + 1);
 }
 
 LinkId NetworkImpl::choose_output(NodeId at, const Packet& pkt, const Message& msg) {
@@ -35,18 +33,17 @@ LinkId NetworkImpl::choose_output(NodeId at, const Packet& pkt, const Message& m
   std::size_t k = cands.size();
   std::size_t pick = 0;
   if (k > 1) {
-    switch (params_.routing) {
-      case RoutingAlgorithm::Ecmp: pick = ecmp_hash(at, msg) % k; break;
-      case RoutingAlgorithm::Spray: pick = node_rng_[at].below(k); break;
-      case RoutingAlgorithm::DmodK: {
-        // Up: digit of the destination for this level.  Down, among
-        // parallel cables: the lowest digit, so that flows to different
-        // endpoints of one leaf take different cables.
-        const bool down = topo_.nodes()[li_[outs[cands[0]]].dst].level < node.level;
-        pick = down ? pkt.dst % k : (pkt.dst / dmodk_divisor_[node.level]) % k;
+    // The policy (route_policy.hpp): a pure function shared with the flow
+    // models, or a mechanism of this model's own (a random draw, the least
+    // occupied output).
+    switch (policy_->mechanism) {
+      case PickMechanism::None: {
+        const PickContext c{topo_, ecmp_, dmodk_divisor_, at, msg.src, msg.dst, msg.flow_port};
+        pick = policy_->table_pick(c, cands);
         break;
       }
-      case RoutingAlgorithm::Adaptive: {
+      case PickMechanism::Random: pick = node_rng_[at].below(k); break;
+      case PickMechanism::LeastOccupied: {
         // Least loaded: bytes queued for the output plus bytes sent but not
         // yet credited back by the next hop; ties go to the lowest port.
         // The loop runs over up to a switch's radix of ports for most
@@ -90,7 +87,6 @@ LinkId NetworkImpl::choose_output(NodeId at, const Packet& pkt, const Message& m
         }
         break;
       }
-      default: break;  // the direct-topology algorithms (the scenario keeps them off the trees)
     }
   }
   return outs[cands[pick]];
@@ -116,13 +112,14 @@ std::size_t NetworkImpl::pick_option(NodeId at, const Message& msg, std::uint32_
   const std::size_t k = opts_.size();
   FABRICSIM_ASSERT(k > 0, "route rules offer no move");
   if (k == 1) return 0;
-  switch (params_.routing) {
-    case RoutingAlgorithm::Ecmp: return ecmp_hash(at, msg) % k;
-    case RoutingAlgorithm::Spray: return node_rng_[at].below(k);
-    case RoutingAlgorithm::Adaptive:
-    case RoutingAlgorithm::Valiant:
-    case RoutingAlgorithm::UgalLocal:
-    case RoutingAlgorithm::UgalGlobal: {
+  switch (policy_->mechanism) {
+    case PickMechanism::None: {
+      if (policy_->rules_pick == nullptr) return 0;  // the first move the rules offer (dor, minimal)
+      const PickContext c{topo_, ecmp_, dmodk_divisor_, at, msg.src, msg.dst, msg.flow_port};
+      return policy_->rules_pick(c, k);
+    }
+    case PickMechanism::Random: return node_rng_[at].below(k);
+    case PickMechanism::LeastOccupied: {
       // Least occupied (queued plus uncredited bytes), then idle before
       // busy; ties to the first option (the lowest port).
       std::size_t pick = 0;
@@ -138,8 +135,8 @@ std::size_t NetworkImpl::pick_option(NodeId at, const Message& msg, std::uint32_
       }
       return pick;
     }
-    default: return 0;  // dor, minimal, dmodk: the first move the rules offer
   }
+  return 0;
 }
 
 std::int64_t NetworkImpl::path_occupancy(const StateRoutes& r, NodeId at, std::uint8_t state, std::uint32_t target,
@@ -176,16 +173,13 @@ std::size_t NetworkImpl::choose_move(NodeId at, Packet& pkt, const Message& msg)
     // other group, whichever promises less queueing (local: the first
     // output's occupancy times the hops; global: the occupancy summed over
     // the whole path).
-    const std::uint32_t groups = static_cast<std::uint32_t>(params_.valiant_routes->target_count());
     const std::uint32_t gs = params_.group_of[at];
     const std::uint32_t gd = params_.group_of[topo_.endpoint_node(pkt.dst)];
     pkt.aux = 0;
-    if (gs != gd && groups > 2) {
-      std::uint32_t g = static_cast<std::uint32_t>(node_rng_[at].below(groups - 2));
-      for (std::uint32_t skip : {std::min(gs, gd), std::max(gs, gd)})
-        if (g >= skip) ++g;
+    if (const std::uint16_t drawn = draw_group(at, gs, gd); drawn != 0) {
+      const std::uint32_t g = drawn - 1u;
       std::int64_t q_min, q_val;
-      if (params_.routing == RoutingAlgorithm::UgalGlobal) {
+      if (policy_->leg == ValiantLeg::UgalGlobal) {
         q_min = path_occupancy(*rules_, at, pkt.state, pkt.dst, nullptr, nullptr);
         std::uint8_t s1;
         NodeId n1;
