@@ -25,6 +25,19 @@ std::size_t dmodk_table(const PickContext& c, std::span<const PortIndex> ports) 
   return down ? c.dst % k : (c.dst / c.divisors[node.level]) % k;
 }
 
+// S-mod-k, source routing by a fixed per-leaf port bijection (vClos, spec
+// 4.1: a GPU on port i of its leaf leaves on uplink i mod n): up, the
+// source's digit for this level (the identity on port index at a leaf,
+// `original_src % available_port_num`); down the route is unique, and among
+// parallel cables the destination's lowest digit, as D-mod-k.  Contention-
+// free for a leaf-wise permutation of leaf-contiguous ranks (Lemma 5.1).
+std::size_t smodk_table(const PickContext& c, std::span<const PortIndex> ports) {
+  const Node& node = c.topo.node(c.at);
+  const std::size_t k = ports.size();
+  const bool down = c.topo.node(c.topo.link(node.out[ports[0]]).dst).level < node.level;
+  return down ? c.dst % k : (c.src / c.divisors[node.level]) % k;
+}
+
 const std::vector<RoutePolicy>& table() {
   static const std::vector<RoutePolicy> t = {
       {RoutingAlgorithm::Ecmp, "ecmp", &ecmp_table, &ecmp_rules},
@@ -32,6 +45,7 @@ const std::vector<RoutePolicy>& table() {
       {RoutingAlgorithm::Adaptive, "adaptive", &ecmp_table, &ecmp_rules, PickMechanism::LeastOccupied,
        ValiantLeg::None, true},
       {RoutingAlgorithm::DmodK, "dmodk", &dmodk_table, nullptr},
+      {RoutingAlgorithm::SmodK, "smodk", &smodk_table, nullptr},
       {RoutingAlgorithm::Dor, "dor", nullptr, nullptr},
       {RoutingAlgorithm::Minimal, "minimal", nullptr, nullptr},
       {RoutingAlgorithm::Valiant, "valiant", nullptr, nullptr, PickMechanism::LeastOccupied, ValiantLeg::Valiant},

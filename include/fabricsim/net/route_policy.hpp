@@ -39,7 +39,7 @@
 
 namespace fabricsim::net {
 
-enum class RoutingAlgorithm : std::uint8_t { Ecmp, Spray, Adaptive, DmodK, Dor, Minimal, Valiant, UgalLocal, UgalGlobal };
+enum class RoutingAlgorithm : std::uint8_t { Ecmp, Spray, Adaptive, DmodK, Dor, Minimal, Valiant, UgalLocal, UgalGlobal, SmodK };
 
 /// What a deterministic pick reads: the same in every model.
 struct PickContext {
@@ -55,7 +55,7 @@ struct PickContext {
 /// Which packet-model mechanism a dynamic policy uses (None: deterministic).
 enum class PickMechanism : std::uint8_t { None, Random, LeastOccupied };
 /// The first leg of Valiant and UGAL (Dragonfly route rules).
-enum class ValiantLeg : std::uint8_t { None, Valiant, UgalLocal, UgalGlobal };
+enum class ValiantLeg : std::uint8_t { None, Valiant, UgalLocal, UgalGlobal, SmodK };
 
 struct RoutePolicy {
   RoutingAlgorithm id;
