@@ -26,12 +26,17 @@
 // ascending, when the partner group is larger than g.
 #include <algorithm>
 #include <cstdint>
+#include <numeric>
+#include <cstdlib>
+#include <array>
 #include <string>
 #include <vector>
 
 #include "fabricsim/net/topology.hpp"
+#include "fabricsim/net/state_routes.hpp"
 #include "fabricsim/util/assert.hpp"
 #include "fabricsim/util/error.hpp"
+#include "net/route_detail.hpp"
 #include "net/topology_detail.hpp"
 
 namespace fabricsim::net {
@@ -47,12 +52,9 @@ using util::ConfigError;
 }  // namespace
 
 Topology build_dragonfly(const DragonflyParams& params) {
-  detail::validate_link_params(params.host, "topology.host_link");
-  detail::validate_link_params(params.local, "topology.local_link");
-  detail::validate_link_params(params.global, "topology.global_link");
-  require_positive(params.a, "topology.a");
-  require_positive(params.p, "topology.p");
-  require_positive(params.h, "topology.h");
+  detail::check_builder_params(
+      {{params.host, "topology.host_link"}, {params.local, "topology.local_link"}, {params.global, "topology.global_link"}},
+      {{params.a, "topology.a"}, {params.p, "topology.p"}, {params.h, "topology.h"}});
   const std::uint64_t a = params.a;
   const std::uint64_t p = params.p;
   const std::uint64_t h = params.h;
@@ -208,6 +210,153 @@ Topology build_dragonfly(const DragonflyParams& params) {
   if (rps > 1) text += ", " + num(rps) + " routers per switch";
   topo.set_description(std::move(text));
   return topo;
+}
+
+
+// ================================================================ routes
+// Its route rules (RouteRules) and the legal-route lengths computed from
+// coordinates (RouteDistance; see route_detail.hpp), kept with the builder
+// whose numbering they read (state_routes.hpp).
+
+namespace {
+
+using route_detail::clamp_hops;
+using route_detail::kFar;
+using route_detail::kInf;
+
+// -------------------------------------------------------------- Dragonfly
+
+class DragonflyRules final : public RouteRules {
+ public:
+  DragonflyRules(const Topology& topo, std::uint32_t max_global) : max_global_(max_global) {
+    if (topo.kind != "dragonfly") throw util::ConfigError("routing.algorithm: Dragonfly routing needs a dragonfly topology");
+    global_.resize(topo.link_count());
+    for (LinkId l = 0; l < topo.link_count(); ++l) global_[l] = topo.link(l).cls == LinkClass::Global ? 1 : 0;
+  }
+  std::uint8_t state_count() const override { return static_cast<std::uint8_t>(max_global_ + 1); }
+  std::uint8_t vcs() const override { return static_cast<std::uint8_t>(max_global_ + 1); }
+  std::uint8_t vc(std::uint8_t s) const override { return s; }
+  std::string describe() const override {
+    return max_global_ == 1 ? "Dragonfly minimal, VC per global hop" : "Dragonfly Valiant, VC per global hop";
+  }
+  std::uint8_t step(NodeId, std::uint8_t s, LinkId l, std::uint32_t, unsigned) const override {
+    if (!global_[l]) return s;
+    return s + 1u > max_global_ ? kIllegal : static_cast<std::uint8_t>(s + 1);
+  }
+
+ private:
+  std::uint32_t max_global_;
+  std::vector<std::uint8_t> global_;
+};
+
+// -------------------------------------------------------------- Dragonfly
+
+// Endpoints first, then router g*a + r; the state counts global links taken
+// (at most max_global).  Routers of a group are fully connected and every
+// pair of groups has at least one global cable (build_dragonfly), so:
+//   same router: 1 (the host link); same group: 2 (local, host);
+//   one global link: 2 + [no global cable leaves R for T's group, or lands
+//   on T] + [...], i.e. 2 plus how many of (local hop before, local hop
+//   after) the best cable between the groups needs;
+//   two global links (Valiant budget) are shorter only as R -> v -> T over
+//   two cables (3 links) when one global link needs both local hops (4).
+// Group targets (the Valiant first leg, routers of group X): 0 inside X,
+// 1 with a cable from R to X, else 2.
+class DragonflyDistance final : public RouteDistance {
+ public:
+  DragonflyDistance(const Topology& topo, std::uint32_t a, std::uint32_t max_global, bool group_targets)
+      : topo_(topo), a_(a), max_global_(max_global), group_targets_(group_targets) {
+    if (topo.kind != "dragonfly" || a == 0)
+      throw util::ConfigError("routing.algorithm: Dragonfly routing needs a dragonfly topology");
+    endpoints_ = static_cast<NodeId>(topo.endpoint_count());
+    const std::size_t routers = topo.node_count() - endpoints_;
+    const auto groups = static_cast<std::uint32_t>(routers / a);
+    router_.resize(endpoints_);
+    for (NodeId e = 0; e < endpoints_; ++e) router_[e] = topo.link(topo.node(e).out[0]).dst - endpoints_;
+    nbr_at_.assign(routers + 1, 0);
+    for (std::size_t r = 0; r < routers; ++r) {
+      const Node& node = topo.node(static_cast<NodeId>(endpoints_ + r));
+      std::vector<std::uint32_t> peers;
+      for (LinkId l : node.out)
+        if (topo.link(l).cls == LinkClass::Global) peers.push_back(topo.link(l).dst - endpoints_);
+      std::sort(peers.begin(), peers.end());
+      nbr_.insert(nbr_.end(), peers.begin(), peers.end());
+      nbr_at_[r + 1] = static_cast<std::uint32_t>(nbr_.size());
+    }
+    // Per router, the groups its cables reach, one bit each.
+    words_ = (groups + 63) / 64;
+    reach_.assign(routers * words_, 0);
+    for (std::size_t r = 0; r < routers; ++r)
+      for (std::uint32_t i = nbr_at_[r]; i < nbr_at_[r + 1]; ++i) {
+        const std::uint32_t g = nbr_[i] / a_;
+        reach_[r * words_ + g / 64] |= std::uint64_t{1} << (g % 64);
+      }
+  }
+
+  std::uint16_t hops(NodeId at, std::uint8_t s, std::uint32_t target) const override {
+    if (at < endpoints_) {
+      if (!group_targets_ && topo_.endpoint_node(target) == at) return 0;
+      if (s != 0) return kFar;  // an endpoint holds a packet only at its source
+      const std::uint16_t d = hops(router_of(at) + endpoints_, s, target);
+      return d == kFar ? kFar : static_cast<std::uint16_t>(d + 1);
+    }
+    const std::uint32_t r = at - endpoints_;
+    const std::uint32_t g = r / a_;
+    const std::uint32_t budget = s > max_global_ ? 0 : max_global_ - s;
+    if (group_targets_) {
+      if (g == target) return 0;
+      if (budget == 0) return kFar;
+      return reaches(r, target) ? 1 : 2;
+    }
+    const std::uint32_t t = router_of(topo_.endpoint_node(target));
+    if (t == r) return 1;
+    const std::uint32_t gt = t / a_;
+    if (gt == g) return 2;
+    if (budget == 0) return kFar;
+    if (linked(r, t)) return 2;
+    if (reaches(r, gt) || reaches(t, g)) return 3;
+    if (budget >= 2 && share_peer(r, t)) return 3;
+    return 4;
+  }
+
+ private:
+  std::uint32_t router_of(NodeId endpoint) const { return router_[endpoint]; }
+  bool reaches(std::uint32_t r, std::uint32_t g) const {
+    return (reach_[static_cast<std::size_t>(r) * words_ + g / 64] >> (g % 64)) & 1u;
+  }
+  bool linked(std::uint32_t r, std::uint32_t t) const {
+    return std::binary_search(nbr_.begin() + nbr_at_[r], nbr_.begin() + nbr_at_[r + 1], t);
+  }
+  bool share_peer(std::uint32_t r, std::uint32_t t) const {
+    auto i = nbr_.begin() + nbr_at_[r], ie = nbr_.begin() + nbr_at_[r + 1];
+    auto j = nbr_.begin() + nbr_at_[t], je = nbr_.begin() + nbr_at_[t + 1];
+    while (i != ie && j != je) {
+      if (*i == *j) return true;
+      if (*i < *j) ++i; else ++j;
+    }
+    return false;
+  }
+  const Topology& topo_;
+  std::uint32_t a_;
+  std::uint32_t max_global_;
+  bool group_targets_;
+  NodeId endpoints_ = 0;
+  std::size_t words_ = 0;
+  std::vector<std::uint32_t> router_;  // router index of each endpoint
+  std::vector<std::uint32_t> nbr_;     // global peers of each router, sorted (router indices)
+  std::vector<std::uint32_t> nbr_at_;
+  std::vector<std::uint64_t> reach_;   // [router][group bit]: a global cable to that group
+};
+
+}  // namespace
+
+std::unique_ptr<RouteRules> dragonfly_rules(const Topology& topo, std::uint32_t max_global) {
+  return std::make_unique<DragonflyRules>(topo, max_global);
+}
+
+std::unique_ptr<RouteDistance> dragonfly_distance(const Topology& topo, std::uint32_t routers_per_group,
+                                                  std::uint32_t max_global, bool group_targets) {
+  return std::make_unique<DragonflyDistance>(topo, routers_per_group, max_global, group_targets);
 }
 
 }  // namespace fabricsim::net

@@ -28,15 +28,11 @@ std::uint64_t largest_divisor_at_most(std::uint64_t value, std::uint64_t limit) 
 }  // namespace
 
 Topology build_fat_tree(const FatTreeParams& params) {
-  detail::validate_link_params(params.host, "topology.host_link");
-  detail::validate_link_params(params.fabric, "topology.fabric_link");
+  detail::check_builder_params({{params.host, "topology.host_link"}, {params.fabric, "topology.fabric_link"}},
+                                {{params.endpoints, "topology.endpoints"}});
+  detail::check_radix(params.radix);
   const std::uint64_t n = params.endpoints;
   const std::uint64_t k = params.radix;
-  if (n == 0) throw ConfigError("topology.endpoints: must be at least 1");
-  if (k < 2) throw ConfigError("topology.radix: must be at least 2, got " + num(k));
-  if (k > kMaxRadix) {
-    throw ConfigError("topology.radix: " + num(k) + " exceeds the supported " + num(kMaxRadix));
-  }
   const std::uint64_t d = params.down_ports == 0 ? k / 2 : params.down_ports;
   if (d > k) {
     throw ConfigError("topology.down_ports: " + num(d) + " exceeds topology.radix " + num(k));

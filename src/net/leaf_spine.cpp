@@ -19,15 +19,15 @@ using util::ConfigError;
 }  // namespace
 
 Topology build_leaf_spine(const LeafSpineParams& params) {
-  detail::validate_link_params(params.host, "topology.host_link");
-  detail::validate_link_params(params.fabric, "topology.fabric_link");
-  detail::validate_link_params(params.intra_server, "topology.intra_server_link");
-  require_positive(params.leaves, "topology.leaves");
-  require_positive(params.spines, "topology.spines");
-  require_positive(params.links_per_pair, "topology.links_per_pair");
-  require_positive(params.servers_per_leaf, "topology.servers_per_leaf");
-  require_positive(params.gpus_per_server, "topology.gpus_per_server");
-  require_positive(params.radix, "topology.radix");
+  detail::check_builder_params({{params.host, "topology.host_link"},
+                                 {params.fabric, "topology.fabric_link"},
+                                 {params.intra_server, "topology.intra_server_link"}},
+                                {{params.leaves, "topology.leaves"},
+                                 {params.spines, "topology.spines"},
+                                 {params.links_per_pair, "topology.links_per_pair"},
+                                 {params.servers_per_leaf, "topology.servers_per_leaf"},
+                                 {params.gpus_per_server, "topology.gpus_per_server"},
+                                 {params.radix, "topology.radix"}});
 
   const std::uint64_t leaves = params.leaves;
   const std::uint64_t spines = params.spines;

@@ -270,6 +270,17 @@ void validate_link_params(const LinkParams& p, const char* key) {
   }
 }
 
+void check_builder_params(std::initializer_list<NamedLink> links, std::initializer_list<NamedCount> counts) {
+  for (const NamedLink& l : links) validate_link_params(l.params, l.key);
+  for (const NamedCount& c : counts) require_positive(c.value, c.key);
+}
+
+void check_radix(std::uint64_t radix) {
+  if (radix < 2) throw util::ConfigError("topology.radix: must be at least 2, got " + num(radix));
+  if (radix > kMaxRadix)
+    throw util::ConfigError("topology.radix: " + num(radix) + " exceeds the supported " + num(kMaxRadix));
+}
+
 ReverseGraph make_reverse_graph(const Topology& topo) {
   ReverseGraph g;
   const auto& nodes = topo.nodes();

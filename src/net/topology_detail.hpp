@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <string>
 #include <vector>
@@ -27,6 +28,21 @@ void require_positive(std::uint64_t value, const char* key);
 /// Throws util::ConfigError unless bandwidth > 0 and latency >= 0; `key` is
 /// the config key prefix used in the message, e.g. "topology.host_link".
 void validate_link_params(const LinkParams& params, const char* key);
+
+/// The checks every builder starts with, in this order: each link class
+/// valid (validate_link_params), each count at least 1 (require_positive).
+/// ConfigError naming the key of the first that fails.
+struct NamedLink {
+  const LinkParams& params;
+  const char* key;
+};
+struct NamedCount {
+  std::uint64_t value;
+  const char* key;
+};
+void check_builder_params(std::initializer_list<NamedLink> links, std::initializer_list<NamedCount> counts);
+/// topology.radix at least 2 and at most kMaxRadix.
+void check_radix(std::uint64_t radix);
 
 /// Incoming links of every node as CSR: for node y, entries
 /// [offsets[y], offsets[y+1]) give the source node x and tie weight of each

@@ -1,4 +1,4 @@
-// Computed route distances (RouteDistance, route_distance.cpp) against the
+// Computed route distances (RouteDistance, kept with each kind's builder) against the
 // route tables they replace, on small instances of every shape: wherever a
 // packet can be (every (node, state) on a shortest legal route from some
 // source), the computed hops equal the tables' and the offered moves are the
