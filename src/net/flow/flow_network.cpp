@@ -160,6 +160,7 @@ class FlowNetworkImpl final : public NetworkModel {
   std::size_t series_bins() const override { return series_bins_; }
 
   MessageId create(EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint32_t tag) override {
+    slot_of_.push_back(kNoFlowSlot);
     return append_message(messages_, topo_, params_, src, dst, bytes, tag);
   }
 
@@ -169,9 +170,7 @@ class FlowNetworkImpl final : public NetworkModel {
   /// new flow would, at a rate the next recomputation sets.
   void pin(MessageId id, std::span<const LinkId> links, PinnedVc) override {
     store_.pin(id, links);
-    FlowId slot = kNoFlowSlot;
-    for (FlowId k = 0; k < slots_.size(); ++k)
-      if (slots_[k].live && slots_[k].msg == id) slot = k;
+    const FlowId slot = slot_of_[id];
     if (slot == kNoFlowSlot) return;  // not started, or past its flow (its last packet's latency)
     pinned_route(topo_, links, route_);
     move_flow(slot);
@@ -286,6 +285,7 @@ class FlowNetworkImpl final : public NetworkModel {
       if (rates_.flows_on(fl.link) == 0) link_load_[fl.link] = 0.0;
     heap_.erase(slot);
     s.live = false;
+    slot_of_[s.msg] = kNoFlowSlot;
     free_slots_.push_back(slot);
     fail_message(s.msg, at);
     request_recompute();
@@ -372,6 +372,7 @@ class FlowNetworkImpl final : public NetworkModel {
     Slot& s = slots_[slot];
     s.msg = id;
     s.live = true;
+    slot_of_[id] = slot;
     s.remaining = flow_bytes;
     s.last = sim_.now();
     s.rate = 0.0;
@@ -532,6 +533,7 @@ class FlowNetworkImpl final : public NetworkModel {
     for (const FlowLink& fl : rates_.links(slot))
       if (rates_.flows_on(fl.link) == 0) link_load_[fl.link] = 0.0;
     s.live = false;
+    slot_of_[s.msg] = kNoFlowSlot;
     free_slots_.push_back(slot);
     end_message(id, now, s.tail, s.latency);
     request_recompute();
@@ -602,6 +604,7 @@ class FlowNetworkImpl final : public NetworkModel {
   std::unordered_map<MessageId, double> caps_;  // set_rate_cap (Gb/s)
   std::vector<Slot> slots_;
   std::vector<FlowId> free_slots_;
+  std::vector<FlowId> slot_of_;  // per message: its flow's slot while it is one (kNoFlowSlot otherwise)
   // Link state ([[failures]]): off unless a schedule was given.
   bool failures_ = false;
   LinkStateRun links_state_;
