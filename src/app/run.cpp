@@ -170,7 +170,7 @@ void build_model(Model& m, const config::Config& cfg, const par::Comm& comm) {
     m.network = std::make_unique<net::Network>(m.topo, m.np, *m.sim);
   } else {
     check_one_rank_model(m.model, comm);
-    m.paths = flow_paths(cfg, m.topo, m.np, m.model == "analytic", m.table);
+    m.paths = net::make_flow_paths(m.topo, m.np, m.np.seed, m.model == "analytic", m.table);
     if (m.model == "flow") {
       net::FlowParams fp;
       static_cast<net::NetworkParams&>(fp) = m.np;

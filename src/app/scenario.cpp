@@ -89,34 +89,6 @@ net::NetworkParams network_params(const config::Config& cfg) {
   return p;
 }
 
-std::unique_ptr<net::PathProvider> flow_paths(const config::Config& cfg, const net::Topology& topo,
-                                              const net::NetworkParams& np, bool analytic,
-                                              std::unique_ptr<net::RoutingTable>& table) {
-  const std::string& model = cfg.get_string("network.model");
-  const net::RoutePolicy& policy = net::route_policy(np.routing);
-  if (policy.leg != net::ValiantLeg::None)
-    throw util::ConfigError("routing.algorithm: " + cfg.get_string("routing.algorithm") + " chooses non-minimal paths by "
-                            "the queues of the packet model; network.model = \"" + model +
-                            "\" has none (use minimal or adaptive, or the packet model)");
-  // The policy's static reading: an even split for the dynamic policies
-  // (spray, adaptive) in the flow model, else one path by its pick (the
-  // packet model's function; the analytic model's adaptive and spray by
-  // the ECMP hash).
-  const net::PathSplit split = !analytic && policy.flow_split ? net::PathSplit::Even : net::PathSplit::Single;
-  // The packet model's routes: TopoOpt's k shortest coin routes (the
-  // message's own by the engine seed, as the packet model picks it), the
-  // route rules of the direct topologies, else the minimal-route table.
-  // Graphs routed up*/down* stay on plain minimal paths: the up/down
-  // restriction is a deadlock rule the flow models need not obey, and may
-  // make some routes longer than these.
-  if (np.coin_paths != nullptr) return std::make_unique<net::CoinRoutes>(topo, *np.coin_paths, split, np.seed);
-  if (np.state_routes != nullptr)
-    return std::make_unique<net::RulesPaths>(topo, *np.state_routes, policy, split, np.ecmp_seed, np.ecmp_hash);
-  if (np.up_down) return std::make_unique<net::ShortestPaths>(topo, split, np.ecmp_seed, np.ecmp_hash);
-  table = std::make_unique<net::RoutingTable>(topo);
-  return std::make_unique<net::TablePaths>(topo, *table, policy, split, np.ecmp_seed, np.ecmp_hash);
-}
-
 workload::TrafficParams traffic_params(const config::Config& cfg) {
   workload::TrafficParams p;
   p.pattern = workload::parse_pattern(cfg.get_string("workload.pattern"));

@@ -34,22 +34,6 @@ struct Routing {
 /// ConfigError for an algorithm the topology has no routing for, too few
 /// network.vcs, or (routing.graph = "minimal") a cyclic graph.
 Routing setup_routing(const config::Config& cfg, const net::Topology& topo, net::NetworkParams& np);
-/// The routes of the flow and analytic models (network.model) under the
-/// configured routing, those the packet model takes: the trees' and custom
-/// graphs' minimal-route table (built into `table`); on the direct
-/// topologies the route rules of setup_routing (net::RulesPaths: torus
-/// dimension order or Duato, HammingMesh/HyperX, Dragonfly minimal,
-/// TopoOpt hop-count); TopoOpt with routing.k_paths > 1 its k shortest coin
-/// routes (net::CoinRoutes); graphs routed up*/down* plain minimal paths
-/// (breadth-first; the up/down rule is not modelled).  One path per message
-/// for ecmp, dmodk, dor and minimal (on route rules: the first move for
-/// dor, minimal and dmodk, a hash for ecmp; on coin routes the message's
-/// own route) and for every algorithm in the analytic model; an even split
-/// for spray and adaptive.  ConfigError naming routing.algorithm for
-/// Valiant and UGAL, which the flow models do not have.
-std::unique_ptr<net::PathProvider> flow_paths(const config::Config& cfg, const net::Topology& topo,
-                                              const net::NetworkParams& np, bool analytic,
-                                              std::unique_ptr<net::RoutingTable>& table);
 /// The cost section of the configuration.
 net::CostModel cost_model(const config::Config& cfg);
 net::NetworkParams network_params(const config::Config& cfg);

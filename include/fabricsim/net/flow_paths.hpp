@@ -38,12 +38,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "fabricsim/core/time.hpp"
 #include "fabricsim/net/flow_rates.hpp"
 #include "fabricsim/net/ecmp.hpp"
 #include "fabricsim/net/link_state.hpp"
+#include "fabricsim/net/route_plan.hpp"
 #include "fabricsim/net/route_policy.hpp"
 #include "fabricsim/net/topology.hpp"
 
@@ -249,5 +251,17 @@ class CoinRoutes : public PathProvider {
   std::vector<std::vector<LinkId>> routes_;
   std::vector<std::uint32_t> link_slot_;  // per link: its index in out.links, or none
 };
+
+/// The flow and analytic models' paths from a run's route plan: TopoOpt's
+/// coin routes (the message's own by `seed`, the engine seed, as the packet
+/// model picks it), the route rules of the direct topologies (RulesPaths),
+/// up*/down* graphs on plain minimal paths (the up/down restriction is a
+/// deadlock rule the flow models need not obey), else the minimal-route
+/// table (TablePaths, built into `table`).  The policy's static reading: an
+/// even split for the dynamic policies in the flow model, one path by its
+/// pick otherwise (route_policy.hpp).  util::ConfigError for Valiant and
+/// UGAL, whose paths only the packet model's queues decide.
+std::unique_ptr<PathProvider> make_flow_paths(const Topology& topo, const RoutePlan& plan, std::uint64_t seed,
+                                              bool analytic, std::unique_ptr<RoutingTable>& table);
 
 }  // namespace fabricsim::net

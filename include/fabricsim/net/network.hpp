@@ -35,6 +35,7 @@
 #include "fabricsim/core/simulator.hpp"
 #include "fabricsim/net/ecmp.hpp"
 #include "fabricsim/net/link_state.hpp"
+#include "fabricsim/net/route_plan.hpp"
 #include "fabricsim/net/route_policy.hpp"
 #include "fabricsim/net/route_store.hpp"
 #include "fabricsim/net/topology.hpp"
@@ -47,7 +48,8 @@ class RoutingTable;
 
 namespace fabricsim::net {
 
-struct NetworkParams {
+/// The packet model's parameters, with the run's routes (RoutePlan).
+struct NetworkParams : RoutePlan {
   std::uint32_t packet_bytes = 4096;
   std::uint32_t header_bytes = 64;
   std::uint64_t buffer_bytes = 262144;
@@ -60,29 +62,9 @@ struct NetworkParams {
   /// over whichever of its first hops is free), each injection link
   /// interleaving the messages that use it.  0: as many as are posted.
   std::uint32_t send_engines = 0;
-  RoutingAlgorithm routing = RoutingAlgorithm::Ecmp;
-  EcmpHash ecmp_hash = EcmpHash::Mix64;
-  std::uint32_t ecmp_seed = 0;
   std::uint64_t seed = 1;
   /// Sampling interval of the per-link time series; zero disables them.
   core::SimTime interval = core::SimTime::zero();
-  /// Route over shortest up*/down* paths (UpDownRoutes) instead of all
-  /// minimal paths: deadlock-free on any graph, used for custom graphs whose
-  /// minimal routes have channel-dependency cycles.
-  bool up_down = false;
-  /// Route by rules (direct topologies, see state_routes.hpp) instead of the
-  /// minimal-route table; owned by the caller, must outlive the Network.
-  /// network.vcs must be at least its rules' vcs().
-  const StateRoutes* state_routes = nullptr;
-  /// Valiant and UGAL on a Dragonfly: routes towards each group (targets =
-  /// the routers of a group), used for the first leg to the intermediate
-  /// group; `group_of` gives the group of every node (kNoGroup for none).
-  const StateRoutes* valiant_routes = nullptr;
-  /// TopoOpt k-shortest paths (with state_routes = hop-count rules): each
-  /// message takes route hash(seed, message) mod count of its pair, the
-  /// packet's state counting its hops along it.
-  const CoinPaths* coin_paths = nullptr;
-  std::vector<std::uint32_t> group_of;
 };
 
 using MessageId = std::uint32_t;

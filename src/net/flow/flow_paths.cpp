@@ -408,4 +408,21 @@ void CoinRoutes::even(EndpointId src, EndpointId dst, FlowRoute& out) {
   out.single = false;
 }
 
+std::unique_ptr<PathProvider> make_flow_paths(const Topology& topo, const RoutePlan& plan, std::uint64_t seed,
+                                              bool analytic, std::unique_ptr<RoutingTable>& table) {
+  const RoutePolicy& policy = plan.policy();
+  if (policy.leg != ValiantLeg::None)
+    throw util::ConfigError(std::string("routing.algorithm: ") + policy.name +
+                            " chooses non-minimal paths by the queues of the packet model; network.model = \"" +
+                            (analytic ? "analytic" : "flow") +
+                            "\" has none (use minimal or adaptive, or the packet model)");
+  const PathSplit split = !analytic && policy.flow_split ? PathSplit::Even : PathSplit::Single;
+  if (plan.coin_paths != nullptr) return std::make_unique<CoinRoutes>(topo, *plan.coin_paths, split, seed);
+  if (plan.state_routes != nullptr)
+    return std::make_unique<RulesPaths>(topo, *plan.state_routes, policy, split, plan.ecmp_seed, plan.ecmp_hash);
+  if (plan.up_down) return std::make_unique<ShortestPaths>(topo, split, plan.ecmp_seed, plan.ecmp_hash);
+  table = std::make_unique<RoutingTable>(topo);
+  return std::make_unique<TablePaths>(topo, *table, policy, split, plan.ecmp_seed, plan.ecmp_hash);
+}
+
 }  // namespace fabricsim::net
