@@ -205,7 +205,8 @@ workload::CollectiveParams collective_params(const config::Config& cfg, const wo
   p.channels = u32(cfg, "workload.channels");
   p.reduce_gbps = cfg.get_float("workload.reduce_gbps");
   p.root = u32(cfg, "workload.root");
-  if (cfg.get_string("topology.kind") == "leaf_spine") p.gpus_per_server = u32(cfg, "topology.gpus_per_server");
+  if (const TopologyKind& kind = topology_kind(cfg.get_string("topology.kind")); kind.endpoints_per_server)
+    p.gpus_per_server = kind.endpoints_per_server(cfg);
   p.start = SimTime::from_ns_f(cfg.get_float("workload.start_ns"));
   p.seed = static_cast<std::uint64_t>(cfg.get_int("engine.seed"));
   return p;

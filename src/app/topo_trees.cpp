@@ -42,9 +42,13 @@ net::Topology build_leaf_spine(const config::Config& cfg, const LinkClasses& lin
   return net::build_leaf_spine(p);
 }
 
+std::uint32_t leaf_spine_gpus_per_server(const config::Config& cfg) { return cfg_u32(cfg, "topology.gpus_per_server"); }
+
 }  // namespace
 
 extern const TopologyKind kFatTree{"fat_tree", &build_fat_tree, &tree_routing};
-extern const TopologyKind kLeafSpine{"leaf_spine", &build_leaf_spine, &tree_routing};
+
+extern const TopologyKind kLeafSpine{"leaf_spine", &build_leaf_spine, &tree_routing, nullptr, nullptr, false,
+                                     &leaf_spine_gpus_per_server};
 
 }  // namespace fabricsim::app

@@ -44,6 +44,9 @@ struct TopologyKind {
   std::vector<net::EndpointId> (*grid_order)(const config::Config& cfg) = nullptr;
   /// Whether it takes routing.k_paths > 1 (k shortest routes per pair).
   bool k_shortest_paths = false;
+  /// Its servers, if it groups endpoints into servers numbered server by
+  /// server: endpoints per server (hierarchical collectives, by_server).
+  std::uint32_t (*endpoints_per_server)(const config::Config& cfg) = nullptr;
 };
 
 /// The kind `topology.kind = name` (ConfigError if none).
