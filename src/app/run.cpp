@@ -325,7 +325,9 @@ RunStats simulate(const config::Config& cfg, const par::Comm& comm, Model& m, Pa
   }
   run.run_s = seconds_since(t_run);
   progress.clear();
-  run.sim_end = core::SimTime::from_ps(comm.allreduce_max(sim.now().ps()));
+  // (The last event that did something: a link change scheduled after the
+  // work was done does not stretch the run.)
+  run.sim_end = core::SimTime::from_ps(comm.allreduce_max(sim.last_active().ps()));
   network.finish(run.sim_end);
   return run;
 }

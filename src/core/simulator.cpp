@@ -58,6 +58,8 @@ std::uint64_t Simulator::run_until(SimTime end, std::uint64_t max_events) {
       if (b < prefetch_.size() && prefetch_[b].fn)
         prefetch_[b].fn(prefetch_[b].target, static_cast<std::uint32_t>(next->meta), next->arg0);
     }
+    prev_active_ = last_active_;
+    last_active_ = now_;
     ev.handler(ev.target, ev);
     ++n;
     if (stop_) break;
@@ -69,6 +71,7 @@ std::uint64_t Simulator::run_until(SimTime end, std::uint64_t max_events) {
 void Simulator::advance_to(SimTime t) {
   FABRICSIM_ASSERT(t >= now_ && t <= next_event_time(), "the clock moves forward to at most the next event");
   now_ = t;
+  last_active_ = t;
 }
 
 }  // namespace fabricsim::core

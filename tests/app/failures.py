@@ -15,6 +15,8 @@
    spray, adaptive, dmodk; flow ecmp and spray, analytic ecmp): no byte on
    either link, every message delivered.  Without the failure the ECMP run
    uses both links (so the check can fail).
+   A failure (and a recovery) after the last message changes nothing,
+   not even the run's end time, in the packet and flow models.
 5. No alternative: a torus link down at t = 0 under dimension order.  The
    messages whose one route crosses it (computed here from the torus's
    dimension-order rule, independently of the C++) are reported failed and
@@ -175,6 +177,19 @@ with tempfile.TemporaryDirectory() as tmp:
         check("%s %s: no byte on the failed links, every message delivered" % (model, alg),
               on_dead == 0 and s["messages_delivered"] == s["messages"] and s["messages_failed"] == 0,
               "%d bytes on them, %s" % (on_dead, s))
+
+    # 4b. Failures after the work is done change nothing, and do not stretch
+    # the run to their times (sim_time_ns, the time series).
+    base = run(tmp, "no_failure", LEAF_SPINE.format(alg="ecmp", model="packet"))[0]
+    for model in ("packet", "flow"):
+        ref = base if model == "packet" else run(tmp, "no_failure_flow", LEAF_SPINE.format(alg="ecmp", model=model))[0]
+        late = '[[failures]]\nelement = "spine1"\nat_ns = 1000000000\nuntil_ns = 2000000000\n'
+        f, _ = run(tmp, "late_" + model, LEAF_SPINE.format(alg="ecmp", model=model) + late)
+        same = (f["summary"].attrs["sim_time_ns"] == ref["summary"].attrs["sim_time_ns"] and
+                np.array_equal(f["links/tx_bytes"][:], ref["links/tx_bytes"][:]) and
+                f["links/timeseries/tx_bytes"].shape == ref["links/timeseries/tx_bytes"].shape)
+        check("%s: a failure after the last message changes nothing, not even the run's end" % model, same,
+              "sim_time %s vs %s" % (f["summary"].attrs["sim_time_ns"], ref["summary"].attrs["sim_time_ns"]))
 
     # 5. A torus link down: dimension order has no alternative.
     TORUS = """

@@ -101,6 +101,15 @@ class Simulator {
   std::size_t entity_count() const { return seq_.size(); }
   /// Requests that run_until return after the current event.
   void stop() { stop_ = true; }
+  /// The time of the last event that was not passive (and of the last
+  /// advance_to): where a run that ends when its work does ends, though
+  /// passive events scheduled in advance (a link coming back up after the
+  /// last packet) may have moved the clock further.
+  SimTime last_active() const { return last_active_; }
+  /// Called by the handler of the event being handled: it changed nothing
+  /// that anything waits for (a scheduled link change with nothing on the
+  /// link), so it does not count towards last_active().
+  void passive() { last_active_ = prev_active_; }
 
  private:
   /// An event before now: simulated time wrapped past its int64-picosecond
@@ -114,6 +123,8 @@ class Simulator {
   };
   std::vector<Prefetch> prefetch_;  // by binding id
   SimTime now_;
+  SimTime last_active_;  // see last_active()
+  SimTime prev_active_;  // last_active_ before the event being handled
   std::uint64_t processed_ = 0;
   bool stop_ = false;
 };

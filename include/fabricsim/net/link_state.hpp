@@ -38,8 +38,8 @@ struct LinkChange {
   bool up = false;
 };
 
-/// The changes of a run, in time order (ties by link, downs before ups at
-/// one instant for the same link never occur: the schedule refuses overlaps).
+/// The changes of a run, in time order, ties by link, then in the order
+/// given (a link up at t by one row and down at t by the next stays down).
 struct LinkSchedule {
   std::vector<LinkChange> changes;
   bool empty() const { return changes.empty(); }

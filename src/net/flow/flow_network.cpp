@@ -146,7 +146,7 @@ class FlowNetworkImpl final : public NetworkModel {
   }
   const NetworkTotals& totals() const override { return totals_; }
   void finish(SimTime end) override {
-    FABRICSIM_ASSERT(end >= sim_.now(), "finish before now");
+    FABRICSIM_ASSERT(end >= sim_.last_active(), "finish before the last event that did something");
     for (std::size_t l = 0; l < topo_.link_count(); ++l) accrue(static_cast<LinkId>(l), end);
     finish_ps_ = end.ps();
     if (interval_ps_ > 0 && series_bins_ == 0) {
@@ -235,8 +235,8 @@ class FlowNetworkImpl final : public NetworkModel {
   /// never completes; docs/model.md, "Failures").
   void on_link_change(const core::Event&) {
     const std::vector<LinkId> down = links_state_.advance(sim_.now());
-    if (down.empty()) return;
-    for (FlowId slot = 0; slot < slots_.size(); ++slot) {
+    bool acted = false;
+    for (FlowId slot = 0; slot < slots_.size() && !down.empty(); ++slot) {
       if (!slots_[slot].live) continue;
       LinkId dead = kNoLink;
       for (const FlowLink& fl : rates_.links(slot))
@@ -246,6 +246,7 @@ class FlowNetworkImpl final : public NetworkModel {
         }
       if (dead == kNoLink) continue;
       const MessageId id = slots_[slot].msg;
+      acted = true;
       if (live_route(id)) {
         move_flow(slot);
         ++stats_.rerouted;
@@ -253,6 +254,8 @@ class FlowNetworkImpl final : public NetworkModel {
         strand_flow(slot, dead);
       }
     }
+    // A change that moved no flow does not stretch the run (Simulator::passive).
+    if (!acted) sim_.passive();
   }
 
   /// route_ for message id over live links; false if none is left.

@@ -430,11 +430,15 @@ void NetworkImpl::set_link_schedule(const LinkSchedule& schedule) {
 void NetworkImpl::on_link_change(const core::Event&) {
   const std::vector<LinkId> down = links_state_.advance(sim_.now());
   next_change_ = links_state_.next_change();
+  const std::uint64_t before = totals_.packets_stranded + totals_.bytes_unsent;
   for (const LinkId g : down) {
     const LinkId o = local_[g];
     if (o == kNoLink || !owned_[li_[o].src]) continue;
     strand_output(o);
   }
+  // A change that stranded nothing here does not stretch the run (a link
+  // coming back after the last packet; Simulator::passive).
+  if (totals_.packets_stranded + totals_.bytes_unsent == before) sim_.passive();
 }
 
 void NetworkImpl::strand_output(LinkId o) {
