@@ -55,8 +55,9 @@ TEST(RoutePolicy, EveryTablePolicyPicksACandidateAtEveryNodeOfATree) {
             const bool down = topo.node(topo.link(topo.node(n).out[ports[0]]).dst).level < topo.node(n).level;
             EXPECT_EQ(i, down ? dst % ports.size() : (dst / div[topo.node(n).level]) % ports.size());
           }
-          if (p.id == net::RoutingAlgorithm::Ecmp)
+          if (p.id == net::RoutingAlgorithm::Ecmp) {
             EXPECT_EQ(i, ecmp.hash(n, src, dst, c.sport) % ports.size());
+          }
         }
       }
     }

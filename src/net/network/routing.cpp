@@ -28,7 +28,6 @@ LinkId NetworkImpl::choose_output(NodeId at, const Packet& pkt, const Message& m
     cands = live_candidates(at, pkt, cands);
     if (cands.empty()) return kNoLink;
   }
-  const Node& node = topo_.nodes()[at];
   const LinkId* outs = out_local_.data() + out_base_[at];  // local ids, by port
   std::size_t k = cands.size();
   std::size_t pick = 0;
