@@ -18,9 +18,6 @@ namespace fabricsim::app {
 using core::SimTime;
 
 namespace {
-std::uint32_t u32(const config::Config& cfg, const char* name) {
-  return static_cast<std::uint32_t>(cfg.get_int(name));
-}
 
 net::LinkParams link_class(const config::Config& cfg, const char* gbps_key, const char* lat_key) {
   net::LinkParams p;
@@ -50,7 +47,7 @@ Routing setup_routing(const config::Config& cfg, const net::Topology& topo, net:
   np.coin_paths = nullptr;
   np.group_of.clear();
   const TopologyKind& kind = topology_kind(cfg.get_string("topology.kind"));
-  if (u32(cfg, "routing.k_paths") > 1 && !kind.k_shortest_paths)
+  if (cfg_u32(cfg, "routing.k_paths") > 1 && !kind.k_shortest_paths)
     throw util::ConfigError("routing.k_paths: k-shortest-path routing is for topoopt fabrics (" + topo.kind +
                             " routes by its own rules)");
   kind.routing(cfg, topo, np, r);
@@ -59,7 +56,7 @@ Routing setup_routing(const config::Config& cfg, const net::Topology& topo, net:
 
 net::CostModel cost_model(const config::Config& cfg) {
   net::CostModel c;
-  c.planes = u32(cfg, "cost.planes");
+  c.planes = cfg_u32(cfg, "cost.planes");
   c.switch_usd = cfg.get_float("cost.switch_usd");
   c.dac_usd = cfg.get_float("cost.dac_usd");
   c.aoc_usd = cfg.get_float("cost.aoc_usd");
@@ -68,16 +65,16 @@ net::CostModel cost_model(const config::Config& cfg) {
 
 net::NetworkParams network_params(const config::Config& cfg) {
   net::NetworkParams p;
-  p.packet_bytes = u32(cfg, "network.packet_bytes");
-  p.header_bytes = u32(cfg, "network.header_bytes");
+  p.packet_bytes = cfg_u32(cfg, "network.packet_bytes");
+  p.header_bytes = cfg_u32(cfg, "network.header_bytes");
   p.buffer_bytes = static_cast<std::uint64_t>(cfg.get_int("network.buffer_bytes"));
-  p.vcs = u32(cfg, "network.vcs");
+  p.vcs = cfg_u32(cfg, "network.vcs");
   p.switch_latency = SimTime::from_ns_f(cfg.get_float("network.switch_latency_ns"));
   p.crossbar_speedup = cfg.get_float("network.crossbar_speedup");
-  p.send_engines = u32(cfg, "network.send_engines");
+  p.send_engines = cfg_u32(cfg, "network.send_engines");
   p.routing = net::parse_routing_algorithm(cfg.get_string("routing.algorithm"));
   p.ecmp_hash = net::parse_ecmp_hash(cfg.get_string("routing.ecmp_hash"));
-  p.ecmp_seed = u32(cfg, "routing.ecmp_seed");
+  p.ecmp_seed = cfg_u32(cfg, "routing.ecmp_seed");
   p.seed = static_cast<std::uint64_t>(cfg.get_int("engine.seed"));
   p.interval = SimTime::from_ns_f(cfg.get_float("output.interval_ns"));
   if (p.header_bytes >= p.packet_bytes)
@@ -93,11 +90,11 @@ workload::TrafficParams traffic_params(const config::Config& cfg) {
   workload::TrafficParams p;
   p.pattern = workload::parse_pattern(cfg.get_string("workload.pattern"));
   p.message_bytes = static_cast<std::uint64_t>(cfg.get_int("workload.message_bytes"));
-  p.messages = u32(cfg, "workload.messages");
+  p.messages = cfg_u32(cfg, "workload.messages");
   p.start = SimTime::from_ns_f(cfg.get_float("workload.start_ns"));
   p.load = cfg.get_float("workload.load");
-  p.incast_sources = u32(cfg, "workload.incast_sources");
-  p.incast_target = u32(cfg, "workload.incast_target");
+  p.incast_sources = cfg_u32(cfg, "workload.incast_sources");
+  p.incast_target = cfg_u32(cfg, "workload.incast_target");
   p.seed = static_cast<std::uint64_t>(cfg.get_int("engine.seed"));
   return p;
 }
@@ -179,8 +176,8 @@ workload::CollectiveParams collective_params(const config::Config& cfg, const wo
     p.algorithm = p.op == workload::CollectiveOp::Alltoall  ? "pairwise"
                   : p.op == workload::CollectiveOp::Barrier ? "dissemination"
                                                              : "ring";
-  p.grid_rows = u32(cfg, "workload.grid_rows");
-  p.ranks = u32(cfg, "workload.ranks");
+  p.grid_rows = cfg_u32(cfg, "workload.grid_rows");
+  p.ranks = cfg_u32(cfg, "workload.ranks");
   p.placement = cfg.get_string("workload.placement");
   // (Once per run: a pool keeps the order of every placement it has seen.)
   if (p.placement == "by_board" && (pool == nullptr || !pool->has_order(p.placement))) p.available = board_order(cfg);
@@ -199,12 +196,12 @@ workload::CollectiveParams collective_params(const config::Config& cfg, const wo
     const auto f = static_cast<std::uint64_t>(cfg.get_int("workload.step_factor"));
     for (std::uint64_t s = lo; s <= hi; s *= f) p.sizes.push_back(s);
   }
-  p.iterations = u32(cfg, "workload.iterations");
-  p.warmup = u32(cfg, "workload.warmup");
+  p.iterations = cfg_u32(cfg, "workload.iterations");
+  p.warmup = cfg_u32(cfg, "workload.warmup");
   p.chunk_bytes = static_cast<std::uint64_t>(cfg.get_int("workload.chunk_bytes"));
-  p.channels = u32(cfg, "workload.channels");
+  p.channels = cfg_u32(cfg, "workload.channels");
   p.reduce_gbps = cfg.get_float("workload.reduce_gbps");
-  p.root = u32(cfg, "workload.root");
+  p.root = cfg_u32(cfg, "workload.root");
   if (const TopologyKind& kind = topology_kind(cfg.get_string("topology.kind")); kind.endpoints_per_server)
     p.gpus_per_server = kind.endpoints_per_server(cfg);
   p.start = SimTime::from_ns_f(cfg.get_float("workload.start_ns"));
@@ -217,18 +214,18 @@ workload::DnnParams dnn_params(const config::Config& cfg, workload::EndpointPool
   std::string path = cfg.get_string("workload.model");
   if (!path.empty() && path[0] != '/') path = cfg.base_dir() + "/" + path;
   p.model = load_model(path);
-  p.data_parallel = u32(cfg, "workload.data_parallel");
-  p.pipeline_parallel = u32(cfg, "workload.pipeline_parallel");
-  p.tensor_parallel = u32(cfg, "workload.tensor_parallel");
-  p.expert_parallel = u32(cfg, "workload.expert_parallel");
-  p.micro_batches = u32(cfg, "workload.micro_batches");
+  p.data_parallel = cfg_u32(cfg, "workload.data_parallel");
+  p.pipeline_parallel = cfg_u32(cfg, "workload.pipeline_parallel");
+  p.tensor_parallel = cfg_u32(cfg, "workload.tensor_parallel");
+  p.expert_parallel = cfg_u32(cfg, "workload.expert_parallel");
+  p.micro_batches = cfg_u32(cfg, "workload.micro_batches");
   p.schedule = cfg.get_string("workload.schedule");
   p.minibatch = static_cast<std::uint64_t>(cfg.get_int("workload.minibatch"));
   p.bucket_bytes = static_cast<std::uint64_t>(cfg.get_int("workload.bucket_bytes"));
   p.dp_algorithm = cfg.get_string("workload.dp_algorithm");
   p.tp_algorithm = cfg.get_string("workload.tp_algorithm");
-  p.iterations = u32(cfg, "workload.iterations");
-  p.warmup = u32(cfg, "workload.warmup");
+  p.iterations = cfg_u32(cfg, "workload.iterations");
+  p.warmup = cfg_u32(cfg, "workload.warmup");
   p.start = SimTime::from_ns_f(cfg.get_float("workload.start_ns"));
   p.endpoints = place_job(cfg, workload::dnn_endpoints(p), pool, "workload.data_parallel: the layout");
   return p;
