@@ -1,6 +1,8 @@
 // One ECMP for every network model (ecmp.hpp).
 #include "fabricsim/net/ecmp.hpp"
 
+#include <algorithm>
+
 #include <array>
 #include <climits>
 #include <cstring>
@@ -95,6 +97,24 @@ Ecmp::Ecmp(const Topology& topo, EcmpHash hash, std::uint32_t seed) : hash_(hash
         break;
       }
   }
+  // On a leaf-spine, the released code's ids (create_2_layer_topology):
+  // ToRs 0..T-1, spines T..T+S-1, NICs from T+S on, so that a placement
+  // gets the paths the paper's simulator gave it.  (fabricsim numbers the
+  // endpoints first, then the leaves and spines, which build_leaf_spine
+  // lays out contiguously.)
+  if (topo.kind == "leaf_spine" && topo.endpoint_count() > 0) {
+    const NodeId first_leaf = *std::min_element(tor_.begin(), tor_.end());
+    NodeId first_spine = kNoNode, spines = 0;
+    for (NodeId v = 0; v < topo.node_count(); ++v)
+      if (topo.node(v).kind == NodeKind::Switch && topo.node(v).level == 2) {
+        first_spine = std::min(first_spine, v);
+        ++spines;
+      }
+    if (first_spine != kNoNode && first_spine > first_leaf) {
+      for (auto& t : tor_) t -= first_leaf;
+      nic_offset_ = (first_spine - first_leaf) + spines;
+    }
+  }
 }
 
 std::uint64_t Ecmp::hash(NodeId at, EndpointId src, EndpointId dst, std::uint16_t sport) const {
@@ -104,8 +124,8 @@ std::uint64_t Ecmp::hash(NodeId at, EndpointId src, EndpointId dst, std::uint16_
     (void)at;
     (void)sport;
     const auto i32 = [](std::uint64_t v) { return static_cast<std::int32_t>(static_cast<std::uint32_t>(v)); };
-    const std::int32_t non_seq =
-        wang_jenkins_hash(i32(std::uint64_t{src} + static_cast<std::uint32_t>(wang_jenkins_hash(i32(dst)))));
+    const std::int32_t non_seq = wang_jenkins_hash(
+        i32(std::uint64_t{src} + nic_offset_ + static_cast<std::uint32_t>(wang_jenkins_hash(i32(std::uint64_t{dst} + nic_offset_)))));
     return static_cast<std::uint64_t>(
         wang_jenkins_hash(i32(std::uint64_t{tor_[src]} + seed_ + static_cast<std::uint32_t>(non_seq))));
   }

@@ -102,13 +102,18 @@ with tempfile.TemporaryDirectory() as tmp:
     for s, d, b in zip(fl["src"][:], fl["dst"][:], fl["bytes"][:]):
         s, d = int(s), int(d)
         pairs[(s, d)] = pairs.get((s, d), 0) + int(b)
+    # The released code's ids (create_2_layer_topology): ToRs 0..T-1, spines
+    # next, NICs from T + S on; fabricsim's nodes are endpoints, leaves, spines.
+    leaves = sorted(set(tor.values()))
+    n_spines = int(np.sum((kind != 0) & (level == 2)))
+    nic = lambda e: e + len(leaves) + n_spines
     for (s, d), b in pairs.items():
         ts, td = tor[s], tor[d]
         if ts == td:
             continue
         ups = sorted((int(ldst[l]), l) for l in np.nonzero(lsrc == ts)[0] if level[ldst[l]] == 2)
-        non_seq = wang_jenkins(s + wang_jenkins(d))
-        spine, up = ups[wang_jenkins(ts + non_seq) % len(ups)]
+        non_seq = wang_jenkins(nic(s) + wang_jenkins(nic(d)))
+        spine, up = ups[wang_jenkins(leaves.index(ts) + non_seq) % len(ups)]
         down = [l for l in np.nonzero(lsrc == spine)[0] if ldst[l] == td][0]
         want[up] += b
         want[down] += b

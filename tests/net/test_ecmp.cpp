@@ -90,9 +90,26 @@ TEST(Ecmp, WangJenkinsIgnoresPortAndSwitchFiveTupleHashesDoNot) {
     EXPECT_TRUE(port_matters);
     EXPECT_TRUE(switch_matters);
   }
-  // The paper's formula, with the source's ToR from the topology.
+  // The paper's formula, with the source's ToR from the topology, in the
+  // released code's numbering on a leaf-spine (create_2_layer_topology):
+  // ToRs 0..T-1, spines T..T+S-1, NICs from T+S on; fabricsim numbers the
+  // endpoints first, then the leaves, then the spines.
   const NodeId tor = t.link(t.node(t.endpoint_node(1)).out[0]).dst;
-  EXPECT_EQ(wj.hash(tor, 1, 6, 1), static_cast<std::uint64_t>(reference(tor + reference(1 + reference(6)))));
+  const auto endpoints = static_cast<std::int64_t>(t.endpoint_count());
+  std::int64_t leaves = 0, spines = 0;
+  for (NodeId v = 0; v < t.node_count(); ++v) {
+    if (t.node(v).kind != NodeKind::Switch) continue;
+    leaves += t.node(v).name.rfind("leaf", 0) == 0 ? 1 : 0;
+    spines += t.node(v).name.rfind("spine", 0) == 0 ? 1 : 0;
+  }
+  const std::int64_t tor_index = static_cast<std::int64_t>(tor) - endpoints;  // leaf k is node endpoints + k
+  const auto nic = [&](std::int64_t e) { return e + leaves + spines; };
+  ASSERT_GT(leaves, 1);
+  ASSERT_GT(spines, 1);
+  EXPECT_EQ(wj.tor_id(1), tor_index);
+  EXPECT_EQ(wj.nic_id(6), nic(6));
+  EXPECT_EQ(wj.hash(tor, 1, 6, 1),
+            static_cast<std::uint64_t>(reference(tor_index + reference(nic(1) + reference(nic(6))))));
   EXPECT_LT(wj.pick(tor, 1, 6, 1, 4), 4u);
   EXPECT_EQ(wj.pick(tor, 1, 6, 1, 1), 0u);
 }

@@ -13,7 +13,9 @@
 //   wang_jenkins  the routing paper's ECMP (ml-routing spec 4.1): the Thomas
 //                 Wang / Robert Jenkins 32-bit integer hash of (source ToR
 //                 + nonSeq(source NIC, destination NIC)); no port, no switch
-//                 seed, so a pair keeps one path for every message.
+//                 seed, so a pair keeps one path for every message.  On a
+//                 leaf_spine it reads the released code's ids (tor_id,
+//                 nic_id), so a placement takes the paper's paths.
 #pragma once
 
 #include <cstdint>
@@ -56,11 +58,18 @@ class Ecmp {
     return k <= 1 ? 0 : static_cast<std::size_t>(hash(at, src, dst, sport) % k);
   }
   EcmpHash kind() const { return hash_; }
+  /// wang_jenkins: the ids the hash reads for endpoint e, its ToR's and its
+  /// NIC's.  On a leaf_spine the released code's numbering (ToRs 0..T-1,
+  /// spines next, NICs from T + S on); elsewhere fabricsim's node and
+  /// endpoint ids.
+  std::int32_t tor_id(EndpointId e) const { return static_cast<std::int32_t>(tor_[e]); }
+  std::int32_t nic_id(EndpointId e) const { return static_cast<std::int32_t>(e + nic_offset_); }
 
  private:
   EcmpHash hash_;
   std::uint32_t seed_;
   std::vector<NodeId> tor_;  // per endpoint, for wang_jenkins (empty otherwise)
+  std::uint32_t nic_offset_ = 0;
 };
 
 }  // namespace fabricsim::net
