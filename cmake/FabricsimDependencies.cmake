@@ -49,6 +49,8 @@ endif()
 
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(HDF5_MPICH REQUIRED IMPORTED_TARGET hdf5-mpich)
+# COIN-OR CBC (coinor-libcbc-dev) for the ctrl layer's ILP.
+pkg_check_modules(CBC REQUIRED IMPORTED_TARGET cbc)
 add_library(fabricsim_hdf5 INTERFACE)
 add_library(fabricsim::hdf5 ALIAS fabricsim_hdf5)
 target_link_libraries(fabricsim_hdf5 INTERFACE PkgConfig::HDF5_MPICH MPI::MPI_C)

@@ -6,7 +6,7 @@
 FABRICSIM_PACKAGES=(
   build-essential cmake pkg-config git
   mpich libmpich-dev libhdf5-mpich-dev hdf5-tools
-  libmetis-dev libeigen3-dev
+  libmetis-dev libeigen3-dev coinor-libcbc-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libtomlplusplus-dev libcli11-dev libfmt-dev
   python3 python3-h5py python3-numpy python3-matplotlib
