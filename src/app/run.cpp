@@ -61,7 +61,8 @@ std::string injection_links_note(const net::Topology& topo) {
   bool same = true;
   for (net::LinkId l : topo.node(topo.endpoint_node(0)).out) {
     const auto& link = topo.link(l);
-    if (!link.carries_data) continue;
+    // (As Topology::injection_gbps: the scale-out links only.)
+    if (!link.carries_data || link.cls == net::LinkClass::IntraServer) continue;
     same = same && (n == 0 || link.bandwidth_gbps == gbps);
     gbps = link.bandwidth_gbps;
     ++n;

@@ -143,10 +143,16 @@ std::size_t Topology::count_data_links() const {
 }
 
 double Topology::injection_gbps(EndpointId e) const {
-  double sum = 0.0;
-  for (LinkId l : nodes_[endpoint_nodes_[e]].out)
-    if (links_[l].carries_data) sum += links_[l].bandwidth_gbps;
-  return sum;
+  // The scale-out injection: a GPU's NVLink-like link to its server's
+  // switch (IntraServer) is not counted when it also has fabric links (a
+  // leaf-spine's 100 Gb/s NIC beside a 3.6 Tb/s NVLink is a 100 Gb/s
+  // endpoint); an endpoint with nothing else counts it.
+  double sum = 0.0, intra = 0.0;
+  for (LinkId l : nodes_[endpoint_nodes_[e]].out) {
+    if (!links_[l].carries_data) continue;
+    (links_[l].cls == LinkClass::IntraServer ? intra : sum) += links_[l].bandwidth_gbps;
+  }
+  return sum > 0.0 ? sum : intra;
 }
 
 double Topology::total_injection_gbps() const {

@@ -183,7 +183,8 @@ class Topology {
   /// Injection bandwidth of endpoint e in Gb/s: the sum of the data-carrying
   /// links leaving it (every port of a forwarding accelerator, e.g. the
   /// four of a HammingMesh or torus accelerator per plane; the one link of
-  /// a NIC on a tree).
+  /// a NIC on a tree), without a leaf-spine GPU's NVLink-like link to its
+  /// server's switch (the scale-out injection is its NIC's).
   double injection_gbps(EndpointId e) const;
   /// The same summed over every endpoint (what a throughput share divides by).
   double total_injection_gbps() const;
