@@ -18,6 +18,7 @@ std::unique_ptr<Workload> make_traffic(const config::Config& cfg, net::Network& 
 std::unique_ptr<Job> make_collective_job(const config::Config& cfg, JobPlanning& plan);    // jobs_collective.cpp
 std::unique_ptr<Job> make_dnn_job(const config::Config& cfg, JobPlanning& plan);           // jobs_dnn.cpp
 std::unique_ptr<Job> make_trace_job(const config::Config& cfg, JobPlanning& plan);         // jobs_trace.cpp
+std::unique_ptr<Workload> make_llm_run(const config::Config& cfg, net::Network& network);  // llm_run.cpp
 
 namespace {
 
@@ -33,6 +34,7 @@ const WorkloadKind* find_kind(const std::string& name) {
       {"collective", make_collective_job, nullptr},
       {"dnn", make_dnn_job, nullptr},
       {"trace", make_trace_job, nullptr},
+      {"llm_dp", nullptr, make_llm_run},
   };
   for (const auto& k : kinds)
     if (name == k.name) return &k;
@@ -51,8 +53,14 @@ bool runs_jobs(const config::Config& cfg) {
 }
 
 std::unique_ptr<Workload> make_workload(const config::Config& cfg, net::Network& network, core::Simulator& sim) {
-  if (runs_jobs(cfg)) return std::make_unique<JobSet>(cfg, network, sim);
   const std::string& kind = cfg.get_string("workload.kind");
+  // The path controllers plan the llm_dp workload's ring flows (its phases
+  // are their triggers); another workload would join through the same
+  // ctrl:: algorithms and a driver of its own.
+  if (cfg.get_string("controller.algorithm") != "none" && (kind != "llm_dp" || cfg.job_count() > 0))
+    throw util::ConfigError("controller.algorithm: plans the ring flows of workload.kind = \"llm_dp\" only (here \"" +
+                            kind + "\"); set it to \"none\" or use routing.algorithm");
+  if (runs_jobs(cfg)) return std::make_unique<JobSet>(cfg, network, sim);
   const WorkloadKind* k = find_kind(kind);
   if (k == nullptr || k->run == nullptr) throw util::ConfigError("workload.kind: unknown kind '" + kind + "'");
   return k->run(cfg, network);

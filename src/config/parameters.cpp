@@ -305,13 +305,16 @@ std::vector<ParamDecl> declare() {
                         "0 being the paper's hash).",
                         0, 4294967295.0));
   // ---------------------------------------------------------------- workload
-  p.push_back(enum_param("workload", "kind", "traffic", {"traffic", "collective", "dnn", "trace"},
+  p.push_back(enum_param("workload", "kind", "traffic", {"traffic", "collective", "dnn", "trace", "llm_dp"},
                          "`traffic`: synthetic traffic patterns (see `pattern`). `collective`: an NCCL-tests style "
                          "benchmark of one collective (`op`, `algorithm`) over a communicator (`ranks`, "
                          "`placement`), for each of `sizes`, `warmup` + `iterations` times back to back. `dnn`: "
                          "training iterations of `model` on a data x pipeline x tensor x expert parallel layout "
                          "(docs/model.md). `trace`: replay of an execution trace (`trace`, JSON close to Chakra's "
-                         "schema, docs/model.md). Several jobs: `[[jobs]]` tables of workload keys plus `start_ns`."));
+                         "schema, docs/model.md). Several jobs: `[[jobs]]` tables of workload keys plus `start_ns`. `llm_dp`: the "
+                         "routing paper's workload: concurrent 3D-parallel LLM jobs of which the data-parallel ring "
+                         "allreduces are simulated, alternating with compute gaps (the `[llm]` section, paths by "
+                         "`[controller]`; docs/model.md, \"LLM data-parallel jobs\")."));
   const std::vector<std::string> allreduces{"ring", "bidirectional_ring", "halving_doubling", "double_binary_tree",
                                             "direct", "multi_ring", "torus_2d", "hierarchical"};
   p.push_back(string_param("workload", "model", "model.toml",
@@ -503,6 +506,77 @@ std::vector<ParamDecl> declare() {
   p.push_back(enum_param("output", "progress", "auto", {"auto", "always", "never"},
                          "Live progress line on rank 0: `auto` shows it on a terminal once a run takes longer than "
                          "about two seconds."));
+  // ---------------------------------------------------------------- llm (workload.kind = "llm_dp")
+  p.push_back(enum_param("llm", "mix", "paper", {"paper", "random", "list"},
+                         "The jobs. `paper`: the routing paper's exact scenario of `jobs` jobs at ring size `ring` "
+                         "(ml-routing spec 5.5: 1-4 jobs at ring 2 and 4 (5 at ring 2 and 4 too), 1-3 at ring 8), "
+                         "with its models and start times. `random`: `jobs` jobs, each a random model, ring size "
+                         "`ring` (0: random in {2, 4, 8}), start uniform in [1, 10] s plus its compute gap, seeded by "
+                         "`seed`. `list`: the jobs of `models`, `rings` and `starts_s`."));
+  p.push_back(int_param("llm", "jobs", "", 1, "paper, random: the number of concurrent jobs.", 1, 4096));
+  p.push_back(int_param("llm", "ring", "", 8,
+                        "paper: the scenario's ring size (data-parallel degree: 2, 4 or 8). random: every job's "
+                        "ring size, 0 = random in {2, 4, 8}.",
+                        0, 1024));
+  {
+    ParamDecl d = string_param("llm", "models", "", "list: each job's model: `bloom`, `gpt3` or `llama2_70b` "
+                                                     "(the spec's Table 2 with its TP and PP).");
+    d.type = ParamType::StringList;
+    d.default_value = std::vector<std::string>{};
+    p.push_back(std::move(d));
+  }
+  p.push_back(int_list_param("llm", "rings", "", {}, "list: each job's ring size (data-parallel degree).", 2, 1024));
+  {
+    ParamDecl d = float_param("llm", "starts_s", "s", 0, "list: each job's start (its first allreduce), seconds.", 0,
+                              1e6);
+    d.type = ParamType::FloatList;
+    d.default_value = std::vector<double>{};
+    p.push_back(std::move(d));
+  }
+  p.push_back(int_param("llm", "iterations", "", 10, "Training iterations per job (allreduce, then compute).", 1,
+                        1000000));
+  p.push_back(float_param("llm", "size_scale", "", 1.0,
+                          "Multiplies every ring flow (the spec's chunk S: 4 bytes per parameter over TP x PP x "
+                          "DP). Packet-level runs scale GB-sized flows down (1e-3: MB).",
+                          0, 1, true));
+  p.push_back(float_param("llm", "time_scale", "", 1.0,
+                          "Multiplies the compute gaps (BLOOM 1.2388 s, GPT-3 1.0096 s, LLaMA2-70B 2.6923 s) and "
+                          "the start times; set it with size_scale to keep their ratio to the allreduce.",
+                          0, 1, true));
+  p.push_back(int_param("llm", "gpus_per_host", "", 8,
+                        "Placement: GPUs (NICs) per host; a replica takes whole hosts, packed into ToRs.", 1, 1024));
+  p.push_back(int_param("llm", "seed", "", 1234, "Seed of the placement and of a random mix.", 0, 9e15));
+  // ---------------------------------------------------------------- controller
+  p.push_back(enum_param("controller", "algorithm", "none",
+                         {"none", "ecmp", "greedy", "edge_coloring", "annealing", "ilp"},
+                         "Central path assignment on a two-tier Clos (the routing paper; workload.kind = "
+                         "\"llm_dp\"): a spine per inter-ToR commodity, pinned through the route store and re-pinned "
+                         "in flight. `none`: routing.algorithm routes everything. `ecmp`: the paper's hash "
+                         "(wang_jenkins of source ToR + nonSeq(src, dst)) over the live spines. `greedy`: Algorithm 1 "
+                         "(least-congested spine, in `greedy_order`). `edge_coloring`: optimal min-max load in two "
+                         "tiers (ceil(max ToR degree / live spines)). `annealing`: Hedera's search (`seed`). `ilp`: "
+                         "min-max link load by COIN-OR CBC (`ilp_time_limit_s`)."));
+  p.push_back(enum_param("controller", "greedy_order", "tor_degree_sorted", {"tor_degree_sorted", "input"},
+                         "greedy: `tor_degree_sorted`, the released code's order (ToR groups by size, descending); "
+                         "`input`: the paper's arbitrary order (ring by ring)."));
+  p.push_back(enum_param("controller", "replan", "phases", {"phases", "flows"},
+                         "When the controller decides, besides failures: `phases`, when a job starts its allreduce "
+                         "and when one ends it while others run (the released code); `flows`, also whenever ring "
+                         "flows start or end (the commodities are then the flows in flight)."));
+  p.push_back(int_param("controller", "seed", "", 1, "annealing: its random seed.", 0, 9e15));
+  p.push_back(float_param("controller", "ilp_time_limit_s", "s", 10,
+                          "ilp: CBC's wall-time limit per decision. Reached without a proven optimum: see "
+                          "`ilp_on_limit`.",
+                          0, 1e6, true));
+  p.push_back(enum_param("controller", "ilp_start", "heuristics", {"heuristics", "cold"},
+                         "ilp: `heuristics` starts CBC from the better of greedy and edge colouring and skips it "
+                         "when that meets the lower bound (max over ToRs of ceil(degree / usable spines)): proven "
+                         "optimal at once wherever no single link failed. `cold`: CBC alone, from nothing (the "
+                         "paper's ILP baseline; on 64 x 32 it takes seconds to minutes per decision)."));
+  p.push_back(enum_param("controller", "ilp_on_limit", "fallback", {"fallback", "stop"},
+                         "ilp, at the time limit: `fallback` keeps CBC's best assignment so far (or greedy's, if it "
+                         "has none) and counts the decision as not proven (/llm/decisions, the summary); `stop` "
+                         "ends the run with an error."));
   // [[failures]] rows (table_arrays()): one element down from at_ns, until until_ns.
   p.push_back(string_param("failures", "element", "",
                            "The element that fails, by its names in the output (/nodes/name): a node (`\"spine3\"`: "
@@ -531,7 +605,7 @@ const std::vector<ParamDecl>& parameters() {
 }
 
 const std::vector<std::string>& sections() {
-  static const std::vector<std::string> s = {"topology", "cost", "network", "routing", "workload", "engine", "output"};
+  static const std::vector<std::string> s = {"topology", "cost", "network", "routing", "workload", "llm", "controller", "engine", "output"};
   return s;
 }
 

@@ -100,7 +100,7 @@ TEST(Config, SyntaxErrorHasPosition) {
 
 TEST(Config, KeysOutsideSections) {
   EXPECT_EQ(error_of("seed = 3\n"),
-            "bad.toml:1:1: seed: keys must be inside a section [topology] [cost] [network] [routing] [workload] [engine] [output]");
+            "bad.toml:1:1: seed: keys must be inside a section [topology] [cost] [network] [routing] [workload] [llm] [controller] [engine] [output]");
 }
 
 TEST(Config, OverridesApplyAfterTheFile) {
