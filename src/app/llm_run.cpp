@@ -23,6 +23,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
+#include <sstream>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -193,6 +195,7 @@ class LlmRun final : public Workload, public par::GlobalSteps, private net::Mess
  private:
   void on_message_delivered(net::MessageId id) override;
   void place(const config::Config& cfg);
+  void import_traffic_pairs(const config::Config& cfg, double size_scale, double time_scale);
   /// The commodities the controller plans now: (job, commodity index).
   std::vector<std::pair<std::uint32_t, std::uint32_t>> active() const;
   /// The decision on the active set, as values to contribute.
@@ -246,6 +249,11 @@ LlmRun::LlmRun(const config::Config& cfg, net::Network& network) : net_(network)
   delay_ = SimTime::from_ns_f(cfg.get_float("engine.control_latency_ns"));
   const double size_scale = cfg.get_float("llm.size_scale");
   const double time_scale = cfg.get_float("llm.time_scale");
+  if (cfg.get_string("llm.mix") == "traffic_pairs") {
+    import_traffic_pairs(cfg, size_scale, time_scale);
+    links_.start(topo_, failure_schedule(cfg, topo_));
+    return;
+  }
   for (const JobSpec& s : job_specs(cfg)) {
     LlmJob j;
     j.spec = s;
@@ -308,6 +316,112 @@ void LlmRun::place(const config::Config& cfg) {
     j.tors = static_cast<std::uint32_t>(std::count(touched.begin(), touched.end(), 1));
     j.spine.assign(std::size_t{j.rings} * j.dp, ctrl::kNoSpine);
     j.current.assign(std::size_t{j.rings} * j.dp, kNoMessage);
+  }
+}
+
+/// The released code's traffic_pairs files (its jobs_generator writer): one
+/// file per job, a line per ring flow "src dst src_tor dst_tor start_time
+/// flow_size compute_time stage_index" (NIC and ToR ids in its numbering,
+/// times in ns, the ring's members in line order), replayed with exactly
+/// those GPUs.
+void LlmRun::import_traffic_pairs(const config::Config& cfg, double size_scale, double time_scale) {
+  static constexpr LlmModel kImported{"traffic_pairs", "imported", 0, 0, 0, 0};
+  const auto& files = cfg.get_string_list("llm.traffic_pairs");
+  if (files.empty()) throw ConfigError("llm.traffic_pairs: llm.mix = \"traffic_pairs\" needs at least one file");
+  const auto& ids = fabric_->ids();
+  const std::int64_t first_nic = ids.nic_id(0);
+  const auto endpoints = static_cast<std::int64_t>(topo_.endpoint_count());
+  std::vector<std::uint8_t> taken(topo_.endpoint_count(), 0);
+  for (const std::string& name : files) {
+    const std::string path = name.empty() || name[0] == '/' ? name : cfg.base_dir() + "/" + name;
+    std::ifstream in(path);
+    if (!in) throw ConfigError(fmt::format("llm.traffic_pairs: cannot read '{}'", path));
+    struct Line {
+      std::int64_t v[8];
+      int at;
+    };
+    std::vector<Line> lines;
+    std::string text;
+    for (int no = 1; std::getline(in, text); ++no) {
+      const auto first = text.find_first_not_of(" \t\r");
+      if (first == std::string::npos || text[first] == '#') continue;
+      std::istringstream ls(text);
+      Line l{{}, no};
+      std::string extra;
+      for (auto& x : l.v)
+        if (!(ls >> x)) throw ConfigError(fmt::format("llm.traffic_pairs: {}:{}: want 8 integers (src dst src_tor "
+                                                      "dst_tor start_time flow_size compute_time stage_index)",
+                                                      path, no));
+      if (ls >> extra) throw ConfigError(fmt::format("llm.traffic_pairs: {}:{}: more than 8 fields", path, no));
+      lines.push_back(l);
+    }
+    if (lines.empty()) throw ConfigError(fmt::format("llm.traffic_pairs: {}: no ring flows", path));
+    const auto bad = [&](const Line& l, const std::string& what) {
+      return ConfigError(fmt::format("llm.traffic_pairs: {}:{}: {}", path, l.at, what));
+    };
+    // Rings by stage index (dense from 0), members in line order.
+    std::int64_t rings = 0;
+    for (const Line& l : lines) {
+      if (l.v[7] < 0 || l.v[7] > 1'000'000) throw bad(l, fmt::format("stage_index {} out of range", l.v[7]));
+      rings = std::max(rings, l.v[7] + 1);
+    }
+    std::vector<std::vector<const Line*>> ring(static_cast<std::size_t>(rings));
+    for (const Line& l : lines) ring[static_cast<std::size_t>(l.v[7])].push_back(&l);
+    const Line& l0 = lines.front();
+    LlmJob j;
+    j.model = &kImported;
+    j.spec = JobSpec{0, 0, 0.0};
+    j.rings = static_cast<std::uint32_t>(rings);
+    for (std::size_t r = 0; r < ring.size(); ++r)
+      if (ring[r].empty()) throw bad(l0, fmt::format("no flow of stage_index {} (the rings must be numbered 0..{})", r, rings - 1));
+    j.dp = static_cast<std::uint32_t>(ring[0].size());
+    if (j.dp < 2) throw bad(*ring[0][0], "a ring of one member");
+    std::vector<std::vector<net::EndpointId>> members(j.rings);
+    for (std::size_t r = 0; r < ring.size(); ++r) {
+      if (ring[r].size() != j.dp)
+        throw bad(*ring[r][0], fmt::format("ring {} has {} members, ring 0 has {} (one data-parallel degree per job)",
+                                           r, ring[r].size(), j.dp));
+      for (std::size_t k = 0; k < ring[r].size(); ++k) {
+        const Line& l = *ring[r][k];
+        for (int f : {4, 5, 6})
+          if (l.v[f] != l0.v[f])
+            throw bad(l, fmt::format("{} {} differs from the file's first flow ({}): one per job",
+                                     f == 4 ? "start_time" : f == 5 ? "flow_size" : "compute_time", l.v[f], l0.v[f]));
+        for (int f : {0, 1}) {
+          const std::int64_t e = l.v[f] - first_nic;
+          if (e < 0 || e >= endpoints)
+            throw bad(l, fmt::format("NIC {} is not one of this fabric's ({} to {} in the released code's numbering)",
+                                     l.v[f], first_nic, first_nic + endpoints - 1));
+          if (ids.tor_id(static_cast<net::EndpointId>(e)) != l.v[f + 2])
+            throw bad(l, fmt::format("NIC {} hangs off ToR {} in this fabric, not {}", l.v[f],
+                                     ids.tor_id(static_cast<net::EndpointId>(e)), l.v[f + 2]));
+        }
+        const Line& next = *ring[r][(k + 1) % ring[r].size()];
+        if (l.v[1] != next.v[0])
+          throw bad(l, fmt::format("the ring does not close: this flow ends at NIC {}, the next of ring {} starts at {}",
+                                   l.v[1], r, next.v[0]));
+        const auto e = static_cast<net::EndpointId>(l.v[0] - first_nic);
+        if (taken[e]) throw bad(l, fmt::format("NIC {} is in two rings", l.v[0]));
+        taken[e] = 1;
+        members[r].push_back(e);
+      }
+    }
+    if (l0.v[5] <= 0 || l0.v[4] < 0 || l0.v[6] < 0) throw bad(l0, "flow_size must be positive, the times not negative");
+    j.flow_bytes = std::max<std::uint64_t>(
+        1, static_cast<std::uint64_t>(std::llround(static_cast<double>(l0.v[5]) * size_scale)));
+    j.compute_ps = std::llround(static_cast<double>(l0.v[6]) * 1000.0 * time_scale);
+    j.start_ps = std::max<std::int64_t>(std::llround(static_cast<double>(l0.v[4]) * 1000.0 * time_scale), delay_.ps());
+    j.nics.resize(std::size_t{j.rings} * j.dp);
+    std::vector<std::uint8_t> touched(fabric_->tors(), 0);
+    for (std::uint32_t r = 0; r < j.rings; ++r)
+      for (std::uint32_t i = 0; i < j.dp; ++i) {
+        j.nics[std::size_t{i} * j.rings + r] = members[r][i];
+        touched[fabric_->tor_of(members[r][i])] = 1;
+      }
+    j.tors = static_cast<std::uint32_t>(std::count(touched.begin(), touched.end(), 1));
+    j.spine.assign(std::size_t{j.rings} * j.dp, ctrl::kNoSpine);
+    j.current.assign(std::size_t{j.rings} * j.dp, kNoMessage);
+    jobs_.push_back(std::move(j));
   }
 }
 

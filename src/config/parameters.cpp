@@ -507,12 +507,23 @@ std::vector<ParamDecl> declare() {
                          "Live progress line on rank 0: `auto` shows it on a terminal once a run takes longer than "
                          "about two seconds."));
   // ---------------------------------------------------------------- llm (workload.kind = "llm_dp")
-  p.push_back(enum_param("llm", "mix", "paper", {"paper", "random", "list"},
+  p.push_back(enum_param("llm", "mix", "paper", {"paper", "random", "list", "traffic_pairs"},
                          "The jobs. `paper`: the routing paper's exact scenario of `jobs` jobs at ring size `ring` "
                          "(ml-routing spec 5.5: 1-4 jobs at ring 2 and 4 (5 at ring 2 and 4 too), 1-3 at ring 8), "
                          "with its models and start times. `random`: `jobs` jobs, each a random model, ring size "
                          "`ring` (0: random in {2, 4, 8}), start uniform in [1, 10] s plus its compute gap, seeded by "
-                         "`seed`. `list`: the jobs of `models`, `rings` and `starts_s`."));
+                         "`seed`. `list`: the jobs of `models`, `rings` and `starts_s`. `traffic_pairs`: the released code's "
+                         "files (`traffic_pairs`), replayed with their exact GPUs, sizes and times."));
+  {
+    ParamDecl d = string_param("llm", "traffic_pairs", "",
+                               "traffic_pairs: the released code's files, one per job (relative to the configuration "
+                               "file): a line per ring flow, `src dst src_tor dst_tor start_time flow_size "
+                               "compute_time stage_index`, NIC and ToR ids in its numbering (ToRs 0..T-1, spines, then "
+                               "NICs), times in ns, each ring's members in line order (docs/model.md).");
+    d.type = ParamType::StringList;
+    d.default_value = std::vector<std::string>{};
+    p.push_back(std::move(d));
+  }
   p.push_back(int_param("llm", "jobs", "", 1, "paper, random: the number of concurrent jobs.", 1, 4096));
   p.push_back(int_param("llm", "ring", "", 8,
                         "paper: the scenario's ring size (data-parallel degree: 2, 4 or 8). random: every job's "

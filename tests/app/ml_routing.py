@@ -310,6 +310,58 @@ with tempfile.TemporaryDirectory() as tmp:
           abs(float(run(tmp, "bloom_none", PAPER.format(seed=1234, alg="none", interval=0))[0]
                     ["llm/jobs/allreduce_mean_ns"][0]) - ar["ecmp"]) <= 1e-9 * ar["ecmp"])
 
+    # replan = "flows": the controller also decides as ring flows end and
+    # start, over the flows in flight only (so never more than the phase's).
+    g, _ = run(tmp, "flows", PAPER.format(seed=1234, alg="greedy", interval=0).replace("[output]", 'replan = "flows"\n[output]'))
+    trig = [t.decode() for t in g["llm/decisions/trigger"][:]]
+    s = summary(g)
+    check("replan = flows: decisions at flow events, each on at most the phase's commodities",
+          trig.count("flows") > 0 and len(trig) > len(res["greedy"]["llm/decisions/trigger"][:]) and
+          int(g["llm/decisions/commodities"][:].max()) <= int(res["greedy"]["llm/decisions/commodities"][:].max()),
+          str(trig[:5]))
+    check("replan = flows: every flow arrives, no faster than the ideal",
+          s["messages_delivered"] == s["messages"] and
+          float(g["llm/jobs/allreduce_mean_ns"][0]) >= want_ideal * (1 - 1e-9))
+
+    # The released code's traffic_pairs files replay a placement exactly:
+    # the same rings (written here in its format and numbering: ToRs 0..63,
+    # spines 64..95, NICs from 96), sizes and times give the same run.
+    members = rings_of(f)
+    n_leaves, n_spines = len(fab.leaves), len(fab.spines)
+    compute_ns = 1238769231  # BLOOM's compute gap (spec 5.3)
+    pairs = os.path.join(tmp, "job_0-BLOOM.txt")
+    full_bytes = -(-(-(-(176 * 4 * 10**9) // 48)) // 4)  # the spec's S for BLOOM at DP 4
+    with open(pairs, "w") as out:
+        out.write("#src dst src_tor dst_tor start_time flow_size compute_time stage_index\n")
+        for r, ring in enumerate(members):
+            for i, s_ in enumerate(ring):
+                d_ = ring[(i + 1) % len(ring)]
+                out.write("%d %d %d %d %d %d %d %d\n" % (
+                    s_ + n_leaves + n_spines, d_ + n_leaves + n_spines, fab.leaves.index(fab.tor[s_]),
+                    fab.leaves.index(fab.tor[d_]), 1000000, full_bytes, compute_ns, r))
+    replay_cfg = PAPER.format(seed=99, alg="edge_coloring", interval=0).replace(
+        'mix = "list"', 'mix = "traffic_pairs"\ntraffic_pairs = ["%s"]' % pairs)
+    g, _ = run(tmp, "replay", replay_cfg)
+    check("traffic_pairs: the file's GPUs are the job's, ring by ring",
+          rings_of(g) == members and int(g["llm/jobs/flow_bytes"][0]) == bytes_)
+    check("traffic_pairs: the replay gives the run it was written from",
+          float(g["llm/jobs/allreduce_mean_ns"][0]) == ar["edge_coloring"],
+          "%s vs %s" % (g["llm/jobs/allreduce_mean_ns"][0], ar["edge_coloring"]))
+    lines = open(pairs).read().splitlines()
+    fields = lines[3].split()
+    fields[2] = str((int(fields[2]) + 1) % n_leaves)
+    lines[3] = " ".join(fields)
+    with open(pairs, "w") as out:
+        out.write("\n".join(lines) + "\n")
+    cfg_path = os.path.join(tmp, "replay_bad.toml")
+    with open(cfg_path, "w") as out:
+        out.write(replay_cfg)
+    r = subprocess.run([EXE, "run", cfg_path, "-o", os.path.join(tmp, "bad.h5")], capture_output=True, text=True)
+    err = r.stderr.strip().splitlines()
+    check("traffic_pairs: a NIC under the wrong ToR is one line naming the config's key, the file and its line",
+          r.returncode == 2 and len(err) == 1 and "llm.traffic_pairs: %s:4: NIC" % pairs in err[0] and
+          "replay_bad.toml:" in err[0] and not os.path.exists(os.path.join(tmp, "bad.h5")), r.stderr)
+
     # ------------------------------------------------------------ 2. failures, flow model
     dead = ["spine%d" % s for s in range(28, 32)]
     rows = "".join('[[failures]]\nelement = "%s"\n' % d for d in dead)

@@ -156,6 +156,24 @@ def main():
     quick = ["--quick", "--fabricsim", EXE]
 
     # ---- the papers' scripts: every bad argument is one line, exit 2, before anything is made
+    ml = lambda script, *args: [PY, os.path.join(SRC, "jobs", "papers", "ml_routing", script)] + list(args)
+    case("ml_routing allreduce --scenarios 8:4 (not one of the paper's)",
+         ml("allreduce.py", *quick, "--scenarios", "8:4", "--out", out("o")), contains=["--scenarios", "8:4"],
+         absent=[out("o")])
+    case("ml_routing allreduce --scenarios x", ml("allreduce.py", *quick, "--scenarios", "x", "--out", out("o")),
+         contains=["--scenarios", "RING:JOBS"], absent=[out("o")])
+    case("ml_routing allreduce --schemes bogus", ml("allreduce.py", *quick, "--schemes", "bogus", "--out", out("o")),
+         contains=["--schemes", "bogus"], absent=[out("o")])
+    case("ml_routing allreduce --failures 32", ml("allreduce.py", *quick, "--failures", "32", "--out", out("o")),
+         contains=["--failures", "32"], absent=[out("o")])
+    case("ml_routing allreduce --scale 2", ml("allreduce.py", "--packet", "--fabricsim", EXE, "--scale", "2",
+                                               "--out", out("o")), contains=["--scale"], absent=[out("o")])
+    case("ml_routing allreduce --ilp-time-limit 0",
+         ml("allreduce.py", *quick, "--ilp-time-limit", "0", "--out", out("o")), contains=["--ilp-time-limit"],
+         absent=[out("o")])
+    case("ml_routing runtime --out is a file", ml("runtime.py", *quick, "--out", a_file), contains=["--out"])
+    case("ml_routing allreduce --slurm --time 1h", ml("allreduce.py", "--slurm", "--fabricsim", EXE, "--time", "1h",
+                                                     "--out", out("o")), contains=["--time"], absent=[out("o")])
     case("alltoall --bytes abc (not a number)", paper("alltoall.py", *quick, "--bytes", "abc", "--out", out("o")),
          contains=["--bytes", "'abc'"], absent=[out("o")])
     case("alltoall --bytes 0", paper("alltoall.py", *quick, "--bytes", "65536,0", "--out", out("o")),

@@ -32,6 +32,9 @@ class TwoTierFabric {
   net::NodeId spine_node(std::uint32_t s) const { return spine_node_[s]; }
   net::LinkId up(std::uint32_t t, std::uint32_t s) const { return up_[t * spines() + s]; }
   net::LinkId down(std::uint32_t s, std::uint32_t t) const { return down_[s * tors() + t]; }
+  /// The ids the wang_jenkins hash reads (on a leaf_spine the released
+  /// code's numbering: ToRs 0..T-1, NICs from T + S on).
+  const net::Ecmp& ids() const { return ids_; }
   /// Endpoints per ToR, in endpoint order.
   const std::vector<std::vector<net::EndpointId>>& endpoints_of_tors() const { return under_; }
 
