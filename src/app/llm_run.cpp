@@ -27,6 +27,7 @@
 #include <sstream>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <memory>
 #include <numeric>
 #include <string>
@@ -224,8 +225,11 @@ class LlmRun final : public Workload, public par::GlobalSteps, private net::Mess
   std::vector<FlowRow> flows_;
   std::vector<std::int64_t> end_ps_;
   std::vector<std::pair<std::uint32_t, std::uint32_t>> to_start_;  // (job, ring) starting a step
-  std::string trigger_;         // a decision pending at the second step at this time ("" none)
-  std::int64_t decision_at_ = -1;
+  // Decisions pending, by the time they take effect (controller.latency_ns
+  // after their trigger; with none, a second step at the trigger's time),
+  // and their triggers.
+  std::map<std::int64_t, std::string> pending_;
+  SimTime latency_;  // controller.latency_ns
   std::vector<RingRow> rings_out_;
   std::vector<DecisionRow> decisions_;
   std::uint64_t failed_ = 0;  // report(): messages that lost bytes to a failure
@@ -247,6 +251,7 @@ LlmRun::LlmRun(const config::Config& cfg, net::Network& network) : net_(network)
   ilp_where_ = cfg.locate("controller.ilp_time_limit_s: ");
   iterations_ = static_cast<std::uint32_t>(cfg.get_int("llm.iterations"));
   delay_ = SimTime::from_ns_f(cfg.get_float("engine.control_latency_ns"));
+  latency_ = SimTime::from_ns_f(cfg.get_float("controller.latency_ns"));
   const double size_scale = cfg.get_float("llm.size_scale");
   const double time_scale = cfg.get_float("llm.time_scale");
   if (cfg.get_string("llm.mix") == "traffic_pairs") {
@@ -470,7 +475,7 @@ std::vector<std::int64_t> LlmRun::contribute(SimTime t) {
     ++out[0];
   }
   delivered_.resize(kept);
-  if (decision_at_ == t.ps()) {
+  if (pending_.count(t.ps()) != 0) {
     const std::vector<std::int64_t> d = decide(t);
     out.insert(out.end(), d.begin(), d.end());
   }
@@ -531,7 +536,7 @@ void LlmRun::apply_decision(SimTime t, const std::int64_t* d, std::size_t n) {
   FABRICSIM_ASSERT(n == set.size() + 5, "a controller decision of the wrong size");
   DecisionRow row{};
   row.t_ps = t.ps();
-  row.trigger = trigger_;
+  row.trigger = pending_[t.ps()];
   row.commodities = static_cast<std::uint32_t>(set.size());
   row.max_load = static_cast<std::uint32_t>(d[set.size()]);
   row.wall_us = static_cast<double>(d[set.size() + 1]) / 1e3;
@@ -576,16 +581,15 @@ void LlmRun::start_flows(SimTime t) {
 }
 
 void LlmRun::apply(SimTime t, const std::vector<std::int64_t>& all, const std::vector<std::int64_t>& counts) {
-  // The second step at a decision's time: rank 0's decision, then the flows.
-  if (decision_at_ == t.ps()) {
-    // Rank 0's contribution: its deliveries (none new: nothing ran since), then the decision.
+  // A decision due now: rank 0's (its contribution: its deliveries, then
+  // the decision), on the active set as it was contributed, before this
+  // step's deliveries; then the flows that waited for it.
+  if (pending_.count(t.ps()) != 0) {
     const std::size_t n0 = static_cast<std::size_t>(counts[0]);
     const std::size_t skip = 1 + 2 * static_cast<std::size_t>(all[0]);
     apply_decision(t, all.data() + skip, n0 - skip);
-    decision_at_ = -1;
-    trigger_.clear();
-    start_flows(t);
-    return;
+    pending_.erase(t.ps());
+    if (!to_start_.empty()) start_flows(t);
   }
   // Deliveries known by now, by message id (rank order does not matter).
   std::vector<std::pair<net::MessageId, std::int64_t>> done;
@@ -659,10 +663,14 @@ void LlmRun::apply(SimTime t, const std::vector<std::int64_t>& all, const std::v
   if (replan_flows_ && (flows_changed || !to_start_.empty()) && why.empty() && in_phase > 0)
     why.emplace_back("flows");
   if (controller_ != nullptr && !why.empty() && in_phase > 0) {
-    for (std::size_t k = 0; k < why.size(); ++k) trigger_ += (k ? "+" : "") + why[k];
-    decision_at_ = t.ps();
-    requests_->request_step(t);  // the decision, in the contributions of a second step now
-    return;
+    std::string& trigger = pending_[(t + latency_).ps()];
+    for (const std::string& w : why)
+      if (trigger.find(w) == std::string::npos) trigger += (trigger.empty() ? "" : "+") + w;
+    requests_->request_step(t + latency_);  // (without latency: a second step now)
+    // Without latency the flows starting now wait for the decision; with
+    // it they start on the paths of the last one (a new job's commodities
+    // by routing.algorithm) and are re-pinned when it comes.
+    if (latency_ == SimTime::zero()) return;
   }
   start_flows(t);
 }

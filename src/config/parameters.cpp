@@ -574,6 +574,14 @@ std::vector<ParamDecl> declare() {
                          "When the controller decides, besides failures: `phases`, when a job starts its allreduce "
                          "and when one ends it while others run (the released code); `flows`, also whenever ring "
                          "flows start or end (the commodities are then the flows in flight)."));
+  p.push_back(float_param("controller", "latency_ns", "ns", 0,
+                          "Simulated time from a decision's trigger (an allreduce starting or ending, flows, a "
+                          "failure) to its paths being in place. 0: the released code's controller, which decides "
+                          "before the new flows start (and plans a failure at its time). More: flows start on the "
+                          "last decision's paths (a new job's on routing.algorithm) and are re-pinned then; flows "
+                          "on a failed link meanwhile are lost (the packet model does not retransmit; the flow model "
+                          "strands a pinned flow whose route died).",
+                          0, 1e12));
   p.push_back(int_param("controller", "seed", "", 1, "annealing: its random seed.", 0, 9e15));
   p.push_back(float_param("controller", "ilp_time_limit_s", "s", 10,
                           "ilp: CBC's wall-time limit per decision. Reached without a proven optimum: see "

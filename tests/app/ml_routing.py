@@ -323,6 +323,20 @@ with tempfile.TemporaryDirectory() as tmp:
           s["messages_delivered"] == s["messages"] and
           float(g["llm/jobs/allreduce_mean_ns"][0]) >= want_ideal * (1 - 1e-9))
 
+    # controller.latency_ns: the first step's flows start on routing.algorithm
+    # (the paper's ECMP) and are re-pinned when the decision arrives.
+    lat = int(0.2 * want_ideal / 6)
+    g, _ = run(tmp, "latency", PAPER.format(seed=1234, alg="edge_coloring", interval=0).replace(
+        "[output]", "latency_ns = %d\n[output]" % lat))
+    s = summary(g)
+    t_dec = g["llm/decisions/time_ns"][:]
+    check("latency_ns: the decision takes effect latency_ns after the allreduce starts and re-pins flows in flight",
+          abs(t_dec[0] - (float(g["llm/jobs/start_ns"][0]) + lat)) < 1e-3 and g["llm/decisions/repinned"][0] > 0,
+          "%s %s" % (t_dec, g["llm/decisions/repinned"][:]))
+    check("latency_ns: between the optimum and ECMP, every flow arrives",
+          ar["edge_coloring"] < float(g["llm/jobs/allreduce_mean_ns"][0]) < ar["ecmp"] and
+          s["messages_delivered"] == s["messages"] and s["bytes_delivered"] == s["bytes_injected"])
+
     # The released code's traffic_pairs files replay a placement exactly:
     # the same rings (written here in its format and numbering: ToRs 0..63,
     # spines 64..95, NICs from 96), sizes and times give the same run.

@@ -27,9 +27,9 @@ def main():
     level.add_argument("--packet", action="store_true", help="the packet model, flows scaled by --scale")
     level.add_argument("--slurm", action="store_true",
                        help="write OUT/packet.sbatch: the whole grid at packet level, one task per mix and failure")
-    p.add_argument("--scale", type=float, default=1e-4,
-                   help="--packet, --slurm: flow sizes and compute gaps times this (default 1e-4: GB flows become "
-                        "100 KB, 25-90 packets)")
+    p.add_argument("--scale", type=float, default=1e-3,
+                   help="--packet, --slurm: flow sizes and compute gaps times this (default 1e-3: GB flows become "
+                        "0.3-7 MB, 67-1,800 packets of 4 KiB)")
     p.add_argument("--ntasks", type=mp.integer(1, 1 << 20), default=1, help="--slurm: MPI ranks per task")
     p.add_argument("--time", type=mp.slurm_time, default="4:00:00", help="--slurm: time limit per task")
     p.add_argument("--no-submit", action="store_true", help="--slurm: write the file, do not submit it")
