@@ -252,6 +252,10 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
                "workload.pattern, not of the jobs\n",
                std::max<std::size_t>(cfg.job_count(), 1), cfg.job_count() > 1 ? "s" : "",
                cfg.job_count() > 0 ? ", [[jobs]]" : "");
+  else if (const std::string& kind = cfg.get_string("workload.kind"); kind != "traffic")
+    fmt::print("  workload         {} (workload.kind); the traffic figures below are those of workload.pattern, not "
+               "of its jobs\n",
+               kind);
   if (!routable) fmt::print("  traffic          (no fluid estimate: the topology cannot run as configured)\n");
   else if (fluid_skipped)
     fmt::print("  fluid estimate   left out: {} directed links is over {} (info --full computes it; it routes every "

@@ -116,11 +116,15 @@ def llm_tables(h5):
     with h5py.File(h5, "r") as f:
         for table in ("jobs", "decisions"):
             g = f["llm/" + table]
-            cols = {k: [_py(v) for v in g[k][:]] for k in g.keys()}  # noqa: F405
+            cols = {k: [_text(_py(v)) for v in g[k][:]] for k in g.keys()}  # noqa: F405
             n = len(next(iter(cols.values()))) if cols else 0
             out[table] = [{k: cols[k][i] for k in cols} for i in range(n)]
         out["summary"] = {k: _py(v) for k, v in f["summary"].attrs.items()}  # noqa: F405
     return out
+
+
+def _text(v):
+    return v.decode() if isinstance(v, bytes) else v
 
 
 def quote(cmd):
