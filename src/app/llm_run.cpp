@@ -37,6 +37,7 @@
 #include "fabricsim/ctrl/fabric.hpp"
 #include "fabricsim/ctrl/two_tier.hpp"
 #include "fabricsim/net/link_state.hpp"
+#include "fabricsim/stats/run_output.hpp"
 #include "fabricsim/util/assert.hpp"
 #include "fabricsim/util/error.hpp"
 #include "fabricsim/util/random.hpp"
@@ -686,24 +687,6 @@ void LlmRun::report(const par::Comm& comm, bool complete) {
 
 // ------------------------------------------------------------------ output
 
-struct Rows {
-  stats::H5Writer& out;
-  bool root;
-  std::vector<std::uint64_t> rows(std::uint64_t n) const {
-    std::vector<std::uint64_t> r;
-    if (root)
-      for (std::uint64_t i = 0; i < n; ++i) r.push_back(i);
-    return r;
-  }
-  template <typename V>
-  void col(const std::string& name, const V& v) const {
-    out.write_rows(name, v.size(), rows(v.size()), root ? v : V{});
-  }
-  void strings(const std::string& name, const std::vector<std::string>& v) const {
-    out.write_string_rows(name, v.size(), rows(v.size()), root ? v : std::vector<std::string>{});
-  }
-};
-
 /// Per job: the allreduce time per iteration (max over its rings of ring
 /// end - iteration start), its mean, FCT and throughput over its flows.
 struct JobStats {
@@ -760,7 +743,7 @@ double nic_gbps(const net::Topology& topo) {
 }
 
 void LlmRun::write(stats::H5Writer& writer, const par::Comm& comm) const {
-  const Rows w{writer, comm.is_root()};
+  const stats::RootRows w{writer, comm.is_root()};
   writer.group("/llm");
   const auto stats = job_stats(jobs_, rings_out_, flows_, end_ps_, net_.messages());
   const double gbps = nic_gbps(topo_);

@@ -68,6 +68,21 @@ ParamDecl int_list_param(std::string section, std::string key, std::string unit,
   return d;
 }
 
+ParamDecl string_list_param(std::string section, std::string key, std::string doc) {
+  ParamDecl d = string_param(std::move(section), std::move(key), "", std::move(doc));
+  d.type = ParamType::StringList;
+  d.default_value = std::vector<std::string>{};
+  return d;
+}
+
+ParamDecl float_list_param(std::string section, std::string key, std::string unit, std::string doc,
+                           std::optional<double> min = std::nullopt, std::optional<double> max = std::nullopt) {
+  ParamDecl d = float_param(std::move(section), std::move(key), std::move(unit), 0, std::move(doc), min, max);
+  d.type = ParamType::FloatList;
+  d.default_value = std::vector<double>{};
+  return d;
+}
+
 ParamDecl enum_param(std::string section, std::string key, std::string def, std::vector<std::string> choices,
                      std::string doc) {
   ParamDecl d;
@@ -514,36 +529,22 @@ std::vector<ParamDecl> declare() {
                          "`ring` (0: random in {2, 4, 8}), start uniform in [1, 10] s plus its compute gap, seeded by "
                          "`seed`. `list`: the jobs of `models`, `rings` and `starts_s`. `traffic_pairs`: the released code's "
                          "files (`traffic_pairs`), replayed with their exact GPUs, sizes and times."));
-  {
-    ParamDecl d = string_param("llm", "traffic_pairs", "",
-                               "traffic_pairs: the released code's files, one per job (relative to the configuration "
-                               "file): a line per ring flow, `src dst src_tor dst_tor start_time flow_size "
-                               "compute_time stage_index`, NIC and ToR ids in its numbering (ToRs 0..T-1, spines, then "
-                               "NICs), times in ns, each ring's members in line order (docs/model.md).");
-    d.type = ParamType::StringList;
-    d.default_value = std::vector<std::string>{};
-    p.push_back(std::move(d));
-  }
+  p.push_back(string_list_param("llm", "traffic_pairs",
+                                 "traffic_pairs: the released code's files, one per job (relative to the configuration "
+                                 "file): a line per ring flow, `src dst src_tor dst_tor start_time flow_size "
+                                 "compute_time stage_index`, NIC and ToR ids in its numbering (ToRs 0..T-1, spines, "
+                                 "then NICs), times in ns, each ring's members in line order (docs/model.md)."));
   p.push_back(int_param("llm", "jobs", "", 1, "paper, random: the number of concurrent jobs.", 1, 4096));
   p.push_back(int_param("llm", "ring", "", 8,
                         "paper: the scenario's ring size (data-parallel degree: 2, 4 or 8). random: every job's "
                         "ring size, 0 = random in {2, 4, 8}.",
                         0, 1024));
-  {
-    ParamDecl d = string_param("llm", "models", "", "list: each job's model: `bloom`, `gpt3` or `llama2_70b` "
-                                                     "(the spec's Table 2 with its TP and PP).");
-    d.type = ParamType::StringList;
-    d.default_value = std::vector<std::string>{};
-    p.push_back(std::move(d));
-  }
+  p.push_back(string_list_param("llm", "models",
+                                 "list: each job's model: `bloom`, `gpt3` or `llama2_70b` (the spec's Table 2 with its "
+                                 "TP and PP)."));
   p.push_back(int_list_param("llm", "rings", "", {}, "list: each job's ring size (data-parallel degree).", 2, 1024));
-  {
-    ParamDecl d = float_param("llm", "starts_s", "s", 0, "list: each job's start (its first allreduce), seconds.", 0,
-                              1e6);
-    d.type = ParamType::FloatList;
-    d.default_value = std::vector<double>{};
-    p.push_back(std::move(d));
-  }
+  p.push_back(float_list_param("llm", "starts_s", "s", "list: each job's start (its first allreduce), seconds.", 0,
+                               1e6));
   p.push_back(int_param("llm", "iterations", "", 10, "Training iterations per job (allreduce, then compute).", 1,
                         1000000));
   p.push_back(float_param("llm", "size_scale", "", 1.0,

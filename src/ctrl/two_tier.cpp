@@ -93,6 +93,34 @@ bool routable(const Problem& p, const Commodity& c) {
   return false;
 }
 
+constexpr std::int64_t kSkip = -2, kRepair = -1;
+
+/// Each commodity on the spine `preferred(i)` gives it (kSkip: left
+/// unassigned; kRepair, or a spine it cannot use: repaired), then the
+/// repaired ones in index order on their least loaded usable spine.
+/// `repair` receives those.  The edge colouring's and the annealing's
+/// evaluation (their repair rule for single failed links).
+template <class Preferred>
+void assign_or_repair(const Problem& p, Loads& loads, std::vector<std::int32_t>& spine,
+                      std::vector<std::size_t>& repair, Preferred preferred) {
+  repair.clear();
+  for (std::size_t i = 0; i < p.commodities.size(); ++i) {
+    const std::int64_t s = preferred(i);
+    if (s == kSkip) continue;
+    const Commodity& c = p.commodities[i];
+    if (s >= 0 && p.usable(c, static_cast<std::uint32_t>(s))) {
+      spine[i] = static_cast<std::int32_t>(s);
+      loads.add(c, spine[i]);
+    } else {
+      repair.push_back(i);
+    }
+  }
+  for (std::size_t i : repair) {
+    spine[i] = least_loaded(p, loads, p.commodities[i]);
+    loads.add(p.commodities[i], spine[i]);
+  }
+}
+
 Assignment finish(std::vector<std::int32_t> spine, uint32_t max_load, bool optimal) {
   Assignment a;
   a.unroutable = static_cast<uint32_t>(std::count(spine.begin(), spine.end(), kNoSpine));
@@ -359,20 +387,10 @@ Assignment edge_coloring(const Problem& p) {
   std::vector<std::int32_t> spine(n, kNoSpine);
   Loads loads(p);
   std::vector<std::size_t> repair;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (can_route[i] == 0) continue;
-    const Commodity& c = p.commodities[i];
-    if (!live.empty() && p.usable(c, live[colour[i] % live.size()])) {
-      spine[i] = static_cast<std::int32_t>(live[colour[i] % live.size()]);
-      loads.add(c, spine[i]);
-    } else {
-      repair.push_back(i);
-    }
-  }
-  for (std::size_t i : repair) {
-    spine[i] = least_loaded(p, loads, p.commodities[i]);
-    loads.add(p.commodities[i], spine[i]);
-  }
+  assign_or_repair(p, loads, spine, repair, [&](std::size_t i) -> std::int64_t {
+    if (can_route[i] == 0) return kSkip;
+    return live.empty() ? kRepair : live[colour[i] % live.size()];
+  });
   const uint32_t m = loads.max();
   // Optimal when proven: no repair and the max load meets the lower bound
   // (it always does when failures take out whole spines).
@@ -417,20 +435,9 @@ Assignment annealing(const Problem& p, std::uint64_t seed) {
   std::vector<std::size_t> repair;
   const auto evaluate = [&](const std::vector<uint32_t>& st) {
     loads.clear();
-    repair.clear();
-    for (std::size_t i = 0; i < n; ++i) {
-      const Commodity& c = p.commodities[i];
-      if (live_count > 0 && p.usable(c, live[st[dest_of[i]]])) {
-        spine[i] = static_cast<std::int32_t>(live[st[dest_of[i]]]);
-        loads.add(c, spine[i]);
-      } else {
-        repair.push_back(i);
-      }
-    }
-    for (std::size_t i : repair) {
-      spine[i] = least_loaded(p, loads, p.commodities[i]);
-      loads.add(p.commodities[i], spine[i]);
-    }
+    assign_or_repair(p, loads, spine, repair, [&](std::size_t i) -> std::int64_t {
+      return live_count > 0 ? live[st[dest_of[i]]] : kRepair;
+    });
     const uint32_t m = loads.max();
     return std::pair<uint32_t, std::uint64_t>{m, loads.energy(m)};
   };

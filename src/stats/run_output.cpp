@@ -8,29 +8,6 @@
 
 namespace fabricsim::stats {
 
-namespace {
-
-// Rows 0..n-1, all written by the root.
-struct RootRows {
-  H5Writer& out;
-  bool is_root;
-  std::vector<std::uint64_t> rows(std::uint64_t n) const {
-    std::vector<std::uint64_t> r;
-    if (is_root)
-      for (std::uint64_t i = 0; i < n; ++i) r.push_back(i);
-    return r;
-  }
-  template <typename V>
-  void col(const std::string& name, std::uint64_t n, const V& v) const {
-    out.write_rows(name, n, rows(n), is_root ? v : V{});
-  }
-  void strings(const std::string& name, std::uint64_t n, const std::vector<std::string>& v) const {
-    out.write_string_rows(name, n, rows(n), is_root ? v : std::vector<std::string>{});
-  }
-};
-
-}  // namespace
-
 void write_collectives(H5Writer& out, const CollectiveReport& r, bool is_root) {
   out.group("/collectives");
   // Every process needs the row count and whether one job wrote them all

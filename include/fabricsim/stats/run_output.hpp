@@ -62,6 +62,32 @@ struct EngineTelemetry {
   std::uint64_t max_concurrent_flows = 0;
 };
 
+/// A table whose rows are all written by the root (every process makes the
+/// collective calls, the others with no rows): rows 0..n-1.
+struct RootRows {
+  H5Writer& out;
+  bool is_root;
+  std::vector<std::uint64_t> rows(std::uint64_t n) const {
+    std::vector<std::uint64_t> r;
+    if (is_root)
+      for (std::uint64_t i = 0; i < n; ++i) r.push_back(i);
+    return r;
+  }
+  template <typename V>
+  void col(const std::string& name, std::uint64_t n, const V& v) const {
+    out.write_rows(name, n, rows(n), is_root ? v : V{});
+  }
+  /// A column every process holds whole (n = its size).
+  template <typename V>
+  void col(const std::string& name, const V& v) const {
+    col(name, v.size(), v);
+  }
+  void strings(const std::string& name, std::uint64_t n, const std::vector<std::string>& v) const {
+    out.write_string_rows(name, n, rows(n), is_root ? v : std::vector<std::string>{});
+  }
+  void strings(const std::string& name, const std::vector<std::string>& v) const { strings(name, v.size(), v); }
+};
+
 void write_meta(H5Writer& out, const RunMeta& meta);
 /// /topology: kind, description and the structure report (counts per plane,
 /// cost for cost.planes planes, diameter).
