@@ -106,6 +106,17 @@ def slurm_time(text):
     return text
 
 
+def add_run_options(p, default_out):
+    """The options every paper script has: --out, --fabricsim, --launch, --keep (checked by parse's
+    check_fabricsim, check_launch and check_out)."""
+    p.add_argument("--out", default=default_out, help="output directory (CSV, figure, HDF5 files)")
+    p.add_argument("--fabricsim", default=None,
+                   help="the fabricsim binary (default: build/src/fabricsim, or $FABRICSIM)")
+    p.add_argument("--launch", default=None,
+                   help='prefix for each run, e.g. "mpiexec -n 4" (default: one rank, or $LAUNCH)')
+    p.add_argument("--keep", action="store_true", help="keep every run's HDF5 file in OUT/runs")
+
+
 def from_env(args, attr, env):
     """(value, where) of an option that defaults to an environment variable (an empty one counts as unset)."""
     v = getattr(args, attr)

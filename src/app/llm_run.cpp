@@ -143,7 +143,6 @@ std::vector<JobSpec> job_specs(const config::Config& cfg) {
 constexpr net::MessageId kNoMessage = std::numeric_limits<net::MessageId>::max();
 
 struct LlmJob {
-  JobSpec spec;
   const LlmModel* model = nullptr;
   std::uint32_t dp = 0, rings = 0;  // rings = TP x PP = the GPUs of one replica
   std::uint64_t flow_bytes = 0;
@@ -262,7 +261,6 @@ LlmRun::LlmRun(const config::Config& cfg, net::Network& network) : net_(network)
   }
   for (const JobSpec& s : job_specs(cfg)) {
     LlmJob j;
-    j.spec = s;
     j.model = &kModels[s.model];
     j.dp = s.dp;
     j.rings = j.model->tp * j.model->pp;
@@ -376,7 +374,6 @@ void LlmRun::import_traffic_pairs(const config::Config& cfg, double size_scale, 
     const Line& l0 = lines.front();
     LlmJob j;
     j.model = &kImported;
-    j.spec = JobSpec{0, 0, 0.0};
     j.rings = static_cast<std::uint32_t>(rings);
     for (std::size_t r = 0; r < ring.size(); ++r)
       if (ring[r].empty()) throw bad(l0, fmt::format("no flow of stage_index {} (the rings must be numbered 0..{})", r, rings - 1));

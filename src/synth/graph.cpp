@@ -269,38 +269,36 @@ Collective broadcast(const NpuGraph& g, std::uint32_t root, std::uint32_t chunks
   return c;
 }
 
-Collective scatter(const NpuGraph& g, std::uint32_t root, std::uint32_t chunks_per_npu, std::uint64_t chunk_bytes) {
+namespace {
+
+/// One chunk set per non-root live NPU, between it and the root: from the
+/// root (scatter) or to it (gather).
+Collective root_exchange(const NpuGraph& g, std::uint32_t root, std::uint32_t chunks_per_npu,
+                         std::uint64_t chunk_bytes, bool to_root) {
   check_root(g, root);
   Collective c;
   c.chunk_bytes = chunk_bytes;
-  for (auto dst : live(g)) {
-    if (dst == root) {
+  for (auto npu : live(g)) {
+    if (npu == root) {
       continue;
     }
     for (std::uint32_t k = 0; k < chunks_per_npu; ++k) {
       const std::uint32_t id = c.chunks++;
-      c.pre.emplace_back(id, root);
-      c.post.emplace_back(id, dst);
+      c.pre.emplace_back(id, to_root ? npu : root);
+      c.post.emplace_back(id, to_root ? root : npu);
     }
   }
   return c;
 }
 
+}  // namespace
+
+Collective scatter(const NpuGraph& g, std::uint32_t root, std::uint32_t chunks_per_npu, std::uint64_t chunk_bytes) {
+  return root_exchange(g, root, chunks_per_npu, chunk_bytes, false);
+}
+
 Collective gather(const NpuGraph& g, std::uint32_t root, std::uint32_t chunks_per_npu, std::uint64_t chunk_bytes) {
-  check_root(g, root);
-  Collective c;
-  c.chunk_bytes = chunk_bytes;
-  for (auto src : live(g)) {
-    if (src == root) {
-      continue;
-    }
-    for (std::uint32_t k = 0; k < chunks_per_npu; ++k) {
-      const std::uint32_t id = c.chunks++;
-      c.pre.emplace_back(id, src);
-      c.post.emplace_back(id, root);
-    }
-  }
-  return c;
+  return root_exchange(g, root, chunks_per_npu, chunk_bytes, true);
 }
 
 }  // namespace fabricsim::synth

@@ -70,12 +70,7 @@ def parse_args(description, default_topologies):
                       help="the paper's large cluster (~16k accelerators): writes and submits a Slurm array job")
     p.add_argument("--topologies", type=topology_list, default=",".join(default_topologies),
                    help="comma-separated subset of: " + ", ".join(TOPOLOGIES))
-    p.add_argument("--out", default="papers-hammingmesh", help="output directory (CSV, figure, HDF5 files)")
-    p.add_argument("--fabricsim", default=None,
-                   help="the fabricsim binary (default: build/src/fabricsim, or $FABRICSIM)")
-    p.add_argument("--launch", default=None,
-                   help='prefix for each run, e.g. "mpiexec -n 4" (default: one rank, or $LAUNCH)')
-    p.add_argument("--keep", action="store_true", help="keep every run's HDF5 file in OUT/runs")
+    add_run_options(p, "papers-hammingmesh")
     p.add_argument("--ntasks", type=integer(1, 1 << 20), default=16,
                    help="--large: MPI ranks per array task (default 16)")
     p.add_argument("--time", type=slurm_time, default="24:00:00",

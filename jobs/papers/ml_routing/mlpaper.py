@@ -51,10 +51,7 @@ def scenario_list(text):
 scheme_list = name_list("scheme", SCHEMES)  # noqa: F405
 
 
-def failure_list(text):
-    import argparse
-    values = integer_list(0, SPINES - 1, "failed-spine counts")(text)  # noqa: F405
-    return values
+failure_list = integer_list(0, SPINES - 1, "failed-spine counts")  # noqa: F405
 
 
 def parse_args(description):
@@ -68,12 +65,7 @@ def parse_args(description):
     p.add_argument("--iterations", type=integer(1, 1000), default=None,  # noqa: F405
                    help="training iterations per job (default 10, as the paper)")
     p.add_argument("--ilp-time-limit", type=float, default=10.0, help="CBC's limit per decision, seconds")
-    p.add_argument("--out", default="papers-ml-routing", help="output directory (CSV, figure, HDF5 files)")
-    p.add_argument("--fabricsim", default=None,
-                   help="the fabricsim binary (default: build/src/fabricsim, or $FABRICSIM)")
-    p.add_argument("--launch", default=None,
-                   help='prefix for each run, e.g. "mpiexec -n 4" (packet level; default: one rank, or $LAUNCH)')
-    p.add_argument("--keep", action="store_true", help="keep every run's HDF5 file in OUT/runs")
+    add_run_options(p, "papers-ml-routing")  # noqa: F405
     return p
 
 
