@@ -62,13 +62,6 @@ net::Topology build_graph_file(const std::string& path, const net::LinkParams& h
       if (!v) throw ConfigError(fmt::format("{}: node.forwards: expected a boolean", at(path, f->source())));
       if (kind == "switch" && !*v)
         throw ConfigError(fmt::format("{}: node.forwards: a switch always forwards", at(path, f->source())));
-      // The network model's endpoints do not relay packets yet (their
-      // outputs serve only their own messages), so a forwarding endpoint
-      // would strand transit packets.
-      if (kind == "endpoint" && *v)
-        throw ConfigError(fmt::format("{}: node.forwards: endpoints that forward are not supported yet; model the "
-                                      "router as a switch with the endpoint attached to it",
-                                      at(path, f->source())));
       forwards = *v;
     }
     ids[name] = topo.add_node(kind == "endpoint" ? net::NodeKind::Endpoint : net::NodeKind::Switch,
@@ -83,7 +76,7 @@ net::Topology build_graph_file(const std::string& path, const net::LinkParams& h
       {"none", net::CableType::None}, {"dac", net::CableType::DAC}, {"aoc", net::CableType::AoC}};
   for (const toml::node& ln : *links) {
     const toml::table& l = as_table(ln, path, "link");
-    check_keys(l, {"a", "b", "class", "gbps", "latency_ns", "cable"}, path, "link");
+    check_keys(l, {"a", "b", "class", "gbps", "latency_ns", "cable", "directed"}, path, "link");
     net::NodeId ends[2];
     int i = 0;
     for (const char* end : {"a", "b"}) {
@@ -119,8 +112,18 @@ net::Topology build_graph_file(const std::string& path, const net::LinkParams& h
         throw ConfigError(fmt::format("{}: link.cable: expected \"dac\", \"aoc\" or \"none\"", at(path, c->source())));
       cable = it->second;
     }
+    bool directed = false;  // a one-way link a -> b (its b -> a half only returns credits)
+    if (const toml::node* d = l.get("directed")) {
+      const toml::value<bool>* v = d->as_boolean();
+      if (v == nullptr)
+        throw ConfigError(fmt::format("{}: link.directed: expected a boolean", at(path, d->source())));
+      directed = v->get();
+    }
     try {
-      topo.connect(ends[0], ends[1], cls->second, lp, cable);
+      if (directed)
+        topo.connect_directed(ends[0], ends[1], cls->second, lp, cable);
+      else
+        topo.connect(ends[0], ends[1], cls->second, lp, cable);
     } catch (const ConfigError& e) {
       throw ConfigError(fmt::format("{}: link: {}", at(path, l.source()), e.what()));
     }

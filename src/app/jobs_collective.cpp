@@ -7,6 +7,7 @@
 
 #include "fabricsim/util/error.hpp"
 #include "fabricsim/workload/collective.hpp"
+#include "fabricsim/workload/tacos.hpp"
 #include "jobs.hpp"
 #include "memory.hpp"
 #include "scenario.hpp"
@@ -67,6 +68,12 @@ class CollectiveJob final : public Job {
       c.finished.push_back(done ? 1 : 0);
       c.algbw_gbps.push_back(alg);
       c.busbw_gbps.push_back(alg * workload::busbw_factor(cp.op, n));
+      const auto& plans = bench_->tacos_plans();
+      const bool tacos = inst[i].size_index < plans.size();
+      c.schedule_ns.push_back(tacos ? plans[inst[i].size_index]->schedule.finish_ns
+                                    : std::numeric_limits<double>::quiet_NaN());
+      c.synthesis_seconds.push_back(tacos ? plans[inst[i].size_index]->synthesis_seconds
+                                          : std::numeric_limits<double>::quiet_NaN());
     }
     return row;
   }
@@ -82,6 +89,13 @@ class CollectiveJob final : public Job {
     fmt::print("# {:>12} {:>12} {:>6} {:>10} {:>9} {:>9}\n", "size", "count", "type", "time", "algbw", "busbw");
     fmt::print("# {:>12} {:>12} {:>6} {:>10} {:>9} {:>9}\n", "(B)", "(elements)", "", "(us)", "(GB/s)", "(GB/s)");
     const std::size_t row0 = r.first_row[index];  // this job's rows, in instance order
+    const auto& plans = bench_->tacos_plans();
+    for (std::size_t si = 0; si < plans.size(); ++si)
+      fmt::print("# tacos, {} B: {} sends of {} chunks, {:.3f} us in the schedule's alpha-beta model, {}\n",
+                 cp.sizes[si], plans[si]->schedule.sends.size(), plans[si]->chunk_bytes.size(),
+                 plans[si]->schedule.finish_ns / 1000.0,
+                 plans[si]->from_file ? std::string("read from a file")
+                                      : fmt::format("synthesized in {:.3f} s", plans[si]->synthesis_seconds));
     for (std::size_t si = 0; si < cp.sizes.size(); ++si) {
       double t_ns = 0;
       int k = 0;

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "fabricsim/util/error.hpp"
+#include "fabricsim/workload/tacos.hpp"
 
 namespace fabricsim::app {
 
@@ -175,6 +176,7 @@ workload::CollectiveParams collective_params(const config::Config& cfg, const wo
   if (p.algorithm == "auto")
     p.algorithm = p.op == workload::CollectiveOp::Alltoall  ? "pairwise"
                   : p.op == workload::CollectiveOp::Barrier ? "dissemination"
+                  : p.op == workload::CollectiveOp::Scatter || p.op == workload::CollectiveOp::Gather ? "direct"
                                                              : "ring";
   p.grid_rows = cfg_u32(cfg, "workload.grid_rows");
   p.ranks = cfg_u32(cfg, "workload.ranks");
@@ -206,6 +208,17 @@ workload::CollectiveParams collective_params(const config::Config& cfg, const wo
     p.gpus_per_server = kind.endpoints_per_server(cfg);
   p.start = SimTime::from_ns_f(cfg.get_float("workload.start_ns"));
   p.seed = static_cast<std::uint64_t>(cfg.get_int("engine.seed"));
+  if (p.algorithm == "tacos") {
+    auto t = std::make_shared<workload::TacosOptions>();
+    t->instances = cfg_u32(cfg, "workload.tacos_instances");
+    t->seed = p.seed;
+    t->unwind = cfg.get_string("workload.tacos_unwind");
+    t->schedule_in = cfg.get_string("workload.tacos_schedule");
+    if (!t->schedule_in.empty() && t->schedule_in[0] != '/' && cfg.base_dir() != ".")
+      t->schedule_in = cfg.base_dir() + "/" + t->schedule_in;
+    t->schedule_out = cfg.get_string("workload.tacos_write_schedule");
+    p.tacos = std::move(t);
+  }
   return p;
 }
 

@@ -36,13 +36,13 @@ std::string graph_routing(const config::Config& cfg, const net::Topology& topo, 
                           "), so lossless traffic could deadlock; use \"up_down\" or \"auto\"");
 }
 
-void file_routing(const config::Config& cfg, const net::Topology& topo, net::NetworkParams& np, Routing& r) {
+}  // namespace
+
+void graph_file_routing(const config::Config& cfg, const net::Topology& topo, net::NetworkParams& np, Routing& r) {
   require_table_policy(cfg, topo, np);
   r.note = graph_routing(cfg, topo, np);
 }
 
-}  // namespace
-
-extern const TopologyKind kGraphFile{"file", &build_file, &file_routing};
+extern const TopologyKind kGraphFile{"file", &build_file, &graph_file_routing};
 
 }  // namespace fabricsim::app

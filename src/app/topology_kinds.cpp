@@ -7,11 +7,11 @@ namespace fabricsim::app {
 // The kinds (topo_<kind>.cpp).  A new kind: its file, one line here and its
 // name in topology.kind's choices (config/parameters.cpp).
 extern const TopologyKind kFatTree, kLeafSpine, kHammingMesh, kHyperX, kTorus, kDragonfly, kTopoOpt, kGraphFile,
-    kIdealSwitch, kMesh;
+    kIdealSwitch, kMesh, kNpuGraph;
 
 const std::vector<const TopologyKind*>& topology_kinds() {
   static const std::vector<const TopologyKind*> all = {&kFatTree,  &kLeafSpine, &kHammingMesh, &kHyperX,    &kTorus,
-                                                       &kDragonfly, &kTopoOpt,  &kGraphFile,   &kIdealSwitch, &kMesh};
+                                                       &kDragonfly, &kTopoOpt,  &kGraphFile,   &kIdealSwitch, &kMesh, &kNpuGraph};
   return all;
 }
 

@@ -60,6 +60,9 @@ std::uint32_t cfg_u32(const config::Config& cfg, const char* name);
 /// A kind routed by the trees' table takes every policy that picks among
 /// the table's candidates (net::RoutePolicy::table_pick): wrong_algorithm() otherwise.
 void require_table_policy(const config::Config& cfg, const net::Topology& topo, const net::NetworkParams& np);
+/// A custom graph's routing (file, npu_graph): minimal where its channel
+/// dependencies allow, else up*/down* (routing.graph).
+void graph_file_routing(const config::Config& cfg, const net::Topology& topo, net::NetworkParams& np, Routing& r);
 /// A route-rules kind's routing, once its rules are in r.routes: points
 /// np at them, checks network.vcs, writes the note.
 void use_route_rules(net::NetworkParams& np, Routing& r);

@@ -145,7 +145,10 @@ Value convert(const ParamDecl& d, const toml::node& n, const std::string& where)
     case ParamType::String: {
       auto s = n.as_string();
       if (!s) wrong_type(d, n, where);
-      if (s->get().empty()) throw ConfigError(fmt::format("{}: {}: must not be empty", where, d.name()));
+      // Empty is refused, except where it is the default (a path that may be "none").
+      const auto* def = std::get_if<std::string>(&d.default_value);
+      if (s->get().empty() && (def == nullptr || !def->empty()))
+        throw ConfigError(fmt::format("{}: {}: must not be empty", where, d.name()));
       return std::string(s->get());
     }
     case ParamType::Enum: {

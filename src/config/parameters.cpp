@@ -101,7 +101,7 @@ std::vector<ParamDecl> declare() {
   // ---------------------------------------------------------------- topology
   p.push_back(enum_param("topology", "kind", "fat_tree",
                          {"fat_tree", "leaf_spine", "hammingmesh", "hyperx", "torus", "dragonfly", "topoopt", "file",
-                          "ideal_switch", "mesh"},
+                          "ideal_switch", "mesh", "npu_graph"},
                          "Topology family. `fat_tree`: 2- or 3-level folded Clos of `radix`-port switches. "
                          "`leaf_spine`: 2-tier Clos of GPU servers with one NIC per GPU. `hammingmesh`: "
                          "HammingMesh (one plane; `board_a` = `board_b` = 1 is a 2D HyperX). `hyperx`: 2D HyperX of `x` "
@@ -117,7 +117,9 @@ std::vector<ParamDecl> declare() {
                          "baseline: only the endpoints' links limit). `mesh`: a 1D, 2D or 3D mesh (`dims`) of forwarding "
                          "accelerators without wrap-around, dimension-order (xy) routing on one VC (`dor`). hammingmesh, hyperx, torus, dragonfly and topoopt are routed by their papers' "
                          "rules with virtual channels (`routing.algorithm`, `network.vcs`); a `file` graph by minimal "
-                         "or up*/down* routes (`routing.graph`)."));
+                         "or up*/down* routes (`routing.graph`). `npu_graph`: one of the TACOS paper's NPU graphs "
+                         "(`npu_graph`), accelerators that forward joined by their links directly (one-way where "
+                         "the graph has a link one way only), routed like a `file` graph."));
   p.push_back(int_param("topology", "endpoints", "", 64,
                         "fat_tree: number of endpoints (NICs). Any count up to the capacity of the tree; "
                         "the last leaf may be partly filled. ideal_switch: its endpoints (at most 65,535).",
@@ -167,6 +169,21 @@ std::vector<ParamDecl> declare() {
   p.push_back(int_list_param("topology", "dims", "", {32, 32},
                              "torus: size of each dimension (any number of dimensions). mesh: 1 to 3 dimensions.", 1,
                              1 << 20));
+  p.push_back(enum_param("topology", "npu_graph", "mesh",
+                         {"mesh", "ring_ring", "ring", "bidirectional_ring", "fully_connected", "switch_switch_8x4",
+                          "ring_fc_switch", "dragonfly_4x5"},
+                         "npu_graph: the TACOS spec's generators (section 6): `mesh` (`dims` = [rows, cols], no "
+                         "wrap-around), `ring_ring` (a 2D torus of [rows, cols]), `ring` (one way) and "
+                         "`bidirectional_ring` of `dims` = [n], `fully_connected` of [n] (these five at "
+                         "`npu_gbps`), `switch_switch_8x4` (4 nodes of 8: 300 GB/s scale-up degree-max, 25 GB/s "
+                         "rails degree-1), `ring_fc_switch` (`dims` = [nodes] of 2 x 4 NPUs: 200 / 100 / 50 GB/s), "
+                         "`dragonfly_4x5` (5 groups of 4, 400 GB/s inside, 200 GB/s global). Every link has latency "
+                         "`npu_alpha_ns`."));
+  p.push_back(float_param("topology", "npu_gbps", "Gb/s", 800,
+                          "npu_graph: link bandwidth of the homogeneous graphs (800 Gb/s = the spec's 100 GB/s).", 1e-3,
+                          1e7));
+  p.push_back(float_param("topology", "npu_alpha_ns", "ns", 500,
+                          "npu_graph: latency (alpha) of every link (the spec's 0.5 us).", 0, 1e9));
   p.push_back(bool_param("topology", "boards", true,
                          "torus: 2x2 boards in the first two dimensions (links inside a board are PCB traces, "
                          "free in the cost model)."));
@@ -364,12 +381,15 @@ std::vector<ParamDecl> declare() {
   p.push_back(enum_param("workload", "tp_algorithm", "ring", allreduces,
                          "dnn: allreduce algorithm of the tensor-parallel allreduces."));
   p.push_back(enum_param("workload", "op", "allreduce",
-                         {"allreduce", "reduce_scatter", "allgather", "alltoall", "broadcast", "reduce", "barrier"},
+                         {"allreduce", "reduce_scatter", "allgather", "alltoall", "broadcast", "reduce", "barrier",
+                          "scatter", "gather"},
                          "collective: the operation (NCCL semantics; the size is the buffer per rank; a barrier "
-                         "moves one byte per message and ignores the size)."));
+                         "moves one byte per message and ignores the size; scatter sends part j of the root's "
+                         "buffer to rank j, gather part j of rank j's to the root; `direct` and `tacos` implement "
+                         "them)."));
   p.push_back(enum_param("workload", "algorithm", "auto",
                          {"auto", "ring", "bidirectional_ring", "halving_doubling", "double_binary_tree", "direct",
-                          "pairwise", "tree", "hierarchical", "multi_ring", "torus_2d", "dissemination"},
+                          "pairwise", "tree", "hierarchical", "multi_ring", "torus_2d", "dissemination", "tacos"},
                          "collective: `ring` (allreduce as reduce-scatter then allgather, 2(n-1) steps of S/n; "
                          "reduce_scatter and allgather n-1 steps), `halving_doubling` (allreduce: recursive halving "
                          "then doubling over the largest power of two of ranks, the others folded in first and "
@@ -388,7 +408,32 @@ std::vector<ParamDecl> declare() {
                          "edge-disjoint Hamiltonian cycles of the torus (the HammingMesh paper's for square grids; "
                          "see docs/model.md for other shapes), each in both directions, a quarter of the buffer "
                          "per ring), `dissemination` (barrier: ceil(log2 n) rounds, round k "
-                         "to rank r + 2^k); `auto` picks ring, pairwise for alltoall, dissemination for barrier."));
+                         "to rank r + 2^k), `tacos` (every operation but alltoall and barrier: a schedule "
+                         "synthesized by TACOS-Greedy for the communicator's NPU graph on this fabric, or read from "
+                         "`tacos_schedule`; reductions as reversed allgather / broadcast, allreduce as reduce_scatter "
+                         "then allgather; each NPU's part in chunks of at most `chunk_bytes`; see docs/model.md); "
+                         "`auto` picks ring, pairwise for alltoall, dissemination for barrier, direct for scatter "
+                         "and gather."));
+  p.push_back(int_param("workload", "tacos_instances", "", 8,
+                        "collective, algorithm `tacos`: independent seeded TACOS-Greedy runs (seeds from "
+                        "engine.seed); the fastest schedule is kept (tacos spec 5.3).",
+                        1, 1024));
+  p.push_back(string_param("workload", "tacos_unwind", "ring",
+                           "collective, algorithm `tacos`: how a switch fabric (a connected group of switches: fat "
+                           "tree, leaf-spine, Dragonfly, a HammingMesh row or column tree) becomes NPU links for the "
+                           "synthesizer (tacos spec 3.3): `ring` (degree 1: rank k to the next member in rank "
+                           "order, at its uplink bandwidth), `bidirectional_ring` (both ways, half each), `max` "
+                           "(fully connected, 1/(N-1) each) or a degree d (links to the next d members, 1/d each). "
+                           "An intra-server switch is always unwound fully connected."));
+  p.push_back(string_param("workload", "tacos_schedule", "",
+                           "collective, algorithm `tacos`: read the schedule from this file (written by "
+                           "`tacos_write_schedule`; relative to the configuration file) instead of synthesizing "
+                           "it; it must be of the run's operation and chunk count on the same communicator, and "
+                           "pass the schedule check. Empty: synthesize."));
+  p.push_back(string_param("workload", "tacos_write_schedule", "",
+                           "collective, algorithm `tacos`: write the schedule (synthesized or read) of the first "
+                           "size to this file (relative to the working directory), to rerun it with "
+                           "`tacos_schedule`. Empty: none."));
   p.push_back(int_param("workload", "grid_rows", "", 0,
                         "collective: `torus_2d` and `multi_ring` arrange the communicator row-major as `grid_rows` "
                         "rows of n / grid_rows ranks (on a torus with linear placement: its rows); 0 = square.",

@@ -31,6 +31,8 @@ void write_collectives(H5Writer& out, const CollectiveReport& r, bool is_root) {
   w.col("/collectives/end_ns", n, r.end_ns);
   w.col("/collectives/algbw_gbps", n, r.algbw_gbps);
   w.col("/collectives/busbw_gbps", n, r.busbw_gbps);
+  w.col("/collectives/schedule_ns", n, r.schedule_ns);
+  w.col("/collectives/synthesis_seconds", n, r.synthesis_seconds);
   w.col("/collectives/finished", n, r.finished);
 }
 

@@ -14,6 +14,7 @@
 #include "fabricsim/util/error.hpp"
 #include "fabricsim/util/random.hpp"
 #include "fabricsim/workload/placement.hpp"
+#include "fabricsim/workload/tacos.hpp"
 
 namespace fabricsim::workload {
 
@@ -28,6 +29,8 @@ CollectiveOp parse_collective_op(const std::string& name) {
   if (name == "broadcast") return CollectiveOp::Broadcast;
   if (name == "reduce") return CollectiveOp::Reduce;
   if (name == "barrier") return CollectiveOp::Barrier;
+  if (name == "scatter") return CollectiveOp::Scatter;
+  if (name == "gather") return CollectiveOp::Gather;
   throw ConfigError("workload.op: unknown collective '" + name + "'");
 }
 
@@ -40,6 +43,8 @@ const char* to_string(CollectiveOp op) {
     case CollectiveOp::Broadcast: return "broadcast";
     case CollectiveOp::Reduce: return "reduce";
     case CollectiveOp::Barrier: return "barrier";
+    case CollectiveOp::Scatter: return "scatter";
+    case CollectiveOp::Gather: return "gather";
   }
   return "?";
 }
@@ -132,6 +137,7 @@ struct Send {
 struct Barrier {
   std::uint32_t rank;
   bool reduce;
+  std::int32_t wait = -1;  // an earlier barrier at the same rank it also waits for
 };
 
 struct Schedule {
@@ -142,7 +148,7 @@ struct Schedule {
     std::vector<std::int32_t> ids(n);
     for (std::uint32_t r = 0; r < n; ++r) {
       ids[r] = static_cast<std::int32_t>(barriers.size());
-      barriers.push_back(Barrier{r, reduce});
+      barriers.push_back(Barrier{r, reduce, -1});
     }
     return ids;
   }
@@ -441,12 +447,22 @@ using Op = CollectiveOp;
 constexpr unsigned op_bit(Op op) { return 1u << static_cast<unsigned>(op); }
 constexpr unsigned kSplitOps = op_bit(Op::Allreduce) | op_bit(Op::ReduceScatter) | op_bit(Op::Allgather);
 constexpr unsigned kRootedOps = op_bit(Op::Broadcast) | op_bit(Op::Reduce);
+constexpr unsigned kScatterOps = op_bit(Op::Scatter) | op_bit(Op::Gather);
+
+// What a schedule function may look at besides the operation: the
+// communicator's size, its endpoints in rank order and the fabric (tacos
+// synthesizes for the NPU graph they make).
+struct ScheduleContext {
+  std::uint32_t n;
+  const net::Topology& topology;
+  const std::vector<net::EndpointId>& ranks;
+};
 
 struct CollectiveAlgorithm {
   const char* name;
   unsigned ops;
   std::uint64_t bytes_per_rank;  ///< minimum size: this x ranks x channels (rooted ops: x channels; barrier: 0)
-  void (*schedule)(Schedule& sc, const CollectiveSpec& spec, std::uint32_t n);
+  void (*schedule)(Schedule& sc, const CollectiveSpec& spec, const ScheduleContext& cx);
 };
 
 std::pair<std::uint32_t, std::uint32_t> collective_grid(const CollectiveSpec& spec, std::uint32_t n);
@@ -458,14 +474,16 @@ void mark_instance(Schedule& sc, std::size_t from, std::uint8_t k) {
   for (std::size_t i = from; i < sc.sends.size(); ++i) sc.sends[i].conn = k;
 }
 
-void schedule_ring(Schedule& sc, const CollectiveSpec& spec, std::uint32_t n) {
+void schedule_ring(Schedule& sc, const CollectiveSpec& spec, const ScheduleContext& cx) {
+  const std::uint32_t n = cx.n;
   if (spec.op == Op::Broadcast || spec.op == Op::Reduce)  // a chain round the ring
     append_rooted(sc, spec.op, spec.bytes, n, spec.chunk_bytes, spec.root, false);
   else
     append_ring(sc, spec.op, spec.bytes, n, spec.chunk_bytes, +1);
 }
 
-void schedule_bidirectional_ring(Schedule& sc, const CollectiveSpec& spec, std::uint32_t n) {
+void schedule_bidirectional_ring(Schedule& sc, const CollectiveSpec& spec, const ScheduleContext& cx) {
+  const std::uint32_t n = cx.n;
   // Half the buffer each way round (the first half one byte more when S is odd).
   const std::uint64_t S = spec.bytes;
   append_ring(sc, spec.op, S - S / 2, n, spec.chunk_bytes, +1);
@@ -474,7 +492,8 @@ void schedule_bidirectional_ring(Schedule& sc, const CollectiveSpec& spec, std::
   mark_instance(sc, second, 1);
 }
 
-void schedule_multi_ring(Schedule& sc, const CollectiveSpec& spec, std::uint32_t n) {
+void schedule_multi_ring(Schedule& sc, const CollectiveSpec& spec, const ScheduleContext& cx) {
+  const std::uint32_t n = cx.n;
   // Two edge-disjoint Hamiltonian cycles, each used in both directions:
   // four rings of a quarter of the data each.
   const std::uint64_t S = spec.bytes;
@@ -488,11 +507,13 @@ void schedule_multi_ring(Schedule& sc, const CollectiveSpec& spec, std::uint32_t
   }
 }
 
-void schedule_halving_doubling(Schedule& sc, const CollectiveSpec& spec, std::uint32_t n) {
+void schedule_halving_doubling(Schedule& sc, const CollectiveSpec& spec, const ScheduleContext& cx) {
+  const std::uint32_t n = cx.n;
   append_halving_doubling(sc, spec.bytes, n);
 }
 
-void schedule_double_binary_tree(Schedule& sc, const CollectiveSpec& spec, std::uint32_t n) {
+void schedule_double_binary_tree(Schedule& sc, const CollectiveSpec& spec, const ScheduleContext& cx) {
+  const std::uint32_t n = cx.n;
   // Two trees on two channels: a pair joined in both (a child in one, a
   // parent in the other) has a connection per tree.
   const std::uint64_t S = spec.bytes;
@@ -502,7 +523,8 @@ void schedule_double_binary_tree(Schedule& sc, const CollectiveSpec& spec, std::
   mark_instance(sc, second, 1);
 }
 
-void schedule_torus_2d(Schedule& sc, const CollectiveSpec& spec, std::uint32_t n) {
+void schedule_torus_2d(Schedule& sc, const CollectiveSpec& spec, const ScheduleContext& cx) {
+  const std::uint32_t n = cx.n;
   // Half the data over rows then columns, the other half over columns
   // then rows the other way round: all four ports of a torus node busy.
   const std::uint64_t S = spec.bytes;
@@ -518,7 +540,8 @@ void schedule_torus_2d(Schedule& sc, const CollectiveSpec& spec, std::uint32_t n
   mark_instance(sc, second, 1);
 }
 
-void schedule_hierarchical(Schedule& sc, const CollectiveSpec& spec, std::uint32_t n) {
+void schedule_hierarchical(Schedule& sc, const CollectiveSpec& spec, const ScheduleContext& cx) {
+  const std::uint32_t n = cx.n;
   // Servers of G consecutive ranks.
   const std::uint32_t G = spec.gpus_per_server;
   std::vector<std::vector<std::uint32_t>> servers(n / G);
@@ -526,19 +549,83 @@ void schedule_hierarchical(Schedule& sc, const CollectiveSpec& spec, std::uint32
   append_two_level(sc, spec.bytes, servers, n, spec.chunk_bytes, +1);
 }
 
-void schedule_direct(Schedule& sc, const CollectiveSpec& spec, std::uint32_t n) {
+void schedule_direct(Schedule& sc, const CollectiveSpec& spec, const ScheduleContext& cx) {
+  const std::uint32_t n = cx.n;
+  if (spec.op == Op::Scatter || spec.op == Op::Gather) {
+    // Part j of the root's buffer straight to (from) rank j.
+    for (std::uint32_t j = 0; j < n; ++j)
+      if (j != spec.root)
+        sc.sends.push_back(spec.op == Op::Scatter ? Send{spec.root, j, part(spec.bytes, n, j)}
+                                                  : Send{j, spec.root, part(spec.bytes, n, j)});
+    return;
+  }
   append_direct(sc, spec.op, spec.bytes, n);
 }
 
-void schedule_pairwise(Schedule& sc, const CollectiveSpec& spec, std::uint32_t n) {
+// A synthesized schedule (workload/tacos.hpp): one message per send.  A
+// send of chunk c from u waits for the receipts of c at u that end before
+// it starts in the schedule: one directly, several through a chain of
+// barriers at u (each receipt feeds one barrier, each barrier waits for the
+// previous one), reduced first when the send is a reducing one.  Sends of
+// one logical link keep the schedule's order (the per-connection order of
+// append_collective, as the sends are listed by start time).
+void schedule_tacos(Schedule& sc, const CollectiveSpec& spec, const ScheduleContext& cx) {
+  std::shared_ptr<const TacosPlan> plan = spec.tacos;
+  if (!plan) plan = plan_tacos(cx.topology, cx.ranks, spec, TacosOptions{});
+  const synth::Schedule& S = plan->schedule;
+  const auto& links = plan->graph.links;
+  const std::uint64_t npus = plan->graph.npus;
+  const auto key = [&](std::uint32_t chunk, std::uint32_t npu) { return chunk * npus + npu; };
+  // Receipts of every (chunk, NPU), in order of arrival in the schedule.
+  std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> receipts;
+  for (std::uint32_t k = 0; k < S.sends.size(); ++k) receipts[key(S.sends[k].chunk, links[S.sends[k].link].dst)].push_back(k);
+  for (auto& [_, v] : receipts)
+    std::stable_sort(v.begin(), v.end(), [&](std::uint32_t a, std::uint32_t b) { return S.sends[a].end_ns < S.sends[b].end_ns; });
+  struct Chain {
+    std::size_t covered = 0;  // receipts fed into the chain's barriers
+    std::int32_t last = -1;   // its latest barrier
+  };
+  std::unordered_map<std::uint64_t, Chain> chains;
+  const std::size_t base = sc.sends.size();
+  for (std::uint32_t k = 0; k < S.sends.size(); ++k) {
+    const synth::Send& y = S.sends[k];
+    const std::uint32_t u = links[y.link].src;
+    Send x{u, links[y.link].dst, plan->chunk_bytes[y.chunk]};
+    const auto it = receipts.find(key(y.chunk, u));
+    std::size_t m = 0;  // receipts of the chunk at u before this send starts
+    if (it != receipts.end()) {
+      const double slack = 1e-9 * std::max(1.0, std::fabs(y.start_ns));
+      while (m < it->second.size() && S.sends[it->second[m]].end_ns <= y.start_ns + slack) ++m;
+    }
+    if (m == 1) {
+      x.after = static_cast<std::int64_t>(base + it->second[0]);
+      x.reduced = y.reduce;
+    } else if (m > 1) {
+      Chain& ch = chains[key(y.chunk, u)];
+      if (m > ch.covered) {
+        const auto b = static_cast<std::int32_t>(sc.barriers.size());
+        sc.barriers.push_back(Barrier{u, y.reduce, ch.last});
+        for (std::size_t i = ch.covered; i < m; ++i) sc.sends[base + it->second[i]].feed = b;
+        ch.covered = m;
+        ch.last = b;
+      }
+      x.wait = ch.last;
+    }
+    sc.sends.push_back(x);
+  }
+}
+
+void schedule_pairwise(Schedule& sc, const CollectiveSpec& spec, const ScheduleContext& cx) {
+  const std::uint32_t n = cx.n;
   append_ring(sc, spec.op, spec.bytes, n, spec.chunk_bytes, +1);  // (append_ring's alltoall steps)
 }
 
-void schedule_tree(Schedule& sc, const CollectiveSpec& spec, std::uint32_t n) {
+void schedule_tree(Schedule& sc, const CollectiveSpec& spec, const ScheduleContext& cx) {
+  const std::uint32_t n = cx.n;
   append_rooted(sc, spec.op, spec.bytes, n, spec.chunk_bytes, spec.root, true);
 }
 
-void schedule_dissemination(Schedule& sc, const CollectiveSpec&, std::uint32_t n) { append_barrier(sc, n); }
+void schedule_dissemination(Schedule& sc, const CollectiveSpec&, const ScheduleContext& cx) { append_barrier(sc, cx.n); }
 
 constexpr CollectiveAlgorithm kAlgorithms[] = {
     {"ring", kSplitOps | kRootedOps, 1, schedule_ring},
@@ -548,10 +635,11 @@ constexpr CollectiveAlgorithm kAlgorithms[] = {
     {"double_binary_tree", op_bit(Op::Allreduce), 2, schedule_double_binary_tree},
     {"torus_2d", op_bit(Op::Allreduce), 2, schedule_torus_2d},
     {"hierarchical", op_bit(Op::Allreduce), 1, schedule_hierarchical},
-    {"direct", kSplitOps | op_bit(Op::Alltoall), 1, schedule_direct},
+    {"direct", kSplitOps | op_bit(Op::Alltoall) | kScatterOps, 1, schedule_direct},
     {"pairwise", op_bit(Op::Alltoall), 1, schedule_pairwise},
     {"tree", kRootedOps, 1, schedule_tree},
     {"dissemination", op_bit(Op::Barrier), 0, schedule_dissemination},
+    {"tacos", kSplitOps | kRootedOps | kScatterOps, 1, schedule_tacos},
 };
 
 const CollectiveAlgorithm* find_algorithm(const std::string& name) {
@@ -563,7 +651,7 @@ const CollectiveAlgorithm* find_algorithm(const std::string& name) {
 // "allreduce: ring, ...; reduce_scatter: ...": what implements each operation.
 std::string algorithms_by_op() {
   std::string out;
-  for (unsigned o = 0; o <= static_cast<unsigned>(Op::Barrier); ++o) {
+  for (unsigned o = 0; o <= static_cast<unsigned>(kLastCollectiveOp); ++o) {
     out += std::string(o ? "; " : "") + to_string(static_cast<Op>(o)) + ":";
     const char* sep = " ";
     for (const auto& a : kAlgorithms)
@@ -615,7 +703,8 @@ std::pair<std::uint32_t, std::uint32_t> collective_grid(const CollectiveSpec& sp
 void check_collective(const CollectiveSpec& spec, std::uint32_t n, const std::string& prefix) {
   const std::string& a = spec.algorithm;
   const CollectiveOp op = spec.op;
-  const bool rooted = op == CollectiveOp::Broadcast || op == CollectiveOp::Reduce;
+  const bool rooted = op == CollectiveOp::Broadcast || op == CollectiveOp::Reduce || op == CollectiveOp::Scatter ||
+                      op == CollectiveOp::Gather;
   if (find_algorithm(a) == nullptr)
     throw ConfigError(prefix + ".algorithm: unknown collective algorithm '" + a + "' (" + algorithms_by_op() + ")");
   if (!implements(a, op))
@@ -624,6 +713,9 @@ void check_collective(const CollectiveSpec& spec, std::uint32_t n, const std::st
   if (rooted && spec.root >= n)
     throw ConfigError(prefix + ".root: " + std::to_string(spec.root) + " is not a rank of the " + std::to_string(n) +
                       "-rank communicator");
+  if (a == "tacos" && spec.channels > 1)
+    throw ConfigError(prefix + ".channels: tacos synthesizes one schedule for the whole buffer (its chunks are "
+                      "the parallelism); set channels = 1 and chunk_bytes for more chunks");
   if (a == "hierarchical") {
     const std::uint32_t G = spec.gpus_per_server;
     if (G < 2 || n % G != 0 || n / G < 2)
@@ -664,7 +756,7 @@ void check_collective(const CollectiveSpec& spec, std::uint32_t n, const std::st
 
 namespace {
 
-Schedule collective_schedule(const CollectiveSpec& spec, std::uint32_t n) {
+Schedule collective_schedule(const CollectiveSpec& spec, const ScheduleContext& cx) {
   // (A barrier is a dissemination, whatever its algorithm says.)
   const CollectiveAlgorithm* a =
       spec.op == CollectiveOp::Barrier ? find_algorithm("dissemination") : find_algorithm(spec.algorithm);
@@ -674,7 +766,7 @@ Schedule collective_schedule(const CollectiveSpec& spec, std::uint32_t n) {
                                     : "'" + spec.algorithm + "' is not implemented for " + to_string(spec.op)) +
                       " (" + algorithms_by_op() + ")");
   Schedule sc;
-  a->schedule(sc, spec, n);
+  a->schedule(sc, spec, cx);
   return sc;
 }
 
@@ -696,12 +788,14 @@ std::vector<TaskGraph::TaskId> append_collective(TaskGraph& g, const CollectiveS
   for (std::uint32_t c = 0; c < channels; ++c) {
     CollectiveSpec part = spec;
     part.bytes = spec.bytes / channels + (c < spec.bytes % channels ? 1 : 0);
-    const Schedule sc = collective_schedule(part, n);
+    const Schedule sc = collective_schedule(part, ScheduleContext{n, g.network().topology(), ranks});
     std::vector<TaskId> msg(sc.sends.size()), bar(sc.barriers.size());
     for (std::size_t k = 0; k < sc.sends.size(); ++k)
       msg[k] = g.add_message(ranks[sc.sends[k].from], ranks[sc.sends[k].to], sc.sends[k].bytes, label);
-    for (std::size_t b = 0; b < sc.barriers.size(); ++b)
+    for (std::size_t b = 0; b < sc.barriers.size(); ++b) {
       bar[b] = g.add_join(ranks[sc.barriers[b].rank], label, sc.barriers[b].reduce ? spec.reduce_gbps : 0);
+      if (sc.barriers[b].wait >= 0) g.depend(bar[static_cast<std::size_t>(sc.barriers[b].wait)], bar[b]);
+    }
     std::unordered_map<std::uint64_t, TaskId> last_on_connection;
     for (std::size_t k = 0; k < sc.sends.size(); ++k) {
       const Send& x = sc.sends[k];
@@ -770,6 +864,12 @@ void CollectiveBenchmark::plan(TaskGraph& g, EndpointPool& pool, std::uint32_t l
     spec.gpus_per_server = params_.gpus_per_server;
     spec.grid_rows = params_.grid_rows;
     check_collective(spec, n);
+    if (spec.algorithm == "tacos") {  // once per size, for every iteration; the first size's written out
+      TacosOptions opt = params_.tacos ? *params_.tacos : TacosOptions{};
+      if (si > 0) opt.schedule_out.clear();
+      spec.tacos = plan_tacos(net.topology(), ranks_, spec, opt);
+      tacos_.push_back(spec.tacos);
+    }
     for (std::int32_t it = -static_cast<std::int32_t>(params_.warmup); it < static_cast<std::int32_t>(params_.iterations);
          ++it) {
       CollectiveInstance inst;

@@ -96,8 +96,10 @@ check unknown-key '^error: unknown-key\.graph\.toml:[0-9]+:[0-9]+: link\.weight:
   "$nodes"$'[[link]]\na = "a"\nb = "s"\nweight = 3\n[[link]]\na = "s"\nb = "b"'
 check disconnected '^error: disconnected\.graph\.toml: graph: some endpoints cannot reach each other' \
   "$nodes"$'[[node]]\nname = "t"\nkind = "switch"\n[[link]]\na = "a"\nb = "s"\n[[link]]\na = "t"\nb = "b"'
-check forwarding-endpoint '^error: forwarding-endpoint\.graph\.toml:4:12: node\.forwards: endpoints that forward are not supported yet' \
-  "${nodes/kind = \"endpoint\"/kind = \"endpoint\"$'\n'forwards = true}"$'[[link]]\na = "a"\nb = "s"\n[[link]]\na = "s"\nb = "b"'
+check bad-directed '^error: bad-directed\.graph\.toml:1[0-9]:12: link\.directed: expected a boolean$' \
+  "$nodes"$'[[link]]\na = "a"\nb = "s"\ndirected = 1\n[[link]]\na = "s"\nb = "b"'
+check one-way-cut '^error: one-way-cut\.graph\.toml: graph: some endpoints cannot reach each other' \
+  "$nodes"$'[[link]]\na = "a"\nb = "s"\n[[link]]\na = "b"\nb = "s"\ndirected = true'
 check empty '^error: empty\.graph\.toml: graph: no \[\[node\]\] tables$' ""
 printf '[topology]\nkind = "file"\nfile = "missing.graph.toml"\n' > missing.toml
 out=$("$exe" run missing.toml -o missing.h5 2>&1 >/dev/null); rc=$?

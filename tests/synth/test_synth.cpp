@@ -8,10 +8,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <queue>
 #include <random>
+#include <sstream>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -348,6 +351,456 @@ TEST(SynthGraph, GeneratorsMatchTheSpecReadings) {
     ASSERT_NO_THROW(validate(g));
     const Collective c = all_gather(g, 1, 4096);
     EXPECT_EQ(check(g, c, greedy(g, c, GreedyOptions{3, 2})), "");
+  }
+}
+
+// --- Reductions, every op, schedule files.
+
+constexpr Op kAllOps[] = {Op::AllGather, Op::ReduceScatter, Op::AllReduce, Op::Broadcast,
+                          Op::Reduce,    Op::Scatter,       Op::Gather};
+
+std::vector<uint32_t> live_npus(const NpuGraph& g) {
+  std::vector<uint32_t> v;
+  for (uint32_t i = 0; i < g.npus; ++i) {
+    if (g.failed.empty() || g.failed[i] == 0) {
+      v.push_back(i);
+    }
+  }
+  return v;
+}
+
+// G^T written here: the same link ids, every link reversed.
+NpuGraph transposed(const NpuGraph& g) {
+  NpuGraph t = g;
+  for (Link& l : t.links) {
+    std::swap(l.src, l.dst);
+  }
+  return t;
+}
+
+uint32_t link_id(const NpuGraph& g, uint32_t src, uint32_t dst) {
+  for (uint32_t e = 0; e < g.links.size(); ++e) {
+    if (g.links[e].src == src && g.links[e].dst == dst) {
+      return e;
+    }
+  }
+  ADD_FAILURE() << "no link " << src << "->" << dst;
+  return 0;
+}
+
+Send send_on(const NpuGraph& g, uint32_t chunk, uint32_t src, uint32_t dst, double start, bool reduce) {
+  const uint32_t e = link_id(g, src, dst);
+  return Send{chunk, e, start, start + kAlpha + static_cast<double>(kBytes) * 8.0 / g.links[e].gbps, reduce};
+}
+
+NpuGraph mesh_4x4_without_7_and_9() {
+  NpuGraph g = mesh(4, 4, kAlpha, kGbps);
+  remove_npus(g, {7, 9});
+  return g;
+}
+
+TEST(SynthOps, NamesRoundTripAndChunkNumberingMatchesTheMakers) {
+  std::vector<std::string> names;
+  for (Op op : kAllOps) {
+    names.emplace_back(to_string(op));
+    EXPECT_EQ(parse_op(to_string(op)), op);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"all_gather", "reduce_scatter", "all_reduce", "broadcast", "reduce",
+                                             "scatter", "gather"}));
+  EXPECT_THROW(parse_op("allreduce"), std::invalid_argument);
+  EXPECT_THROW(parse_op(""), std::invalid_argument);
+
+  // Live NPUs in id order: 0..15 without 7 and 9; the root (3) is live.
+  const NpuGraph g = mesh_4x4_without_7_and_9();
+  const auto live = live_npus(g);
+  ASSERT_EQ(live.size(), 14U);
+  std::vector<uint32_t> others;  // live non-root NPUs
+  std::copy_if(live.begin(), live.end(), std::back_inserter(others), [](uint32_t v) { return v != 3; });
+  for (uint32_t k : {1U, 2U}) {
+    for (Op op : {Op::AllGather, Op::ReduceScatter, Op::AllReduce}) {
+      EXPECT_EQ(chunk_count(g, Request{op, 3, k, kBytes}), 14 * k);
+    }
+    for (Op op : {Op::Broadcast, Op::Reduce}) {
+      EXPECT_EQ(chunk_count(g, Request{op, 3, k, kBytes}), k);
+    }
+    for (Op op : {Op::Scatter, Op::Gather}) {
+      EXPECT_EQ(chunk_count(g, Request{op, 3, k, kBytes}), 13 * k);
+    }
+    // Chunk c = i * k + j belongs to the i-th live (non-root) NPU.
+    const Collective ag = all_gather(g, k, kBytes);
+    ASSERT_EQ(ag.chunks, 14 * k);
+    for (const auto& [c, v] : ag.pre) {
+      EXPECT_EQ(v, live[c / k]);
+    }
+    const Collective sc = scatter(g, 3, k, kBytes);
+    for (const auto& [c, v] : sc.post) {
+      EXPECT_EQ(v, others[c / k]);
+    }
+    const Collective ga = gather(g, 3, k, kBytes);
+    for (const auto& [c, v] : ga.pre) {
+      EXPECT_EQ(v, others[c / k]);
+    }
+  }
+  EXPECT_THROW(chunk_count(g, Request{Op::Reduce, 7, 1, kBytes}), std::invalid_argument);
+  EXPECT_THROW(chunk_count(g, Request{Op::Scatter, 16, 1, kBytes}), std::invalid_argument);
+}
+
+TEST(SynthReduce, UnidirectionalRingReduceScatterIsExactlyNMinusOneTau) {
+  // Every NPU must pass on a partial of each of the N-1 chunks it does not
+  // own (its input has to leave it), over its one outgoing link: >= (N-1)
+  // tau, the alpha-beta bound; the reversed ring all-gather reaches it.
+  for (uint32_t n = 2; n <= 9; ++n) {
+    const NpuGraph g = ring(n, false, kAlpha, kGbps);
+    const Request r{Op::ReduceScatter, 0, 1, kBytes};
+    const Schedule s = synthesize(g, r, {});
+    EXPECT_EQ(check(g, r, s), "") << n;
+    expect_near_time(s.finish_ns, (n - 1) * kTau);
+    EXPECT_EQ(s.sends.size(), std::size_t{n} * (n - 1));
+    for (const Send& x : s.sends) {
+      EXPECT_TRUE(x.reduce);
+    }
+  }
+}
+
+TEST(SynthReduce, AllReduceOnRingAndFullyConnectedMeetsTheBound) {
+  // Unidirectional ring: (N-1) tau to reduce-scatter plus (N-1) tau to
+  // all-gather (each NPU receives N-1 full chunks over one link, and none can
+  // be full before its last partial arrived).  Fully connected: tau + tau.
+  for (uint32_t n = 2; n <= 8; ++n) {
+    const Request r{Op::AllReduce, 0, 1, kBytes};
+    const NpuGraph uni = ring(n, false, kAlpha, kGbps);
+    const Schedule s = synthesize(uni, r, {});
+    EXPECT_EQ(check(uni, r, s), "") << n;
+    expect_near_time(s.finish_ns, 2 * (n - 1) * kTau);
+    double last_reduce = 0.0, first_plain = s.finish_ns;
+    std::size_t reducing = 0;
+    for (const Send& x : s.sends) {
+      if (x.reduce) {
+        ++reducing;
+        last_reduce = std::max(last_reduce, x.end_ns);
+      } else {
+        first_plain = std::min(first_plain, x.start_ns);
+      }
+    }
+    EXPECT_EQ(reducing, std::size_t{n} * (n - 1));
+    EXPECT_EQ(s.sends.size(), 2 * reducing);
+    EXPECT_LE(last_reduce, first_plain);
+
+    const NpuGraph fc = fully_connected(n, kAlpha, kGbps);
+    const Schedule f = synthesize(fc, r, {});
+    EXPECT_EQ(check(fc, r, f), "") << n;
+    expect_near_time(f.finish_ns, 2 * kTau);
+  }
+}
+
+TEST(SynthReduce, EveryOpPassesTheCheckerOnTopologies) {
+  std::vector<std::pair<std::string, NpuGraph>> graphs = {{"mesh3x3", mesh(3, 3, kAlpha, kGbps)},
+                                                          {"mesh4x4-7-9", mesh_4x4_without_7_and_9()},
+                                                          {"ring_fc_switch2", ring_fc_switch(2)},
+                                                          {"dragonfly", dragonfly_4x5()},
+                                                          {"switch_switch", switch_switch_8x4()}};
+  for (const auto& [name, g] : graphs) {
+    const auto live = live_npus(g);
+    const uint32_t root = live[live.size() / 2];
+    for (Op op : kAllOps) {
+      for (uint32_t k : {1U, 2U}) {
+        const Request r{op, root, k, 65536};
+        const Schedule s = synthesize(g, r, GreedyOptions{5, 2});
+        EXPECT_EQ(check(g, r, s), "") << name << " " << to_string(op) << " x" << k;
+        EXPECT_GT(s.finish_ns, 0.0) << name << " " << to_string(op);
+        const bool reduction = op == Op::ReduceScatter || op == Op::Reduce || op == Op::AllReduce;
+        const bool any_reduce = std::any_of(s.sends.begin(), s.sends.end(), [](const Send& x) { return x.reduce; });
+        EXPECT_EQ(any_reduce, reduction) << name << " " << to_string(op);
+        EXPECT_TRUE(std::is_sorted(s.sends.begin(), s.sends.end(),
+                                   [](const Send& a, const Send& b) {
+                                     return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.link < b.link;
+                                   }))
+            << name << " " << to_string(op);
+      }
+    }
+  }
+  std::mt19937_64 rng(23);
+  for (int trial = 0; trial < 42; ++trial) {
+    const auto n = 3 + static_cast<uint32_t>(rng() % 12);
+    const NpuGraph g = random_graph(rng, n);
+    const Request r{kAllOps[trial % 7], static_cast<uint32_t>(rng() % n), 1 + static_cast<uint32_t>(trial / 7 % 2),
+                    1024 + rng() % (1U << 20U)};
+    const Schedule s = synthesize(g, r, GreedyOptions{static_cast<std::uint64_t>(trial), 2});
+    EXPECT_EQ(check(g, r, s), "") << "trial " << trial << " " << to_string(r.op);
+  }
+}
+
+TEST(SynthReduce, ReductionsAreReversedForwardOpsOnTheTransposedGraph) {
+  std::mt19937_64 rng(31);
+  std::vector<NpuGraph> graphs = {mesh(3, 3, kAlpha, kGbps), dragonfly_4x5()};
+  for (int k = 0; k < 6; ++k) {
+    graphs.push_back(random_graph(rng, 5 + static_cast<uint32_t>(rng() % 8)));  // asymmetric links
+  }
+  for (const NpuGraph& g : graphs) {
+    const NpuGraph gt = transposed(g);
+    const GreedyOptions opt{9, 3};
+    for (Op op : {Op::Reduce, Op::ReduceScatter}) {
+      const uint32_t root = g.npus - 1;
+      const Request r{op, root, 2, kBytes};
+      const Collective fc = op == Op::Reduce ? broadcast(gt, root, 2, kBytes) : all_gather(gt, 2, kBytes);
+      const Schedule fwd = greedy(gt, fc, opt);
+      const Schedule s = synthesize(g, r, opt);
+      EXPECT_EQ(check(g, r, s), "");
+      EXPECT_DOUBLE_EQ(s.finish_ns, fwd.finish_ns);
+      ASSERT_EQ(s.sends.size(), fwd.sends.size());
+      // The forward op reaches every (chunk, NPU) pair at most once, so each
+      // NPU sends each partial at most once in the reversal.
+      std::vector<int> receipts(std::size_t{fc.chunks} * g.npus, 0);
+      for (const Send& x : fwd.sends) {
+        EXPECT_EQ(++receipts[std::size_t{x.chunk} * g.npus + gt.links[x.link].dst], 1);
+      }
+      // Same link, same chunk, mirrored times; in G the partial flows from
+      // the forward receiver to the forward sender.
+      std::vector<std::tuple<uint32_t, uint32_t, double>> a, b;
+      for (const Send& x : fwd.sends) {
+        a.emplace_back(x.chunk, x.link, fwd.finish_ns - x.end_ns);
+      }
+      for (const Send& x : s.sends) {
+        b.emplace_back(x.chunk, x.link, x.start_ns);
+        EXPECT_TRUE(x.reduce);
+      }
+      std::sort(a.begin(), a.end());
+      std::sort(b.begin(), b.end());
+      EXPECT_EQ(a, b);
+    }
+  }
+}
+
+TEST(SynthCheck, CatchesBrokenReductions) {
+  // Reduce to NPU 0 on the ring 0->1->2->3->0: 1's partial to 2, {1,2} to 3,
+  // {1,2,3} to 0; built here by hand.
+  const NpuGraph g = ring(4, false, kAlpha, kGbps);
+  const Request r{Op::Reduce, 0, 1, kBytes};
+  const Schedule good{{send_on(g, 0, 1, 2, 0.0, true), send_on(g, 0, 2, 3, kTau, true),
+                       send_on(g, 0, 3, 0, 2 * kTau, true)},
+                      3 * kTau};
+  ASSERT_EQ(check(g, r, good), "");
+
+  Schedule twice = good;  // 1 sends its partial again once 1->2 is idle
+  twice.sends.push_back(send_on(g, 0, 1, 2, kTau, true));
+  EXPECT_NE(check(g, r, twice).find("twice"), std::string::npos) << check(g, r, twice);
+
+  Schedule missing = good;  // 1's input never leaves it
+  missing.sends.erase(missing.sends.begin());
+  EXPECT_NE(check(g, r, missing).find("lacks the contribution of NPU 1"), std::string::npos) << check(g, r, missing);
+
+  Schedule early = good;  // 2 passes its partial on before 1's arrived
+  early.sends[1] = send_on(g, 0, 2, 3, 0.0, true);
+  EXPECT_NE(check(g, r, early).find("after sending"), std::string::npos) << check(g, r, early);
+
+  Schedule plain = good;  // a plain copy is no reduction
+  plain.sends[2].reduce = false;
+  EXPECT_NE(check(g, r, plain).find("plain"), std::string::npos) << check(g, r, plain);
+
+  Schedule late = good;
+  late.finish_ns += kTau;
+  EXPECT_NE(check(g, r, late).find("finish"), std::string::npos) << check(g, r, late);
+
+  EXPECT_NE(check(g, Request{Op::Broadcast, 0, 1, kBytes}, good).find("reducing"), std::string::npos);
+
+  // Double counting: on 3 fully connected NPUs 1 sends {1} to 2, and 2 sends
+  // {1,2} back to 1, which holds its own input already.
+  const NpuGraph fc = fully_connected(3, kAlpha, kGbps);
+  const Schedule loop{{send_on(fc, 0, 1, 2, 0.0, true), send_on(fc, 0, 2, 1, kTau, true),
+                       send_on(fc, 0, 1, 0, 2 * kTau, true)},
+                      3 * kTau};
+  EXPECT_NE(check(fc, r, loop).find("counts the contribution of NPU 1 twice"), std::string::npos) << check(fc, r, loop);
+
+  // All-reduce on two NPUs joined by two link pairs: the all-gather half may
+  // only start once a chunk is fully reduced at its owner.
+  NpuGraph two;
+  two.npus = 2;
+  two.links = {Link{0, 1, kAlpha, kGbps}, Link{1, 0, kAlpha, kGbps}, Link{0, 1, kAlpha, kGbps},
+               Link{1, 0, kAlpha, kGbps}};
+  const Request ar{Op::AllReduce, 0, 1, kBytes};
+  Schedule ok{{Send{0, 1, 0.0, kTau, true}, Send{1, 0, 0.0, kTau, true}, Send{0, 2, kTau, 2 * kTau, false},
+               Send{1, 3, kTau, 2 * kTau, false}},
+              2 * kTau};
+  ASSERT_EQ(check(two, ar, ok), "");
+  Schedule eager = ok;
+  eager.sends[2] = Send{0, 2, 0.0, kTau, false};
+  eager.finish_ns = kTau;
+  EXPECT_NE(check(two, ar, eager).find("not fully reduced at NPU 0"), std::string::npos) << check(two, ar, eager);
+}
+
+TEST(SynthReduce, RejectsBadRootsAndUnreachableOwners) {
+  const NpuGraph g = mesh_4x4_without_7_and_9();
+  for (Op op : {Op::Reduce, Op::Broadcast, Op::Scatter, Op::Gather}) {
+    EXPECT_THROW(synthesize(g, Request{op, 9, 1, kBytes}, {}), std::invalid_argument);
+    EXPECT_THROW(synthesize(g, Request{op, 16, 1, kBytes}, {}), std::invalid_argument);
+    EXPECT_NE(check(g, Request{op, 9, 1, kBytes}, Schedule{}).find("root"), std::string::npos);
+  }
+  NpuGraph oneway;  // 0 -> 1 only: 1's input cannot reach 0
+  oneway.npus = 2;
+  oneway.links.push_back(Link{0, 1, kAlpha, kGbps});
+  EXPECT_NO_THROW(synthesize(oneway, Request{Op::Reduce, 1, 1, kBytes}, {}));
+  EXPECT_THROW(synthesize(oneway, Request{Op::Reduce, 0, 1, kBytes}, {}), std::invalid_argument);
+  EXPECT_THROW(synthesize(oneway, Request{Op::ReduceScatter, 0, 1, kBytes}, {}), std::invalid_argument);
+}
+
+TEST(SynthFile, WriteReadRoundTripsExactly) {
+  std::mt19937_64 rng(41);
+  struct Case {
+    NpuGraph g;
+    Request r;
+  };
+  std::vector<Case> cases = {{mesh_4x4_without_7_and_9(), Request{Op::AllReduce, 0, 2, 100000}},
+                             {ring_fc_switch(2), Request{Op::Reduce, 3, 2, 4096}},
+                             {dragonfly_4x5(), Request{Op::Scatter, 6, 1, 12345}},
+                             {mesh(3, 3, 333.3, 123.4), Request{Op::ReduceScatter, 0, 2, 77777}}};
+  for (int k = 0; k < 4; ++k) {  // parallel links possible
+    cases.push_back({random_graph(rng, 8), Request{kAllOps[rng() % 7], 2, 2, 1000 + rng() % 100000}});
+  }
+  for (const auto& [g, r] : cases) {
+    const Schedule s = synthesize(g, r, GreedyOptions{2, 2});
+    std::stringstream text;
+    write_schedule(text, g, r, s);
+    Request back{Op::Gather, 99, 99, 99};
+    const Schedule t = read_schedule(text, "round.csv", g, back);
+    EXPECT_EQ(back.op, r.op);
+    EXPECT_EQ(back.root, r.root);
+    EXPECT_EQ(back.chunks_per_npu, r.chunks_per_npu);
+    EXPECT_EQ(back.chunk_bytes, r.chunk_bytes);
+    EXPECT_EQ(t.finish_ns, s.finish_ns);
+    EXPECT_EQ(check(g, back, t), "") << to_string(r.op);
+    ASSERT_EQ(t.sends.size(), s.sends.size());
+    // Equal parallel links are interchangeable (the file names (src, dst)),
+    // so links compare by endpoints and cost.
+    for (std::size_t i = 0; i < s.sends.size(); ++i) {
+      const Send &a = s.sends[i], &b = t.sends[i];
+      EXPECT_EQ(a.chunk, b.chunk);
+      EXPECT_EQ(a.start_ns, b.start_ns);
+      EXPECT_EQ(a.end_ns, b.end_ns);
+      EXPECT_EQ(a.reduce, b.reduce);
+      const Link &la = g.links[a.link], &lb = g.links[b.link];
+      EXPECT_TRUE(la.src == lb.src && la.dst == lb.dst && la.alpha_ns == lb.alpha_ns && la.gbps == lb.gbps);
+    }
+    std::stringstream again;
+    write_schedule(again, g, back, t);
+    EXPECT_EQ(again.str(), text.str());
+  }
+  // Without parallel links the link ids come back as they were.
+  const NpuGraph g = mesh(3, 4, kAlpha, kGbps);
+  const Request r{Op::AllReduce, 0, 2, kBytes};
+  const Schedule s = synthesize(g, r, {});
+  std::stringstream text;
+  write_schedule(text, g, r, s);
+  Request back;
+  const Schedule t = read_schedule(text, "mesh.csv", g, back);
+  ASSERT_EQ(t.sends.size(), s.sends.size());
+  for (std::size_t i = 0; i < s.sends.size(); ++i) {
+    EXPECT_EQ(t.sends[i].link, s.sends[i].link);
+  }
+  // Parallel links of different cost: the send of the fast link's duration
+  // gets the fast link, though the slow one has the lower id and is idle.
+  NpuGraph par;
+  par.npus = 2;
+  par.links = {Link{0, 1, 5000.0, kGbps}, Link{0, 1, 100.0, kGbps}, Link{0, 1, 5000.0, kGbps}};
+  const double fast = link_time_ns(par.links[1], kBytes), slow = link_time_ns(par.links[0], kBytes);
+  const Schedule ps{{Send{0, 1, 0.0, fast, false}, Send{1, 0, fast, fast + slow, false},
+                     Send{2, 2, fast, fast + slow, false}},
+                    fast + slow};
+  const Request pr{Op::Broadcast, 0, 3, kBytes};
+  ASSERT_EQ(check(par, pr, ps), "");
+  std::stringstream ptext;
+  write_schedule(ptext, par, pr, ps);
+  const Schedule pt = read_schedule(ptext, "par.csv", par, back);
+  ASSERT_EQ(pt.sends.size(), 3U);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(pt.sends[i].link, ps.sends[i].link) << i;
+  }
+}
+
+TEST(SynthFile, ReadErrorsNameTheLine) {
+  const NpuGraph g = ring(4, false, kAlpha, kGbps);
+  const Request r{Op::Reduce, 0, 1, kBytes};
+  const Schedule good{{send_on(g, 0, 1, 2, 0.0, true), send_on(g, 0, 2, 3, kTau, true),
+                       send_on(g, 0, 3, 0, 2 * kTau, true)},
+                      3 * kTau};
+  std::stringstream out;
+  write_schedule(out, g, r, good);
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(out, l);) {
+    lines.push_back(l);
+  }
+  ASSERT_EQ(lines.size(), 11U);  // 7 header keys, the CSV header, 3 rows
+  const auto join = [](const std::vector<std::string>& ls) {
+    std::string s;
+    for (const auto& l : ls) {
+      s += l + "\n";
+    }
+    return s;
+  };
+  const auto read = [&](const std::string& text, const NpuGraph& on) {
+    std::stringstream in(text);
+    Request back;
+    return read_schedule(in, "f.csv", on, back);
+  };
+  ASSERT_EQ(check(g, r, read(join(lines), g)), "");
+  struct Bad {
+    std::size_t line;  // 1-based
+    std::string text;  // its replacement; "" deletes it
+    std::string want;  // words of the error
+    std::size_t at;    // the line the error names
+  };
+  const std::vector<Bad> bad = {
+      {1, "# format: fabricsim-tacos-schedule 2", "format", 1},
+      {1, "# op: reduce", "format", 1},
+      {3, "# colour: red", "unknown header key", 3},
+      {3, "# op: reduce", "duplicate", 3},
+      {3, "npus 4", "CSV header", 3},
+      {6, "", "missing header key 'chunk_bytes'", 7},  // reported at the CSV header, now line 7
+      {2, "# op: allreduce", "op", 2},
+      {3, "# npus: 5", "npus", 3},
+      {4, "# root: 4", "root", 4},
+      {7, "# finish_ns: -1", "negative", 7},
+      {8, "chunk,src,dst,start_ns,end_ns", "CSV header", 8},
+      {9, "0,1,2,0", "6 fields", 9},
+      {10, "0,2,3,x,1,1", "not a number", 10},
+      {10, "0,2,3,-5,1,1", "negative", 10},
+      {10, "0,2,3,5,1,1", "before", 10},
+      {10, "0,2,2,0,1,1", "src and dst", 10},
+      {10, "0,2,4,0,1,1", "NPU 4 out of range", 10},
+      {10, "0,3,2,0,1,1", "no link 3->2", 10},
+      {10, "1,2,3,0,1,1", "chunk 1", 10},
+      {11, "0,3,0,0,1,2", "reduce", 11},
+  };
+  for (const Bad& b : bad) {
+    auto ls = lines;
+    if (b.text.empty()) {
+      ls.erase(ls.begin() + static_cast<std::ptrdiff_t>(b.line - 1));
+    } else {
+      ls[b.line - 1] = b.text;
+    }
+    try {
+      read(join(ls), g);
+      ADD_FAILURE() << "no error for line " << b.line << " '" << b.text << "'";
+    } catch (const std::invalid_argument& e) {
+      const std::string what = e.what();
+      EXPECT_EQ(what.rfind("f.csv:" + std::to_string(b.at) + ": ", 0), 0U) << what;
+      EXPECT_NE(what.find(b.want), std::string::npos) << what;
+    }
+  }
+  // The header cut short, and a row on a failed NPU.
+  try {
+    read(join({lines.begin(), lines.begin() + 7}), g);
+    ADD_FAILURE() << "no error for a missing CSV header";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("f.csv:8: ", 0), 0U) << e.what();
+  }
+  NpuGraph cut = g;
+  remove_npus(cut, {3});
+  try {
+    read(join(lines), cut);
+    ADD_FAILURE() << "no error for a failed NPU";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("f.csv:10: ", 0), 0U) << e.what();
+    EXPECT_NE(std::string(e.what()).find("NPU 3 is failed"), std::string::npos) << e.what();
   }
 }
 

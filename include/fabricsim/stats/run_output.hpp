@@ -119,6 +119,11 @@ struct CollectiveReport {
   std::vector<double> end_ns;
   std::vector<double> algbw_gbps;  ///< NaN when unfinished
   std::vector<double> busbw_gbps;  ///< NaN when unfinished
+  /// algorithm "tacos": the schedule's own completion time in its alpha-beta
+  /// link model (the synthesizer's estimate), and the wall time synthesis
+  /// took (0: read from a file); NaN for other algorithms.
+  std::vector<double> schedule_ns;
+  std::vector<double> synthesis_seconds;
   /// 0 when engine.end_ns stopped the instance before its last message
   /// arrived (end_ns then -1: nothing is derived from an end that did not happen).
   std::vector<std::uint8_t> finished;

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 #include <utility>
 #include <vector>
@@ -100,6 +101,11 @@ struct Send {
   std::uint32_t link = 0;  // index into NpuGraph::links
   double start_ns = 0.0;
   double end_ns = 0.0;  // start + link_time_ns
+  /// A reduction send: the receiver combines it into its partial of the
+  /// chunk.  A send of chunk c from NPU u (reducing or not) needs every
+  /// receipt of c at u that ends at or before its start (for a reducing
+  /// send: all the partials u combines before passing c on).
+  bool reduce = false;
 };
 
 struct Schedule {
@@ -121,5 +127,81 @@ Schedule greedy(const NpuGraph& g, const Collective& c, const GreedyOptions& opt
 
 /// Independent schedule check: "" when valid, else the first violation.
 std::string check(const NpuGraph& g, const Collective& c, const Schedule& s);
+
+// --- Every collective of the spec (2.1, 5.5), reductions included.
+enum class Op : std::uint8_t { AllGather, ReduceScatter, AllReduce, Broadcast, Reduce, Scatter, Gather };
+/// "all_gather", "reduce_scatter", "all_reduce", "broadcast", "reduce", "scatter", "gather".
+const char* to_string(Op op);
+/// The inverse of to_string; std::invalid_argument for another name.
+Op parse_op(const std::string& name);
+
+struct Request {
+  Op op = Op::AllGather;
+  std::uint32_t root = 0;            ///< broadcast, reduce, scatter, gather
+  std::uint32_t chunks_per_npu = 1;  ///< chunks per live NPU (broadcast, reduce: chunks at the root)
+  std::uint64_t chunk_bytes = 0;
+};
+
+/// Chunk numbering.  all_gather, reduce_scatter, all_reduce: chunk
+/// c = i * chunks_per_npu + j is the j-th chunk of the i-th live NPU (live
+/// NPUs in id order): its source (all_gather) or the NPU the reduction of
+/// c ends at (reduce_scatter, and the reduce-scatter half of all_reduce).
+/// broadcast, reduce: chunks 0 .. chunks_per_npu - 1, all from / to the
+/// root.  scatter, gather: as all_gather, c belonging to the i-th live
+/// non-root NPU.  The makers above number the same way.  Throws
+/// std::invalid_argument when the op has a root and it is out of range or
+/// failed.
+std::uint32_t chunk_count(const NpuGraph& g, const Request& r);
+
+/// TACOS-Greedy for any op.  Non-reducing ops: greedy() on the collective
+/// of the request.  Reductions are the inverse of their non-combining
+/// counterpart (spec 5.5): reduce_scatter is an all_gather synthesized on
+/// the transposed graph and reversed in time and direction, reduce a
+/// reversed broadcast; all_reduce is reduce_scatter then all_gather (the
+/// all_gather's sends shifted by the reduce-scatter's finish).  Sends of
+/// the reduction phases have reduce = true.  Throws std::invalid_argument
+/// as greedy() does, and for a root out of range or failed.
+Schedule synthesize(const NpuGraph& g, const Request& r, const GreedyOptions& opt = {});
+
+/// Independent check of a schedule for any op: links exist and touch live
+/// NPUs, times match link costs, one transfer per link at a time, causality
+/// (a send of c from u only after c, or for a reducing send u's partial of
+/// c, is at u), and the postcondition: for reductions every NPU that sends
+/// a partial of c sends it once, never receives c after sending it, the
+/// partials combined at an NPU never overlap (no contribution counted
+/// twice), and each chunk's destination ends holding every live NPU's
+/// contribution.  A reducing send carries its sender's set of combined
+/// contributions at its start (its own plus the reducing receipts ended by
+/// then).  all_reduce: a plain send of c needs its sender to hold c fully
+/// reduced (a complete partial, or a plain receipt of c), and every live NPU
+/// ends so.  Plain sends in reduce_scatter or reduce, and reducing sends in
+/// the other ops, are violations.  finish_ns must be the moment the last
+/// (chunk, NPU) pair of the postcondition completes.  "" when valid, else
+/// the first violation in time order.
+std::string check(const NpuGraph& g, const Request& r, const Schedule& s);
+
+/// Schedule files: text, '#'-comment header lines "# key: value" (format
+/// "fabricsim-tacos-schedule 1", op, npus, root, chunks_per_npu,
+/// chunk_bytes, finish_ns), then a CSV header
+/// "chunk,src,dst,start_ns,end_ns,reduce" and one row per send, times
+/// printed so they read back exactly (%.17g), reduce 0 or 1.  A send names
+/// its link by (src, dst); with parallel links, reading takes (in start
+/// order) the lowest-numbered one free during the send whose cost is the
+/// send's duration, else the lowest free one.  Equal parallel links are
+/// interchangeable, so which of them carries a send may differ after a
+/// round trip; everything else reads back identical.  Throws
+/// std::invalid_argument for a link index out of range.
+void write_schedule(std::ostream& out, const NpuGraph& g, const Request& r, const Schedule& s);
+/// Reads what write_schedule wrote (the request from the header into `r`,
+/// sends sorted by start, then link).  Blank lines are skipped; the format
+/// line comes first.  Throws std::invalid_argument "<name>:<line>: <what>"
+/// (1-based lines) for a malformed line: a wrong format, an unknown,
+/// duplicate or (reported at the CSV header line) missing header key, an
+/// unknown op, npus other than g.npus, a root out of range or failed (ops
+/// with a root), a row without 6 fields, a non-number, a negative or
+/// non-finite time, an end before its start, a chunk out of range, an NPU
+/// out of range or failed, src == dst, or a (src, dst) with no link in g.
+/// It does not check() the schedule.
+Schedule read_schedule(std::istream& in, const std::string& name, const NpuGraph& g, Request& r);
 
 }  // namespace fabricsim::synth

@@ -14,13 +14,17 @@
 // ring, bidirectional_ring, halving_doubling, double_binary_tree,
 // hierarchical and direct allreduce; ring, bidirectional_ring and direct
 // reduce_scatter / allgather; pairwise and direct alltoall; ring (a chain)
-// and tree broadcast / reduce.  Ring and tree messages are cut into chunks
+// and tree broadcast / reduce; direct scatter / gather; tacos (a schedule
+// synthesized for the communicator's own NPU graph, or read from a file:
+// every operation but alltoall and barrier; workload/tacos.hpp).  Ring and
+// tree messages are cut into chunks
 // of at most `chunk_bytes` that move through the steps independently
 // (pipelining).  An endpoint starts operation k+1 when it has received all
 // its data of operation k and its own messages of it have left its NIC.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -31,7 +35,21 @@
 
 namespace fabricsim::workload {
 
-enum class CollectiveOp : std::uint8_t { Allreduce, ReduceScatter, Allgather, Alltoall, Broadcast, Reduce, Barrier };
+struct TacosOptions;
+struct TacosPlan;
+
+enum class CollectiveOp : std::uint8_t {
+  Allreduce,
+  ReduceScatter,
+  Allgather,
+  Alltoall,
+  Broadcast,
+  Reduce,
+  Barrier,
+  Scatter,  ///< the root's buffer, part j to rank j
+  Gather,   ///< rank j's part j to the root
+};
+inline constexpr CollectiveOp kLastCollectiveOp = CollectiveOp::Gather;
 CollectiveOp parse_collective_op(const std::string& name);
 const char* to_string(CollectiveOp op);
 /// NCCL's bus-bandwidth factor: 2(n-1)/n for allreduce, (n-1)/n for
@@ -66,6 +84,9 @@ struct CollectiveParams {
   std::uint32_t grid_rows = 0;     ///< torus_2d, multi_ring: the communicator as rows x columns; 0 = square
   core::SimTime start;
   std::uint64_t seed = 1;
+  /// algorithm = "tacos": how to synthesize (or where to read) the
+  /// schedule (null: the defaults of TacosOptions).
+  std::shared_ptr<const TacosOptions> tacos;
   /// The most messages the benchmark may plan (sizes x runs x messages of
   /// one operation); more is refused as a ConfigError naming the memory
   /// limit.  At most 2^32 - 1 (32-bit message ids).
@@ -95,6 +116,10 @@ struct CollectiveSpec {
   std::uint32_t root = 0;
   std::uint32_t gpus_per_server = 1;  ///< hierarchical
   std::uint32_t grid_rows = 0;        ///< torus_2d, multi_ring: ranks as rows x (n / rows), row-major; 0: square
+  /// algorithm = "tacos": the schedule, synthesized once for this size and
+  /// communicator (null: append_collective synthesizes it with the default
+  /// TacosOptions for the ranks it is given).
+  std::shared_ptr<const TacosPlan> tacos;
 };
 
 /// The names of the collective algorithms, in the registry's order (one
@@ -146,12 +171,15 @@ class CollectiveBenchmark {
   const std::vector<CollectiveInstance>& instances() const { return instances_; }
   const std::vector<net::EndpointId>& ranks() const { return ranks_; }
   const CollectiveParams& params() const { return params_; }
+  /// algorithm = "tacos": the schedule of each size (else empty).
+  const std::vector<std::shared_ptr<const TacosPlan>>& tacos_plans() const { return tacos_; }
 
  private:
   void plan(TaskGraph& g, EndpointPool& pool, std::uint32_t label);
   CollectiveParams params_;
   std::vector<net::EndpointId> ranks_;
   std::vector<CollectiveInstance> instances_;
+  std::vector<std::shared_ptr<const TacosPlan>> tacos_;
 };
 
 /// One benchmark alone on the network (its own task graph, started at

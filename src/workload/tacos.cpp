@@ -1,0 +1,248 @@
+// TACOS collectives in the simulator: the NPU graph of a communicator on a
+// fabric, and the plan (synthesized or read, always checked) that the
+// "tacos" collective algorithm runs.  See workload/tacos.hpp.
+#include "fabricsim/workload/tacos.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <unistd.h>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "fabricsim/util/error.hpp"
+
+namespace fabricsim::workload {
+
+using util::ConfigError;
+
+namespace {
+
+// Union-find over switch nodes.
+struct Components {
+  std::vector<net::NodeId> parent;
+  explicit Components(std::size_t n) : parent(n) { std::iota(parent.begin(), parent.end(), net::NodeId{0}); }
+  net::NodeId find(net::NodeId x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  }
+  void join(net::NodeId a, net::NodeId b) { parent[find(a)] = find(b); }
+};
+
+// The unwinding degree of a switch of `members` endpoints.
+std::uint32_t unwind_degree(const std::string& unwind, std::uint32_t members, const std::string& prefix) {
+  if (unwind == "ring" || unwind == "bidirectional_ring") return 1;
+  if (unwind == "max") return members - 1;
+  std::uint32_t d = 0;
+  const bool digits = !unwind.empty() && unwind.size() < 10 &&
+                      std::all_of(unwind.begin(), unwind.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (digits) d = static_cast<std::uint32_t>(std::stoul(unwind));
+  if (d == 0)
+    throw ConfigError(prefix + ".tacos_unwind: '" + unwind +
+                      "' is not an unwinding (ring, bidirectional_ring, max or a degree from 1)");
+  return std::min(d, members - 1);
+}
+
+std::uint64_t part(std::uint64_t S, std::uint64_t n, std::uint64_t j) { return S / n + (j < S % n ? 1 : 0); }
+
+synth::Op synth_op(CollectiveOp op, const std::string& prefix) {
+  switch (op) {
+    case CollectiveOp::Allreduce: return synth::Op::AllReduce;
+    case CollectiveOp::ReduceScatter: return synth::Op::ReduceScatter;
+    case CollectiveOp::Allgather: return synth::Op::AllGather;
+    case CollectiveOp::Broadcast: return synth::Op::Broadcast;
+    case CollectiveOp::Reduce: return synth::Op::Reduce;
+    case CollectiveOp::Scatter: return synth::Op::Scatter;
+    case CollectiveOp::Gather: return synth::Op::Gather;
+    default: break;
+  }
+  throw ConfigError(prefix + ".algorithm: tacos does not synthesize " + std::string(to_string(op)));
+}
+
+// The bytes every chunk carries: the operation's data split as evenly as
+// the chunks allow (scatter and gather move all but the root's part).
+std::vector<std::uint64_t> chunk_sizes(const CollectiveSpec& spec, const synth::NpuGraph& g, std::uint32_t chunks) {
+  std::uint64_t total = spec.bytes;
+  if (spec.op == CollectiveOp::Scatter || spec.op == CollectiveOp::Gather)
+    total -= part(spec.bytes, g.npus, spec.root);
+  std::vector<std::uint64_t> out(chunks);
+  for (std::uint32_t c = 0; c < chunks; ++c) out[c] = part(total, chunks, c);
+  return out;
+}
+
+}  // namespace
+
+synth::NpuGraph npu_graph(const net::Topology& topo, const std::vector<net::EndpointId>& ranks,
+                          const std::string& unwind, const std::string& prefix) {
+  synth::NpuGraph g;
+  g.npus = static_cast<std::uint32_t>(ranks.size());
+  const auto nodes = topo.nodes().size();
+  std::vector<std::uint32_t> rank_of(nodes, UINT32_MAX);
+  for (std::uint32_t r = 0; r < ranks.size(); ++r) rank_of[topo.endpoint_node(ranks[r])] = r;
+  const auto& links = topo.links();
+  // Direct cables between two ranks, and the switch components.
+  Components comp(nodes);
+  for (const net::Link& l : links) {
+    if (!l.carries_data) continue;
+    const bool s_ep = topo.nodes()[l.src].kind == net::NodeKind::Endpoint;
+    const bool d_ep = topo.nodes()[l.dst].kind == net::NodeKind::Endpoint;
+    if (s_ep && d_ep && rank_of[l.src] != UINT32_MAX && rank_of[l.dst] != UINT32_MAX)
+      g.links.push_back(synth::Link{rank_of[l.src], rank_of[l.dst], l.latency.ns(), l.bandwidth_gbps});
+    else if (!s_ep && !d_ep)
+      comp.join(l.src, l.dst);
+  }
+  // Members of each switch component, with their uplink (bandwidth summed
+  // over parallel cables, latency of the first) and downlink latency.
+  struct Attach {
+    std::uint32_t rank;
+    double up_gbps = 0, up_ns = 0, down_ns = 0;
+  };
+  struct Switch {
+    std::vector<Attach> members;
+    bool intra_server = false;
+  };
+  std::unordered_map<net::NodeId, std::size_t> index;
+  std::vector<Switch> switches;
+  for (std::uint32_t r = 0; r < ranks.size(); ++r) {
+    const net::Node& ep = topo.nodes()[topo.endpoint_node(ranks[r])];
+    for (net::LinkId li : ep.out) {
+      const net::Link& l = links[li];
+      if (!l.carries_data || topo.nodes()[l.dst].kind != net::NodeKind::Switch) continue;
+      const net::NodeId root = comp.find(l.dst);
+      const auto [it, fresh] = index.try_emplace(root, switches.size());
+      if (fresh) switches.emplace_back();
+      Switch& sw = switches[it->second];
+      sw.intra_server = sw.intra_server || l.cls == net::LinkClass::IntraServer;
+      if (sw.members.empty() || sw.members.back().rank != r) {
+        Attach a{r};
+        a.up_ns = l.latency.ns();
+        a.down_ns = l.reverse != net::kNoLink ? links[l.reverse].latency.ns() : a.up_ns;
+        sw.members.push_back(a);
+      }
+      sw.members.back().up_gbps += l.bandwidth_gbps;
+    }
+  }
+  for (const Switch& sw : switches) {
+    const auto N = static_cast<std::uint32_t>(sw.members.size());
+    if (N < 2) continue;
+    const std::uint32_t d = sw.intra_server ? N - 1 : unwind_degree(unwind, N, prefix);
+    const bool both = !sw.intra_server && unwind == "bidirectional_ring";
+    for (std::uint32_t k = 0; k < N; ++k) {
+      const Attach& a = sw.members[k];
+      const double share = a.up_gbps / (both && N > 2 ? 2.0 : static_cast<double>(d));
+      for (std::uint32_t j = 1; j <= d; ++j) {
+        const Attach& b = sw.members[(k + j) % N];
+        g.links.push_back(synth::Link{a.rank, b.rank, a.up_ns + b.down_ns, share});
+      }
+      if (both && N > 2) {
+        const Attach& b = sw.members[(k + N - 1) % N];
+        g.links.push_back(synth::Link{a.rank, b.rank, a.up_ns + b.down_ns, share});
+      }
+    }
+  }
+  return g;
+}
+
+synth::Request tacos_request(const CollectiveSpec& spec, const synth::NpuGraph& g, const std::string& prefix) {
+  synth::Request r;
+  r.op = synth_op(spec.op, prefix);
+  r.root = spec.root;
+  const std::uint64_t n = g.npus;
+  const bool rooted = spec.op == CollectiveOp::Broadcast || spec.op == CollectiveOp::Reduce;
+  const bool scatter = spec.op == CollectiveOp::Scatter || spec.op == CollectiveOp::Gather;
+  // Each NPU's piece (rooted: the whole buffer at the root).
+  const std::uint64_t moved = scatter ? spec.bytes - part(spec.bytes, n, spec.root) : spec.bytes;
+  const std::uint64_t owners = rooted ? 1 : scatter ? n - 1 : n;
+  const std::uint64_t piece = moved / owners;
+  const std::uint64_t k =
+      spec.chunk_bytes == 0 ? 1 : std::max<std::uint64_t>(1, (piece + spec.chunk_bytes - 1) / spec.chunk_bytes);
+  // Synthesis keeps a few words per (chunk, NPU): at most 2^24 of them.
+  constexpr std::uint64_t kMaxCells = std::uint64_t{1} << 24;
+  if (k * owners * n > kMaxCells || k > UINT32_MAX / owners)
+    throw ConfigError(fmt::format("{}.chunk_bytes: {} chunks held or wanted by {} NPUs are more chunk-NPU pairs "
+                                  "than tacos synthesizes ({}); raise chunk_bytes",
+                                  prefix, k * owners, n, kMaxCells));
+  if (piece < k || moved < k * owners)
+    throw ConfigError(fmt::format("{}.sizes: {} bytes cannot be cut into {} chunks per NPU over {} NPUs",
+                                  prefix, spec.bytes, k, n));
+  r.chunks_per_npu = static_cast<std::uint32_t>(k);
+  r.chunk_bytes = (moved + k * owners - 1) / (k * owners);
+  return r;
+}
+
+std::shared_ptr<const TacosPlan> plan_tacos(const net::Topology& topo, const std::vector<net::EndpointId>& ranks,
+                                            const CollectiveSpec& spec, const TacosOptions& opt) {
+  const std::string& prefix = opt.prefix;
+  auto plan = std::make_shared<TacosPlan>();
+  plan->graph = npu_graph(topo, ranks, opt.unwind, prefix);
+  plan->request = tacos_request(spec, plan->graph, prefix);
+  synth::Request checked = plan->request;
+  if (!opt.schedule_in.empty()) {
+    std::ifstream in(opt.schedule_in);
+    if (!in) throw ConfigError(prefix + ".tacos_schedule: cannot read '" + opt.schedule_in + "'");
+    synth::Request file;
+    try {
+      plan->schedule = synth::read_schedule(in, opt.schedule_in, plan->graph, file);
+    } catch (const std::invalid_argument& e) {
+      throw ConfigError(prefix + ".tacos_schedule: " + e.what());
+    }
+    const auto mismatch = [&](const std::string& what, const std::string& has, const std::string& wants) {
+      throw ConfigError(prefix + ".tacos_schedule: '" + opt.schedule_in + "' is a schedule of " + what + " " + has +
+                        ", this run needs " + wants);
+    };
+    if (file.op != checked.op) mismatch("op", synth::to_string(file.op), synth::to_string(checked.op));
+    if (file.root != checked.root &&
+        (spec.op == CollectiveOp::Broadcast || spec.op == CollectiveOp::Reduce || spec.op == CollectiveOp::Scatter ||
+         spec.op == CollectiveOp::Gather))
+      mismatch("root", std::to_string(file.root), std::to_string(checked.root));
+    if (file.chunks_per_npu != checked.chunks_per_npu)
+      mismatch("chunks_per_npu", std::to_string(file.chunks_per_npu),
+               std::to_string(checked.chunks_per_npu) + " (from chunk_bytes and the size)");
+    // Its times are checked against its own chunk size.
+    checked = file;
+    plan->from_file = true;
+  } else {
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      plan->schedule = synth::synthesize(plan->graph, plan->request, synth::GreedyOptions{opt.seed, opt.instances});
+    } catch (const std::invalid_argument& e) {
+      throw ConfigError(prefix + ".algorithm: tacos cannot synthesize " + std::string(to_string(spec.op)) + " on the " +
+                        std::to_string(ranks.size()) + " ranks' NPU graph (" + e.what() +
+                        "); a communicator on part of a direct-connect fabric may be cut off from itself");
+    }
+    plan->synthesis_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  const std::string why = synth::check(plan->graph, checked, plan->schedule);
+  if (!why.empty()) {
+    if (plan->from_file)
+      throw ConfigError(prefix + ".tacos_schedule: '" + opt.schedule_in + "' is not a valid " +
+                        synth::to_string(checked.op) + " schedule on these ranks: " + why);
+    throw std::logic_error("tacos: synthesized schedule fails its check: " + why);
+  }
+  plan->chunk_bytes = chunk_sizes(spec, plan->graph, synth::chunk_count(plan->graph, plan->request));
+  if (!opt.schedule_out.empty()) {
+    // Every process writes the same text to a file of its own and renames
+    // it over the target: the file is whole, never half-written.
+    const std::string tmp = opt.schedule_out + ".tmp" + std::to_string(::getpid());
+    {
+      std::ofstream out(tmp);
+      if (out) synth::write_schedule(out, plan->graph, checked, plan->schedule);
+      if (!out) {
+        std::remove(tmp.c_str());
+        throw ConfigError(prefix + ".tacos_write_schedule: cannot write '" + opt.schedule_out + "'");
+      }
+    }
+    if (std::rename(tmp.c_str(), opt.schedule_out.c_str()) != 0) {
+      std::remove(tmp.c_str());
+      throw ConfigError(prefix + ".tacos_write_schedule: cannot write '" + opt.schedule_out + "'");
+    }
+  }
+  return plan;
+}
+
+}  // namespace fabricsim::workload
