@@ -81,10 +81,19 @@ JobSet::JobSet(const config::Config& cfg, net::Network& network, core::Simulator
   const std::size_t n = job_count();
   if (!queued_) {
     graph_ = std::make_unique<workload::TaskGraph>(network, sim);
+    // share_endpoints: every job places itself on the whole fabric (tenants
+    // on the same accelerators, their traffic sharing links and NICs).
+    const bool shared = cfg.get_bool("workload.share_endpoints");
     workload::EndpointPool pool(endpoints);
-    for (std::size_t j = 0; j < n; ++j) jobs_.push_back(make_job(j, *graph_, pool, job_config(j)));
+    for (std::size_t j = 0; j < n; ++j) {
+      if (shared) pool = workload::EndpointPool(endpoints);
+      jobs_.push_back(make_job(j, *graph_, pool, job_config(j)));
+    }
     return;
   }
+  if (cfg.get_bool("workload.share_endpoints"))
+    throw util::ConfigError("workload.share_endpoints: a queued run (workload.queue = \"fifo\") admits jobs onto free "
+                            "endpoints; sharing them is for workload.queue = \"none\"");
   // A queued run: each job planned alone on an empty fabric (its errors
   // found before the run, its size known), then dropped.  Jobs that differ
   // only in their arrival are planned once (a job mix repeats a few

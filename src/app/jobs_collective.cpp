@@ -96,6 +96,8 @@ class CollectiveJob final : public Job {
                  plans[si]->schedule.finish_ns / 1000.0,
                  plans[si]->from_file ? std::string("read from a file")
                                       : fmt::format("synthesized in {:.3f} s", plans[si]->synthesis_seconds));
+    for (std::size_t si = 0; si < plans.size(); ++si)
+      for (const std::string& st : plans[si]->ilp_status) fmt::print("#   ILP: {}\n", st);
     for (std::size_t si = 0; si < cp.sizes.size(); ++si) {
       double t_ns = 0;
       int k = 0;

@@ -213,6 +213,12 @@ workload::CollectiveParams collective_params(const config::Config& cfg, const wo
     t->instances = cfg_u32(cfg, "workload.tacos_instances");
     t->seed = p.seed;
     t->unwind = cfg.get_string("workload.tacos_unwind");
+    t->synthesizer = cfg.get_string("workload.tacos_synthesizer");
+    t->ilp_time_limit_s = cfg.get_float("workload.tacos_ilp_time_limit_s");
+    t->ilp_clustering = cfg.get_bool("workload.tacos_ilp_clustering");
+    t->ilp_window_steps = cfg_u32(cfg, "workload.tacos_ilp_window_steps");
+    t->step_ns = cfg.get_float("workload.tacos_step_ns");
+    t->ilp_max_variables = static_cast<std::uint64_t>(cfg.get_int("workload.tacos_ilp_max_variables"));
     t->schedule_in = cfg.get_string("workload.tacos_schedule");
     if (!t->schedule_in.empty() && t->schedule_in[0] != '/' && cfg.base_dir() != ".")
       t->schedule_in = cfg.base_dir() + "/" + t->schedule_in;

@@ -418,6 +418,31 @@ std::vector<ParamDecl> declare() {
                         "collective, algorithm `tacos`: independent seeded TACOS-Greedy runs (seeds from "
                         "engine.seed); the fastest schedule is kept (tacos spec 5.3).",
                         1, 1024));
+  p.push_back(enum_param("workload", "tacos_synthesizer", "greedy", {"greedy", "ilp", "taccl"},
+                         "collective, algorithm `tacos`: `greedy` (TACOS-Greedy), `ilp` (TACOS-ILP on the "
+                         "time-expanded network, through CBC: for small instances) or `taccl` (the same ILP without "
+                         "the congestion constraint, the spec's TACCL-like baseline, whose congestion then shows as "
+                         "serialization). Reductions reverse its schedules as they do greedy's."));
+  p.push_back(float_param("workload", "tacos_ilp_time_limit_s", "s", 60,
+                          "collective, tacos_synthesizer `ilp` or `taccl`: wall-clock budget of one ILP call (an "
+                          "allreduce makes two); when it runs out the best schedule found is completed by shortest "
+                          "paths (early termination, spec 4.3). 0: none.",
+                          0, 1e6));
+  p.push_back(bool_param("workload", "tacos_ilp_clustering", false,
+                         "collective, ILP: time clustering (spec 4.4): solve windows of `tacos_ilp_window_steps` "
+                         "steps one after another instead of the whole collective at once."));
+  p.push_back(int_param("workload", "tacos_ilp_window_steps", "", 0,
+                        "collective, ILP with time clustering: window length in steps; 0 = the diameter of the "
+                        "time-expanded network.",
+                        0, 1 << 20));
+  p.push_back(float_param("workload", "tacos_step_ns", "ns", 0,
+                          "collective, ILP: the time-expanded network's discretisation factor f (a link of cost l "
+                          "takes ceil(l / f) steps); 0 = the smallest link cost.",
+                          0, 1e9));
+  p.push_back(int_param("workload", "tacos_ilp_max_variables", "", 200000,
+                        "collective, ILP: the largest model built (binary variables); a larger one is refused "
+                        "before CBC runs.",
+                        1, 1ll << 32));
   p.push_back(string_param("workload", "tacos_unwind", "ring",
                            "collective, algorithm `tacos`: how a switch fabric (a connected group of switches: fat "
                            "tree, leaf-spine, Dragonfly, a HammingMesh row or column tree) becomes NPU links for the "
@@ -490,6 +515,13 @@ std::vector<ParamDecl> declare() {
         "Run-wide: set in [workload], not in a [[jobs]] table.");
     queue.run_wide = true;
     p.push_back(std::move(queue));
+    ParamDecl share = bool_param(
+        "workload", "share_endpoints", false,
+        "[[jobs]] with queue `none`: every job is placed on the whole fabric, as if alone, so jobs may share "
+        "endpoints (tenants on the same accelerators, e.g. several collectives at once on one mesh: TACOS' "
+        "multi-tenant case); their messages then share NICs and links. Run-wide: set in [workload].");
+    share.run_wide = true;
+    p.push_back(std::move(share));
   }
   p.push_back(int_list_param("workload", "endpoints", "", {},
                              "collective: the communicator for `placement = \"list\"`; dnn: the job's endpoints.",

@@ -77,10 +77,10 @@ Schedule reverse(const NpuGraph& gt, std::uint32_t chunks, const Schedule& fwd) 
   return out;
 }
 
-Schedule reduce_scatter_of(const NpuGraph& g, const Request& r, const GreedyOptions& opt) {
+Schedule reduce_scatter_of(const NpuGraph& g, const Request& r, const Synthesizer& one) {
   const NpuGraph gt = transpose(g);
   const Collective c = all_gather(gt, r.chunks_per_npu, r.chunk_bytes);
-  return reverse(gt, c.chunks, greedy(gt, c, opt));
+  return reverse(gt, c.chunks, one(gt, c));
 }
 
 }  // namespace
@@ -115,23 +115,27 @@ std::uint32_t chunk_count(const NpuGraph& g, const Request& r) {
 }
 
 Schedule synthesize(const NpuGraph& g, const Request& r, const GreedyOptions& opt) {
+  return synthesize_with(g, r, [&opt](const NpuGraph& h, const Collective& c) { return greedy(h, c, opt); });
+}
+
+Schedule synthesize_with(const NpuGraph& g, const Request& r, const Synthesizer& one) {
   require_root(g, r);
   switch (r.op) {
-    case Op::AllGather: return greedy(g, all_gather(g, r.chunks_per_npu, r.chunk_bytes), opt);
-    case Op::Broadcast: return greedy(g, broadcast(g, r.root, r.chunks_per_npu, r.chunk_bytes), opt);
-    case Op::Scatter: return greedy(g, scatter(g, r.root, r.chunks_per_npu, r.chunk_bytes), opt);
-    case Op::Gather: return greedy(g, gather(g, r.root, r.chunks_per_npu, r.chunk_bytes), opt);
-    case Op::ReduceScatter: return reduce_scatter_of(g, r, opt);
+    case Op::AllGather: return one(g, all_gather(g, r.chunks_per_npu, r.chunk_bytes));
+    case Op::Broadcast: return one(g, broadcast(g, r.root, r.chunks_per_npu, r.chunk_bytes));
+    case Op::Scatter: return one(g, scatter(g, r.root, r.chunks_per_npu, r.chunk_bytes));
+    case Op::Gather: return one(g, gather(g, r.root, r.chunks_per_npu, r.chunk_bytes));
+    case Op::ReduceScatter: return reduce_scatter_of(g, r, one);
     case Op::Reduce: {
       const NpuGraph gt = transpose(g);
       const Collective c = broadcast(gt, r.root, r.chunks_per_npu, r.chunk_bytes);
-      return reverse(gt, c.chunks, greedy(gt, c, opt));
+      return reverse(gt, c.chunks, one(gt, c));
     }
     case Op::AllReduce: {
       // Same chunk numbering in both halves: chunk c is reduced at, then
       // broadcast from, the c / chunks_per_npu-th live NPU.
-      Schedule s = reduce_scatter_of(g, r, opt);
-      const Schedule ag = greedy(g, all_gather(g, r.chunks_per_npu, r.chunk_bytes), opt);
+      Schedule s = reduce_scatter_of(g, r, one);
+      const Schedule ag = one(g, all_gather(g, r.chunks_per_npu, r.chunk_bytes));
       const double shift = s.finish_ns;
       for (Send x : ag.sends) {
         x.start_ns += shift;

@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "fabricsim/synth/ilp.hpp"
 #include "fabricsim/util/error.hpp"
 
 namespace fabricsim::workload {
@@ -46,6 +47,11 @@ std::uint32_t unwind_degree(const std::string& unwind, std::uint32_t members, co
     throw ConfigError(prefix + ".tacos_unwind: '" + unwind +
                       "' is not an unwinding (ring, bidirectional_ring, max or a degree from 1)");
   return std::min(d, members - 1);
+}
+
+std::string without(std::string text, const std::string& piece) {
+  if (const auto at = text.find(piece); at != std::string::npos) text.erase(at, piece.size());
+  return text;
 }
 
 std::uint64_t part(std::uint64_t S, std::uint64_t n, std::uint64_t j) { return S / n + (j < S % n ? 1 : 0); }
@@ -208,9 +214,29 @@ std::shared_ptr<const TacosPlan> plan_tacos(const net::Topology& topo, const std
     plan->from_file = true;
   } else {
     const auto t0 = std::chrono::steady_clock::now();
+    synth::IlpOptions ilp;
+    ilp.congestion = opt.synthesizer == "ilp";
+    ilp.step_ns = opt.step_ns;
+    ilp.time_limit_s = opt.ilp_time_limit_s;
+    ilp.clustering = opt.ilp_clustering;
+    ilp.window_steps = opt.ilp_window_steps;
+    ilp.max_variables = opt.ilp_max_variables;
+    const auto by_ilp = [&](const synth::NpuGraph& g, const synth::Collective& c) {
+      synth::IlpResult res = synth::ilp(g, c, ilp);
+      plan->ilp_status.push_back(res.status);
+      return std::move(res.schedule);
+    };
     try {
-      plan->schedule = synth::synthesize(plan->graph, plan->request, synth::GreedyOptions{opt.seed, opt.instances});
+      if (opt.synthesizer == "greedy")
+        plan->schedule = synth::synthesize(plan->graph, plan->request, synth::GreedyOptions{opt.seed, opt.instances});
+      else
+        plan->schedule = synth::synthesize_with(plan->graph, plan->request, by_ilp);
     } catch (const std::invalid_argument& e) {
+      if (opt.synthesizer != "greedy" && std::string(e.what()).find("max_variables") != std::string::npos)
+        throw ConfigError(prefix + ".tacos_ilp_max_variables: " + without(e.what(), " (IlpOptions::max_variables)") +
+                          " (" + std::to_string(ranks.size()) +
+                          " ranks, " + std::to_string(plan->request.chunks_per_npu) +
+                          " chunks per NPU: raise the limit, use fewer chunks or tacos_synthesizer = \"greedy\")");
       throw ConfigError(prefix + ".algorithm: tacos cannot synthesize " + std::string(to_string(spec.op)) + " on the " +
                         std::to_string(ranks.size()) + " ranks' NPU graph (" + e.what() +
                         "); a communicator on part of a direct-connect fabric may be cut off from itself");

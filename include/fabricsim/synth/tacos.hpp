@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <string>
 #include <utility>
@@ -162,6 +163,14 @@ std::uint32_t chunk_count(const NpuGraph& g, const Request& r);
 /// the reduction phases have reduce = true.  Throws std::invalid_argument
 /// as greedy() does, and for a root out of range or failed.
 Schedule synthesize(const NpuGraph& g, const Request& r, const GreedyOptions& opt = {});
+
+/// A synthesizer of one non-combining collective (greedy, the ILP, ...).
+/// Its schedules must receive every (chunk, NPU) pair at most once, so that
+/// reversing them gives in-trees.
+using Synthesizer = std::function<Schedule(const NpuGraph&, const Collective&)>;
+/// The same with any synthesizer in place of TACOS-Greedy (the reductions
+/// are reversed the same way).
+Schedule synthesize_with(const NpuGraph& g, const Request& r, const Synthesizer& one);
 
 /// Independent check of a schedule for any op: links exist and touch live
 /// NPUs, times match link costs, one transfer per link at a time, causality

@@ -44,6 +44,14 @@ struct TacosOptions {
   /// half the bandwidth each), "max" (degree N - 1, fully connected) or a
   /// degree "1" .. "N-1".
   std::string unwind = "ring";
+  /// "greedy" (TACOS-Greedy), "ilp" (TACOS-ILP) or "taccl" (the ILP without
+  /// the congestion constraint), the ILP's through CBC with these options.
+  std::string synthesizer = "greedy";
+  double ilp_time_limit_s = 60;  ///< per ILP call (an allreduce makes two); 0: none
+  bool ilp_clustering = false;   ///< time clustering (spec 4.4)
+  std::uint32_t ilp_window_steps = 0;
+  double step_ns = 0;  ///< the TEN's discretisation f; 0: the smallest link cost
+  std::uint64_t ilp_max_variables = 200000;
   /// Read the schedule from this file instead of synthesizing it.
   std::string schedule_in;
   /// Write the schedule (synthesized or read) to this file.
@@ -60,6 +68,9 @@ struct TacosPlan {
   std::vector<std::uint64_t> chunk_bytes;  ///< actual bytes of each chunk (they add up to the operation's)
   double synthesis_seconds = 0;            ///< wall time of synthesis (0 when read from a file)
   bool from_file = false;
+  /// How the ILP's schedules were obtained (synth::IlpResult::status, one
+  /// per ILP call); empty for greedy and files.
+  std::vector<std::string> ilp_status;
 };
 
 /// The logical NPU graph of `ranks` on `topo` (see above).  ConfigError
