@@ -8,6 +8,7 @@
 #include "fabricsim/util/error.hpp"
 #include "fabricsim/workload/collective.hpp"
 #include "fabricsim/workload/tacos.hpp"
+#include "failures.hpp"
 #include "jobs.hpp"
 #include "memory.hpp"
 #include "scenario.hpp"
@@ -19,6 +20,12 @@ class CollectiveJob final : public Job {
  public:
   CollectiveJob(const config::Config& cfg, JobPlanning& plan) {
     workload::CollectiveParams p = collective_params(cfg, &plan.pool);
+    if (p.tacos) {  // the fabric the schedule is synthesized for: without what is down from the start
+      auto t = std::make_shared<workload::TacosOptions>(*p.tacos);
+      for (const net::LinkChange& c : failure_schedule(cfg, plan.graph.network().topology()).changes)
+        if (c.at == core::SimTime::zero() && !c.up) t->down_links.push_back(c.link);
+      p.tacos = std::move(t);
+    }
     // A planned message costs about 260 bytes (message, task, edges;
     // measured): the plan must fit the memory limit of one rank.
     p.max_messages = std::min<std::uint64_t>(p.max_messages, memory_limit_per_rank(cfg, 1) / 300);

@@ -74,8 +74,9 @@ synth::Op synth_op(CollectiveOp op, const std::string& prefix) {
 // the chunks allow (scatter and gather move all but the root's part).
 std::vector<std::uint64_t> chunk_sizes(const CollectiveSpec& spec, const synth::NpuGraph& g, std::uint32_t chunks) {
   std::uint64_t total = spec.bytes;
-  if (spec.op == CollectiveOp::Scatter || spec.op == CollectiveOp::Gather)
-    total -= part(spec.bytes, g.npus, spec.root);
+  std::uint64_t live = 0;
+  for (std::uint32_t v = 0; v < g.npus; ++v) live += g.is_failed(v) ? 0 : 1;
+  if (spec.op == CollectiveOp::Scatter || spec.op == CollectiveOp::Gather) total -= part(spec.bytes, live, 0);
   std::vector<std::uint64_t> out(chunks);
   for (std::uint32_t c = 0; c < chunks; ++c) out[c] = part(total, chunks, c);
   return out;
@@ -84,17 +85,21 @@ std::vector<std::uint64_t> chunk_sizes(const CollectiveSpec& spec, const synth::
 }  // namespace
 
 synth::NpuGraph npu_graph(const net::Topology& topo, const std::vector<net::EndpointId>& ranks,
-                          const std::string& unwind, const std::string& prefix) {
+                          const std::string& unwind, const std::string& prefix,
+                          const std::vector<net::LinkId>& down_links) {
   synth::NpuGraph g;
   g.npus = static_cast<std::uint32_t>(ranks.size());
+  std::vector<std::uint8_t> down(topo.links().size(), 0);
+  for (net::LinkId l : down_links) down[l] = 1;
   const auto nodes = topo.nodes().size();
   std::vector<std::uint32_t> rank_of(nodes, UINT32_MAX);
   for (std::uint32_t r = 0; r < ranks.size(); ++r) rank_of[topo.endpoint_node(ranks[r])] = r;
   const auto& links = topo.links();
   // Direct cables between two ranks, and the switch components.
   Components comp(nodes);
-  for (const net::Link& l : links) {
-    if (!l.carries_data) continue;
+  for (net::LinkId li = 0; li < links.size(); ++li) {
+    const net::Link& l = links[li];
+    if (!l.carries_data || down[li] != 0) continue;
     const bool s_ep = topo.nodes()[l.src].kind == net::NodeKind::Endpoint;
     const bool d_ep = topo.nodes()[l.dst].kind == net::NodeKind::Endpoint;
     if (s_ep && d_ep && rank_of[l.src] != UINT32_MAX && rank_of[l.dst] != UINT32_MAX)
@@ -118,7 +123,7 @@ synth::NpuGraph npu_graph(const net::Topology& topo, const std::vector<net::Endp
     const net::Node& ep = topo.nodes()[topo.endpoint_node(ranks[r])];
     for (net::LinkId li : ep.out) {
       const net::Link& l = links[li];
-      if (!l.carries_data || topo.nodes()[l.dst].kind != net::NodeKind::Switch) continue;
+      if (!l.carries_data || down[li] != 0 || topo.nodes()[l.dst].kind != net::NodeKind::Switch) continue;
       const net::NodeId root = comp.find(l.dst);
       const auto [it, fresh] = index.try_emplace(root, switches.size());
       if (fresh) switches.emplace_back();
@@ -151,6 +156,18 @@ synth::NpuGraph npu_graph(const net::Topology& topo, const std::vector<net::Endp
       }
     }
   }
+  // A rank whose endpoint lost every link is a failed NPU.
+  if (!down_links.empty()) {
+    for (std::uint32_t r = 0; r < g.npus; ++r) {
+      bool any = false;
+      for (net::LinkId li : topo.nodes()[topo.endpoint_node(ranks[r])].out)
+        any = any || (links[li].carries_data && down[li] == 0);
+      if (!any) {
+        if (g.failed.empty()) g.failed.assign(g.npus, 0);
+        g.failed[r] = 1;
+      }
+    }
+  }
   return g;
 }
 
@@ -158,11 +175,12 @@ synth::Request tacos_request(const CollectiveSpec& spec, const synth::NpuGraph& 
   synth::Request r;
   r.op = synth_op(spec.op, prefix);
   r.root = spec.root;
-  const std::uint64_t n = g.npus;
+  std::uint64_t n = 0;  // live NPUs (a failed one takes no part)
+  for (std::uint32_t v = 0; v < g.npus; ++v) n += g.is_failed(v) ? 0 : 1;
   const bool rooted = spec.op == CollectiveOp::Broadcast || spec.op == CollectiveOp::Reduce;
   const bool scatter = spec.op == CollectiveOp::Scatter || spec.op == CollectiveOp::Gather;
   // Each NPU's piece (rooted: the whole buffer at the root).
-  const std::uint64_t moved = scatter ? spec.bytes - part(spec.bytes, n, spec.root) : spec.bytes;
+  const std::uint64_t moved = scatter ? spec.bytes - part(spec.bytes, n, 0) : spec.bytes;
   const std::uint64_t owners = rooted ? 1 : scatter ? n - 1 : n;
   const std::uint64_t piece = moved / owners;
   const std::uint64_t k =
@@ -185,7 +203,7 @@ std::shared_ptr<const TacosPlan> plan_tacos(const net::Topology& topo, const std
                                             const CollectiveSpec& spec, const TacosOptions& opt) {
   const std::string& prefix = opt.prefix;
   auto plan = std::make_shared<TacosPlan>();
-  plan->graph = npu_graph(topo, ranks, opt.unwind, prefix);
+  plan->graph = npu_graph(topo, ranks, opt.unwind, prefix, opt.down_links);
   plan->request = tacos_request(spec, plan->graph, prefix);
   synth::Request checked = plan->request;
   if (!opt.schedule_in.empty()) {

@@ -274,6 +274,23 @@ op = "allgather"
           and all(t >= a - PS for t, a in zip(tt, alone)) and max(tt) < sum(alone),
           f"together {tt}, alone {alone}")
 
+    # 5d. The spec's failed-NPU mesh: 4 x 4 with NPUs 7 and 9 down from the
+    # start ([[failures]]): the schedule leaves them out, nothing crosses
+    # their links, and the analytic replay ends when the schedule says.
+    f = run(tmp, "failed_npus", graph_cfg("mesh", [4, 4], "allreduce", "tacos", 1_400_000,
+                                           extra='[[failures]]\nelement = "npu7"\n[[failures]]\nelement = "npu9"'))
+    links, nodes = f["links"], f["nodes"]
+    names = [n.decode() if isinstance(n, bytes) else n for n in nodes["name"][()]]
+    dead = {names.index("npu7"), names.index("npu9")}
+    touching = [i for i in range(len(links["src"])) if int(links["src"][i]) in dead or int(links["dst"][i]) in dead]
+    s = f["summary"].attrs
+    check("allreduce on the 4 x 4 mesh without NPUs 7 and 9: 14 live NPUs, no byte on their links, analytic = "
+          "schedule, every byte delivered",
+          all(int(links["tx_bytes"][i]) == 0 for i in touching) and len(touching) == 14
+          and abs(op_time(f) - float(f["collectives"]["schedule_ns"][0])) < 2 * PS
+          and int(s["bytes_delivered"]) == int(s["bytes_injected"]) and int(s["messages_failed"]) == 0,
+          f"{op_time(f)} vs {f['collectives']['schedule_ns'][0]}")
+
     # 5c. The ILP (CBC) through the app: never slower than greedy on the
     # homogeneous mesh, TACCL-like (no congestion constraint) never faster
     # than TACOS-ILP once its congestion is serialized, every op replayed.

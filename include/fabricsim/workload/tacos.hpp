@@ -56,6 +56,11 @@ struct TacosOptions {
   std::string schedule_in;
   /// Write the schedule (synthesized or read) to this file.
   std::string schedule_out;
+  /// Links down from time 0 ([[failures]]): the NPU graph leaves them out,
+  /// and a rank whose endpoint has no live link is a failed NPU (it takes
+  /// no part, spec 6: the failed-NPU mesh).  Later changes are not seen:
+  /// the schedule is fixed before the run.
+  std::vector<net::LinkId> down_links;
   /// The parameter prefix errors name ("workload" or "jobs[k]").
   std::string prefix = "workload";
 };
@@ -73,10 +78,12 @@ struct TacosPlan {
   std::vector<std::string> ilp_status;
 };
 
-/// The logical NPU graph of `ranks` on `topo` (see above).  ConfigError
-/// naming `prefix`.tacos_unwind for a bad unwind.
+/// The logical NPU graph of `ranks` on `topo` (see above), without the
+/// links in `down_links`.  ConfigError naming `prefix`.tacos_unwind for a
+/// bad unwind.
 synth::NpuGraph npu_graph(const net::Topology& topo, const std::vector<net::EndpointId>& ranks,
-                          const std::string& unwind, const std::string& prefix = "workload");
+                          const std::string& unwind, const std::string& prefix = "workload",
+                          const std::vector<net::LinkId>& down_links = {});
 
 /// The synth request of an operation: op, root, chunks per NPU (from
 /// spec.chunk_bytes: each NPU's piece in chunks of at most that many bytes;
