@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <fstream>
 #include <numeric>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <unistd.h>
@@ -112,6 +113,7 @@ synth::NpuGraph npu_graph(const net::Topology& topo, const std::vector<net::Endp
   struct Attach {
     std::uint32_t rank;
     double up_gbps = 0, up_ns = 0, down_ns = 0;
+    double cable_gbps = 0;  // its fastest single cable into the group: what one message can use
   };
   struct Switch {
     std::vector<Attach> members;
@@ -136,24 +138,47 @@ synth::NpuGraph npu_graph(const net::Topology& topo, const std::vector<net::Endp
         sw.members.push_back(a);
       }
       sw.members.back().up_gbps += l.bandwidth_gbps;
+      sw.members.back().cable_gbps = std::max(sw.members.back().cable_gbps, l.bandwidth_gbps);
     }
   }
-  for (const Switch& sw : switches) {
+  // Pairs joined by a cable: the network routes a message between them over
+  // it, never through a switch, so no unwound link may claim that path.
+  std::set<std::pair<std::uint32_t, std::uint32_t>> direct;
+  for (const synth::Link& l : g.links) direct.emplace(l.src, l.dst);
+  const auto cabled = [&](const Attach& a, const Attach& b) { return direct.count({a.rank, b.rank}) > 0; };
+  for (Switch& sw : switches) {
     const auto N = static_cast<std::uint32_t>(sw.members.size());
     if (N < 2) continue;
     const std::uint32_t d = sw.intra_server ? N - 1 : unwind_degree(unwind, N, prefix);
     const bool both = !sw.intra_server && unwind == "bidirectional_ring";
+    if (!direct.empty() && d < N - 1) {
+      // The ring order: rank order, but next the first member not cabled to
+      // the last one where there is such (HammingMesh: a row switch joins
+      // accelerators of several boards; neighbours on a board alternate).
+      std::vector<Attach> order{sw.members[0]};
+      std::vector<std::uint8_t> taken(N, 0);
+      taken[0] = 1;
+      while (order.size() < N) {
+        std::uint32_t pick = N;
+        for (std::uint32_t k = 0; k < N && pick == N; ++k)
+          if (taken[k] == 0 && !cabled(order.back(), sw.members[k])) pick = k;
+        for (std::uint32_t k = 0; k < N && pick == N; ++k)
+          if (taken[k] == 0) pick = k;
+        taken[pick] = 1;
+        order.push_back(sw.members[pick]);
+      }
+      sw.members = std::move(order);
+    }
     for (std::uint32_t k = 0; k < N; ++k) {
       const Attach& a = sw.members[k];
-      const double share = a.up_gbps / (both && N > 2 ? 2.0 : static_cast<double>(d));
-      for (std::uint32_t j = 1; j <= d; ++j) {
-        const Attach& b = sw.members[(k + j) % N];
-        g.links.push_back(synth::Link{a.rank, b.rank, a.up_ns + b.down_ns, share});
-      }
-      if (both && N > 2) {
-        const Attach& b = sw.members[(k + N - 1) % N];
-        g.links.push_back(synth::Link{a.rank, b.rank, a.up_ns + b.down_ns, share});
-      }
+      // Its uplink shared by its d links, none faster than one cable (a
+      // message takes one path).
+      const double share = std::min(a.cable_gbps, a.up_gbps / (both && N > 2 ? 2.0 : static_cast<double>(d)));
+      const auto add = [&](const Attach& b) {
+        if (!cabled(a, b)) g.links.push_back(synth::Link{a.rank, b.rank, a.up_ns + b.down_ns, share});
+      };
+      for (std::uint32_t j = 1; j <= d; ++j) add(sw.members[(k + j) % N]);
+      if (both && N > 2) add(sw.members[(k + N - 1) % N]);
     }
   }
   // A rank whose endpoint lost every link is a failed NPU.

@@ -236,6 +236,31 @@ chunk_bytes = 65536
                             for k in base["links"] if isinstance(base["links"][k], h5py.Dataset))
         check(f"torus tacos allreduce at packet level: {ranks} ranks identical to 1", same)
 
+    # 5a. A HammingMesh board grid (2 x 2 boards of 2 x 2, row and column
+    # switches unwound to rings): every byte delivered at packet level.
+    hm = """
+[topology]
+kind = "hammingmesh"
+board_a = 2
+board_b = 2
+x = 2
+y = 2
+[network]
+model = "packet"
+vcs = 3
+[workload]
+kind = "collective"
+op = "allreduce"
+algorithm = "tacos"
+sizes = [1048576]
+chunk_bytes = 65536
+"""
+    f = run(tmp, "hammingmesh", hm)
+    s = f["summary"].attrs
+    check("tacos allreduce on a HammingMesh board grid at packet level: finished, every byte delivered",
+          int(f["collectives"]["finished"][0]) == 1 and int(s["bytes_delivered"]) == int(s["bytes_injected"])
+          and int(s["bytes_stranded"]) == 0)
+
     # 5b. Tenants: broadcast (root 2), reduce (root 17) and allgather at once
     # on one 6 x 6 mesh (the spec's multi-tenant case), each synthesized
     # alone; sharing the links never makes one faster than alone.

@@ -10,7 +10,8 @@
 //    3.3): an intra-server switch (IntraServer links) degree-max, any other
 //    by TacosOptions::unwind.  An unwound link's alpha is the sender's
 //    uplink latency plus the receiver's downlink latency; its bandwidth the
-//    sender's link into the switch divided by the degree.
+//    sender's links into the switch divided by the degree, at most one
+//    cable's (a message crosses one).
 //  * plan_tacos(): synthesizes (TACOS-Greedy) or reads the schedule of one
 //    operation on a communicator, checks it with synth::check and writes it
 //    out when asked.
