@@ -41,7 +41,8 @@ constexpr double kBytesPerQueuedPacket = 76;
 
 // Time series: two series of 8-byte cells per link, at most 2^24 cells per
 // series in all and 65,536 per link (the network doubles the interval to
-// stay within them).  A series vector grows by doubling, and the write
+// stay within them); the same in all three models (the flow and analytic
+// models keep them in the same form, flow_detail::LinkSeries).  A series vector grows by doubling, and the write
 // gathers and converts them: about four times the cells' bytes at the
 // peak (measured: inputs/torus_small.toml at interval_ns 1000 and 100,
 // 40 and 345 MiB above interval_ns 0).  The length of a run is not known

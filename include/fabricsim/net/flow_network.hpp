@@ -47,7 +47,14 @@
 // k + 1 after the switch latency (its arrival there); it is delivered when
 // it has crossed the last link.  n counts payload bytes only unless
 // AnalyticParams::headers is set, so beta x n is the formulas' term.
-// busy_ps counts the occupancy (alpha + beta x n), tx_bytes the n.
+// busy_ps counts the occupancy (alpha + beta x n), tx_bytes the n.  Time
+// series (NetworkParams::interval > 0, the same rules as the flow model's):
+// a transfer's n bytes are sent evenly over beta x n from the moment the
+// link starts serving it, alpha (propagation) after them, cut into the
+// intervals in whole bytes (the bytes sent by each boundary rounded down),
+// so each link's row sums exactly to its tx_bytes; bytes booked past the
+// end a run is cut at (Network::set_end_time) count in the last interval.
+// Queue series are zero (max_queue_bytes is 0 too).
 #pragma once
 
 #include <cstdint>

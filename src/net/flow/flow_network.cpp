@@ -15,6 +15,7 @@
 #include "fabricsim/util/error.hpp"
 #include "fabricsim/util/random.hpp"
 #include "net/flow/indexed_heap.hpp"
+#include "net/flow/link_series.hpp"
 
 namespace fabricsim::net {
 
@@ -125,11 +126,7 @@ class FlowNetworkImpl final : public NetworkModel {
     deliver_binding_ = sim.bind(core::Simulator::handler<FlowNetworkImpl, &FlowNetworkImpl::on_deliver>(), this);
     sent_binding_ = sim.bind(core::Simulator::handler<FlowNetworkImpl, &FlowNetworkImpl::on_sent>(), this);
     recompute_binding_ = sim.bind(core::Simulator::handler<FlowNetworkImpl, &FlowNetworkImpl::on_recompute>(), this);
-    if (params_.interval > SimTime::zero()) {
-      interval_ps_ = params_.interval.ps();
-      max_intervals_ = std::clamp<std::size_t>((std::size_t{1} << 24) / std::max<std::size_t>(nl, 1), 64, 1u << 16);
-      series_.resize(nl);
-    }
+    series_.start(nl, params_.interval);
     if (params_.send_engines > 0) {
       busy_engines_.assign(topo.endpoint_count(), 0);
       waiting_.resize(topo.endpoint_count());
@@ -149,15 +146,10 @@ class FlowNetworkImpl final : public NetworkModel {
     FABRICSIM_ASSERT(end >= sim_.last_active(), "finish before the last event that did something");
     for (std::size_t l = 0; l < topo_.link_count(); ++l) accrue(static_cast<LinkId>(l), end);
     finish_ps_ = end.ps();
-    if (interval_ps_ > 0 && series_bins_ == 0) {
-      auto bins = [&] { return static_cast<std::size_t>((end.ps() + interval_ps_ - 1) / interval_ps_); };
-      while (bins() > max_intervals_) coarsen_series();
-      series_bins_ = std::max<std::size_t>(bins(), 1);
-      for (auto& s : series_) s.resize(series_bins_, 0.0);
-    }
+    series_.close(end);
   }
-  SimTime series_interval() const override { return SimTime::from_ps(interval_ps_); }
-  std::size_t series_bins() const override { return series_bins_; }
+  SimTime series_interval() const override { return series_.interval(); }
+  std::size_t series_bins() const override { return series_.bins(); }
 
   MessageId create(EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint32_t tag) override {
     slot_of_.push_back(kNoFlowSlot);
@@ -481,7 +473,7 @@ class FlowNetworkImpl final : public NetworkModel {
     if (load > 0.0) {
       link_bytes_[l] += load * static_cast<double>(dt) / 8000.0;
       link_busy_[l] += load / topo_.link(l).bandwidth_gbps * static_cast<double>(dt);
-      if (interval_ps_ > 0) add_series(l, link_last_[l], t.ps(), load / 8000.0);
+      if (series_.on()) add_series(l, link_last_[l], t.ps(), load / 8000.0);
     }
     link_last_[l] = t.ps();
   }
@@ -489,31 +481,15 @@ class FlowNetworkImpl final : public NetworkModel {
   /// Time series: `per_ps` bytes per picosecond over [from, to) into the
   /// bins they overlap (bytes transmitted in each interval).
   void add_series(LinkId l, std::int64_t from, std::int64_t to, double per_ps) {
-    while (static_cast<std::size_t>((to - 1) / interval_ps_) >= max_intervals_) coarsen_series();
-    auto& s = series_[l];
-    for (std::int64_t t = from; t < to;) {
-      const auto k = static_cast<std::size_t>(t / interval_ps_);
-      const std::int64_t bin_end = std::min<std::int64_t>(to, static_cast<std::int64_t>(k + 1) * interval_ps_);
-      if (s.size() <= k) s.resize(k + 1, 0.0);
-      s[k] += per_ps * static_cast<double>(bin_end - t);
-      t = bin_end;
-    }
-  }
-
-  /// Bins 2i and 2i+1 become bin i (the interval doubles, as the packet model's).
-  void coarsen_series() {
-    for (auto& s : series_) {
-      for (std::size_t i = 0; 2 * i < s.size(); ++i) s[i] = s[2 * i] + (2 * i + 1 < s.size() ? s[2 * i + 1] : 0.0);
-      s.resize((s.size() + 1) / 2);
-    }
-    interval_ps_ *= 2;
+    series_.spread(l, from, to,
+                   [per_ps](std::int64_t a, std::int64_t b) { return per_ps * static_cast<double>(b - a); });
   }
 
   /// The last packet of a message crosses the links of its route.
   void tail_bytes(std::span<const FlowLink> links, std::uint64_t bytes) {
     for (const FlowLink& fl : links) {
       link_bytes_[fl.link] += fl.weight * static_cast<double>(bytes);
-      if (interval_ps_ > 0) {
+      if (series_.on()) {
         const std::int64_t t = sim_.now().ps();
         add_series(fl.link, t, t + 1, fl.weight * static_cast<double>(bytes));
       }
@@ -584,17 +560,7 @@ class FlowNetworkImpl final : public NetworkModel {
     }
     st.stranded_packets = failures_ ? stranded_packets_ : std::vector<std::uint64_t>(nl, 0);
     st.stranded_bytes = failures_ ? stranded_bytes_ : std::vector<std::uint64_t>(nl, 0);
-    if (interval_ps_ > 0) {
-      st.series_tx_bytes.resize(nl);
-      st.series_queue_bytes.resize(nl);
-      for (std::size_t l = 0; l < nl; ++l) {
-        const std::size_t k = series_bins_ ? series_bins_ : series_[l].size();
-        st.series_tx_bytes[l].assign(k, 0);
-        for (std::size_t i = 0; i < std::min(k, series_[l].size()); ++i)
-          st.series_tx_bytes[l][i] = static_cast<std::uint64_t>(std::llround(series_[l][i]));
-        st.series_queue_bytes[l].assign(k, 0);
-      }
-    }
+    series_.write(st);
   }
 
   const Topology& topo_;
@@ -632,10 +598,7 @@ class FlowNetworkImpl final : public NetworkModel {
   std::vector<double> link_packets_;
   std::vector<std::uint32_t> link_flows_;
   // Time series (params_.interval > 0): bytes per link and interval.
-  std::int64_t interval_ps_ = 0;
-  std::size_t max_intervals_ = 0;
-  std::size_t series_bins_ = 0;  // after finish()
-  std::vector<std::vector<double>> series_;
+  flow_detail::LinkSeries<double> series_;
   std::vector<std::uint32_t> busy_engines_;         // per endpoint (send_engines > 0)
   std::vector<std::deque<MessageId>> waiting_;      // per endpoint: posted, waiting for an engine
   NetworkTotals totals_;
@@ -706,6 +669,7 @@ class AnalyticNetworkImpl final : public NetworkModel {
     stats_.max_queue_bytes.assign(nl, 0);
     stats_.stall_ps.assign(nl, 0);
     stats_.flows.assign(nl, 0);
+    series_.start(nl, params_.interval);
     arrive_binding_ = sim.bind(core::Simulator::handler<AnalyticNetworkImpl, &AnalyticNetworkImpl::on_arrive>(), this);
     deliver_binding_ =
         sim.bind(core::Simulator::handler<AnalyticNetworkImpl, &AnalyticNetworkImpl::on_deliver>(), this);
@@ -716,7 +680,13 @@ class AnalyticNetworkImpl final : public NetworkModel {
   void set_listener(MessageListener* listener) override { listener_ = listener; }
   const LinkStats& link_stats() const override { return stats_; }
   const NetworkTotals& totals() const override { return totals_; }
-  void finish(SimTime) override {}
+  void finish(SimTime end) override {
+    series_.close(end);
+    series_.write(stats_);
+  }
+  void set_end_time(SimTime end) override { end_ps_ = end.ps(); }
+  SimTime series_interval() const override { return series_.interval(); }
+  std::size_t series_bins() const override { return series_.bins(); }
 
   MessageId create(EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint32_t tag) override {
     const MessageId id = append_message(messages_, topo_, params_, src, dst, bytes, tag);
@@ -795,9 +765,11 @@ class AnalyticNetworkImpl final : public NetworkModel {
     const Link& link = topo_.link(l);
     const std::uint64_t n = wire_size(m.bytes, params_.packet_bytes, params_.header_bytes, params_.headers).total;
     const SimTime start = std::max(sim_.now(), free_at_[l]);
-    const SimTime occupancy = link.latency + core::serialization_time(n, link.bandwidth_gbps);
+    const SimTime ser = core::serialization_time(n, link.bandwidth_gbps);
+    const SimTime occupancy = link.latency + ser;
     free_at_[l] = start + occupancy;
     stats_.tx_bytes[l] += n;
+    if (series_.on()) book_series(l, start, ser, n);
     stats_.tx_packets[l] += m.packets;
     stats_.busy_ps[l] += occupancy.ps();
     stats_.stall_ps[l] += (start - sim_.now()).ps();
@@ -810,6 +782,33 @@ class AnalyticNetworkImpl final : public NetworkModel {
     } else {
       sim_.schedule_bound(free_at_[l] + params_.switch_latency, kPrioPost, link.dst, arrive_binding_, id, hop + 1);
     }
+  }
+
+  /// Time series: a transfer of n bytes that the link starts serving at
+  /// `start` sends them evenly over its serialization [start, start + ser),
+  /// and alpha (the link's latency) follows: the propagation of the last
+  /// byte, as in the packet model, where a link's latency comes after its
+  /// serialization.  The engine itself only needs the sum (the link is
+  /// held for both, and the next hop is asked for at the end), so this
+  /// order is the series' reading of it.  Bytes are cut at the interval
+  /// boundaries in whole bytes, by rounding the bytes sent so far (floor of
+  /// n x elapsed / ser) at each boundary, so a row sums to /links/tx_bytes
+  /// exactly.  The part past engine.end_ns (booked ahead of a cut run's
+  /// end; /links counts it) goes to the last picosecond before the end.
+  void book_series(LinkId l, SimTime start, SimTime ser, std::uint64_t n) {
+    __extension__ using u128 = unsigned __int128;
+    const std::int64_t s = start.ps();
+    const std::int64_t d = std::max<std::int64_t>(ser.ps(), 1);  // (an infinite rate: all at the start)
+    auto sent_by = [&](std::int64_t t) {
+      return static_cast<std::uint64_t>(static_cast<u128>(n) * static_cast<u128>(t - s) / static_cast<u128>(d));
+    };
+    const std::int64_t stop = std::min(s + d, end_ps_);
+    std::uint64_t booked = 0;
+    if (s < stop) {
+      series_.spread(l, s, stop, [&](std::int64_t a, std::int64_t b) { return sent_by(b) - sent_by(a); });
+      booked = sent_by(stop);
+    }
+    if (booked < n) series_.spread(l, end_ps_ - 1, end_ps_, [&](std::int64_t, std::int64_t) { return n - booked; });
   }
 
   void on_deliver(const core::Event& ev) {
@@ -843,6 +842,10 @@ class AnalyticNetworkImpl final : public NetworkModel {
   RouteStore store_;  // pinned routes (Network::pin)
   FlowRoute route_;
   LinkStats stats_;
+  // Time series (params_.interval > 0): bytes per link and interval, whole
+  // bytes (each transfer's are cut into intervals as it is booked).
+  flow_detail::LinkSeries<std::uint64_t> series_;
+  std::int64_t end_ps_ = std::numeric_limits<std::int64_t>::max();  // engine.end_ns (set_end_time)
   NetworkTotals totals_;
   core::Simulator::BindingId arrive_binding_ = 0;
   core::Simulator::BindingId deliver_binding_ = 0;
