@@ -22,9 +22,12 @@
 
 #include "fabricsim/synth/ilp.hpp"
 #include "fabricsim/synth/tacos.hpp"
+#include "graphs.hpp"
 
 namespace fabricsim::synth {
 namespace {
+
+using synth_test::bfs;
 
 using std::uint32_t;
 
@@ -42,24 +45,6 @@ IlpOptions options(bool congestion = true) {
   return o;
 }
 
-// Hop distances from root (BFS over directed links), written here.
-std::vector<int> bfs(const NpuGraph& g, uint32_t root) {
-  std::vector<int> d(g.npus, -1);
-  std::queue<uint32_t> q;
-  d[root] = 0;
-  q.push(root);
-  while (!q.empty()) {
-    const uint32_t u = q.front();
-    q.pop();
-    for (const Link& l : g.links) {
-      if (l.src == u && d[l.dst] < 0) {
-        d[l.dst] = d[u] + 1;
-        q.push(l.dst);
-      }
-    }
-  }
-  return d;
-}
 
 // The largest hop distance from a chunk's nearest holder to an NPU wanting it.
 int hop_lower_bound(const NpuGraph& g, const Collective& c) {
@@ -346,25 +331,10 @@ TEST(SynthIlp, EqualsBruteForceOnThreeNpus) {
 // Heterogeneous: alpha 250-750 ns, 200-1600 Gbit/s; with 64 KiB chunks the
 // costs stay within 6x of each other (a TEN of a few steps per link).
 NpuGraph random_graph(std::mt19937_64& rng, uint32_t n, bool homogeneous) {
-  NpuGraph g;
-  g.npus = n;
   const double gbps[] = {200.0, 400.0, 800.0, 1600.0};
-  const auto link = [&](uint32_t a, uint32_t b) {
-    g.links.push_back(homogeneous ? Link{a, b, kAlpha, kGbps}
-                                  : Link{a, b, 250.0 + static_cast<double>(rng() % 501), gbps[rng() % 4]});
-  };
-  for (uint32_t v = 1; v < n; ++v) {  // random spanning tree, both directions
-    const auto u = static_cast<uint32_t>(rng() % v);
-    link(u, v);
-    link(v, u);
-  }
-  for (uint32_t k = 0; k < n; ++k) {
-    const auto a = static_cast<uint32_t>(rng() % n), b = static_cast<uint32_t>(rng() % n);
-    if (a != b) {
-      link(a, b);
-    }
-  }
-  return g;
+  return synth_test::random_graph(rng, n, n, 0, [&](uint32_t a, uint32_t b) {
+    return homogeneous ? Link{a, b, kAlpha, kGbps} : Link{a, b, 250.0 + static_cast<double>(rng() % 501), gbps[rng() % 4]};
+  });
 }
 
 TEST(SynthIlp, NeverWorseThanGreedyOnHomogeneousGraphs) {

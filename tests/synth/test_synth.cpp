@@ -19,9 +19,12 @@
 #include <vector>
 
 #include "fabricsim/synth/tacos.hpp"
+#include "graphs.hpp"
 
 namespace fabricsim::synth {
 namespace {
+
+using synth_test::bfs;
 
 using std::uint32_t;
 
@@ -33,24 +36,6 @@ const double kTau = kAlpha + static_cast<double>(kBytes) * 8.0 / kGbps;
 
 void expect_near_time(double got, double want) { EXPECT_NEAR(got, want, 1e-6 * want) << got << " vs " << want; }
 
-// Hop distances from root (BFS over directed links), written here.
-std::vector<int> bfs(const NpuGraph& g, uint32_t root) {
-  std::vector<int> d(g.npus, -1);
-  std::queue<uint32_t> q;
-  d[root] = 0;
-  q.push(root);
-  while (!q.empty()) {
-    const uint32_t u = q.front();
-    q.pop();
-    for (const Link& l : g.links) {
-      if (l.src == u && d[l.dst] < 0) {
-        d[l.dst] = d[u] + 1;
-        q.push(l.dst);
-      }
-    }
-  }
-  return d;
-}
 
 TEST(SynthGreedy, UnidirectionalRingAllGatherIsExactlyNMinusOneTau) {
   // Each NPU has one incoming link and needs N-1 chunks: >= (N-1) tau.  Greedy
@@ -174,26 +159,11 @@ TEST(SynthGreedy, GatherAndBroadcastOnMeshAreValid) {
 }
 
 NpuGraph random_graph(std::mt19937_64& rng, uint32_t n) {
-  NpuGraph g;
-  g.npus = n;
   const double gbps[] = {100.0, 200.0, 400.0, 800.0, 1600.0};
-  const auto link = [&](uint32_t a, uint32_t b) {
+  return synth_test::random_graph(rng, n, n, 2 * n, [&](uint32_t a, uint32_t b) {
     const double alpha = static_cast<double>(rng() % 1001);
-    g.links.push_back(Link{a, b, alpha, gbps[rng() % 5]});
-  };
-  for (uint32_t v = 1; v < n; ++v) {  // random spanning tree, both directions
-    const auto u = static_cast<uint32_t>(rng() % v);
-    link(u, v);
-    link(v, u);
-  }
-  const uint32_t extra = n + static_cast<uint32_t>(rng() % (2 * n));
-  for (uint32_t k = 0; k < extra; ++k) {
-    const auto a = static_cast<uint32_t>(rng() % n), b = static_cast<uint32_t>(rng() % n);
-    if (a != b) {
-      link(a, b);
-    }
-  }
-  return g;
+    return Link{a, b, alpha, gbps[rng() % 5]};
+  });
 }
 
 TEST(SynthCheck, PassesGreedyOnRandomHeterogeneousGraphs) {
