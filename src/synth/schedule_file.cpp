@@ -52,6 +52,8 @@ bool parse(std::string_view text, T& out) {
   return res.ec == std::errc() && res.ptr == text.data() + text.size();
 }
 
+constexpr double kMaxTimeNs = 1e15;
+
 class Reader {
  public:
   explicit Reader(const std::string& name) : name_(name) {}
@@ -70,6 +72,11 @@ class Reader {
       }
       if (v < 0.0) {
         fail(line, std::string(field) + " is negative: '" + std::string(text) + "'");
+      }
+      // Beyond simulated time's range (int64 picoseconds, about 106 days),
+      // and where double times no longer resolve a picosecond.
+      if (v > kMaxTimeNs) {
+        fail(line, std::string(field) + " is beyond 1e15 ns (about 11 days): '" + std::string(text) + "'");
       }
     }
     return v;
