@@ -287,6 +287,7 @@ class Runner:
         self.runs = None
         self.count = 0
         self.version = self.git_sha = ""
+        self.stdout = ""  # the last run's standard output (what fabricsim prints but does not write to HDF5)
         out = _call([args.fabricsim, "--version"], args.fabricsim_where)
         self.version = out.stdout.strip()
         if out.returncode != 0 or not self.version.startswith("fabricsim"):
@@ -323,7 +324,7 @@ class Runner:
         self._handlers = {}
 
     def run(self, tag, config, overrides):
-        """One run; returns (HDF5 path, wall seconds, the command line)."""
+        """One run; returns (HDF5 path, wall seconds, the command line); its stdout is then self.stdout."""
         self.count += 1
         h5 = os.path.join(self.runs, "%03d_%s.h5" % (self.count, tag))
         launch = self.args.launch_words
@@ -332,6 +333,7 @@ class Runner:
         t0 = time.time()
         r = _call(cmd, self.args.launch_where if launch else self.args.fabricsim_where)
         wall = time.time() - t0
+        self.stdout = r.stdout or ""
         if r.returncode != 0:
             fail("fabricsim run", "%s (%s; the command: %s)" % (
                 _error_of(r), _status(r.returncode), " ".join(shlex.quote(c) for c in cmd)), 1)
