@@ -439,7 +439,7 @@ std::vector<ParamDecl> declare() {
                           "collective, ILP: the time-expanded network's discretisation factor f (a link of cost l "
                           "takes ceil(l / f) steps); 0 = the smallest link cost.",
                           0, 1e9));
-  p.push_back(int_param("workload", "tacos_ilp_max_variables", "", 200000,
+  p.push_back(int_param("workload", "tacos_ilp_max_variables", "", 2000000,
                         "collective, ILP: the largest model built (binary variables); a larger one is refused "
                         "before CBC runs.",
                         1, 1ll << 32));

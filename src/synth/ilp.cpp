@@ -620,10 +620,20 @@ Solution solve(const Ctx& x, const Model& m, double limit_s, const std::vector<S
   // when a tiny limit stopped the search, and without it mesh 3x3 all-gather
   // of 2 chunks solved 3x faster.  Wall-clock time: the budget is the
   // caller's, on a possibly busy machine.
+  // CBC checks "-sec" between nodes only, and its first LP on a large TEN
+  // (Clp's idiot crash and primal simplex) ran past a 1 s limit for 70 s
+  // on Ring_Ring 6x6: Clp gets the limit too, and the idiot crash (which
+  // never looks at the clock) is off.  A stopped LP can make CBC claim the
+  // optimum; the elapsed time below tells.
+  if (limit_s > 0) {
+    if (auto* clp = dynamic_cast<OsiClpSolverInterface*>(model.solver())) {
+      clp->getModelPtr()->setMaximumSeconds(limit_s);
+    }
+  }
   // "-sec" reads 6 decimals, and 0 would mean no limit.
   const std::string seconds = std::to_string(std::max(limit_s, 1e-3));
-  std::vector<const char*> args = {"fabricsim", "-log",    "0",           "-slog", "0",
-                                   "-timeMode", "elapsed", "-preprocess", "off"};
+  std::vector<const char*> args = {"fabricsim", "-log",    "0",           "-slog", "0",     "-idiot",
+                                   "0",         "-timeMode", "elapsed", "-preprocess", "off"};
   if (limit_s > 0) {
     args.push_back("-sec");
     args.push_back(seconds.c_str());

@@ -52,7 +52,7 @@ struct TacosOptions {
   bool ilp_clustering = false;   ///< time clustering (spec 4.4)
   std::uint32_t ilp_window_steps = 0;
   double step_ns = 0;  ///< the TEN's discretisation f; 0: the smallest link cost
-  std::uint64_t ilp_max_variables = 200000;
+  std::uint64_t ilp_max_variables = 2000000;
   /// Read the schedule from this file instead of synthesizing it.
   std::string schedule_in;
   /// Write the schedule (synthesized or read) to this file.

@@ -71,13 +71,14 @@ def draw(png, rows):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.2))
-    for a in ("ring", "direct", "taccl", "ilp", "greedy"):
+    for i, a in enumerate(("ring", "direct", "taccl", "ilp", "greedy")):
         sel = [r for r in rows if r["algorithm"] == a]
         if sel:
-            a1.plot([r["npus"] for r in sel], [r["time_us"] for r in sel], marker="o", label=tp.label(a))
+            a1.plot([r["npus"] for r in sel], [r["time_us"] for r in sel], marker="o", color="C%d" % i,
+                    label=tp.label(a))
         if sel and a in tp.SYNTHESIZED:
             a2.plot([r["npus"] for r in sel], [max(r["synthesis_s"], 1e-5) for r in sel], marker="o",
-                    label=tp.label(a))
+                    color="C%d" % i, label=tp.label(a))
     for ax in (a1, a2):
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
