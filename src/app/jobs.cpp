@@ -1,6 +1,7 @@
 #include "jobs.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <limits>
 #include <string>
 #include <unordered_map>
@@ -10,6 +11,7 @@
 #include "fabricsim/util/assert.hpp"
 #include "fabricsim/util/error.hpp"
 #include "fabricsim/workload/dnn.hpp"
+#include "topology_kinds.hpp"
 
 namespace fabricsim::app {
 
@@ -74,11 +76,14 @@ JobSet::JobSet(const config::Config& cfg, net::Network& network, core::Simulator
     : net_(network),
       sim_(sim),
       timeline_(cfg.get_bool("output.timeline")),
-      queued_(cfg.get_string("workload.queue") == "fifo"),
+      queued_(cfg.get_string("workload.queue") != "none"),
       cfg_(cfg) {
   tables_ = cfg.job_count() > 0;
   const auto endpoints = static_cast<std::uint32_t>(network.topology().endpoint_count());
   const std::size_t n = job_count();
+  if (!queued_ && cfg.get_string("workload.scheduler") != "free")
+    throw util::ConfigError("workload.scheduler: places the jobs of a cluster queue; set workload.queue (fifo, edf or "
+                            "fewest_gpus_first)");
   if (!queued_) {
     graph_ = std::make_unique<workload::TaskGraph>(network, sim);
     // share_endpoints: every job places itself on the whole fabric (tenants
@@ -121,7 +126,23 @@ JobSet::JobSet(const config::Config& cfg, net::Network& network, core::Simulator
     tables_of_.push_back(it->second.tables);
     arrival_ps_.push_back(core::SimTime::from_ns_f(job.get_float("workload.start_ns")).ps());
     kinds_.push_back(job.get_string("workload.kind"));
+    const double deadline = job.get_float("workload.deadline_ns");
+    if (deadline > 0 && deadline <= job.get_float("workload.start_ns")) {
+      const std::string what = fmt::format("workload.deadline_ns: {} ns is not after the job's arrival (start_ns {} ns)",
+                                           deadline, job.get_float("workload.start_ns"));
+      throw util::ConfigError(tables_ ? fmt::format("{} (job {})", job.locate(what), j) : job.locate(what));
+    }
+    deadline_ps_.push_back(deadline > 0 ? core::SimTime::from_ns_f(deadline).ps() : -1);
   }
+  const std::string& queue = cfg.get_string("workload.queue");
+  order_ = queue == "edf" ? Order::Edf : queue == "fewest_gpus_first" ? Order::FewestGpus : Order::Fifo;
+  const std::string& scheduler = cfg.get_string("workload.scheduler");
+  scheduler_ = scheduler == "vclos" ? Scheduler::VClos : scheduler == "whole_server" ? Scheduler::WholeServer
+                                                                                     : Scheduler::Free;
+  allocation_.resize(n);
+  reserved_.assign(n, 0);
+  refused_.assign(n, {0, 0});
+  if (scheduler_ != Scheduler::Free) setup_cluster(cfg);
   jobs_.resize(n);
   graphs_.resize(n);
   endpoints_.resize(n);
@@ -200,25 +221,165 @@ void JobSet::apply(core::SimTime t, const std::vector<std::int64_t>& all, const 
       continue;
     }
     for (net::EndpointId e : endpoints_[j]) pool_->release(e);
+    if (cluster_ && allocation_[j]) cluster_->release(*allocation_[j]);
+    changed_ = true;
   }
   ending_.resize(kept);
-  // Jobs that arrived by then join the queue, in arrival order.
-  while (arrived_ < by_arrival_.size() && arrival_ps_[by_arrival_[arrived_]] <= known)
-    waiting_.push_back(by_arrival_[arrived_++]);
-  admit(t);
+  // Jobs that arrived by then join the queue, in its order.
+  const std::uint32_t head = waiting_.empty() ? UINT32_MAX : std::get<2>(*waiting_.begin());
+  while (arrived_ < by_arrival_.size() && arrival_ps_[by_arrival_[arrived_]] <= known) {
+    const std::uint32_t j = by_arrival_[arrived_++];
+    std::int64_t key = 0;
+    if (order_ == Order::Edf) key = deadline_ps_[j] < 0 ? std::numeric_limits<std::int64_t>::max() : deadline_ps_[j];
+    if (order_ == Order::FewestGpus) key = size_[j];
+    waiting_.emplace(key, arrival_ps_[j], j);
+  }
+  if (!waiting_.empty() && std::get<2>(*waiting_.begin()) != head) changed_ = true;
+  // Decide only when the cluster (a release) or the head of the queue
+  // changed: a partitioned run takes more steps (ranks that finish a job's
+  // part early), and a refusal is counted once per such change, the same
+  // on any rank count (an arrival behind a blocked head changes nothing).
+  if (changed_) admit(t);
+  changed_ = false;
+}
+
+void JobSet::setup_cluster(const config::Config& cfg) {
+  const net::Topology& topo = net_.topology();
+  const TopologyKind& kind = topology_kind(cfg.get_string("topology.kind"));
+  const std::uint32_t T = kind.endpoints_per_server ? kind.endpoints_per_server(cfg) : 1;
+  if (topo.kind == "ideal_switch") {
+    // Best: one crossbar, i.e. one leaf of every server and no spine links.
+    if (scheduler_ == Scheduler::VClos)
+      throw util::ConfigError("workload.scheduler: vclos builds virtual Clos networks on leaves and spines; the ideal "
+                              "switch (Best) has none: place by whole_server");
+    ctrl::ClusterShape shape;
+    shape.leaves = 1;
+    shape.spines = 1;
+    shape.links = {0};
+    shape.gpus_per_server = T;
+    shape.servers_per_leaf = static_cast<std::uint32_t>(topo.endpoint_count()) / T;
+    gpu_endpoint_.resize(topo.endpoint_count());
+    for (std::uint32_t e = 0; e < gpu_endpoint_.size(); ++e) gpu_endpoint_[e] = e;
+    cluster_ = std::make_unique<ctrl::ClusterState>(std::move(shape));
+    check_fits(cfg);
+    return;
+  }
+  fabric_ = std::make_unique<ctrl::TwoTierFabric>(topo, "workload.scheduler");
+  const auto& under = fabric_->endpoints_of_tors();
+  ctrl::ClusterShape shape;
+  shape.leaves = fabric_->tors();
+  shape.spines = fabric_->spines();
+  shape.gpus_per_server = T;
+  shape.servers_per_leaf = static_cast<std::uint32_t>(under[0].size() / T);
+  gpu_endpoint_.assign(topo.endpoint_count(), 0);
+  for (std::uint32_t t = 0; t < shape.leaves; ++t) {
+    if (under[t].size() != std::size_t{shape.servers_per_leaf} * T || under[t].empty())
+      throw util::ConfigError(fmt::format("workload.scheduler: every leaf needs the same number of whole servers of "
+                                          "{} GPUs; leaf {} has {} endpoints, leaf 0 {}",
+                                          T, t, under[t].size(), under[0].size()));
+    for (std::size_t i = 0; i < under[t].size(); ++i) {
+      const net::EndpointId e = under[t][i];
+      if (e / T != under[t][i - i % T] / T || e % T != i % T)
+        throw util::ConfigError("workload.scheduler: places whole servers under leaves, but the GPUs of server " +
+                                std::to_string(e / T) + " hang off different leaves (topology.rail_optimized)");
+      gpu_endpoint_[(t * shape.servers_per_leaf + i / T) * T + i % T] = e;
+    }
+  }
+  shape.links.resize(std::size_t{shape.leaves} * shape.spines);
+  for (std::uint32_t t = 0; t < shape.leaves; ++t)
+    for (std::uint32_t m = 0; m < shape.spines; ++m)
+      shape.links[std::size_t{t} * shape.spines + m] = fabric_->up(t, m) != net::kNoLink ? 1u : 0u;
+  cluster_ = std::make_unique<ctrl::ClusterState>(std::move(shape));
+  check_fits(cfg);
+}
+
+void JobSet::check_fits(const config::Config& cfg) {
+  vclos_.solver = cfg.get_string("workload.vclos_solver") == "ilp" ? ctrl::VClosSolver::Ilp : ctrl::VClosSolver::Search;
+  vclos_.ilp_max_nodes = static_cast<std::uint64_t>(cfg.get_int("workload.vclos_ilp_max_nodes"));
+  round_pow2_ = cfg.get_bool("workload.vclos_round_pow2");
+  const std::uint32_t T = cluster_->shape().gpus_per_server;
+  // Every job must fit the empty cluster as the scheduler places it.
+  const ctrl::ClusterState empty(cluster_->shape());
+  std::unordered_map<std::uint32_t, bool> fits;
+  for (std::size_t j = 0; j < size_.size(); ++j) {
+    const std::uint32_t n = wanted(static_cast<std::uint32_t>(j));
+    const auto [it, fresh] = fits.try_emplace(n, false);
+    if (fresh)
+      it->second = (scheduler_ == Scheduler::VClos ? ctrl::place_vclos(empty, n, vclos_)
+                                                   : ctrl::place_whole_server(empty, n)).allocation.has_value();
+    if (!it->second) {
+      const std::string what = fmt::format(
+          "workload.scheduler: the job needs {} GPUs{}, which {} cannot place even on the empty cluster ({} leaves "
+          "of {} servers of {} GPUs)",
+          size_[j], n != size_[j] ? fmt::format(" (rounded up to {}, a power of two)", n) : std::string(),
+          cfg.get_string("workload.scheduler"), cluster_->shape().leaves, cluster_->shape().servers_per_leaf, T);
+      throw util::ConfigError(tables_ ? fmt::format("{} (job {})", job_config(j).locate(what), j) : what);
+    }
+  }
+}
+
+std::uint32_t JobSet::wanted(std::uint32_t j) const {
+  std::uint32_t n = size_[j];
+  if (scheduler_ == Scheduler::VClos && round_pow2_ && n > cluster_->shape().gpus_per_server) n = std::bit_ceil(n);
+  return n;
+}
+
+ctrl::Refusal JobSet::place(std::uint32_t j) {
+  if (scheduler_ == Scheduler::Free) return pool_->free_count() >= size_[j] ? ctrl::Refusal::None : ctrl::Refusal::Gpus;
+  const std::uint32_t n = wanted(j);
+  ctrl::Decision d = scheduler_ == Scheduler::VClos ? ctrl::place_vclos(*cluster_, n, vclos_)
+                                                     : ctrl::place_whole_server(*cluster_, n);
+  if (!d.allocation) return d.why;
+  ctrl::Allocation& a = *d.allocation;
+  cluster_->take(a);
+  std::vector<net::EndpointId> eps;
+  eps.reserve(size_[j]);
+  for (std::uint32_t r = 0; r < size_[j]; ++r) eps.push_back(gpu_endpoint_[a.gpus[r]]);
+  pool_->assign(std::move(eps));
+  reserved_[j] = a.servers.empty() ? static_cast<std::uint32_t>(a.gpus.size())
+                                   : static_cast<std::uint32_t>(a.servers.size()) * cluster_->shape().gpus_per_server;
+  allocation_[j] = std::move(a);
+  return ctrl::Refusal::None;
+}
+
+void JobSet::pin_vclos(std::uint32_t j, std::size_t first_message) {
+  const ctrl::Allocation& a = *allocation_[j];
+  if (a.stage != ctrl::Stage::VirtualClos) return;
+  // Source routing inside the job: rank r's traffic to another leaf goes
+  // up to its virtual spine, spine_of_rank(r); the way down to the
+  // destination's leaf is then the one link from that spine, reserved too.
+  std::unordered_map<net::EndpointId, std::uint32_t> rank;
+  const auto& eps = pool_->assignment();
+  for (std::uint32_t r = 0; r < eps.size(); ++r) rank.emplace(eps[r], r);
+  const auto& messages = net_.messages();
+  for (std::size_t id = first_message; id < messages.size(); ++id) {
+    const net::Message& m = messages[id];
+    if (fabric_->tor_of(m.src) == fabric_->tor_of(m.dst)) continue;
+    const auto route = fabric_->route(m.src, m.dst, static_cast<std::int32_t>(a.spine_of_rank(rank.at(m.src))));
+    net_.pin(static_cast<net::MessageId>(id), route);
+  }
 }
 
 void JobSet::admit(core::SimTime now) {
-  // First come, first served: the oldest waiting job starts as soon as
-  // enough endpoints are free; the ones behind it wait for it.
-  while (waiting_head_ < waiting_.size() && pool_->free_count() >= size_[waiting_[waiting_head_]]) {
-    const std::uint32_t j = waiting_[waiting_head_++];
+  // The head of the queue starts as soon as the scheduler can place it;
+  // the ones behind it wait for it (head of line).
+  while (!waiting_.empty()) {
+    const std::uint32_t j = std::get<2>(*waiting_.begin());
+    const ctrl::Refusal why = place(j);
+    if (why != ctrl::Refusal::None) {
+      ++refused_[j][why == ctrl::Refusal::Gpus ? 0 : 1];
+      break;
+    }
+    waiting_.erase(waiting_.begin());
     config::Config c = job_config(j);
     c.set("workload.start_ns", config::Value(now.ns()), "admitted by workload.queue");
     graphs_[j] = std::make_unique<workload::TaskGraph>(net_, sim_, graph_binding_, j);
     const std::size_t mark = pool_->take_mark();
+    const std::size_t first_message = net_.messages().size();
     jobs_[j] = make_job(j, *graphs_[j], *pool_, c);
     endpoints_[j] = pool_->taken_since(mark);
+    if (allocation_[j]) pin_vclos(j, first_message);
+    pool_->clear_assignment();
     job_of_message_.resize(net_.messages().size(), j);
     net_.set_listener(this);
     admitted_ps_[j] = now.ps();
@@ -289,6 +450,7 @@ void JobSet::report(const par::Comm& comm, bool complete) {
       row.start_ns = -1;
       row.mean_time_ns = std::numeric_limits<double>::quiet_NaN();
       row.arrival_ns = static_cast<double>(arrival_ps_[j]) / 1000.0;
+      scheduler_columns(j, row);
       out.jobs.push_back(row);
       continue;
     }
@@ -299,6 +461,7 @@ void JobSet::report(const par::Comm& comm, bool complete) {
     if (queued_) {
       row.arrival_ns = static_cast<double>(arrival_ps_[j]) / 1000.0;
       row.end_ns = done_ps_[j] < 0 ? -1.0 : static_cast<double>(done_ps_[j]) / 1000.0;
+      scheduler_columns(j, row);
     } else {
       row.arrival_ns = row.start_ns;
     }
@@ -306,8 +469,39 @@ void JobSet::report(const par::Comm& comm, bool complete) {
   }
 }
 
+void JobSet::scheduler_columns(std::size_t j, stats::JobRow& row) const {
+  row.refused_gpus = refused_[j][0];
+  row.refused_network = refused_[j][1];
+  row.deadline_ns = deadline_ps_[j] < 0 ? 0.0 : static_cast<double>(deadline_ps_[j]) / 1000.0;
+  if (!allocation_[j]) return;
+  const ctrl::Allocation& a = *allocation_[j];
+  row.stage = ctrl::to_string(a.stage);
+  row.reserved = reserved_[j];
+  row.virtual_leaves = static_cast<std::uint32_t>(a.leaves.size());
+  row.virtual_spines = static_cast<std::uint32_t>(a.spines.size());
+}
+
 void JobSet::write(stats::H5Writer& writer, const par::Comm& comm) const {
   stats::write_jobs(writer, reports_.jobs, comm.is_root());
+  if (queued_) {
+    // Every rank holds the same placements (decided at global steps).
+    stats::PlacementReport p;
+    for (std::uint32_t j = 0; j < endpoints_.size(); ++j) {
+      for (std::uint32_t r = 0; r < endpoints_[j].size(); ++r) {
+        p.endpoint_job.push_back(j);
+        p.endpoint.push_back(endpoints_[j][r]);
+        p.rank.push_back(r);
+      }
+      if (!allocation_[j] || allocation_[j]->stage != ctrl::Stage::VirtualClos) continue;
+      for (const std::uint32_t leaf : allocation_[j]->leaves)
+        for (const std::uint32_t spine : allocation_[j]->spines) {
+          p.link_job.push_back(j);
+          p.leaf.push_back(leaf);
+          p.spine.push_back(spine);
+        }
+    }
+    stats::write_placement(writer, p, comm.is_root());
+  }
   if (fills(Job::kCollectives)) stats::write_collectives(writer, reports_.collectives, comm.is_root());
   if (fills(Job::kIterations)) stats::write_dnn(writer, reports_.dnn, comm.is_root());
   if (fills(Job::kTimeline) && timeline_) stats::write_timeline(writer, reports_.timeline);
@@ -328,10 +522,18 @@ void JobSet::print() const {
       jct += static_cast<double>(done_ps_[j] - arrival_ps_[j]) / 1e3;
       last = std::max(last, static_cast<double>(done_ps_[j]) / 1e3);
     }
-    fmt::print("# cluster queue (fifo): {} jobs, {} admitted, {} finished; mean wait {:.3f} ms, mean completion "
-               "(wait + run) {:.3f} ms, last job done at {:.3f} ms (/jobs: arrival_ns, start_ns, end_ns)\n",
-               jobs_.size(), admitted, finished, admitted ? wait / static_cast<double>(admitted) / 1e6 : 0.0,
-               finished ? jct / static_cast<double>(finished) / 1e6 : 0.0, last / 1e6);
+    std::uint64_t refused_gpus = 0, refused_network = 0;
+    for (const auto& r : refused_) {
+      refused_gpus += r[0];
+      refused_network += r[1];
+    }
+    fmt::print("# cluster queue ({}, scheduler {}): {} jobs, {} admitted, {} finished; mean wait {:.3f} ms, mean "
+               "completion (wait + run) {:.3f} ms, last job done at {:.3f} ms; could not place a job {} times "
+               "(gpus {}, network {}) (/jobs: arrival_ns, start_ns, end_ns, refused_*)\n",
+               cfg_.get_string("workload.queue"), cfg_.get_string("workload.scheduler"), jobs_.size(), admitted,
+               finished, admitted ? wait / static_cast<double>(admitted) / 1e6 : 0.0,
+               finished ? jct / static_cast<double>(finished) / 1e6 : 0.0, last / 1e6, refused_gpus + refused_network,
+               refused_gpus, refused_network);
     if (jobs_.size() > 16) return;
   }
   for (std::size_t j = 0; j < jobs_.size(); ++j)

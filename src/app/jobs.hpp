@@ -5,13 +5,19 @@
 // run's Workload over them.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "fabricsim/config/config.hpp"
 #include "fabricsim/core/simulator.hpp"
+#include "fabricsim/ctrl/fabric.hpp"
+#include "fabricsim/ctrl/vclos.hpp"
 #include "fabricsim/net/network.hpp"
 #include "fabricsim/par/comm.hpp"
 #include "fabricsim/par/conservative.hpp"
@@ -63,15 +69,15 @@ class Job {
 /// The Workload of task-graph jobs, in one of two ways (workload.queue):
 /// * "none": every job is planned before the run, into one graph, on
 ///   disjoint endpoints in table order, and starts at its start_ns;
-/// * "fifo": a cluster queue.  Every job is first planned alone on an empty
-///   fabric (so a bad table is refused before the run, and its size is
-///   known).  During the run a job arrives at its start_ns and waits, in
-///   arrival order, until enough endpoints are free; it is then placed
-///   among the free ones and planned into its own graph, starts, and frees
-///   its endpoints when its last task completes.  Each decision is a global
-///   step, engine.control_latency_ns after its cause (jobs.cpp), so every
-///   rank plans the same jobs at the same time.  The scheduler is the part
-///   a smarter policy (vClos, EDF) replaces: admit().
+/// * "fifo", "edf", "fewest_gpus_first": a cluster queue.  Every job is
+///   first planned alone on an empty fabric (so a bad table is refused
+///   before the run, and its size is known).  During the run a job arrives
+///   at its start_ns and waits, in the queue's order, until the resource
+///   scheduler (workload.scheduler: free endpoints, whole servers, vClos;
+///   ctrl/vclos.hpp) places it; it is then planned into its own graph on
+///   those endpoints, starts, and frees them when its last task completes.
+///   Each decision is a global step, engine.control_latency_ns after its
+///   cause (jobs.cpp), so every rank plans the same jobs at the same time.
 class JobSet final : public Workload, public par::GlobalSteps, private net::MessageListener {
  public:
   /// ConfigError located in the job's table.
@@ -97,6 +103,18 @@ class JobSet final : public Workload, public par::GlobalSteps, private net::Mess
   // The cluster queue (workload.queue = "fifo").
   void on_graph_event(const core::Event& ev);  ///< a job graph's event (one binding for all)
   void admit(core::SimTime now);
+  /// The cluster the scheduler sees (whole_server, vclos), from the topology.
+  void setup_cluster(const config::Config& cfg);
+  /// Every job fits the empty cluster as the scheduler places it (ConfigError naming the job).
+  void check_fits(const config::Config& cfg);
+  /// Where job j goes now (the pool's assignment set), or why not.
+  ctrl::Refusal place(std::uint32_t j);
+  /// The GPUs job j asks the scheduler for (vclos: rounded up to a power of two).
+  std::uint32_t wanted(std::uint32_t j) const;
+  /// Job j's scheduler columns of /jobs.
+  void scheduler_columns(std::size_t j, stats::JobRow& row) const;
+  /// A vClos job's cross-leaf messages pinned to their virtual spines.
+  void pin_vclos(std::uint32_t j, std::size_t first_message);
   void on_message_delivered(net::MessageId id) override;
   void on_message_sent(net::MessageId id) override;
   bool wants_sent() const override { return true; }
@@ -121,8 +139,23 @@ class JobSet final : public Workload, public par::GlobalSteps, private net::Mess
   std::vector<std::vector<net::EndpointId>> endpoints_;
   std::vector<std::int64_t> arrival_ps_, admitted_ps_, done_ps_;  ///< done_ps_: from report()
   std::vector<std::uint32_t> job_of_message_;  ///< network message -> job
-  std::vector<std::uint32_t> waiting_;         ///< arrived, not admitted, in arrival order
-  std::size_t waiting_head_ = 0;
+  /// Arrived, not admitted: (order key, arrival, job), the head first.
+  std::set<std::tuple<std::int64_t, std::int64_t, std::uint32_t>> waiting_;
+  enum class Order : std::uint8_t { Fifo, Edf, FewestGpus };
+  Order order_ = Order::Fifo;
+  std::vector<std::int64_t> deadline_ps_;  ///< workload.deadline_ns (-1: none)
+  bool changed_ = false;                   ///< arrivals or releases since the last admission
+  // The resource scheduler (workload.scheduler).
+  enum class Scheduler : std::uint8_t { Free, WholeServer, VClos };
+  Scheduler scheduler_ = Scheduler::Free;
+  std::unique_ptr<ctrl::ClusterState> cluster_;
+  std::unique_ptr<ctrl::TwoTierFabric> fabric_;   ///< vclos: the leaves, spines and routes
+  std::vector<net::EndpointId> gpu_endpoint_;     ///< the scheduler's GPU index -> endpoint
+  ctrl::VClosOptions vclos_;
+  bool round_pow2_ = true;
+  std::vector<std::optional<ctrl::Allocation>> allocation_;  ///< per job, while it holds it (and after, for /jobs)
+  std::vector<std::uint32_t> reserved_;                      ///< endpoints reserved (whole servers, rounding)
+  std::vector<std::array<std::uint32_t, 2>> refused_;        ///< times job j could not be placed: gpus, network
   std::unique_ptr<workload::EndpointPool> pool_;
   core::Simulator::BindingId graph_binding_ = 0;
   // The global steps: every rank holds the same table of reports.

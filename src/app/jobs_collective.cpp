@@ -58,6 +58,7 @@ class CollectiveJob final : public Job {
     row.endpoints = n;
     row.start_ns = cp.start.ns();
     auto& c = out.collectives;
+    if (n == 1) return row;  // compute only (compute_ns): no operation, no /collectives rows
     for (std::size_t i = 0; i < inst.size(); ++i) {
       // Unfinished (engine.end_ns stopped it): a flag, end -1 and no bandwidth.
       const bool done = last[i] != INT64_MAX && last[i] != INT64_MIN && first[i] != INT64_MAX;
@@ -90,6 +91,12 @@ class CollectiveJob final : public Job {
     const auto& jr = r.jobs[index];
     const auto& cp = bench_->params();
     const auto& c = r.collectives;
+    if (jr.endpoints == 1) {
+      fmt::print("\n# {}one rank: {} iterations of {:.3f} us of compute, no communication\n",
+                 several ? fmt::format("job {}: ", index) : std::string(), cp.warmup + cp.iterations,
+                 cp.compute.ns() / 1000.0);
+      return;
+    }
     fmt::print("\n# {}{} ({}), {} ranks ({} placement), {} warm-up + {} timed iterations per size\n",
                several ? fmt::format("job {}: ", index) : std::string(), jr.op, jr.algorithm, jr.endpoints,
                cp.placement, cp.warmup, cp.iterations);

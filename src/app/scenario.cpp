@@ -207,6 +207,8 @@ workload::CollectiveParams collective_params(const config::Config& cfg, const wo
   if (const TopologyKind& kind = topology_kind(cfg.get_string("topology.kind")); kind.endpoints_per_server)
     p.gpus_per_server = kind.endpoints_per_server(cfg);
   p.start = SimTime::from_ns_f(cfg.get_float("workload.start_ns"));
+  p.compute = SimTime::from_ns_f(cfg.get_float("workload.compute_ns"));
+  p.overlap = cfg.get_float("workload.overlap");
   p.seed = static_cast<std::uint64_t>(cfg.get_int("engine.seed"));
   if (p.algorithm == "tacos") {
     auto t = std::make_shared<workload::TacosOptions>();
@@ -272,17 +274,16 @@ std::vector<net::EndpointId> place_job(const config::Config& cfg, std::uint32_t 
     throw util::ConfigError("workload.placement: by_rail is for collectives; a dnn or trace job takes linear, "
                             "by_server, by_board, grid, random or list");
   // (by_board and grid order every endpoint: as many are free along them.)
-  if (placement == "by_board" || placement == "grid")
+  if (pool.assignment().empty() && (placement == "by_board" || placement == "grid"))
     (void)pool.first_free(0, placement, [&] { return placement == "grid" ? grid_order(cfg) : board_order(cfg); });
   if (pool.free_count() < n)
     throw util::ConfigError(what + " needs " + std::to_string(n) + " endpoints, " + std::to_string(pool.free_count()) +
                             " are free");
-  if (placement == "random") {
-    util::RandomStream rng(static_cast<std::uint64_t>(cfg.get_int("engine.seed")), 0x444E'4E00ull + endpoints);
-    out = pool.shuffled(n, rng);
-  } else {
-    out = pool.first_free(n, placement == "by_board" || placement == "grid" ? placement : std::string("id"));
-  }
+  workload::PlacementRule rule;
+  rule.placement = placement;
+  rule.seed = static_cast<std::uint64_t>(cfg.get_int("engine.seed"));
+  rule.stream = 0x444E'4E00ull + endpoints;
+  out = workload::choose_endpoints(pool, n, rule);
   for (net::EndpointId e : out) pool.take(e);
   return out;
 }

@@ -140,8 +140,13 @@ std::vector<ParamDecl> declare() {
   p.push_back(int_param("topology", "servers_per_leaf", "", 2,
                         "leaf_spine: servers whose NICs one leaf's worth of down ports serves.", 1, 1 << 20));
   p.push_back(int_param("topology", "gpus_per_server", "", 4,
-                        "leaf_spine: GPUs (and NICs) per server; GPUs of a server share an intra-server switch.", 1,
+                        "leaf_spine (and ideal_switch with `gpu_servers`): GPUs (and NICs) per server; GPUs of a server share an "
+                        "intra-server switch.", 1,
                         1024));
+  p.push_back(bool_param("topology", "gpu_servers", false,
+                         "ideal_switch: group the endpoints into servers of `gpus_per_server`, each joined by an "
+                         "intra-server switch (network.intra_server_*) as on a leaf_spine: vClos' Best with the "
+                         "cluster's servers (the schedulers place by server)."));
   p.push_back(bool_param("topology", "rail_optimized", false,
                          "leaf_spine: wire GPU i of every server to rail leaf i instead of all GPUs of a server to "
                          "one leaf."));
@@ -264,9 +269,9 @@ std::vector<ParamDecl> declare() {
   p.push_back(float_param("network", "board_link_latency_ns", "ns", 1,
                           "hammingmesh, torus: latency of on-board (PCB) links.", 0, 1e9));
   p.push_back(float_param("network", "intra_server_gbps", "Gb/s", 3600,
-                          "leaf_spine: bandwidth of GPU-to-intra-server-switch links (NVLink-like).", 0, 1e7, true));
+                          "leaf_spine, ideal_switch with `gpu_servers`: bandwidth of GPU-to-intra-server-switch links (NVLink-like).", 0, 1e7, true));
   p.push_back(float_param("network", "intra_server_latency_ns", "ns", 10,
-                          "leaf_spine: latency of GPU-to-intra-server-switch links.", 0, 1e9));
+                          "leaf_spine, ideal_switch with `gpu_servers`: latency of GPU-to-intra-server-switch links.", 0, 1e9));
   p.push_back(int_param("network", "packet_bytes", "bytes", 4096,
                         "Maximum packet size on the wire, header included (MTU).", 64, 1 << 24));
   p.push_back(int_param("network", "header_bytes", "bytes", 64,
@@ -506,15 +511,47 @@ std::vector<ParamDecl> declare() {
                          "unused ones in its order, `random` random unused ones, `list` exactly `endpoints`."));
   {
     ParamDecl queue = enum_param(
-        "workload", "queue", "none", {"none", "fifo"},
+        "workload", "queue", "none", {"none", "fifo", "edf", "fewest_gpus_first"},
         "[[jobs]]: `none`: every job takes its endpoints before the run (disjoint, in table order) and starts at its "
-        "`start_ns`. `fifo`: a cluster queue: a job arrives at its `start_ns` and waits, first come first served, "
-        "until enough endpoints are free; it is then placed among the free ones by its `placement` (not `list`) and "
-        "frees them when its last task completes; each decision is taken `engine.control_latency_ns` after its cause. "
-        "/jobs gives arrival_ns, start_ns (admitted) and end_ns. "
+        "`start_ns`. Otherwise a cluster queue: a job arrives at its `start_ns` and waits until `scheduler` can place "
+        "it; it then starts, and frees its endpoints when its last task completes; each decision is taken "
+        "`engine.control_latency_ns` after its cause. The queue's order: `fifo` (arrival), `edf` (earliest "
+        "`deadline_ns` first; jobs without one last, by arrival), `fewest_gpus_first` (fewest endpoints first, "
+        "then arrival). The first job in that order that cannot be placed holds the ones behind it (head of line, as "
+        "vClos' simulator does). /jobs gives arrival_ns, start_ns (admitted), end_ns and the refusals by cause. "
         "Run-wide: set in [workload], not in a [[jobs]] table.");
     queue.run_wide = true;
     p.push_back(std::move(queue));
+    ParamDecl sched = enum_param(
+        "workload", "scheduler", "free", {"free", "whole_server", "vclos"},
+        "A cluster queue's resource scheduler (../shared/spec/vclos.md section 5). `free`: any free endpoints, "
+        "chosen by the job's `placement` (not `list`). `whole_server` (the baselines' locality rule): a job of at "
+        "most `gpus_per_server` GPUs on one server (best fit), a larger one on whole idle servers, under one leaf "
+        "if one has room (best fit), else over the leaves with the most idle servers; no links reserved. `vclos`: "
+        "the same first two stages, then an isolated virtual Clos (l virtual leaves x s virtual spines on "
+        "reserved leaf-spine links, found by `vclos_solver`), whose cross-leaf messages are pinned to their "
+        "virtual spine (source routing inside the job); refused as `network` when enough servers are idle but no "
+        "virtual Clos fits. `whole_server` and `vclos` need a `leaf_spine` (one link per pair, not rail-optimized) "
+        "or a two-level `fat_tree`; `whole_server` also takes an `ideal_switch` (Best). Run-wide.");
+    sched.run_wide = true;
+    p.push_back(std::move(sched));
+    ParamDecl solver = enum_param(
+        "workload", "vclos_solver", "search", {"search", "ilp"},
+        "`scheduler = \"vclos\"`: how vClos-ILP(l, s) is solved: `search` (exact branch and bound) or `ilp` (COIN-OR "
+        "CBC, stopped at `vclos_ilp_max_nodes`). Both are deterministic, so every rank decides alike. Run-wide.");
+    solver.run_wide = true;
+    p.push_back(std::move(solver));
+    ParamDecl nodes = int_param("workload", "vclos_ilp_max_nodes", "", 100000,
+                                "`vclos_solver = \"ilp\"`: CBC's branch-and-bound node limit per (l, s). Run-wide.", 1,
+                                1ll << 40);
+    nodes.run_wide = true;
+    p.push_back(std::move(nodes));
+    ParamDecl pow2 = bool_param(
+        "workload", "vclos_round_pow2", true,
+        "`scheduler = \"vclos\"`: a job of more than `gpus_per_server` GPUs reserves the next power of two (the "
+        "spec's job size prerequisite, 5.2); it runs on its first ranks. Run-wide.");
+    pow2.run_wide = true;
+    p.push_back(std::move(pow2));
     ParamDecl share = bool_param(
         "workload", "share_endpoints", false,
         "[[jobs]] with queue `none`: every job is placed on the whole fabric, as if alone, so jobs may share "
@@ -547,6 +584,20 @@ std::vector<ParamDecl> declare() {
                         "endpoints must stay below 2^32 (checked).",
                         0, 1 << 30));
   p.push_back(float_param("workload", "start_ns", "ns", 0, "Time the first message is posted (dnn, [[jobs]]: when the job starts).", 0, 1e15));
+  p.push_back(float_param("workload", "compute_ns", "ns", 0,
+                          "collective: a training job's compute per iteration and rank, before each operation (the "
+                          "vClos simulations' jobs: iterations of compute and a gradient allreduce or an alltoall); "
+                          "0: operations back to back, as a benchmark.",
+                          0, 1e12));
+  p.push_back(float_param("workload", "overlap", "", 0,
+                          "collective with `compute_ns`: the fraction of the compute that runs alongside the "
+                          "operation (the backward pass the gradients' allreduce overlaps); the next iteration waits "
+                          "for both. Exposed communication = max(0, operation - overlap x compute_ns).",
+                          0, 1));
+  p.push_back(float_param("workload", "deadline_ns", "ns", 0,
+                          "[[jobs]] with `queue = \"edf\"`: the job's deadline (absolute simulated time, after its "
+                          "`start_ns`); 0 = none (such jobs come last).",
+                          0, 1e15));
   p.push_back(float_param("workload", "load", "", 1.0,
                           "Offered load as a fraction of the injection rate: messages of one source are posted "
                           "with gaps so that the source offers this share of its link.",

@@ -61,6 +61,24 @@ void write_jobs(H5Writer& out, const std::vector<JobRow>& jobs, bool is_root) {
   w.col("/jobs/mean_iteration_ns", n, column(&JobRow::mean_time_ns));
   w.col("/jobs/arrival_ns", n, column(&JobRow::arrival_ns));
   w.col("/jobs/end_ns", n, column(&JobRow::end_ns));
+  w.strings("/jobs/stage", n, column(&JobRow::stage));
+  w.col("/jobs/reserved", n, column(&JobRow::reserved));
+  w.col("/jobs/virtual_leaves", n, column(&JobRow::virtual_leaves));
+  w.col("/jobs/virtual_spines", n, column(&JobRow::virtual_spines));
+  w.col("/jobs/refused_gpus", n, column(&JobRow::refused_gpus));
+  w.col("/jobs/refused_network", n, column(&JobRow::refused_network));
+  w.col("/jobs/deadline_ns", n, column(&JobRow::deadline_ns));
+}
+
+void write_placement(H5Writer& out, const PlacementReport& r, bool is_root) {
+  out.group("/placement");
+  const RootRows w{out, is_root};
+  w.col("/placement/endpoint_job", r.endpoint_job.size(), r.endpoint_job);
+  w.col("/placement/endpoint", r.endpoint.size(), r.endpoint);
+  w.col("/placement/rank", r.rank.size(), r.rank);
+  w.col("/placement/link_job", r.link_job.size(), r.link_job);
+  w.col("/placement/leaf", r.leaf.size(), r.leaf);
+  w.col("/placement/spine", r.spine.size(), r.spine);
 }
 
 void write_dnn(H5Writer& out, const DnnReport& r, bool is_root) {

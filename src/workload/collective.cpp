@@ -86,31 +86,18 @@ std::vector<net::EndpointId> communicator(const CollectiveParams& p, EndpointPoo
   }
   const std::uint32_t avail = pool.free_count();
   const std::uint32_t n = p.ranks == 0 ? avail : p.ranks;
-  if (n < 2 || n > avail)
+  // (One rank: a training job's compute alone, no operation to run.)
+  const bool compute_only = n == 1 && p.compute > SimTime::zero();
+  if ((n < 2 && !compute_only) || n > avail)
     throw ConfigError("workload.ranks: " + std::to_string(n) + " ranks on " + std::to_string(avail) +
                       (all ? " endpoints" : " free endpoints") + " (need 2 to " + std::to_string(avail) + ")");
-  if (p.placement == "linear" || p.placement == "by_server") {
-    // Endpoints are numbered server by server (GPU g of server s is s*G + g).
-    out = pool.first_free(n, "id");
-  } else if (p.placement == "by_board" || p.placement == "grid") {
-    out = pool.first_free(n, p.placement, [&p] { return p.available; });
-  } else if (p.placement == "by_rail") {
-    // Rail by rail: GPU 0 of every server, then GPU 1, ...
-    const std::uint32_t G = std::max(1u, p.gpus_per_server);
-    if (endpoints % G != 0)
-      throw ConfigError("workload.placement: by_rail needs whole servers of " + std::to_string(G) + " GPUs");
-    out = pool.first_free(n, "by_rail/" + std::to_string(G), [G, endpoints] {
-      std::vector<net::EndpointId> order(endpoints);
-      for (std::uint32_t i = 0; i < endpoints; ++i) order[i] = (i % (endpoints / G)) * G + i / (endpoints / G);
-      return order;
-    });
-  } else if (p.placement == "random") {
-    util::RandomStream rng(p.seed, 0x434F'4D4D'0000ull);  // "COMM"
-    out = pool.shuffled(n, rng);
-  } else {
-    throw ConfigError("workload.placement: unknown placement '" + p.placement +
-                      "' (linear, by_server, by_rail, by_board, grid, random or list)");
-  }
+  PlacementRule rule;
+  rule.placement = p.placement;
+  rule.gpus_per_server = p.gpus_per_server;
+  rule.order = [&p] { return p.available; };
+  rule.seed = p.seed;
+  rule.stream = 0x434F'4D4D'0000ull;  // "COMM"
+  out = choose_endpoints(pool, n, rule);
   return out;
 }
 
@@ -863,8 +850,8 @@ void CollectiveBenchmark::plan(TaskGraph& g, EndpointPool& pool, std::uint32_t l
     spec.root = params_.root;
     spec.gpus_per_server = params_.gpus_per_server;
     spec.grid_rows = params_.grid_rows;
-    check_collective(spec, n);
-    if (spec.algorithm == "tacos") {  // once per size, for every iteration; the first size's written out
+    if (n > 1) check_collective(spec, n);
+    if (spec.algorithm == "tacos" && n > 1) {  // once per size, for every iteration; the first size's written out
       TacosOptions opt = params_.tacos ? *params_.tacos : TacosOptions{};
       if (si > 0) opt.schedule_out.clear();
       spec.tacos = plan_tacos(net.topology(), ranks_, spec, opt);
@@ -876,9 +863,31 @@ void CollectiveBenchmark::plan(TaskGraph& g, EndpointPool& pool, std::uint32_t l
       inst.size_index = si;
       inst.iteration = it;
       inst.bytes = spec.bytes;
+      // A training iteration: compute first, its overlapped part alongside.
+      std::vector<TaskGraph::TaskId> overlapped;
+      if (params_.compute > SimTime::zero()) {
+        const SimTime tail = SimTime::from_ps(static_cast<std::int64_t>(
+            std::llround(static_cast<double>(params_.compute.ps()) * params_.overlap)));
+        const SimTime head = params_.compute - tail;
+        const bool first = prev.empty();
+        if (first) prev.resize(n, TaskGraph::kNone);
+        for (std::uint32_t r = 0; r < n; ++r) {
+          const TaskGraph::TaskId a = g.add_compute(ranks_[r], head, label);
+          if (!first) g.depend(prev[r], a);
+          prev[r] = a;
+          if (tail > SimTime::zero()) overlapped.push_back(g.add_compute(ranks_[r], tail, label));
+        }
+        for (std::uint32_t r = 0; r < overlapped.size(); ++r) g.depend(prev[r], overlapped[r]);
+      }
       inst.first = static_cast<net::MessageId>(net.messages().size());
-      prev = append_collective(g, spec, ranks_, prev, label);
+      if (n > 1) prev = append_collective(g, spec, ranks_, prev, label);
       inst.last = static_cast<net::MessageId>(net.messages().size());
+      for (std::uint32_t r = 0; r < overlapped.size(); ++r) {
+        const TaskGraph::TaskId end = g.add_join(ranks_[r], label);
+        g.depend(prev[r], end);
+        g.depend(overlapped[r], end);
+        prev[r] = end;
+      }
       instances_.push_back(inst);
       // Sizes x iterations x the messages of one operation: within the
       // memory the run may use and the 32-bit message ids (checked from the

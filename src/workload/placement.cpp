@@ -1,6 +1,9 @@
 #include "fabricsim/workload/placement.hpp"
 
+#include <algorithm>
 #include <unordered_map>
+
+#include "fabricsim/util/error.hpp"
 
 namespace fabricsim::workload {
 
@@ -77,6 +80,36 @@ std::vector<net::EndpointId> EndpointPool::shuffled(std::uint32_t n, util::Rando
     out[i] = vj;
   }
   return out;
+}
+
+std::vector<net::EndpointId> choose_endpoints(EndpointPool& pool, std::uint32_t n, const PlacementRule& rule) {
+  if (!pool.assignment().empty()) {
+    if (pool.assignment().size() != n)
+      throw util::ConfigError("workload.placement: the scheduler assigned " + std::to_string(pool.assignment().size()) +
+                              " endpoints to a job of " + std::to_string(n));
+    return pool.assignment();
+  }
+  const std::string& p = rule.placement;
+  if (p == "linear" || p == "by_server") return pool.first_free(n, "id");  // servers' GPUs are consecutive ids
+  if (p == "by_board" || p == "grid") return pool.first_free(n, p, rule.order);
+  if (p == "by_rail") {
+    // Rail by rail: GPU 0 of every server, then GPU 1, ...
+    const std::uint32_t G = std::max(1u, rule.gpus_per_server);
+    const std::uint32_t endpoints = pool.endpoints();
+    if (endpoints % G != 0)
+      throw util::ConfigError("workload.placement: by_rail needs whole servers of " + std::to_string(G) + " GPUs");
+    return pool.first_free(n, "by_rail/" + std::to_string(G), [G, endpoints] {
+      std::vector<net::EndpointId> order(endpoints);
+      for (std::uint32_t i = 0; i < endpoints; ++i) order[i] = (i % (endpoints / G)) * G + i / (endpoints / G);
+      return order;
+    });
+  }
+  if (p == "random") {
+    util::RandomStream rng(rule.seed, rule.stream);
+    return pool.shuffled(std::min(n, pool.free_count()), rng);
+  }
+  throw util::ConfigError("workload.placement: unknown placement '" + p +
+                          "' (linear, by_server, by_rail, by_board, grid, random or list)");
 }
 
 }  // namespace fabricsim::workload

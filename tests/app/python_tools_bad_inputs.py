@@ -288,6 +288,25 @@ def main():
         f.write('[topology]\nkind = "fat_tree"\nendpoints = 16\nradix = 8\n')
     case("job_mix a job larger than the base's cluster", mix + ["--base", small, "--jobs", "300"],
          contains=["--max-gpus"], cwd=SRC)
+    # A job trace (--trace, issue 31): each bad row one line naming the file, line and column.
+    def trace(name, text):
+        path = os.path.join(DATA, name + ".csv")
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+    for name, text, want in (
+            ("trace_too_large", "arrival_ms,gpus,iterations,model\n0,8,1,bert\n1,32,1,bert\n", ":3: gpus: 32 GPUs"),
+            ("trace_deadline", "arrival_ms,gpus,iterations,model,deadline_ms\n5,8,1,bert,4\n",
+             ":2: deadline_ms: 4 ms is not after"),
+            ("trace_model", "arrival_ms,gpus,iterations,model\n0,8,1,gpt7\n", ":2: model: unknown model 'gpt7'"),
+            ("trace_column", "arrival_ms,gpus,iterations,modle\n0,8,1,bert\n", ":1: unknown column 'modle'"),
+            ("trace_number", "arrival_ms,gpus,iterations,model\nsoon,8,1,bert\n", ":2: arrival_ms: 'soon'"),
+            ("trace_fields", "arrival_ms,gpus,iterations,model\n0,8,1\n", ":2: 3 fields"),
+            ("trace_empty", "", "empty")):
+        case("job_mix --trace " + name, mix + ["--base", small, "--trace", trace(name, text)],
+             contains=["--trace", want], cwd=SRC)
+    case("job_mix --trace missing", mix + ["--trace", os.path.join(DATA, "no_such.csv")],
+         contains=["--trace", "no_such.csv"], cwd=SRC)
     r = subprocess.run(mix, capture_output=True, text=True, env=ENV, cwd=DATA, timeout=60)
     with open(os.path.join(SRC, "inputs", "leaf_spine_2048_job_mix.toml")) as f:
         want = f.read()
@@ -319,6 +338,11 @@ def main():
     bad("fabricsim_report.py", traffic, "nodes/kind", "strings")
     bad("fabricsim_report.py", traffic, "flows/end_ns", "strings", "--json")
     bad("fabricsim_report.py", traffic, "links/timeseries/tx_bytes", "1-D", "--png", out("r.png"))
+    queue = fabricsim(os.path.join(DATA, "queue.h5"), 'workload.kind="collective"', "workload.sizes=[4096]",
+                      'workload.queue="fifo"', "workload.ranks=4")
+    bad("fabricsim_cluster.py", queue, "jobs/end_ns", "strings")
+    bad("fabricsim_cluster.py", queue, "jobs/start_ns", "ragged")
+    case("fabricsim_cluster.py: not a queued run", tool("fabricsim_cluster.py", coll), status=1, contains=[coll])
     f = broken(coll, "second_bytes_2d.h5", "collectives/bytes", "2-D")
     case("fabricsim_compare.py: B's /collectives/bytes as 2-D", tool("fabricsim_compare.py", coll, f), status=1,
          contains=[f, "/collectives/bytes"])

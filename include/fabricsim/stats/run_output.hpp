@@ -150,9 +150,28 @@ struct JobRow {
   /// running when engine.end_ns stopped the run).
   double arrival_ns = -1;
   double end_ns = -1;
+  /// A cluster queue's resource scheduler (workload.scheduler): how the job
+  /// was placed ("" for `free` or not admitted; server, leaf, vclos,
+  /// servers), the endpoints it reserved (whole servers, a rounded-up
+  /// vClos; 0 for `free`), its virtual Clos (l leaves x s spines, 0 if
+  /// none), and the times it could not be placed, by cause.
+  std::string stage;
+  std::uint32_t reserved = 0, virtual_leaves = 0, virtual_spines = 0;
+  std::uint32_t refused_gpus = 0, refused_network = 0;
+  double deadline_ns = 0;  ///< workload.deadline_ns (0: none)
 };
 /// /jobs.  Collective call; the root's rows are written.
 void write_jobs(H5Writer& out, const std::vector<JobRow>& jobs, bool is_root);
+
+/// A cluster queue's placements (/placement): each admitted job's endpoints
+/// in rank order, and the leaf-spine links its scheduler reserved (vclos),
+/// one row each.
+struct PlacementReport {
+  std::vector<std::uint32_t> endpoint_job, endpoint, rank;
+  std::vector<std::uint32_t> link_job, leaf, spine;
+};
+/// /placement.  Collective call; the root's rows are written.
+void write_placement(H5Writer& out, const PlacementReport& r, bool is_root);
 
 /// DNN jobs: one row per job and iteration in /iterations.
 struct DnnReport {

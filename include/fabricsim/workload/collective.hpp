@@ -83,6 +83,13 @@ struct CollectiveParams {
   std::uint32_t root = 0;          ///< broadcast: index in the communicator
   std::uint32_t grid_rows = 0;     ///< torus_2d, multi_ring: the communicator as rows x columns; 0 = square
   core::SimTime start;
+  /// A training job's iteration (the vClos simulations' model, spec 6.2):
+  /// every rank computes `compute` before each operation, of which the
+  /// last `overlap` fraction runs alongside the operation (a backward pass
+  /// the gradients' allreduce overlaps); the next operation waits for both.
+  /// Zero: operations back to back, as a benchmark runs them.
+  core::SimTime compute;
+  double overlap = 0;
   std::uint64_t seed = 1;
   /// algorithm = "tacos": how to synthesize (or where to read) the
   /// schedule (null: the defaults of TacosOptions).

@@ -36,6 +36,12 @@ class EndpointPool {
   /// each order about once.
   std::vector<net::EndpointId> first_free(std::uint32_t n, const std::string& key,
                                           const std::function<std::vector<net::EndpointId>()>& make = {});
+  /// A scheduler's choice for the next job placed (a cluster queue's
+  /// whole-server or vClos placement): every placement rule then returns
+  /// exactly these, in this rank order, until clear_assignment().
+  void assign(std::vector<net::EndpointId> endpoints) { assigned_ = std::move(endpoints); }
+  void clear_assignment() { assigned_.clear(); }
+  const std::vector<net::EndpointId>& assignment() const { return assigned_; }
   /// Whether first_free has seen the order `key`.
   bool has_order(const std::string& key) const { return orders_.count(key) > 0; }
   /// The k-th free endpoint in id order (k < free_count()), in O(log endpoints).
@@ -55,6 +61,27 @@ class EndpointPool {
   std::uint32_t free_ = 0;
   std::map<std::string, Order> orders_;
   std::vector<net::EndpointId> taken_log_;
+  std::vector<net::EndpointId> assigned_;
 };
+
+/// How a job's endpoints are chosen among the free ones: the one placement
+/// module behind workload.placement for every job kind (collectives' communicators,
+/// dnn and trace jobs); `list` is read by the callers, which validate it
+/// with their own keys.
+struct PlacementRule {
+  /// linear, by_server (id order), by_rail, by_board, grid (an order of
+  /// every endpoint, `order`), random.
+  std::string placement = "linear";
+  std::uint32_t gpus_per_server = 1;                     ///< by_rail
+  std::function<std::vector<net::EndpointId>()> order;   ///< by_board, grid (built once per pool)
+  std::uint64_t seed = 0, stream = 0;                    ///< random: RandomStream(seed, stream)
+};
+
+/// `n` free endpoints of `pool` in rank order by `rule` (the pool's
+/// assignment instead, when it has one; it must hold `n`).  Does not take
+/// them.  Fewer than `n` only when fewer are free along the rule's order.
+/// ConfigError (workload.placement) for an unknown rule, or by_rail on
+/// endpoints that are not whole servers.
+std::vector<net::EndpointId> choose_endpoints(EndpointPool& pool, std::uint32_t n, const PlacementRule& rule);
 
 }  // namespace fabricsim::workload

@@ -21,7 +21,10 @@ SKIP = {"/nodes/rank", "/collectives/synthesis_seconds"}
 # Columns that count what failures strand ([[failures]], issue 28): all zero
 # on a run without failures, where they are left out, so that adding them
 # did not change the fingerprint of any run whose results did not change.
-ZERO_SKIP = {"/links/stranded_packets", "/links/stranded_bytes"}
+ZERO_SKIP = {"/links/stranded_packets", "/links/stranded_bytes",
+             # a cluster queue's scheduler (issue 31): empty or zero without one
+             "/jobs/stage", "/jobs/reserved", "/jobs/virtual_leaves", "/jobs/virtual_spines",
+             "/jobs/refused_gpus", "/jobs/refused_network", "/jobs/deadline_ns"}
 # TACOS's own estimate (issue 30): NaN for every other algorithm, where it is
 # left out for the same reason.
 NAN_SKIP = {"/collectives/schedule_ns"}
@@ -40,6 +43,14 @@ def canonical(data):
     return np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<")).tobytes()
 
 
+def all_zero(a):
+    """No non-zero number, or no non-empty string."""
+    a = np.asarray(a)
+    if a.dtype.kind in "OSU":
+        return not any(len(x) for x in a.ravel())
+    return not np.any(a)
+
+
 def fingerprint(path):
     h = hashlib.sha256()
     with h5py.File(path, "r") as f:
@@ -51,7 +62,7 @@ def fingerprint(path):
             if name in SKIP:
                 continue
             d = f[name]
-            if name in ZERO_SKIP and not np.any(d[()]):
+            if name in ZERO_SKIP and all_zero(d[()]):
                 continue
             if name in NAN_SKIP and np.all(np.isnan(d[()])):
                 continue
