@@ -15,6 +15,9 @@ report   fabricsim_report.py: summary, JSON and plots of one run
 busbw    fabricsim_busbw.py: NCCL-style busbw against size
 dnn      fabricsim_dnn.py: DNN iteration breakdown, stacked bars, Gantt chart
 compare  fabricsim_compare.py: two runs side by side with relative differences
+tacos    fabricsim_tacos.py: TACOS against other algorithms, link utilization over time
+cluster  fabricsim_cluster.py: a cluster queue's JWT, JRT, JCT, stability,
+         refusals by cause and GPU utilization over time, per scheme
 
 The names below were the module fabricsim_analysis.py before it became this
 package; ``import fabricsim_analysis as fa; fa.load_run(path)`` still works.
