@@ -502,6 +502,11 @@ void H5Writer::write_matrix_rows(const std::string& dataset, std::uint64_t total
   write_rows_raw(dataset, H5T_NATIVE_UINT64, H5T_NATIVE_UINT64, total_rows, rows, values.data(), columns, true);
 }
 
+void H5Writer::write_matrix_rows(const std::string& dataset, std::uint64_t total_rows, std::uint64_t columns,
+                                 const std::vector<std::uint64_t>& rows, const std::vector<double>& values) {
+  write_rows_raw(dataset, H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, total_rows, rows, values.data(), columns, true);
+}
+
 void H5Writer::commit() {
   if (file_ < 0) return;
   reserve_space();

@@ -250,6 +250,8 @@ void write_network(H5Writer& out, const net::Network& network, const net::Networ
   out.write_rows("/links/stall_ns", nl, rows,
                  local([&](std::size_t o) { return static_cast<double>(st.stall_ps[o]) / 1000.0; }));
   out.write_rows("/links/flows", nl, rows, local([&](std::size_t o) { return std::uint32_t{st.flows[o]}; }));
+  out.write_rows("/links/max_flows", nl, rows,
+                 local([&](std::size_t o) { return st.max_flows.empty() ? 0u : st.max_flows[o]; }));
   // Stranded by failures: summed over the ranks (both ends of a cut link may count) by the caller.
   const auto stranded_of = [&](std::size_t l, bool bytes) -> std::uint64_t {
     if (stranded == nullptr) return 0;
@@ -280,6 +282,13 @@ void write_network(H5Writer& out, const net::Network& network, const net::Networ
     out.write_matrix_rows("/links/timeseries/queue_bytes", nl, cols, rows, q);
     out.attr_on_dataset("/links/timeseries/tx_bytes", "interval_ns", interval_ns);
     out.attr_on_dataset("/links/timeseries/queue_bytes", "interval_ns", interval_ns);
+    if (!st.series_flows.empty()) {  // (the flow model, which runs on one rank)
+      std::vector<double> fl;
+      fl.reserve(rows.size() * cols);
+      for (auto o : at) fl.insert(fl.end(), st.series_flows[o].begin(), st.series_flows[o].end());
+      out.write_matrix_rows("/links/timeseries/flows", nl, cols, rows, fl);
+      out.attr_on_dataset("/links/timeseries/flows", "interval_ns", interval_ns);
+    }
   }
 
   const std::size_t nn = topo.node_count();

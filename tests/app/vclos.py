@@ -32,6 +32,8 @@ printed:
     (1 - f) C + max(f C, T), T the operation alone.
   * Best (an ideal switch with the cluster's servers): whole-server
     placement, intra-server traffic on the servers' own links.
+  * The flow model's flows per link at once: an incast of k keeps k on
+    the target's link (max and time average per interval).
   * 1, 2 and 3 ranks give the same files (packet level, vclos, with the
     fragmentation case in it).
 
@@ -339,6 +341,31 @@ def best(tmp):
           used and all("nvsw" in a or "nvsw" in b for a, b in used), str(sorted(used)))
 
 
+def flow_counts(tmp):
+    # The flow model's concurrent flows per link (/links/max_flows and
+    # /links/timeseries/flows): an incast of k equal messages keeps k flows
+    # on the target's link for the whole transfer, k x size / rate, and one
+    # on each source's link; the time average is k in every interval the
+    # transfer covers whole.
+    k, size, gbps, iv = 5, 1048576, 100.0, 2000.0
+    cfg = (f'[topology]\nkind = "ideal_switch"\nendpoints = {k + 1}\n[network]\nmodel = "flow"\n'
+           f'link_gbps = {gbps}\n[workload]\nkind = "traffic"\npattern = "incast"\nincast_target = 0\n'
+           f'message_bytes = {size}\nmessages = 1\n[output]\ninterval_ns = {iv}\n')
+    with h5py.File(run(tmp, "incast", cfg)) as f:
+        n = [x.decode() for x in f["nodes/name"][()]]
+        src, dst, mf = f["links/src"][()], f["links/dst"][()], f["links/max_flows"][()]
+        series = f["links/timeseries/flows"][()]
+        interval = f["links/timeseries/flows"].attrs["interval_ns"]
+    target = [i for i in range(len(src)) if n[src[i]] == "xbar0" and n[dst[i]] == "ep0"][0]
+    sources = [i for i in range(len(src)) if n[dst[i]] == "xbar0" and n[src[i]] != "ep0"]
+    full = int((k * size * 8 / gbps) // interval)  # intervals the transfer surely covers whole
+    check("flow model: an incast of %d keeps %d flows on the target's link, 1 on each source's" % (k, k),
+          mf[target] == k and all(mf[i] == 1 for i in sources), "max_flows %s" % mf.tolist())
+    check("flow model: time-average flows = %d in each of the first %d intervals" % (k, full),
+          full > 2 and np.allclose(series[target][:full], k) and all(np.allclose(series[i][:full], 1) for i in sources),
+          str(series[target][:full + 2]))
+
+
 def ranks(tmp):
     outs = [fragmentation(tmp, "vclos", "packet", r, name=f"ranks{r}") for r in (1, 2, 3)]
     prints = [fingerprint(o) for o in outs]
@@ -357,6 +384,7 @@ with tempfile.TemporaryDirectory() as tmp:
     orders(tmp)
     training(tmp)
     best(tmp)
+    flow_counts(tmp)
     ranks(tmp)
 
 print("%d passed, %d failed" % (len(passes), len(failures)))

@@ -122,6 +122,11 @@ struct LinkStats {
   /// and the largest queue seen in interval k.
   std::vector<std::vector<std::uint64_t>> series_tx_bytes;
   std::vector<std::vector<std::uint64_t>> series_queue_bytes;
+  /// The flow model only (empty in the others): the most flows at once on
+  /// each link, and per interval the time-average number of flows on it
+  /// (vClos' per-link contention, flows sharing a link's rate).
+  std::vector<std::uint32_t> max_flows;
+  std::vector<std::vector<double>> series_flows;
 };
 
 struct NetworkTotals {

@@ -63,6 +63,8 @@ class H5Writer {
   /// rank writes whole rows (`values` holds rows.size() x columns, row-major).
   void write_matrix_rows(const std::string& dataset, std::uint64_t total_rows, std::uint64_t columns,
                          const std::vector<std::uint64_t>& rows, const std::vector<std::uint64_t>& values);
+  void write_matrix_rows(const std::string& dataset, std::uint64_t total_rows, std::uint64_t columns,
+                         const std::vector<std::uint64_t>& rows, const std::vector<double>& values);
 
   /// Collective: closes the file and renames it to the final path.
   void commit();

@@ -121,12 +121,14 @@ class FlowNetworkImpl final : public NetworkModel {
     link_last_.assign(nl, 0);
     link_packets_.assign(nl, 0.0);
     link_flows_.assign(nl, 0);
+    max_flows_.assign(nl, 0);
     post_binding_ = sim.bind(core::Simulator::handler<FlowNetworkImpl, &FlowNetworkImpl::on_post>(), this);
     finish_binding_ = sim.bind(core::Simulator::handler<FlowNetworkImpl, &FlowNetworkImpl::on_finish>(), this);
     deliver_binding_ = sim.bind(core::Simulator::handler<FlowNetworkImpl, &FlowNetworkImpl::on_deliver>(), this);
     sent_binding_ = sim.bind(core::Simulator::handler<FlowNetworkImpl, &FlowNetworkImpl::on_sent>(), this);
     recompute_binding_ = sim.bind(core::Simulator::handler<FlowNetworkImpl, &FlowNetworkImpl::on_recompute>(), this);
     series_.start(nl, params_.interval);
+    flows_series_.start(nl, params_.interval);
     if (params_.send_engines > 0) {
       busy_engines_.assign(topo.endpoint_count(), 0);
       waiting_.resize(topo.endpoint_count());
@@ -147,6 +149,7 @@ class FlowNetworkImpl final : public NetworkModel {
     for (std::size_t l = 0; l < topo_.link_count(); ++l) accrue(static_cast<LinkId>(l), end);
     finish_ps_ = end.ps();
     series_.close(end);
+    flows_series_.close(end);
   }
   SimTime series_interval() const override { return series_.interval(); }
   std::size_t series_bins() const override { return series_.bins(); }
@@ -378,7 +381,11 @@ class FlowNetworkImpl final : public NetworkModel {
     if (!caps_.empty())
       if (const auto it = caps_.find(id); it != caps_.end()) cap = it->second;
     if (!(cap > 0.0)) cap = kNoRateCap;
+    // (The links' integrals up to now, before the flow counts change.)
+    for (const FlowLink& fl : route_.links) accrue(fl.link, sim_.now());
     rates_.add(slot, route_.links, cap);
+    for (const FlowLink& fl : route_.links)
+      max_flows_[fl.link] = std::max(max_flows_[fl.link], static_cast<std::uint32_t>(rates_.flows_on(fl.link)));
     ++stats_.flows_started;
     stats_.max_concurrent = std::max(stats_.max_concurrent, rates_.active_count());
     request_recompute();
@@ -475,6 +482,11 @@ class FlowNetworkImpl final : public NetworkModel {
       link_busy_[l] += load / topo_.link(l).bandwidth_gbps * static_cast<double>(dt);
       if (series_.on()) add_series(l, link_last_[l], t.ps(), load / 8000.0);
     }
+    // Flows on the link (also those whose rate is still 0), integrated.
+    if (flows_series_.on())
+      if (const auto n = static_cast<double>(rates_.flows_on(l)); n > 0)
+        flows_series_.spread(l, link_last_[l], t.ps(),
+                             [n](std::int64_t a, std::int64_t b) { return n * static_cast<double>(b - a); });
     link_last_[l] = t.ps();
   }
 
@@ -561,6 +573,8 @@ class FlowNetworkImpl final : public NetworkModel {
     st.stranded_packets = failures_ ? stranded_packets_ : std::vector<std::uint64_t>(nl, 0);
     st.stranded_bytes = failures_ ? stranded_bytes_ : std::vector<std::uint64_t>(nl, 0);
     series_.write(st);
+    st.max_flows = max_flows_;
+    flows_series_.write_averages(st.series_flows);
   }
 
   const Topology& topo_;
@@ -599,6 +613,8 @@ class FlowNetworkImpl final : public NetworkModel {
   std::vector<std::uint32_t> link_flows_;
   // Time series (params_.interval > 0): bytes per link and interval.
   flow_detail::LinkSeries<double> series_;
+  flow_detail::LinkSeries<double> flows_series_;  ///< flows on each link, integrated over time (flow x ps)
+  std::vector<std::uint32_t> max_flows_;          ///< the most flows at once on each link
   std::vector<std::uint32_t> busy_engines_;         // per endpoint (send_engines > 0)
   std::vector<std::deque<MessageId>> waiting_;      // per endpoint: posted, waiting for an engine
   NetworkTotals totals_;

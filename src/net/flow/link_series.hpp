@@ -94,6 +94,18 @@ class LinkSeries {
     }
   }
 
+  /// The rows divided by the interval (an integral over time per bin
+  /// becomes its time average), after close().
+  void write_averages(std::vector<std::vector<double>>& out) const {
+    if (!on()) return;
+    out.resize(rows_.size());
+    for (std::size_t l = 0; l < rows_.size(); ++l) {
+      out[l].assign(bins_, 0.0);
+      for (std::size_t i = 0; i < std::min(bins_, rows_[l].size()); ++i)
+        out[l][i] = static_cast<double>(rows_[l][i]) / static_cast<double>(interval_ps_);
+    }
+  }
+
  private:
   /// Bins 2i and 2i+1 become bin i (the interval doubles, as the packet model's).
   void coarsen() {
