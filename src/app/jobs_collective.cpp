@@ -97,9 +97,10 @@ class CollectiveJob final : public Job {
                  cp.compute.ns() / 1000.0);
       return;
     }
-    fmt::print("\n# {}{} ({}), {} ranks ({} placement), {} warm-up + {} timed iterations per size\n",
+    fmt::print("\n# {}{} ({}), {} ranks ({}), {} warm-up + {} timed iterations per size\n",
                several ? fmt::format("job {}: ", index) : std::string(), jr.op, jr.algorithm, jr.endpoints,
-               cp.placement, cp.warmup, cp.iterations);
+               jr.stage.empty() ? cp.placement + " placement" : "placed by the scheduler: " + jr.stage, cp.warmup,
+               cp.iterations);
     fmt::print("# {:>12} {:>12} {:>6} {:>10} {:>9} {:>9}\n", "size", "count", "type", "time", "algbw", "busbw");
     fmt::print("# {:>12} {:>12} {:>6} {:>10} {:>9} {:>9}\n", "(B)", "(elements)", "", "(us)", "(GB/s)", "(GB/s)");
     const std::size_t row0 = r.first_row[index];  // this job's rows, in instance order
