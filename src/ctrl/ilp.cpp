@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "fabricsim/ctrl/two_tier.hpp"
+#include "cbc_setup.hpp"
 
 namespace fabricsim::ctrl {
 
@@ -21,17 +22,6 @@ namespace detail {
 // two_tier.cpp: a lower bound on any assignment's max load.
 std::uint32_t load_lower_bound(const Problem& p);
 }  // namespace detail
-
-namespace {
-
-/// CBC and CLP write their logs to stdout by default; fabricsim's stdout
-/// carries its own output only.
-void silence(OsiSolverInterface& solver) {
-  solver.messageHandler()->setLogLevel(0);
-  solver.setHintParam(OsiDoReducePrint, true, OsiHintTry);
-}
-
-}  // namespace
 
 Assignment ilp(const Problem& p, double time_limit_s, IlpStart how) {
   // The greedy assignment: the answer when CBC has none.
@@ -118,16 +108,9 @@ Assignment ilp(const Problem& p, double time_limit_s, IlpStart how) {
   for (int r = 0; r < commodity_rows; ++r) row_lb[r] = row_ub[r] = 1.0;
 
   OsiClpSolverInterface solver;
-  silence(solver);
-  solver.loadProblem(matrix, col_lb.data(), col_ub.data(), objective.data(), row_lb.data(), row_ub.data());
-  for (int j = 0; j < cols; ++j) solver.setInteger(j);
-
+  detail::load_integer_program(solver, matrix, col_lb, col_ub, objective, row_lb, row_ub);
   CbcModel model(solver);
-  model.setLogLevel(0);
-  model.messageHandler()->setLogLevel(0);
-  silence(*model.solver());
-  // alpha is integer: any better solution is better by at least 1.
-  model.setCutoffIncrement(0.999);
+  detail::quiet_integer_model(model);  // (the objective is integer)
   if (time_limit_s > 0) {
     model.setMaximumSeconds(time_limit_s);
     // CBC checks its limit between nodes only, and the root LP alone takes

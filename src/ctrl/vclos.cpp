@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "fabricsim/util/assert.hpp"
+#include "cbc_setup.hpp"
 
 namespace fabricsim::ctrl {
 
@@ -560,12 +561,6 @@ class Search {
   std::vector<uint32_t> best_leaves_, best_spines_;
 };
 
-/// CBC and CLP write their logs to stdout by default; fabricsim's stdout
-/// carries its own output only.
-void silence(OsiSolverInterface& solver) {
-  solver.messageHandler()->setLogLevel(0);
-  solver.setHintParam(OsiDoReducePrint, true, OsiHintTry);
-}
 
 /// The spec's vClos-ILP through CBC.  With binaries l_n and s_m the link
 /// variables are c_{n,m} = l_n * s_m (a virtual leaf takes one link to each
@@ -610,16 +605,9 @@ std::optional<std::pair<std::vector<uint32_t>, std::vector<uint32_t>>> solve_ilp
   row_lb[1] = row_ub[1] = in.s;
 
   OsiClpSolverInterface solver;
-  silence(solver);
-  solver.loadProblem(matrix, col_lb.data(), col_ub.data(), objective.data(), row_lb.data(), row_ub.data());
-  for (int j = 0; j < cols; ++j) solver.setInteger(j);
-
+  detail::load_integer_program(solver, matrix, col_lb, col_ub, objective, row_lb, row_ub);
   CbcModel model(solver);
-  model.setLogLevel(0);
-  model.messageHandler()->setLogLevel(0);
-  silence(*model.solver());
-  // The costs are integers: any better solution is better by at least 1.
-  model.setCutoffIncrement(0.999);
+  detail::quiet_integer_model(model);  // (the objective is integer)
   model.setMaximumNodes(static_cast<int>(std::min<std::uint64_t>(max_nodes, INT_MAX)));
   model.branchAndBound();
 
@@ -715,34 +703,18 @@ std::vector<uint32_t> held_gpus(const ClusterShape& sh, const Allocation& a) {
 
 }  // namespace
 
-void ClusterState::take(const Allocation& a) {
-  const uint32_t t = shape_.gpus_per_server;
-  for (uint32_t gpu : held_gpus(shape_, a)) {
-    FABRICSIM_ASSERT(busy_[gpu] == 0, "take: GPU already busy");
-    busy_[gpu] = 1;
-    const uint32_t server = gpu / t;
-    if (idle_gpus_[server]-- == t) --idle_servers_[server / shape_.servers_per_leaf];
-  }
-  if (a.stage != Stage::VirtualClos) return;
-  for (uint32_t n : a.leaves) {
-    FABRICSIM_ASSERT(n < shape_.leaves, "no such leaf");
-    for (uint32_t m : a.spines) {
-      FABRICSIM_ASSERT(m < shape_.spines, "no such spine");
-      uint32_t& free = free_links_[std::size_t{n} * shape_.spines + m];
-      FABRICSIM_ASSERT(free > 0, "take: no free link between the leaf and the spine");
-      --free;
-      --free_ports_[m];
-    }
-  }
-}
+void ClusterState::take(const Allocation& a) { book(a, true); }
+void ClusterState::release(const Allocation& a) { book(a, false); }
 
-void ClusterState::release(const Allocation& a) {
+void ClusterState::book(const Allocation& a, bool take) {
   const uint32_t t = shape_.gpus_per_server;
   for (uint32_t gpu : held_gpus(shape_, a)) {
-    FABRICSIM_ASSERT(busy_[gpu] != 0, "release: GPU not busy");
-    busy_[gpu] = 0;
+    FABRICSIM_ASSERT((busy_[gpu] == 0) == take, take ? "take: GPU already busy" : "release: GPU not busy");
+    busy_[gpu] = take ? 1 : 0;
     const uint32_t server = gpu / t;
-    if (++idle_gpus_[server] == t) ++idle_servers_[server / shape_.servers_per_leaf];
+    const uint32_t leaf = server / shape_.servers_per_leaf;
+    if (take && idle_gpus_[server]-- == t) --idle_servers_[leaf];
+    if (!take && ++idle_gpus_[server] == t) ++idle_servers_[leaf];
   }
   if (a.stage != Stage::VirtualClos) return;
   for (uint32_t n : a.leaves) {
@@ -750,9 +722,10 @@ void ClusterState::release(const Allocation& a) {
     for (uint32_t m : a.spines) {
       FABRICSIM_ASSERT(m < shape_.spines, "no such spine");
       uint32_t& free = free_links_[std::size_t{n} * shape_.spines + m];
-      FABRICSIM_ASSERT(free < shape_.links_between(n, m), "release: link not reserved");
-      ++free;
-      ++free_ports_[m];
+      FABRICSIM_ASSERT(take ? free > 0 : free < shape_.links_between(n, m),
+                       take ? "take: no free link between the leaf and the spine" : "release: link not reserved");
+      free = take ? free - 1 : free + 1;
+      free_ports_[m] = take ? free_ports_[m] - 1 : free_ports_[m] + 1;
     }
   }
 }

@@ -103,6 +103,7 @@ class ClusterState {
   void release(const Allocation& a);
 
  private:
+  void book(const Allocation& a, bool take);  ///< take() or release()
   ClusterShape shape_;
   std::vector<std::uint8_t> busy_;  // per GPU
   std::vector<std::uint32_t> idle_gpus_, idle_servers_, free_links_, free_ports_;
