@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "fabricsim/util/assert.hpp"
+#include "placement_detail.hpp"
 #include "cbc_setup.hpp"
 
 namespace fabricsim::ctrl {
@@ -30,46 +31,14 @@ namespace {
 
 using std::uint32_t;
 using std::uint64_t;
-
-uint32_t ceil_div(uint32_t a, uint32_t b) { return a / b + (a % b != 0 ? 1u : 0u); }
+using detail::ceil_div;
+using detail::first_gpus;
+using detail::idle_servers_of;
+using detail::placed;
+using detail::refused;
 
 // ---------------------------------------------------------------------------
 // Stages 0 and 1 and the whole-server spread.
-
-/// The `count` lowest-numbered fully idle servers of `leaf`.
-std::vector<uint32_t> idle_servers_of(const ClusterState& st, uint32_t leaf, uint32_t count) {
-  const ClusterShape& sh = st.shape();
-  std::vector<uint32_t> out;
-  out.reserve(count);
-  const uint32_t first = leaf * sh.servers_per_leaf;
-  for (uint32_t i = 0; i < sh.servers_per_leaf && out.size() < count; ++i)
-    if (st.idle_gpus(first + i) == sh.gpus_per_server) out.push_back(first + i);
-  FABRICSIM_ASSERT(out.size() == count, "leaf has fewer idle servers than its count says");
-  return out;
-}
-
-/// The first n GPUs of `servers`, server by server, slot by slot (rank order).
-std::vector<uint32_t> first_gpus(const ClusterShape& sh, const std::vector<uint32_t>& servers, uint32_t n) {
-  std::vector<uint32_t> gpus;
-  gpus.reserve(n);
-  for (uint32_t server : servers)
-    for (uint32_t slot = 0; slot < sh.gpus_per_server && gpus.size() < n; ++slot)
-      gpus.push_back(server * sh.gpus_per_server + slot);
-  FABRICSIM_ASSERT(gpus.size() == n, "servers hold fewer GPUs than the job needs");
-  return gpus;
-}
-
-Decision placed(Allocation a) {
-  Decision d;
-  d.allocation = std::move(a);
-  return d;
-}
-
-Decision refused(Refusal why) {
-  Decision d;
-  d.why = why;
-  return d;
-}
 
 /// Stage 0 (n <= T): best fit on one server.  Among the leaves with a
 /// server that has n idle GPUs, the one with the fewest idle servers, then
@@ -650,6 +619,8 @@ const char* to_string(Stage s) {
     case Stage::Leaf: return "leaf";
     case Stage::VirtualClos: return "vclos";
     case Stage::Servers: return "servers";
+    case Stage::OcsSpine: return "ocs_spine";
+    case Stage::OcsClos: return "ocs_clos";
   }
   return "?";
 }
@@ -729,6 +700,8 @@ void ClusterState::book(const Allocation& a, bool take) {
     }
   }
 }
+
+std::optional<Allocation> place_local(const ClusterState& state, std::uint32_t n) { return local_stage(state, n); }
 
 Decision place_whole_server(const ClusterState& state, std::uint32_t n) {
   FABRICSIM_ASSERT(n > 0, "a job of no GPUs");

@@ -43,6 +43,8 @@ enum class Stage : std::uint8_t {
   Leaf,         ///< stage 1: whole servers under one leaf (best fit); uses no spine link
   VirtualClos,  ///< stage 2: l virtual leaves x s virtual spines on reserved links (vClos)
   Servers,      ///< whole servers over several leaves, no links reserved (whole_server baseline)
+  OcsSpine,     ///< OCS-vClos: whole servers on several leaves, each rank a circuit to one spine (ocs.hpp)
+  OcsClos,      ///< OCS-vClos: l virtual leaves x s virtual-spine units on circuits (ocs.hpp)
 };
 const char* to_string(Stage s);
 
@@ -53,6 +55,15 @@ enum class Refusal : std::uint8_t {
   Network,  ///< enough idle servers, but no feasible virtual Clos
 };
 const char* to_string(Refusal r);
+
+/// An optical circuit (ocs.hpp): leaf `leaf`'s port `slot` on the OCS of
+/// spine `spine`, connected to `spine`.
+struct Circuit {
+  std::uint32_t leaf = 0;
+  std::uint32_t spine = 0;
+  std::uint32_t slot = 0;
+  friend bool operator==(const Circuit&, const Circuit&) = default;
+};
 
 struct Allocation {
   Stage stage = Stage::Server;
@@ -72,6 +83,22 @@ struct Allocation {
   /// The spine a cross-leaf message from rank r takes (stage VirtualClos
   /// only).
   std::uint32_t spine_of_rank(std::uint32_t r) const { return spines[r % spines.size()]; }
+  /// Stages OcsSpine and OcsClos (ocs.hpp; leaves as for VirtualClos in
+  /// OcsClos, spines empty): rank r's circuit (its way up, and the way down
+  /// to it), one per rank, in rank order.  In OcsClos virtual leaf a's
+  /// ranks [a*s, (a+1)*s) hold unit u = r % s, the same spine for every a.
+  std::vector<Circuit> circuits;
+  /// The rewiring the job needs before it starts: circuits switched off
+  /// (never one held by a running job), then switched on.
+  std::vector<Circuit> switched_off, switched_on;
+  /// The rank whose circuit a cross-leaf message from rank src to rank dst
+  /// goes down (OcsSpine: dst's own; OcsClos: the unit of src on dst's
+  /// virtual leaf, source routing).
+  std::uint32_t down_rank(std::uint32_t src, std::uint32_t dst) const {
+    if (stage != Stage::OcsClos) return dst;
+    const auto s = static_cast<std::uint32_t>(gpus.size() / leaves.size());
+    return dst / s * s + src % s;
+  }
 };
 
 /// A scheduler's answer: an allocation, or the cause it has none.
@@ -134,6 +161,11 @@ Decision place_whole_server(const ClusterState& state, std::uint32_t n);
 /// app rounds).  Refusal::Gpus when fewer than ceil(N/T) idle servers exist
 /// (or, N <= T, no server has N idle GPUs); Refusal::Network otherwise.
 Decision place_vclos(const ClusterState& state, std::uint32_t n, const VClosOptions& options = {});
+
+/// Stages 0 and 1 alone (n <= T: best-fit server; else best-fit leaf with
+/// ceil(n/T) idle servers), as place_vclos and place_whole_server take
+/// them; nullopt when the stage that applies finds no room.
+std::optional<Allocation> place_local(const ClusterState& state, std::uint32_t n);
 
 /// vClos-ILP(l, s) alone: l leaves each with at least s/T idle servers and
 /// s spines, every chosen (leaf, spine) pair with a free link, minimising
