@@ -1,5 +1,6 @@
 // [[failures]] rows into a link schedule (failures.hpp).
 #include "failures.hpp"
+#include "ocs_links.hpp"
 
 #include <algorithm>
 #include <map>
@@ -72,8 +73,16 @@ std::vector<net::LinkId> element_links(const net::Topology& topo, const std::uno
 net::LinkSchedule failure_schedule(const config::Config& cfg, const net::Topology& topo) {
   const bool analytic = cfg.get_string("network.model") == "analytic";
   net::LinkSchedule schedule;
+  // An optical layer's circuits not connected at power-on start down
+  // (net::LeafSpineParams::ocs_switches); the scheduler switches them.
+  std::vector<net::LinkId> dark;
+  if (const std::optional<OcsLinks> ocs = ocs_links(cfg, topo)) dark = ocs->power_on_down();
+  for (net::LinkId l : dark) schedule.changes.push_back(net::LinkChange{core::SimTime::zero(), l, false});
   const auto& rows = cfg.rows("failures");
-  if (rows.empty()) return schedule;
+  if (rows.empty()) {
+    schedule.sort();
+    return schedule;
+  }
   std::unordered_map<std::string, net::NodeId> by_name;
   for (net::NodeId n = 0; n < topo.node_count(); ++n) by_name.emplace(topo.node(n).name, n);
   // Per link, the intervals so far (from, until, where given): overlaps are refused.
@@ -105,6 +114,11 @@ net::LinkSchedule failure_schedule(const config::Config& cfg, const net::Topolog
     const std::int64_t end = to == 0 ? INT64_MAX : to;
     const std::string& where = at ? at->origin : element->origin;
     for (net::LinkId l : links) {
+      if (std::binary_search(dark.begin(), dark.end(), l))
+        throw ConfigError(fmt::format("{}: failures.element: '{}' includes {}->{}, an optical circuit not connected at "
+                                      "power-on (topology.ocs_switches): only the scheduler switches those",
+                                      element->origin, name, topo.node(topo.link(l).src).name,
+                                      topo.node(topo.link(l).dst).name));
       for (const Down& d : down[l])
         if (from < d.until && d.from < end)
           throw ConfigError(fmt::format(

@@ -137,8 +137,11 @@ JobSet::JobSet(const config::Config& cfg, net::Network& network, core::Simulator
   const std::string& queue = cfg.get_string("workload.queue");
   order_ = queue == "edf" ? Order::Edf : queue == "fewest_gpus_first" ? Order::FewestGpus : Order::Fifo;
   const std::string& scheduler = cfg.get_string("workload.scheduler");
-  scheduler_ = scheduler == "vclos" ? Scheduler::VClos : scheduler == "whole_server" ? Scheduler::WholeServer
-                                                                                     : Scheduler::Free;
+  scheduler_ = scheduler == "vclos"          ? Scheduler::VClos
+               : scheduler == "ocs_vclos"    ? Scheduler::OcsVClos
+               : scheduler == "whole_server" ? Scheduler::WholeServer
+                                             : Scheduler::Free;
+  switched_.assign(n, 0);
   allocation_.resize(n);
   reserved_.assign(n, 0);
   refused_.assign(n, {0, 0});
@@ -222,6 +225,7 @@ void JobSet::apply(core::SimTime t, const std::vector<std::int64_t>& all, const 
     }
     for (net::EndpointId e : endpoints_[j]) pool_->release(e);
     if (cluster_ && allocation_[j]) cluster_->release(*allocation_[j]);
+    if (ocs_ && allocation_[j]) ocs_->release(*allocation_[j]);
     changed_ = true;
   }
   ending_.resize(kept);
@@ -264,11 +268,44 @@ void JobSet::setup_cluster(const config::Config& cfg) {
     check_fits(cfg);
     return;
   }
-  fabric_ = std::make_unique<ctrl::TwoTierFabric>(topo, "workload.scheduler");
-  const auto& under = fabric_->endpoints_of_tors();
+  std::vector<std::vector<net::EndpointId>> under;  // endpoints per leaf, ascending
   ctrl::ClusterShape shape;
-  shape.leaves = fabric_->tors();
-  shape.spines = fabric_->spines();
+  if (scheduler_ == Scheduler::OcsVClos) {
+    ocs_links_ = ocs_links(cfg, topo);
+    if (!ocs_links_)
+      throw util::ConfigError("workload.scheduler: ocs_vclos rewires an optical circuit layer between leaves and "
+                              "spines: set topology.ocs_switches on a leaf_spine");
+    if (cfg.get_string("network.model") == "analytic")
+      throw util::ConfigError("workload.scheduler: ocs_vclos switches circuits during the run, which the analytic "
+                              "model cannot (a message's path is fixed as it starts): use network.model = \"flow\" "
+                              "or \"packet\"");
+    const ctrl::OcsShape& o = ocs_links_->shape;
+    ocs_ = std::make_unique<ctrl::OcsState>(o);
+    ocs_options_.max_nodes = static_cast<std::uint64_t>(cfg.get_int("workload.ocs_max_nodes"));
+    reconfig_ = core::SimTime::from_ns_f(cfg.get_float("workload.ocs_reconfig_ns"));
+    // Each endpoint's leaf, by its NIC cable (the builder's numbering:
+    // leaves follow the endpoints).
+    const auto first_leaf = static_cast<net::NodeId>(topo.endpoint_count());
+    under.resize(o.leaves);
+    leaf_of_.resize(topo.endpoint_count());
+    host_up_.resize(topo.endpoint_count());
+    for (net::EndpointId e = 0; e < topo.endpoint_count(); ++e) {
+      for (const net::LinkId l : topo.node(topo.endpoint_node(e)).out) {
+        const net::NodeId leaf = topo.link(l).dst;
+        if (topo.link(l).cls != net::LinkClass::Host || leaf < first_leaf || leaf >= first_leaf + o.leaves) continue;
+        leaf_of_[e] = leaf - first_leaf;
+        host_up_[e] = l;
+      }
+      under[leaf_of_[e]].push_back(e);
+    }
+    shape.leaves = o.leaves;
+    shape.spines = o.spines;
+  } else {
+    fabric_ = std::make_unique<ctrl::TwoTierFabric>(topo, "workload.scheduler");
+    under = fabric_->endpoints_of_tors();
+    shape.leaves = fabric_->tors();
+    shape.spines = fabric_->spines();
+  }
   shape.gpus_per_server = T;
   shape.servers_per_leaf = static_cast<std::uint32_t>(under[0].size() / T);
   gpu_endpoint_.assign(topo.endpoint_count(), 0);
@@ -287,8 +324,8 @@ void JobSet::setup_cluster(const config::Config& cfg) {
   }
   shape.links.resize(std::size_t{shape.leaves} * shape.spines);
   for (std::uint32_t t = 0; t < shape.leaves; ++t)
-    for (std::uint32_t m = 0; m < shape.spines; ++m)
-      shape.links[std::size_t{t} * shape.spines + m] = fabric_->up(t, m) != net::kNoLink ? 1u : 0u;
+    for (std::uint32_t m = 0; m < shape.spines; ++m)  // (OCS-vClos books circuits in its own state)
+      shape.links[std::size_t{t} * shape.spines + m] = !fabric_ || fabric_->up(t, m) != net::kNoLink ? 1u : 0u;
   cluster_ = std::make_unique<ctrl::ClusterState>(std::move(shape));
   check_fits(cfg);
 }
@@ -300,13 +337,16 @@ void JobSet::check_fits(const config::Config& cfg) {
   const std::uint32_t T = cluster_->shape().gpus_per_server;
   // Every job must fit the empty cluster as the scheduler places it.
   const ctrl::ClusterState empty(cluster_->shape());
+  const std::unique_ptr<ctrl::OcsState> dark = ocs_ ? std::make_unique<ctrl::OcsState>(ocs_->shape()) : nullptr;
   std::unordered_map<std::uint32_t, bool> fits;
   for (std::size_t j = 0; j < size_.size(); ++j) {
     const std::uint32_t n = wanted(static_cast<std::uint32_t>(j));
     const auto [it, fresh] = fits.try_emplace(n, false);
     if (fresh)
-      it->second = (scheduler_ == Scheduler::VClos ? ctrl::place_vclos(empty, n, vclos_)
-                                                   : ctrl::place_whole_server(empty, n)).allocation.has_value();
+      it->second = (scheduler_ == Scheduler::VClos      ? ctrl::place_vclos(empty, n, vclos_)
+                    : scheduler_ == Scheduler::OcsVClos ? ctrl::place_ocs_vclos(empty, *dark, n, ocs_options_)
+                                                        : ctrl::place_whole_server(empty, n))
+                       .allocation.has_value();
     if (!it->second) {
       const std::string what = fmt::format(
           "workload.scheduler: the job needs {} GPUs{}, which {} cannot place even on the empty cluster ({} leaves "
@@ -320,18 +360,22 @@ void JobSet::check_fits(const config::Config& cfg) {
 
 std::uint32_t JobSet::wanted(std::uint32_t j) const {
   std::uint32_t n = size_[j];
-  if (scheduler_ == Scheduler::VClos && round_pow2_ && n > cluster_->shape().gpus_per_server) n = std::bit_ceil(n);
+  if ((scheduler_ == Scheduler::VClos || scheduler_ == Scheduler::OcsVClos) && round_pow2_ &&
+      n > cluster_->shape().gpus_per_server)
+    n = std::bit_ceil(n);
   return n;
 }
 
 ctrl::Refusal JobSet::place(std::uint32_t j) {
   if (scheduler_ == Scheduler::Free) return pool_->free_count() >= size_[j] ? ctrl::Refusal::None : ctrl::Refusal::Gpus;
   const std::uint32_t n = wanted(j);
-  ctrl::Decision d = scheduler_ == Scheduler::VClos ? ctrl::place_vclos(*cluster_, n, vclos_)
-                                                     : ctrl::place_whole_server(*cluster_, n);
+  ctrl::Decision d = scheduler_ == Scheduler::VClos      ? ctrl::place_vclos(*cluster_, n, vclos_)
+                     : scheduler_ == Scheduler::OcsVClos ? ctrl::place_ocs_vclos(*cluster_, *ocs_, n, ocs_options_)
+                                                         : ctrl::place_whole_server(*cluster_, n);
   if (!d.allocation) return d.why;
   ctrl::Allocation& a = *d.allocation;
   cluster_->take(a);
+  if (ocs_) ocs_->take(a);  // (asserts that nothing it switches off is held)
   std::vector<net::EndpointId> eps;
   eps.reserve(size_[j]);
   for (std::uint32_t r = 0; r < size_[j]; ++r) eps.push_back(gpu_endpoint_[a.gpus[r]]);
@@ -342,21 +386,54 @@ ctrl::Refusal JobSet::place(std::uint32_t j) {
   return ctrl::Refusal::None;
 }
 
-void JobSet::pin_vclos(std::uint32_t j, std::size_t first_message) {
+bool JobSet::switch_circuits(std::uint32_t j, const ctrl::Allocation& a, core::SimTime now) {
+  if (a.switched_off.empty() && a.switched_on.empty()) return false;
+  std::vector<net::LinkId> off, on;
+  const auto record = [&](const ctrl::Circuit& c, bool up) {
+    switching_.time_ns.push_back(static_cast<double>(now.ps()) / 1000.0);
+    switching_.job.push_back(j);
+    switching_.leaf.push_back(c.leaf);
+    switching_.spine.push_back(c.spine);
+    switching_.slot.push_back(c.slot);
+    switching_.on.push_back(up ? 1 : 0);
+    (up ? on : off).push_back(ocs_links_->up_link(c));
+    (up ? on : off).push_back(ocs_links_->down_link(c));
+  };
+  for (const ctrl::Circuit& c : a.switched_off) record(c, false);
+  for (const ctrl::Circuit& c : a.switched_on) record(c, true);
+  net_.switch_links(off, on);
+  return !on.empty();
+}
+
+void JobSet::pin_routes(std::uint32_t j, std::size_t first_message) {
   const ctrl::Allocation& a = *allocation_[j];
-  if (a.stage != ctrl::Stage::VirtualClos) return;
-  // Source routing inside the job: rank r's traffic to another leaf goes
-  // up to its virtual spine, spine_of_rank(r); the way down to the
-  // destination's leaf is then the one link from that spine, reserved too.
+  const bool ocs = a.stage == ctrl::Stage::OcsSpine || a.stage == ctrl::Stage::OcsClos;
+  if (!ocs && a.stage != ctrl::Stage::VirtualClos) return;
   std::unordered_map<net::EndpointId, std::uint32_t> rank;
   const auto& eps = pool_->assignment();
   for (std::uint32_t r = 0; r < eps.size(); ++r) rank.emplace(eps[r], r);
   const auto& messages = net_.messages();
   for (std::size_t id = first_message; id < messages.size(); ++id) {
     const net::Message& m = messages[id];
-    if (fabric_->tor_of(m.src) == fabric_->tor_of(m.dst)) continue;
-    const auto route = fabric_->route(m.src, m.dst, static_cast<std::int32_t>(a.spine_of_rank(rank.at(m.src))));
-    net_.pin(static_cast<net::MessageId>(id), route);
+    const std::uint32_t src = rank.at(m.src);
+    if (ocs) {
+      // Up the source rank's own circuit, down the circuit of down_rank
+      // (OcsClos: the same unit on the destination's virtual leaf), both
+      // the job's alone; within a leaf the configured policy.
+      if (leaf_of_[m.src] == leaf_of_[m.dst]) continue;
+      const std::uint32_t down = a.down_rank(src, rank.at(m.dst));
+      const std::array<net::LinkId, 4> route{host_up_[m.src], ocs_links_->up_link(a.circuits[src]),
+                                             ocs_links_->down_link(a.circuits[down]),
+                                             net_.topology().link(host_up_[m.dst]).reverse};
+      net_.pin(static_cast<net::MessageId>(id), route);
+    } else {
+      // Source routing inside the job: rank r's traffic to another leaf
+      // goes up to its virtual spine, spine_of_rank(r); the way down to the
+      // destination's leaf is then the one link from that spine, reserved too.
+      if (fabric_->tor_of(m.src) == fabric_->tor_of(m.dst)) continue;
+      net_.pin(static_cast<net::MessageId>(id),
+               fabric_->route(m.src, m.dst, static_cast<std::int32_t>(a.spine_of_rank(src))));
+    }
   }
 }
 
@@ -371,18 +448,25 @@ void JobSet::admit(core::SimTime now) {
       break;
     }
     waiting_.erase(waiting_.begin());
+    // OCS-vClos: circuits switched now (every rank alike: a global step);
+    // the job starts once the optical switches have reconfigured.
+    core::SimTime start = now;
+    if (ocs_ && allocation_[j] && switch_circuits(j, *allocation_[j], now)) {
+      start = now + reconfig_;
+      switched_[j] = static_cast<std::uint32_t>(allocation_[j]->switched_on.size());
+    }
     config::Config c = job_config(j);
-    c.set("workload.start_ns", config::Value(now.ns()), "admitted by workload.queue");
+    c.set("workload.start_ns", config::Value(start.ns()), "admitted by workload.queue");
     graphs_[j] = std::make_unique<workload::TaskGraph>(net_, sim_, graph_binding_, j);
     const std::size_t mark = pool_->take_mark();
     const std::size_t first_message = net_.messages().size();
     jobs_[j] = make_job(j, *graphs_[j], *pool_, c);
     endpoints_[j] = pool_->taken_since(mark);
-    if (allocation_[j]) pin_vclos(j, first_message);
+    if (allocation_[j]) pin_routes(j, first_message);
     pool_->clear_assignment();
     job_of_message_.resize(net_.messages().size(), j);
     net_.set_listener(this);
-    admitted_ps_[j] = now.ps();
+    admitted_ps_[j] = start.ps();
     // This rank's part done: reported at the next step; the step that
     // decides on it requested (an empty job: by every rank).
     const bool empty = graphs_[j]->size() == 0;
@@ -391,7 +475,7 @@ void JobSet::admit(core::SimTime now) {
       newly_done_.push_back(j);
       if (empty || graphs_[j]->local_tasks() > 0) requests_->request_step(at + delay_);
     });
-    graphs_[j]->start(now);
+    graphs_[j]->start(start);
   }
 }
 
@@ -478,7 +562,9 @@ void JobSet::scheduler_columns(std::size_t j, stats::JobRow& row) const {
   row.stage = ctrl::to_string(a.stage);
   row.reserved = reserved_[j];
   row.virtual_leaves = static_cast<std::uint32_t>(a.leaves.size());
-  row.virtual_spines = static_cast<std::uint32_t>(a.spines.size());
+  row.virtual_spines = static_cast<std::uint32_t>(a.stage == ctrl::Stage::OcsClos ? a.gpus.size() / a.leaves.size()
+                                                                                  : a.spines.size());
+  row.circuits_switched = switched_[j];
 }
 
 void JobSet::write(stats::H5Writer& writer, const par::Comm& comm) const {
@@ -492,15 +578,24 @@ void JobSet::write(stats::H5Writer& writer, const par::Comm& comm) const {
         p.endpoint.push_back(endpoints_[j][r]);
         p.rank.push_back(r);
       }
-      if (!allocation_[j] || allocation_[j]->stage != ctrl::Stage::VirtualClos) continue;
+      if (!allocation_[j]) continue;
+      for (const ctrl::Circuit& c : allocation_[j]->circuits) {  // OCS-vClos: a circuit per rank
+        p.link_job.push_back(j);
+        p.leaf.push_back(c.leaf);
+        p.spine.push_back(c.spine);
+        p.slot.push_back(c.slot);
+      }
+      if (allocation_[j]->stage != ctrl::Stage::VirtualClos) continue;
       for (const std::uint32_t leaf : allocation_[j]->leaves)
         for (const std::uint32_t spine : allocation_[j]->spines) {
           p.link_job.push_back(j);
           p.leaf.push_back(leaf);
           p.spine.push_back(spine);
+          p.slot.push_back(0);
         }
     }
     stats::write_placement(writer, p, comm.is_root());
+    if (ocs_) stats::write_ocs(writer, switching_, comm.is_root());
   }
   if (fills(Job::kCollectives)) stats::write_collectives(writer, reports_.collectives, comm.is_root());
   if (fills(Job::kIterations)) stats::write_dnn(writer, reports_.dnn, comm.is_root());

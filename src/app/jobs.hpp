@@ -17,6 +17,7 @@
 #include "fabricsim/config/config.hpp"
 #include "fabricsim/core/simulator.hpp"
 #include "fabricsim/ctrl/fabric.hpp"
+#include "fabricsim/ctrl/ocs.hpp"
 #include "fabricsim/ctrl/vclos.hpp"
 #include "fabricsim/net/network.hpp"
 #include "fabricsim/par/comm.hpp"
@@ -24,6 +25,7 @@
 #include "fabricsim/stats/run_output.hpp"
 #include "fabricsim/workload/placement.hpp"
 #include "fabricsim/workload/task_graph.hpp"
+#include "ocs_links.hpp"
 #include "workload.hpp"
 
 namespace fabricsim::app {
@@ -113,8 +115,12 @@ class JobSet final : public Workload, public par::GlobalSteps, private net::Mess
   std::uint32_t wanted(std::uint32_t j) const;
   /// Job j's scheduler columns of /jobs.
   void scheduler_columns(std::size_t j, stats::JobRow& row) const;
-  /// A vClos job's cross-leaf messages pinned to their virtual spines.
-  void pin_vclos(std::uint32_t j, std::size_t first_message);
+  /// A vClos or OCS-vClos job's cross-leaf messages pinned to their virtual
+  /// spines (vClos: reserved links; OCS-vClos: its circuits).
+  void pin_routes(std::uint32_t j, std::size_t first_message);
+  /// An OCS-vClos placement's rewiring applied to the network's links;
+  /// whether it switched any circuit on.
+  bool switch_circuits(std::uint32_t j, const ctrl::Allocation& a, core::SimTime now);
   void on_message_delivered(net::MessageId id) override;
   void on_message_sent(net::MessageId id) override;
   bool wants_sent() const override { return true; }
@@ -146,12 +152,21 @@ class JobSet final : public Workload, public par::GlobalSteps, private net::Mess
   std::vector<std::int64_t> deadline_ps_;  ///< workload.deadline_ns (-1: none)
   bool changed_ = false;                   ///< arrivals or releases since the last admission
   // The resource scheduler (workload.scheduler).
-  enum class Scheduler : std::uint8_t { Free, WholeServer, VClos };
+  enum class Scheduler : std::uint8_t { Free, WholeServer, VClos, OcsVClos };
   Scheduler scheduler_ = Scheduler::Free;
   std::unique_ptr<ctrl::ClusterState> cluster_;
   std::unique_ptr<ctrl::TwoTierFabric> fabric_;   ///< vclos: the leaves, spines and routes
   std::vector<net::EndpointId> gpu_endpoint_;     ///< the scheduler's GPU index -> endpoint
   ctrl::VClosOptions vclos_;
+  // ocs_vclos: the optical layer's circuits, as the scheduler and as links.
+  std::unique_ptr<ctrl::OcsState> ocs_;
+  std::optional<OcsLinks> ocs_links_;
+  ctrl::OcsOptions ocs_options_;
+  core::SimTime reconfig_;                        ///< workload.ocs_reconfig_ns
+  std::vector<std::uint32_t> switched_;           ///< per job: circuits switched on for it
+  stats::OcsReport switching_;                    ///< /ocs (every rank alike)
+  std::vector<std::uint32_t> leaf_of_;            ///< ocs_vclos: endpoint -> leaf
+  std::vector<net::LinkId> host_up_;              ///< ocs_vclos: endpoint -> its leaf (NIC cable)
   bool round_pow2_ = true;
   std::vector<std::optional<ctrl::Allocation>> allocation_;  ///< per job, while it holds it (and after, for /jobs)
   std::vector<std::uint32_t> reserved_;                      ///< endpoints reserved (whole servers, rounding)

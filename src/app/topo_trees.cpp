@@ -35,6 +35,7 @@ net::Topology build_leaf_spine(const config::Config& cfg, const LinkClasses& lin
   p.gpus_per_server = cfg_u32(cfg, "topology.gpus_per_server");
   p.radix = cfg_u32(cfg, "topology.radix");
   p.rail_optimized = cfg.get_bool("topology.rail_optimized");
+  p.ocs_switches = cfg_u32(cfg, "topology.ocs_switches");
   p.host = links.host;
   p.fabric = links.fabric;
   p.intra_server.bandwidth_gbps = cfg.get_float("network.intra_server_gbps");

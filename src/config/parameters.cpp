@@ -137,6 +137,13 @@ std::vector<ParamDecl> declare() {
   p.push_back(int_param("topology", "spines", "", 2, "leaf_spine: number of spine switches.", 1, 1 << 20));
   p.push_back(int_param("topology", "links_per_pair", "", 1,
                         "leaf_spine: parallel links between every leaf and every spine.", 1, kMaxPorts));
+  p.push_back(int_param("topology", "ocs_switches", "", 0,
+                        "leaf_spine: optical circuit switches between leaves and spines (vClos' OCS layer); 0: none "
+                        "(fixed cables). Must divide `spines`; each holds spines/ocs_switches spines and as many "
+                        "up-ports of every leaf, any of which it can connect to any of its spines, so a leaf can have "
+                        "that many parallel links to one spine. Power-on wiring is the fixed leaf-spine's; "
+                        "workload.scheduler = \"ocs_vclos\" rewires idle circuits (docs/model.md).",
+                        0, 1 << 20));
   p.push_back(int_param("topology", "servers_per_leaf", "", 2,
                         "leaf_spine: servers whose NICs one leaf's worth of down ports serves.", 1, 1 << 20));
   p.push_back(int_param("topology", "gpus_per_server", "", 4,
@@ -523,7 +530,7 @@ std::vector<ParamDecl> declare() {
     queue.run_wide = true;
     p.push_back(std::move(queue));
     ParamDecl sched = enum_param(
-        "workload", "scheduler", "free", {"free", "whole_server", "vclos"},
+        "workload", "scheduler", "free", {"free", "whole_server", "vclos", "ocs_vclos"},
         "A cluster queue's resource scheduler (../shared/spec/vclos.md section 5). `free`: any free endpoints, "
         "chosen by the job's `placement` (not `list`). `whole_server` (the baselines' locality rule): a job of at "
         "most `gpus_per_server` GPUs on one server (best fit), a larger one on whole idle servers, under one leaf "
@@ -532,7 +539,11 @@ std::vector<ParamDecl> declare() {
         "reserved leaf-spine links, found by `vclos_solver`), whose cross-leaf messages are pinned to their "
         "virtual spine (source routing inside the job); refused as `network` when enough servers are idle but no "
         "virtual Clos fits. `whole_server` and `vclos` need a `leaf_spine` (one link per pair, not rail-optimized) "
-        "or a two-level `fat_tree`; `whole_server` also takes an `ideal_switch` (Best). Run-wide.");
+        "or a two-level `fat_tree`; `whole_server` also takes an `ideal_switch` (Best). `ocs_vclos` (OCS-vClos, "
+        "spec 5.4): the same first two stages, then one spine with a circuit per GPU, then a virtual Clos whose "
+        "virtual spines may be parallel circuits to one spine, built by rewiring idle circuits of the optical layer "
+        "(`topology.ocs_switches`; never a circuit a running job holds), after which the job starts "
+        "`ocs_reconfig_ns` later; flow or packet model. Run-wide.");
     sched.run_wide = true;
     p.push_back(std::move(sched));
     ParamDecl solver = enum_param(
@@ -546,9 +557,22 @@ std::vector<ParamDecl> declare() {
                                 1ll << 40);
     nodes.run_wide = true;
     p.push_back(std::move(nodes));
+    ParamDecl reconfig = float_param(
+        "workload", "ocs_reconfig_ns", "ns", 50e6,
+        "`scheduler = \"ocs_vclos\"`: the optical circuit switches' reconfiguration delay; a job whose placement "
+        "switched a circuit starts this long after it was placed (counted in its wait). Run-wide.",
+        0.0, 1e15);
+    reconfig.run_wide = true;
+    p.push_back(std::move(reconfig));
+    ParamDecl ocs_nodes = int_param("workload", "ocs_max_nodes", "", 100000,
+                                    "`scheduler = \"ocs_vclos\"`: leaf subsets OCS-FINDCLOS visits per (l, s) before "
+                                    "it gives up on that shape (deterministic). Run-wide.",
+                                    1, 1ll << 40);
+    ocs_nodes.run_wide = true;
+    p.push_back(std::move(ocs_nodes));
     ParamDecl pow2 = bool_param(
         "workload", "vclos_round_pow2", true,
-        "`scheduler = \"vclos\"`: a job of more than `gpus_per_server` GPUs reserves the next power of two (the "
+        "`scheduler = \"vclos\"` or `\"ocs_vclos\"`: a job of more than `gpus_per_server` GPUs reserves the next power of two (the "
         "spec's job size prerequisite, 5.2); it runs on its first ranks. Run-wide.");
     pow2.run_wide = true;
     p.push_back(std::move(pow2));

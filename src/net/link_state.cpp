@@ -61,6 +61,14 @@ void LinkStateRun::start(const Topology& topo, const LinkSchedule& schedule) {
 
 std::vector<LinkId> LinkStateRun::advance(core::SimTime now) { return state_.apply_until(schedule_, next_, now); }
 
+std::vector<LinkId> LinkStateRun::switch_links(std::span<const LinkId> off, std::span<const LinkId> on) {
+  std::vector<LinkId> down;
+  for (const LinkId l : off)
+    if (state_.set(l, false)) down.push_back(l);
+  for (const LinkId l : on) state_.set(l, true);
+  return down;
+}
+
 std::vector<core::SimTime> LinkStateRun::later_times() const {
   std::vector<core::SimTime> t = schedule_.times();
   t.erase(std::remove(t.begin(), t.end(), core::SimTime::zero()), t.end());

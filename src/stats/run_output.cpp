@@ -68,6 +68,7 @@ void write_jobs(H5Writer& out, const std::vector<JobRow>& jobs, bool is_root) {
   w.col("/jobs/refused_gpus", n, column(&JobRow::refused_gpus));
   w.col("/jobs/refused_network", n, column(&JobRow::refused_network));
   w.col("/jobs/deadline_ns", n, column(&JobRow::deadline_ns));
+  w.col("/jobs/circuits_switched", n, column(&JobRow::circuits_switched));
 }
 
 void write_placement(H5Writer& out, const PlacementReport& r, bool is_root) {
@@ -79,6 +80,18 @@ void write_placement(H5Writer& out, const PlacementReport& r, bool is_root) {
   w.col("/placement/link_job", r.link_job.size(), r.link_job);
   w.col("/placement/leaf", r.leaf.size(), r.leaf);
   w.col("/placement/spine", r.spine.size(), r.spine);
+  w.col("/placement/slot", r.slot.size(), r.slot);
+}
+
+void write_ocs(H5Writer& out, const OcsReport& r, bool is_root) {
+  out.group("/ocs");
+  const RootRows w{out, is_root};
+  w.col("/ocs/time_ns", r.time_ns.size(), r.time_ns);
+  w.col("/ocs/job", r.job.size(), r.job);
+  w.col("/ocs/leaf", r.leaf.size(), r.leaf);
+  w.col("/ocs/spine", r.spine.size(), r.spine);
+  w.col("/ocs/slot", r.slot.size(), r.slot);
+  w.col("/ocs/on", r.on.size(), r.on);
 }
 
 void write_dnn(H5Writer& out, const DnnReport& r, bool is_root) {

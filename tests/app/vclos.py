@@ -114,6 +114,25 @@ def murmur3_x86_32(data, seed):
     return h ^ (h >> 16)
 
 
+def ecmp_hash(seed, ecmp_seed, mid, s, d, at):
+    """The ECMP hash of message mid (s -> d) at node `at`: MurmurHash3 of the 5-tuple (UDP source
+    port from engine.seed and the message id, RoCE's port 4791, UDP) seeded per node."""
+    sport = 49152 + hash2(seed, mid) % 16384
+    t = (s.to_bytes(4, "little") + d.to_bytes(4, "little") + sport.to_bytes(2, "little")
+         + (4791).to_bytes(2, "little") + bytes([17]))
+    return murmur3_x86_32(t, hash2(ecmp_seed, at) & 0xFFFFFFFF)
+
+
+def fabric_flows(lsrc, ldst, flows, names):
+    """/links/flows of the leaf-spine links that carried any, {(from, to): flows}."""
+    got = {}
+    for a, b, n in zip(lsrc, ldst, flows):
+        na, nb = names[a], names[b]
+        if na.startswith(("leaf", "spine")) and nb.startswith(("leaf", "spine")) and n:
+            got[(na, nb)] = int(n)
+    return got
+
+
 def ecmp_contention(tmp):
     L, S, PER = 4, 4, 4  # T = 1: endpoint e on leaf e // 4; leaf node ids follow the endpoints
     seed, ecmp_seed = 7, 3
@@ -131,18 +150,10 @@ def ecmp_contention(tmp):
         ls, ld = s // PER, d // PER
         if ls == ld:
             continue
-        sport = 49152 + hash2(seed, mid) % 16384
-        t = (int(s).to_bytes(4, "little") + int(d).to_bytes(4, "little") + sport.to_bytes(2, "little")
-             + (4791).to_bytes(2, "little") + bytes([17]))
-        at = node["leaf%d" % ls]
-        spine = murmur3_x86_32(t, hash2(ecmp_seed, at) & 0xFFFFFFFF) % S
+        spine = ecmp_hash(seed, ecmp_seed, mid, int(s), int(d), node["leaf%d" % ls]) % S
         for link in (("leaf%d" % ls, "spine%d" % spine), ("spine%d" % spine, "leaf%d" % ld)):
             expect[link] = expect.get(link, 0) + 1
-    got = {}
-    for a, b, n in zip(lsrc, ldst, flows):
-        na, nb = names[a], names[b]
-        if na.startswith(("leaf", "spine")) and nb.startswith(("leaf", "spine")) and n:
-            got[(na, nb)] = int(n)
+    got = fabric_flows(lsrc, ldst, flows, names)
     check("ECMP: flows per leaf-spine link = an independent count of MurmurHash3 picks", got == expect,
           "got %s, expected %s" % (sorted(got.items())[:6], sorted(expect.items())[:6]))
     check("ECMP: the permutation has hash collisions to count (some link carries 2+ flows)",

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -92,6 +93,9 @@ class LinkStateRun {
   core::SimTime next_change() const;
   const LinkState& state() const { return state_; }
   LiveRoutes& live() { return *live_; }
+  /// Changes decided during the run (Network::switch_links): `off` down,
+  /// then `on` up; returns the links that went down.
+  std::vector<LinkId> switch_links(std::span<const LinkId> off, std::span<const LinkId> on);
 
  private:
   bool active_ = false;

@@ -191,6 +191,8 @@ class NetworkModel {
   virtual std::size_t series_bins() const { return 0; }
   /// Network::set_link_schedule.  Default: refuses a non-empty schedule (UserError).
   virtual void set_link_schedule(const LinkSchedule& schedule);
+  /// Network::switch_links.  Default: refused (UserError).
+  virtual void switch_links(std::span<const LinkId> off, std::span<const LinkId> on);
   /// Ids of the messages this process marked failed (Message::failed), ascending.
   virtual std::vector<MessageId> failed_messages() const;
 };
@@ -257,6 +259,14 @@ class Network {
   /// process alike.  Call once, before the first message is posted (after
   /// set_partition).  util::UserError if the model cannot change link state.
   void set_link_schedule(const LinkSchedule& schedule);
+  /// Switches links off and on now, decided during the run (an optical
+  /// circuit switch rewiring at a job's admission; ctrl/ocs.hpp): call at
+  /// a global step, on every process alike.  What an `off` link still
+  /// carries is stranded (or rerouted) as for a scheduled failure; the
+  /// caller's contract is that it carries nothing.  Needs a link state
+  /// started by a non-empty set_link_schedule (the optical layer's dark
+  /// circuits); util::UserError if the model cannot change link state.
+  void switch_links(std::span<const LinkId> off, std::span<const LinkId> on);
   /// Messages this process saw fail (Message::failed), ascending.
   std::vector<MessageId> failed_messages() const;
 

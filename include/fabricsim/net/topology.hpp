@@ -341,6 +341,16 @@ Topology build_fat_tree(const FatTreeParams& params);
 /// spines*links_per_pair <= radix; a spine needs leaves*links_per_pair <= radix.
 /// Example: 64 leaves x 32 spines, radix 64, 4 servers per leaf of 8 GPUs,
 /// 1 link per pair -> 2048 GPUs, 256 intra-server switches.
+/// ocs_switches = K > 0: an optical circuit layer between leaves and spines
+/// (ctrl/ocs.hpp; K divides spines, not rail_optimized).  OCS k holds the
+/// ports of spines [k*g, (k+1)*g) (g = spines/K) and P = g*links_per_pair
+/// up-ports of every leaf, and any of those leaf ports can be circuit-
+/// connected to any of those spines.  The topology holds every possible
+/// circuit: P parallel Fabric cables between each leaf and each spine
+/// (slot c = the c-th, leaf-major, spine, then slot); at power-on slot c is
+/// connected to spine k*g + c/links_per_pair (the canonical wiring) and the
+/// others start down (app::failure_schedule).  A switch's radix counts the
+/// possible circuits; the radix check above counts its physical ports.
 struct LeafSpineParams {
   std::uint32_t leaves = 64;
   std::uint32_t spines = 32;
@@ -349,6 +359,7 @@ struct LeafSpineParams {
   std::uint32_t gpus_per_server = 8;
   std::uint32_t radix = 64;
   bool rail_optimized = false;
+  std::uint32_t ocs_switches = 0;
   LinkParams host;
   LinkParams fabric;
   LinkParams intra_server{.bandwidth_gbps = 1000.0, .latency = core::SimTime::from_ns(20)};

@@ -159,19 +159,35 @@ struct JobRow {
   std::uint32_t reserved = 0, virtual_leaves = 0, virtual_spines = 0;
   std::uint32_t refused_gpus = 0, refused_network = 0;
   double deadline_ns = 0;  ///< workload.deadline_ns (0: none)
+  /// ocs_vclos: optical circuits switched on for the job at its placement
+  /// (0: it started at once, on circuits already there).
+  std::uint32_t circuits_switched = 0;
 };
 /// /jobs.  Collective call; the root's rows are written.
 void write_jobs(H5Writer& out, const std::vector<JobRow>& jobs, bool is_root);
 
 /// A cluster queue's placements (/placement): each admitted job's endpoints
-/// in rank order, and the leaf-spine links its scheduler reserved (vclos),
-/// one row each.
+/// in rank order, and the leaf-spine links its scheduler reserved, one row
+/// each: vclos one per (virtual leaf, virtual spine), slot 0; ocs_vclos one
+/// optical circuit per rank, in rank order (slot: the leaf's port on the
+/// spine's optical switch).
 struct PlacementReport {
   std::vector<std::uint32_t> endpoint_job, endpoint, rank;
-  std::vector<std::uint32_t> link_job, leaf, spine;
+  std::vector<std::uint32_t> link_job, leaf, spine, slot;
 };
 /// /placement.  Collective call; the root's rows are written.
 void write_placement(H5Writer& out, const PlacementReport& r, bool is_root);
+
+/// The optical layer's switching (/ocs, ocs_vclos): one row per circuit
+/// switched off or on, in the order done, with the time and the job whose
+/// placement did it.
+struct OcsReport {
+  std::vector<double> time_ns;
+  std::vector<std::uint32_t> job, leaf, spine, slot;
+  std::vector<std::uint8_t> on;
+};
+/// /ocs.  Collective call; the root's rows are written.
+void write_ocs(H5Writer& out, const OcsReport& r, bool is_root);
 
 /// DNN jobs: one row per job and iteration in /iterations.
 struct DnnReport {

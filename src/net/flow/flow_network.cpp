@@ -225,11 +225,22 @@ class FlowNetworkImpl final : public NetworkModel {
       sim_.schedule_keyed_bound(times[i], kPrioFinish, 0, (std::uint64_t{1} << 63) | i, change_binding_);
   }
 
+  /// A scheduled change of the link state.
+  void on_link_change(const core::Event&) {
+    // A change that moved no flow does not stretch the run (Simulator::passive).
+    if (!went_down(links_state_.advance(sim_.now()))) sim_.passive();
+  }
+
+  void switch_links(std::span<const LinkId> off, std::span<const LinkId> on) override {
+    FABRICSIM_ASSERT(failures_, "switch_links without a link state (set_link_schedule)");
+    went_down(links_state_.switch_links(off, on));
+  }
+
   /// Links went down: each flow on one of them moves what it has not sent
   /// to a live route, or, with none left, is stranded whole (its message
-  /// never completes; docs/model.md, "Failures").
-  void on_link_change(const core::Event&) {
-    const std::vector<LinkId> down = links_state_.advance(sim_.now());
+  /// never completes; docs/model.md, "Failures").  Whether any flow was
+  /// touched.
+  bool went_down(const std::vector<LinkId>& down) {
     bool acted = false;
     for (FlowId slot = 0; slot < slots_.size() && !down.empty(); ++slot) {
       if (!slots_[slot].live) continue;
@@ -249,8 +260,7 @@ class FlowNetworkImpl final : public NetworkModel {
         strand_flow(slot, dead);
       }
     }
-    // A change that moved no flow does not stretch the run (Simulator::passive).
-    if (!acted) sim_.passive();
+    return acted;
   }
 
   /// route_ for message id over live links; false if none is left.

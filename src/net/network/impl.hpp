@@ -112,6 +112,9 @@ class NetworkImpl final : public NetworkModel {
   std::size_t series_bins() const override { return series_bins_; }
   void set_link_schedule(const LinkSchedule& schedule) override;
   void on_link_change(const core::Event& ev);
+  void switch_links(std::span<const LinkId> off, std::span<const LinkId> on) override;
+  /// Strands what waits for the owned outputs among `down`.
+  void went_down(const std::vector<LinkId>& down);
 
   void on_link_event(const core::Event& ev);
   /// Prefetch hints (see Simulator::set_prefetch): what the handlers of a

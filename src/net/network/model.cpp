@@ -427,15 +427,24 @@ void NetworkImpl::set_link_schedule(const LinkSchedule& schedule) {
   next_change_ = links_state_.next_change();
 }
 
-void NetworkImpl::on_link_change(const core::Event&) {
-  const std::vector<LinkId> down = links_state_.advance(sim_.now());
-  next_change_ = links_state_.next_change();
-  const std::uint64_t before = totals_.packets_stranded + totals_.bytes_unsent;
+void NetworkImpl::switch_links(std::span<const LinkId> off, std::span<const LinkId> on) {
+  FABRICSIM_ASSERT(failures_, "switch_links without a link state (set_link_schedule)");
+  went_down(links_state_.switch_links(off, on));
+}
+
+void NetworkImpl::went_down(const std::vector<LinkId>& down) {
   for (const LinkId g : down) {
     const LinkId o = local_[g];
     if (o == kNoLink || !owned_[li_[o].src]) continue;
     strand_output(o);
   }
+}
+
+void NetworkImpl::on_link_change(const core::Event&) {
+  const std::vector<LinkId> down = links_state_.advance(sim_.now());
+  next_change_ = links_state_.next_change();
+  const std::uint64_t before = totals_.packets_stranded + totals_.bytes_unsent;
+  went_down(down);
   // A change that stranded nothing here does not stretch the run (a link
   // coming back after the last packet; Simulator::passive).
   if (totals_.packets_stranded + totals_.bytes_unsent == before) sim_.passive();
@@ -584,6 +593,11 @@ void NetworkModel::set_link_schedule(const LinkSchedule& schedule) {
   if (!schedule.empty()) throw util::UserError("failures: this network model does not change link state");
 }
 
+void NetworkModel::switch_links(std::span<const LinkId>, std::span<const LinkId>) {
+  throw util::UserError("this network model does not switch links during a run (use network.model = \"flow\" or "
+                        "\"packet\")");
+}
+
 std::vector<MessageId> NetworkModel::failed_messages() const {
   std::vector<MessageId> ids;
   const auto& msgs = const_cast<NetworkModel*>(this)->messages();
@@ -634,6 +648,7 @@ void Network::set_partition(const std::vector<std::int32_t>& part, std::int32_t 
 }
 bool Network::owns(NodeId n) const { return model_->owns(n); }
 void Network::set_link_schedule(const LinkSchedule& schedule) { model_->set_link_schedule(schedule); }
+void Network::switch_links(std::span<const LinkId> off, std::span<const LinkId> on) { model_->switch_links(off, on); }
 std::vector<MessageId> Network::failed_messages() const { return model_->failed_messages(); }
 void Network::receive(const core::RemoteRecord& record) { model_->receive(record); }
 void Network::set_listener(MessageListener* listener) { model_->set_listener(listener); }

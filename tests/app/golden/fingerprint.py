@@ -24,7 +24,7 @@ SKIP = {"/nodes/rank", "/collectives/synthesis_seconds"}
 ZERO_SKIP = {"/links/stranded_packets", "/links/stranded_bytes",
              # a cluster queue's scheduler (issue 31): empty or zero without one
              "/jobs/stage", "/jobs/reserved", "/jobs/virtual_leaves", "/jobs/virtual_spines",
-             "/jobs/refused_gpus", "/jobs/refused_network", "/jobs/deadline_ns",
+             "/jobs/refused_gpus", "/jobs/refused_network", "/jobs/deadline_ns", "/jobs/circuits_switched",
              # the flow model's flows per link (issue 31): zero in the packet model
              "/links/max_flows"}
 # TACOS's own estimate (issue 30): NaN for every other algorithm, where it is
