@@ -167,6 +167,10 @@ void build_model(Model& m, const config::Config& cfg, const par::Comm& comm) {
         policy.name, policy.leg == net::ValiantLeg::UgalGlobal ? " or use ugal_local" : ""));
   m.sim = std::make_unique<core::Simulator>(m.topo.node_count());
   m.model = cfg.get_string("network.model");
+  if (net::route_policy(m.np.routing).mechanism == net::PickMechanism::LeastFlows && m.model == "packet")
+    throw util::ConfigError("routing.algorithm: balanced_ecmp picks by the flows on each link when a flow starts, "
+                            "which the flow model counts; use network.model = \"flow\" (at packet level, adaptive "
+                            "picks by queues)");
   if (m.model == "packet") {
     m.network = std::make_unique<net::Network>(m.topo, m.np, *m.sim);
   } else {

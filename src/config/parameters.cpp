@@ -311,13 +311,17 @@ std::vector<ParamDecl> declare() {
                         0, 1 << 20));
   // ----------------------------------------------------------------- routing
   p.push_back(enum_param("routing", "algorithm", "adaptive",
-                         {"ecmp", "spray", "adaptive", "dmodk", "smodk", "dor", "minimal", "valiant", "ugal_local", "ugal_global"},
+                         {"ecmp", "spray", "adaptive", "dmodk", "smodk", "balanced_ecmp", "dor", "minimal", "valiant", "ugal_local",
+                          "ugal_global"},
                          "Trees (`fat_tree`, `leaf_spine`, `file`): `ecmp`: per-flow hash of the 5-tuple over the "
                          "minimal ports. `spray`: per-packet random minimal port. `adaptive`: least-loaded minimal "
                          "output (queued bytes, then credits; ties to the lowest port). `dmodk`: destination-mod-k "
                          "deterministic. `smodk`: source-mod-k, vClos's source routing: a leaf sends what comes "
                          "from its port i up uplink i mod (uplinks) (higher levels: the source's next digit), "
-                         "contention-free for a leaf-wise permutation of leaf-contiguous ranks. Direct topologies route by their paper's rules with virtual channels "
+                         "contention-free for a leaf-wise permutation of leaf-contiguous ranks. `balanced_ecmp` (vClos' "
+                         "balanced ECMP; flow model only): when a flow starts, each hop takes one of the candidates "
+                         "with the fewest flows on them at that moment, ties broken by the `ecmp` hash; the flow then "
+                         "keeps that path. Direct topologies route by their paper's rules with virtual channels "
                          "(docs/model.md): `hyperx` (routers model): `adaptive` (minimal, either dimension first, "
                          "least loaded), `minimal` (the same routes, first choice: X first) or `dor` (X then Y); "
                          "VC = router hops taken before the link, 2 VCs. `torus`: `dor` (dimension order, dateline VCs; 2 VCs) or `adaptive` (Duato: "

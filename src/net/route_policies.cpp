@@ -46,6 +46,7 @@ const std::vector<RoutePolicy>& table() {
        ValiantLeg::None, true},
       {RoutingAlgorithm::DmodK, "dmodk", &dmodk_table, nullptr},
       {RoutingAlgorithm::SmodK, "smodk", &smodk_table, nullptr},
+      {RoutingAlgorithm::BalancedEcmp, "balanced_ecmp", &ecmp_table, nullptr, PickMechanism::LeastFlows},
       {RoutingAlgorithm::Dor, "dor", nullptr, nullptr},
       {RoutingAlgorithm::Minimal, "minimal", nullptr, nullptr},
       {RoutingAlgorithm::Valiant, "valiant", nullptr, nullptr, PickMechanism::LeastOccupied, ValiantLeg::Valiant},

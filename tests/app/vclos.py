@@ -160,6 +160,53 @@ def ecmp_contention(tmp):
           max(expect.values(), default=0) >= 2)
 
 
+def balanced_ecmp(tmp):
+    # Balanced ECMP (flow model): every message of a permutation starts at
+    # 0, in source order (the flow model's event order at one instant); at
+    # its source leaf each takes, among the uplinks with the fewest flows
+    # placed so far, the one the ECMP hash picks among those (index = hash
+    # mod their count).  Computed here flow by flow; /links/flows must match.
+    L, S, PER = 4, 4, 4
+    seed, ecmp_seed = 7, 3
+    cfg = (leaf_spine(L, S, PER, 1, routing="balanced_ecmp") + f"ecmp_seed = {ecmp_seed}\n"
+           '[workload]\nkind = "traffic"\npattern = "permutation"\nmessage_bytes = 1048576\nmessages = 1\n'
+           f'[engine]\nseed = {seed}\n[output]\nflows = true\n')
+    out = run(tmp, "becmp", cfg)
+    with h5py.File(out) as f:
+        src, dst, start = f["flows/src"][()], f["flows/dst"][()], f["flows/start_ns"][()]
+        lsrc, ldst, flows = f["links/src"][()], f["links/dst"][()], f["links/flows"][()]
+        names = [n.decode() for n in f["nodes/name"][()]]
+    node = {n: i for i, n in enumerate(names)}
+    check("balanced ECMP: every flow starts at 0 (the case below)", bool(np.all(start == 0)))
+    load, expect, changed = {}, {}, 0
+    for mid in sorted(range(len(src)), key=lambda m: int(src[m])):
+        s, d = int(src[mid]), int(dst[mid])
+        ls, ld = s // PER, d // PER
+        if ls == ld:
+            continue
+        least = min(load.get((ls, j), 0) for j in range(S))
+        tied = [j for j in range(S) if load.get((ls, j), 0) == least]
+        h = ecmp_hash(seed, ecmp_seed, mid, s, d, node["leaf%d" % ls])
+        spine = tied[h % len(tied)]
+        changed += spine != h % S  # plain ECMP's pick
+        load[(ls, spine)] = load.get((ls, spine), 0) + 1
+        for link in (("leaf%d" % ls, "spine%d" % spine), ("spine%d" % spine, "leaf%d" % ld)):
+            expect[link] = expect.get(link, 0) + 1
+    got = fabric_flows(lsrc, ldst, flows, names)
+    check("balanced ECMP: flows per leaf-spine link = the least-loaded picks computed here", got == expect,
+          "got %s, expected %s" % (sorted(got.items())[:6], sorted(expect.items())[:6]))
+    check("balanced ECMP: the case is one where it picks otherwise than plain ECMP", changed > 0)
+    up = [n for (a, _), n in expect.items() if a.startswith("leaf")]
+    check("balanced ECMP: no uplink carries 2 flows more than another of its leaf (the spread is even)",
+          all(max(load.get((l, j), 0) for j in range(S)) - min(load.get((l, j), 0) for j in range(S)) <= 1
+              for l in range(L)) and len(up) > 0)
+    bad = subprocess.run([EXE, "run", os.path.join(tmp, "becmp.toml"), "-o", os.path.join(tmp, "becmp_p.h5"),
+                          "--set", 'network.model="packet"'], capture_output=True, text=True)
+    check("balanced ECMP at packet level: refused with one line naming routing.algorithm",
+          bad.returncode != 0 and "routing.algorithm: balanced_ecmp" in bad.stderr
+          and not os.path.exists(os.path.join(tmp, "becmp_p.h5")), bad.stderr[-300:])
+
+
 # ------------------------------------------------------------ the queue runs
 def jobs_table(jobs):
     out = ""
@@ -390,6 +437,7 @@ def ranks(tmp):
 
 with tempfile.TemporaryDirectory() as tmp:
     ecmp_contention(tmp)
+    balanced_ecmp(tmp)
     fragmentation_checks(tmp)
     isolation(tmp)
     orders(tmp)

@@ -90,7 +90,7 @@ TEST(Config, OutOfRange) {
 TEST(Config, BadEnumSuggests) {
   EXPECT_EQ(error_of("[routing]\nalgorithm = \"adaptiv\"\n"),
             "bad.toml:2:13: routing.algorithm: 'adaptiv' is not one of \"ecmp\", \"spray\", \"adaptive\", \"dmodk\", "
-            "\"smodk\", \"dor\", \"minimal\", \"valiant\", \"ugal_local\", \"ugal_global\" (did you mean 'adaptive'?)");
+            "\"smodk\", \"balanced_ecmp\", \"dor\", \"minimal\", \"valiant\", \"ugal_local\", \"ugal_global\" (did you mean 'adaptive'?)");
 }
 
 TEST(Config, SyntaxErrorHasPosition) {

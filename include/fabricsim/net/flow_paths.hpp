@@ -38,6 +38,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -96,11 +97,15 @@ class PathProvider {
   /// says still lead to the destination (the packet model's choice among
   /// the live candidates), util::ConfigError where none is left.
   void set_live(LiveRoutes* live) { live_ = live; }
+  /// The flows on each link now (the flow model's), read by a policy that
+  /// picks by load when a flow starts (PickMechanism::LeastFlows).
+  void set_load(std::function<std::size_t(LinkId)> load) { load_ = std::move(load); }
 
  protected:
   /// Whether failures filter the candidates now.
   bool filtering() const { return live_ != nullptr && live_->any_down(); }
   LiveRoutes* live_ = nullptr;
+  std::function<std::size_t(LinkId)> load_;
 };
 
 enum class PathSplit : std::uint8_t { Single, Even };
@@ -176,6 +181,7 @@ class TablePaths : public PathProvider {
   Ecmp ecmp_;
   std::vector<std::uint32_t> divisors_;  ///< dmodk_divisors(topo), per level
   std::vector<PortIndex> live_ports_;
+  std::vector<PortIndex> least_ports_;
   flow_detail::PathWalker walker_;
 };
 

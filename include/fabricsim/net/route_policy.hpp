@@ -39,7 +39,7 @@
 
 namespace fabricsim::net {
 
-enum class RoutingAlgorithm : std::uint8_t { Ecmp, Spray, Adaptive, DmodK, Dor, Minimal, Valiant, UgalLocal, UgalGlobal, SmodK };
+enum class RoutingAlgorithm : std::uint8_t { Ecmp, Spray, Adaptive, DmodK, Dor, Minimal, Valiant, UgalLocal, UgalGlobal, SmodK, BalancedEcmp };
 
 /// What a deterministic pick reads: the same in every model.
 struct PickContext {
@@ -53,7 +53,11 @@ struct PickContext {
 };
 
 /// Which packet-model mechanism a dynamic policy uses (None: deterministic).
-enum class PickMechanism : std::uint8_t { None, Random, LeastOccupied };
+/// LeastFlows: the flow model's count of flows on each candidate link when
+/// a flow starts (vClos' balanced ECMP); the pick then breaks ties among the
+/// least loaded.  The packet and analytic models have no such count and
+/// refuse it (run.cpp, make_flow_paths).
+enum class PickMechanism : std::uint8_t { None, Random, LeastOccupied, LeastFlows };
 /// The first leg of Valiant and UGAL (Dragonfly route rules).
 enum class ValiantLeg : std::uint8_t { None, Valiant, UgalLocal, UgalGlobal, SmodK };
 

@@ -128,6 +128,8 @@ class FlowNetworkImpl final : public NetworkModel {
     sent_binding_ = sim.bind(core::Simulator::handler<FlowNetworkImpl, &FlowNetworkImpl::on_sent>(), this);
     recompute_binding_ = sim.bind(core::Simulator::handler<FlowNetworkImpl, &FlowNetworkImpl::on_recompute>(), this);
     series_.start(nl, params_.interval);
+    // Balanced ECMP's reading (PickMechanism::LeastFlows): the flows on a link now.
+    paths_.set_load([this](LinkId l) { return rates_.flows_on(l); });
     flows_series_.start(nl, params_.interval);
     if (params_.send_engines > 0) {
       busy_engines_.assign(topo.endpoint_count(), 0);

@@ -176,6 +176,16 @@ void TablePaths::route(EndpointId src, EndpointId dst, std::uint64_t key, FlowRo
           ports = live_ports_;
         }
         if (ports.empty()) return;
+        if (split_ == PathSplit::Single && ports.size() > 1 && policy_.mechanism == PickMechanism::LeastFlows &&
+            load_) {
+          // Balanced ECMP: only the candidates with the fewest flows now.
+          std::size_t least = std::numeric_limits<std::size_t>::max();
+          for (PortIndex p : ports) least = std::min(least, load_(node.out[p]));
+          least_ports_.clear();
+          for (PortIndex p : ports)
+            if (load_(node.out[p]) == least) least_ports_.push_back(p);
+          ports = least_ports_;
+        }
         if (split_ == PathSplit::Single && ports.size() > 1) {
           // The policy's pick, the packet model's function (route_policy.hpp).
           const PickContext c{topo_, ecmp_, divisors_, u, src, dst, sport};
@@ -416,6 +426,13 @@ std::unique_ptr<PathProvider> make_flow_paths(const Topology& topo, const RouteP
                             " chooses non-minimal paths by the queues of the packet model; network.model = \"" +
                             (analytic ? "analytic" : "flow") +
                             "\" has none (use minimal or adaptive, or the packet model)");
+  if (policy.mechanism == PickMechanism::LeastFlows &&
+      (analytic || plan.coin_paths != nullptr || plan.state_routes != nullptr || plan.up_down))
+    throw util::ConfigError(std::string("routing.algorithm: ") + policy.name +
+                            " picks by the flow model's flows per link on a routing table's candidates (fat_tree, "
+                            "leaf_spine, file, ideal_switch); " +
+                            (analytic ? "the analytic model has no such count: use network.model = \"flow\""
+                                      : "this topology routes otherwise"));
   const PathSplit split = !analytic && policy.flow_split ? PathSplit::Even : PathSplit::Single;
   if (plan.coin_paths != nullptr) return std::make_unique<CoinRoutes>(topo, *plan.coin_paths, split, seed);
   if (plan.state_routes != nullptr)

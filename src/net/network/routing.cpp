@@ -36,7 +36,8 @@ LinkId NetworkImpl::choose_output(NodeId at, const Packet& pkt, const Message& m
     // models, or a mechanism of this model's own (a random draw, the least
     // occupied output).
     switch (policy_->mechanism) {
-      case PickMechanism::None: {
+      case PickMechanism::None:
+      case PickMechanism::LeastFlows: {  // (the flow model's; refused here by run.cpp)
         const PickContext c{topo_, ecmp_, dmodk_divisor_, at, msg.src, msg.dst, msg.flow_port};
         pick = policy_->table_pick(c, cands);
         break;
@@ -112,7 +113,8 @@ std::size_t NetworkImpl::pick_option(NodeId at, const Message& msg, std::uint32_
   FABRICSIM_ASSERT(k > 0, "route rules offer no move");
   if (k == 1) return 0;
   switch (policy_->mechanism) {
-    case PickMechanism::None: {
+    case PickMechanism::None:
+    case PickMechanism::LeastFlows: {  // (the flow model's; refused here by run.cpp)
       if (policy_->rules_pick == nullptr) return 0;  // the first move the rules offer (dor, minimal)
       const PickContext c{topo_, ecmp_, dmodk_divisor_, at, msg.src, msg.dst, msg.flow_port};
       return policy_->rules_pick(c, k);
