@@ -13,6 +13,9 @@
 # any other scheme's; a vClos job reserves l x s distinct leaf-spine pairs
 # (l leaves, s spines, l s its GPUs) and holds s GPUs under each of its
 # leaves, and no two jobs hold a GPU or (vClos) a leaf-spine pair at once;
+# an OCS-vClos job holds one optical circuit per rank, on its GPU's leaf,
+# and no two jobs hold a leaf's port (circuit slot) at once, counting the
+# reconfiguration delay; balanced ECMP runs in the flow model only;
 # the testbed's trace has the paper's sizes, collectives and models; the
 # packet model (--packet, 1/100 scale, next to the flow model) keeps these
 # relations; a row's
@@ -89,7 +92,7 @@ def jobs_of(path):
     with h5py.File(path, "r") as h:
         j = h["jobs"]
         out = {k: j[k][()] for k in ("arrival_ns", "start_ns", "end_ns", "endpoints", "reserved", "refused_gpus",
-                                     "refused_network", "virtual_leaves", "virtual_spines")}
+                                     "refused_network", "virtual_leaves", "virtual_spines", "circuits_switched")}
         out["stage"] = np.array([x.decode() if isinstance(x, bytes) else x for x in j["stage"][()]])
         p = h["placement"]
         out["placement"] = {k: p[k][()] for k in p.keys()}
@@ -101,6 +104,7 @@ def jobs_of(path):
             if a.startswith("ep") and b.startswith("leaf"):
                 leaf[int(a[2:])] = int(b[4:])
         out["leaf_of"] = leaf
+        out["spines"] = sum(1 for n in names if n.startswith("spine"))
     return out
 
 
@@ -119,8 +123,8 @@ sc = rows("schemes", "schemes")
 pk = rows("packet", "schemes")
 tb = rows("testbed", "testbed")
 everything = fr + sc + pk + tb
-check(len(fr) == 6 and len(sc) == 4 and len(pk) == 8 and len(tb) == 4,
-      "rows: fragmentation %d (want 3 loads x 2), schemes %d, packet %d (4 flow, 4 packet), testbed %d" % (
+check(len(fr) == 6 and len(sc) == 6 and len(pk) == 11 and len(tb) == 6,
+      "rows: fragmentation %d (want 3 loads x 2), schemes %d, packet %d (6 flow, 5 packet), testbed %d" % (
           len(fr), len(sc), len(pk), len(tb)))
 jobs = {}
 for r in everything:
@@ -133,15 +137,26 @@ for r in everything:
     check(f(r, "mean_jwt_ms") >= 0 and f(r, "median_jct_ms") <= f(r, "p99_jct_ms"), "order: %s" % who(r))
     check(0 < f(r, "gpu_utilization") <= 1, "utilization %s: %s" % (r["gpu_utilization"], who(r)))
     # the scheme's placements and refusals
-    placed = {s: int(r["placed_" + s]) for s in ("server", "leaf", "vclos", "servers")}
+    placed = {s: int(r["placed_" + s]) for s in ("server", "leaf", "vclos", "servers", "ocs_spine", "ocs_clos")}
     check(sum(placed.values()) == int(r["jobs"]), "placed %s: %s" % (placed, who(r)))
+    ocs_placed = placed["ocs_spine"] + placed["ocs_clos"]
     if r["scheme"] == "vclos":
-        check(placed["servers"] == 0, "vClos placed a job over leaves unisolated: %s" % who(r))
+        check(placed["servers"] == 0 and ocs_placed == 0, "vClos placed a job over leaves unisolated: %s" % who(r))
         check(sets(r).get("workload.scheduler") == '"vclos"', "vClos row without the vclos scheduler: %s" % who(r))
+    elif r["scheme"] == "ocs":
+        check(placed["servers"] == 0 and placed["vclos"] == 0, "OCS-vClos placed a job off circuits: %s" % who(r))
+        check(sets(r).get("workload.scheduler") == '"ocs_vclos"' and "topology.ocs_switches" in sets(r),
+              "OCS-vClos row without the ocs_vclos scheduler or the optical layer: %s" % who(r))
     else:
-        check(int(r["refused_network"]) == 0 and placed["vclos"] == 0,
+        check(int(r["refused_network"]) == 0 and placed["vclos"] == 0 and ocs_placed == 0,
               "whole_server refused for the network or placed a virtual Clos: %s" % who(r))
         check(sets(r).get("workload.scheduler") == '"whole_server"', "whole_server row: %s" % who(r))
+    if r["scheme"] == "ocs":
+        check(close(float(sets(r).get("workload.ocs_reconfig_ns", "nan")), 50e6 * float(r.get("scale") or 1)),
+              "OCS-vClos reconfiguration not 50 ms at the mix's scale: %s" % who(r))
+    if r["scheme"] == "becmp":
+        check(r["model"] == "flow" and sets(r).get("routing.algorithm") == '"balanced_ecmp"',
+              "balanced ECMP row: %s" % who(r))
     if r["scheme"] == "best":
         check(placed["servers"] == 0 and sets(r).get("topology.kind") == '"ideal_switch"',
               "Best is not one switch: %s" % who(r))
@@ -171,14 +186,24 @@ for r in everything:
         held = [j["leaf_of"][int(e)] for e in ep[ej == x]]
         check(set(held) == leaves and all(held.count(a) == s for a in leaves),
               "vClos job %d's GPUs are not s = %d under each of its leaves %s: %s" % (x, s, sorted(leaves), who(r)))
+    ocs_jobs = np.nonzero(np.char.startswith(j["stage"].astype(str), "ocs_"))[0]
+    for x in ocs_jobs:
+        held = [j["leaf_of"][int(e)] for e in ep[ej == x]]
+        check(lf[lj == x].tolist() == held, "OCS-vClos job %d: circuits %s, not one per rank on its GPU's leaf %s: %s"
+              % (x, lf[lj == x].tolist(), held, who(r)))
     if len(lj):
+        # vClos: a leaf-spine pair per job; OCS-vClos: a leaf's port (slot), held from the placement
+        # (the start less the reconfiguration, ocs_reconfig_ns, when it switched any).
+        reconfig = float(sets(r).get("workload.ocs_reconfig_ns", 50e6))
+        placed_ns = j["start_ns"] - np.where(j["circuits_switched"] > 0, reconfig, 0.0)
+        per_switch = j["spines"] // int(sets(r).get("topology.ocs_switches", 1))  # a slot is a port of (leaf, switch)
         key = {}
-        for x, a, b in zip(lj.tolist(), lf.tolist(), ls.tolist()):
-            key.setdefault((a, b), []).append(x)
+        for x, a, b, c in zip(lj.tolist(), lf.tolist(), ls.tolist(), p["slot"].tolist()):
+            key.setdefault((a, b // per_switch, c) if x in ocs_jobs else (a, b), []).append(x)
         for pair, js in key.items():
-            iv = sorted((j["start_ns"][x], j["end_ns"][x]) for x in js)
+            iv = sorted((placed_ns[x], j["end_ns"][x]) for x in js)
             check(all(iv[i][1] <= iv[i + 1][0] for i in range(len(iv) - 1)),
-                  "leaf-spine pair %s reserved by two vClos jobs at once: %s" % (pair, who(r)))
+                  "leaf-spine pair or leaf port %s reserved by two jobs at once: %s" % (pair, who(r)))
 
 
 def groups(rs, keys):
@@ -214,7 +239,7 @@ check(any(int(r["refused_network"]) > 0 for r in fr if r["scheme"] == "vclos"),
 check(sum(int(r["placed_vclos"]) for r in fr + sc) > 10, "few virtual Clos placements in the quick runs")
 
 # --packet: the same mix at 1/100 scale, in the packet model and the flow model.
-check(sorted(r["model"] for r in pk) == ["flow"] * 4 + ["packet"] * 4, "--packet's models")
+check(sorted(r["model"] for r in pk) == ["flow"] * 6 + ["packet"] * 5, "--packet's models")
 for r in pk:
     check((r["model"] == "packet") == (sets(r).get("network.model") == '"packet"') and "--scale 0.01" in
           r["mix_command"] and close(f(r, "interarrival_ms"), 0.01 * f(r, "unscaled_interarrival_ms")),

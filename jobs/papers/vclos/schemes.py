@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
 """Schemes (the paper's sections 9.2 and 9.5; spec 5.5, 8): 5,000 jobs
 (spec 6.2's GPU counts, Poisson arrivals, collective jobs) on CLUSTER512 and
-CLUSTER2048, each scheme on the same mix: vClos, ECMP, source routing
-without isolation (SR) and Best (one ideal switch); per run the means of
+CLUSTER2048, each scheme on the same mix: vClos, OCS-vClos, ECMP, balanced
+ECMP, source routing without isolation (SR) and Best (one ideal switch); per run the means of
 JWT, JRT and JCT, the median and 99th percentile of JCT, stability (the mean
 over job classes of the standard deviation of JCT) and the refusals by
 cause.  The flow model, as the paper's simulator; --packet runs the same
 mixes at 1/100 of their bytes, compute and inter-arrival times in the packet
-model, and in the flow model for comparison (the figure: the packet runs).
+model, and in the flow model for comparison (the figure: the packet runs;
+balanced ECMP, which counts the flow model's flows per link, is left out).
 
-  jobs/papers/vclos/schemes.py [--quick] [--clusters 512,2048] [--schemes vclos,ecmp,sr,best]
+  jobs/papers/vclos/schemes.py [--quick] [--clusters 512,2048] [--schemes vclos,ecmp,sr,best,ocs,becmp]
                                [--jobs 5000] [--ia-512 2.5] [--ia-2048 0.5,0.625] [--packet [--scale 0.01]]
                                [--seed 1] [--out DIR]
 
@@ -62,7 +63,9 @@ def main():
                 mix, mix_cmd = vp.poisson_mix(run, c, jobs, ia * scale, scale)
                 for model in models:
                     for s in args.schemes:
-                        o = vp.scheme_overrides(s, endpoints)
+                        if model == "packet" and s in vp.FLOW_ONLY:
+                            continue
+                        o = vp.scheme_overrides(s, endpoints, scale=scale)
                         if model == "packet":
                             o["network.model"] = "packet"
                         r = vp.cluster_run(run, "c%s_ia%s_%s_%s" % (c, vp.ms_text(ia), s, model), mix, o)
@@ -81,7 +84,7 @@ def main():
                     if "vclos" in sel:
                         print("CLUSTER%s, %s model: mean JCT over vClos's: %s" % (c, model, ", ".join(
                             "%s %.3f" % (vp.label(s), sel[s]["mean_jct_ms"] / sel["vclos"]["mean_jct_ms"])
-                            for s in args.schemes if s != "vclos")), flush=True)
+                            for s in args.schemes if s != "vclos" and s in sel)), flush=True)
         csv_path = os.path.join(args.out, "schemes.csv")
         vp.write_csv(csv_path, [vp.public(r) for r in rows])
         png = os.path.join(args.out, "schemes.png")

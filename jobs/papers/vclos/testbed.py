@@ -90,7 +90,7 @@ def main():
             shape = {"topology.leaves": leaves, "topology.spines": spines, "topology.servers_per_leaf": 8 // leaves}
             for s in args.schemes:
                 o = dict(shape) if s != "best" else {}
-                o.update(vp.scheme_overrides(s, vp.TESTBED_GPUS))
+                o.update(vp.scheme_overrides(s, vp.TESTBED_GPUS, spines))
                 r = vp.cluster_run(run, "testbed%dx%d_%s" % (leaves, spines, s), mix, o)
                 rows.append(dict({"cluster": "testbed32", "leaves": leaves, "spines": spines,
                                   "endpoints": vp.TESTBED_GPUS, "scheme": s, "label": vp.label(s),

@@ -49,10 +49,20 @@ SCHEMES = {
     "sr": ("SR", {"workload.scheduler": "whole_server", "routing.algorithm": "smodk"}),
     "best": ("Best", {"workload.scheduler": "whole_server", "topology.kind": "ideal_switch",
                       "topology.gpu_servers": True}),
+    # OCS-vClos: an optical layer of spines / OCS_SPINES_PER_SWITCH switches (scheme_overrides).
+    "ocs": ("OCS-vClos", {"workload.scheduler": "ocs_vclos"}),
+    "becmp": ("Balanced ECMP", {"workload.scheduler": "whole_server", "routing.algorithm": "balanced_ecmp"}),
 }
 SCHEME_NAMES = list(SCHEMES)
+# Balanced ECMP counts flows per link: the flow model's (the packet model refuses it).
+FLOW_ONLY = ("becmp",)
+# The optical layer's size is unpublished (spec 2.5): each optical switch holds this many
+# spines' ports and as many up-ports of every leaf, so a leaf may put up to 4 parallel circuits
+# on one spine (README.md).
+OCS_SPINES_PER_SWITCH = 4
+OCS_RECONFIG_NS = 50e6  # spec 2.5
 # The paper's other schemes, which fabricsim does not have yet (README.md).
-NOT_AVAILABLE = ("OCS-vClos", "Balanced ECMP", "rECMP", "OCS-Releax")
+NOT_AVAILABLE = ("rECMP", "OCS-Releax")
 
 # The paper's lambda (mean inter-arrival, s, spec 6.2) for trace-length jobs; these jobs run for
 # tens to hundreds of ms, so the scripts sweep --interarrival-ms instead.  LAMBDA_S_PER_MS maps
@@ -60,7 +70,7 @@ NOT_AVAILABLE = ("OCS-vClos", "Balanced ECMP", "rECMP", "OCS-Releax")
 # 2.5, 2.75, 3.0, 3.25, 3.5 ms here (README.md: what that means for the load).
 LAMBDA_S_PER_MS = 40.0
 
-STAGES = ("server", "leaf", "vclos", "servers")
+STAGES = ("server", "leaf", "vclos", "servers", "ocs_spine", "ocs_clos")
 
 
 class Runner(paperlib.Runner):
@@ -86,11 +96,15 @@ def label(scheme):
     return SCHEMES[scheme][0]
 
 
-def scheme_overrides(scheme, endpoints):
-    """The --set overrides of a scheme on a cluster of `endpoints` GPUs."""
+def scheme_overrides(scheme, endpoints, spines=32, scale=1.0):
+    """The --set overrides of a scheme on a cluster of `endpoints` GPUs and `spines` spines, for a
+    mix whose times are `scale` times the paper's (the optical switches' 50 ms reconfiguration too)."""
     o = dict(SCHEMES[scheme][1])
     if scheme == "best":
         o["topology.endpoints"] = endpoints
+    if scheme == "ocs":
+        o["topology.ocs_switches"] = max(1, spines // OCS_SPINES_PER_SWITCH)
+        o["workload.ocs_reconfig_ns"] = OCS_RECONFIG_NS * scale
     return o
 
 
