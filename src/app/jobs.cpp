@@ -545,6 +545,8 @@ void JobSet::report(const par::Comm& comm, bool complete) {
     if (queued_) {
       row.arrival_ns = static_cast<double>(arrival_ps_[j]) / 1000.0;
       row.end_ns = done_ps_[j] < 0 ? -1.0 : static_cast<double>(done_ps_[j]) / 1000.0;
+      if (row.compute_total_ns > 0 && row.end_ns > row.start_ns)
+        row.scaling_factor = row.compute_total_ns / (row.end_ns - row.start_ns);
       scheduler_columns(j, row);
     } else {
       row.arrival_ns = row.start_ns;

@@ -57,6 +57,8 @@ class CollectiveJob final : public Job {
     row.algorithm = cp.algorithm;
     row.endpoints = n;
     row.start_ns = cp.start.ns();
+    // Every rank computes cp.compute before each operation (one rank: each iteration).
+    row.compute_total_ns = cp.compute.ns() * static_cast<double>(n == 1 ? cp.warmup + cp.iterations : inst.size());
     auto& c = out.collectives;
     if (n == 1) return row;  // compute only (compute_ns): no operation, no /collectives rows
     for (std::size_t i = 0; i < inst.size(); ++i) {

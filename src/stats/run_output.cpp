@@ -69,6 +69,7 @@ void write_jobs(H5Writer& out, const std::vector<JobRow>& jobs, bool is_root) {
   w.col("/jobs/refused_network", n, column(&JobRow::refused_network));
   w.col("/jobs/deadline_ns", n, column(&JobRow::deadline_ns));
   w.col("/jobs/circuits_switched", n, column(&JobRow::circuits_switched));
+  w.col("/jobs/scaling_factor", n, column(&JobRow::scaling_factor));
 }
 
 void write_placement(H5Writer& out, const PlacementReport& r, bool is_root) {

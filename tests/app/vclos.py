@@ -373,6 +373,16 @@ def training(tmp):
         ok &= bool(np.allclose(ends, want, rtol=0, atol=1e-3))
         detail.append("C=%d f=%g: %s vs %s" % (C, frac, ends, want))
     check("training iterations: (1 - f) C + max(f C, T) per iteration", ok, "; ".join(detail))
+    # The scaling factor (spec Eq. 1: T_n / (n T)) of a queued training job:
+    # C per iteration of (1 - f) C + max(f C, T), so C / that.
+    C, frac = 500000, 0.5
+    queued = cfg.replace("ranks = 4\n", "queue = \"fifo\"\n") + "\n[[jobs]]\nranks = 4\n"
+    with h5py.File(run(tmp, "train_sf", queued, "--set", f"workload.compute_ns={C}", "--set",
+                       f"workload.overlap={frac}")) as f:
+        sf = float(f["jobs/scaling_factor"][0])
+    want = C / ((1 - frac) * C + max(frac * C, T))
+    check("training job's scaling factor = C / ((1 - f) C + max(f C, T))", abs(sf - want) < 1e-9 * want,
+          "%r vs %r" % (sf, want))
 
 
 def best(tmp):

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <utility>
 #include <string>
@@ -162,6 +163,12 @@ struct JobRow {
   /// ocs_vclos: optical circuits switched on for the job at its placement
   /// (0: it started at once, on circuits already there).
   std::uint32_t circuits_switched = 0;
+  /// The vClos paper's scaling factor (Eq. 1), SF = T_n / (n T): for a
+  /// training job (compute_ns), its compute over its run time (NaN without
+  /// compute, without a cluster queue or unfinished).
+  double scaling_factor = std::numeric_limits<double>::quiet_NaN();
+  /// (Not written.) A rank's compute over the whole job, ns (0: none).
+  double compute_total_ns = 0;
 };
 /// /jobs.  Collective call; the root's rows are written.
 void write_jobs(H5Writer& out, const std::vector<JobRow>& jobs, bool is_root);

@@ -29,7 +29,7 @@ ZERO_SKIP = {"/links/stranded_packets", "/links/stranded_bytes",
              "/links/max_flows"}
 # TACOS's own estimate (issue 30): NaN for every other algorithm, where it is
 # left out for the same reason.
-NAN_SKIP = {"/collectives/schedule_ns"}
+NAN_SKIP = {"/collectives/schedule_ns", "/jobs/scaling_factor"}
 SUMMARY = ("sim_time_ns", "packets_injected", "packets_delivered", "bytes_delivered",
            "packet_hops", "messages_delivered")
 
