@@ -10,7 +10,7 @@ mixes at 1/100 of their bytes, compute and inter-arrival times in the packet
 model, and in the flow model for comparison (the figure: the packet runs;
 balanced ECMP, which counts the flow model's flows per link, is left out).
 
-  jobs/papers/vclos/schemes.py [--quick] [--clusters 512,2048] [--schemes vclos,ecmp,sr,best,ocs,becmp]
+  jobs/papers/vclos/schemes.py [--quick] [--clusters 512,2048,512b] [--schemes vclos,ecmp,sr,best,ocs,becmp]
                                [--jobs 5000] [--ia-512 2.5] [--ia-2048 0.5,0.625] [--packet [--scale 0.01]]
                                [--seed 1] [--out DIR]
 
@@ -28,13 +28,14 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import vclospaper as vp  # noqa: E402
 
-IA = {"512": [2.5], "2048": [0.5, 0.625]}  # ms (README.md: the loads)
+IA = {"512": [2.5], "2048": [0.5, 0.625], "512b": [2.5]}  # ms (README.md: the loads)
 
 
 def main():
     p = vp.parse_args(__doc__.split("\n\n")[0])
     p.add_argument("--clusters", type=vp.name_list("cluster", list(vp.CLUSTERS)), default=None,
-                   help="comma-separated: 512, 2048 (default both; --quick 512)")
+                   help="comma-separated: 512, 2048, 512b (the spec's alternative CLUSTER512, 32 leaves x 16 "
+                        "spines; default 512,2048; --quick 512)")
     p.add_argument("--schemes", type=vp.name_list("scheme", vp.SCHEME_NAMES), default=vp.SCHEME_NAMES,
                    help="comma-separated: %s (default all)" % ", ".join(vp.SCHEME_NAMES))
     p.add_argument("--jobs", type=vp.integer(1, 100000), default=None,  # noqa: F405
@@ -52,20 +53,21 @@ def main():
     if args.scale is not None and not args.packet:
         vp.fail("--scale", "scales the --packet runs only (give --packet too)")
     scale = (args.scale or 0.01) if args.packet else 1.0
-    clusters = args.clusters or (["512"] if args.quick else list(vp.CLUSTERS))
+    clusters = args.clusters or (["512"] if args.quick else vp.DEFAULT_CLUSTERS)
     jobs = args.jobs or (300 if args.quick else 5000)
     models = ["flow", "packet"] if args.packet else ["flow"]
     rows = []
     with vp.Runner(args) as run:
         for c in clusters:
             base, endpoints, cname = vp.CLUSTERS[c]
+            spines = vp.spines_of(base)
             for ia in getattr(args, "ia_%s" % c) or IA[c]:
                 mix, mix_cmd = vp.poisson_mix(run, c, jobs, ia * scale, scale)
                 for model in models:
                     for s in args.schemes:
                         if model == "packet" and s in vp.FLOW_ONLY:
                             continue
-                        o = vp.scheme_overrides(s, endpoints, scale=scale)
+                        o = vp.scheme_overrides(s, endpoints, spines, scale=scale)
                         if model == "packet":
                             o["network.model"] = "packet"
                         r = vp.cluster_run(run, "c%s_ia%s_%s_%s" % (c, vp.ms_text(ia), s, model), mix, o)

@@ -35,7 +35,11 @@ JOB_MIX = os.path.join(SRC, "scripts", "job_mix.py")
 CLUSTERS = {
     "512": (os.path.join(INPUTS, "vclos_cluster512.toml"), 512, "CLUSTER512 (16 leaves x 32 spines, 4 GPUs/server)"),
     "2048": (os.path.join(INPUTS, "vclos_cluster2048.toml"), 2048, "CLUSTER2048 (64 leaves x 32 spines, 4 GPUs/server)"),
+    # The spec's alternative reading of CLUSTER512 (2.3), on request only (--clusters 512b).
+    "512b": (os.path.join(INPUTS, "vclos_cluster512_32x16.toml"), 512,
+             "CLUSTER512, alternative (32 leaves x 16 spines, 4 GPUs/server)"),
 }
+DEFAULT_CLUSTERS = ["512", "2048"]
 # The testbed (spec 2.4, 8.1): 8 servers x 4 GPUs, 100 Gb/s; the split into leaves and spines is
 # unpublished (testbed32.toml: 4 leaves x 8 spines by default).
 TESTBED = os.path.join(HERE, "testbed32.toml")
@@ -94,6 +98,13 @@ class Runner(paperlib.Runner):
 
 def label(scheme):
     return SCHEMES[scheme][0]
+
+
+def spines_of(path):
+    """topology.spines of a cluster's input file."""
+    import tomllib
+    with open(path, "rb") as f:
+        return int(tomllib.load(f)["topology"]["spines"])
 
 
 def scheme_overrides(scheme, endpoints, spines=32, scale=1.0):
