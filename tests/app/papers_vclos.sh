@@ -123,7 +123,7 @@ sc = rows("schemes", "schemes")
 pk = rows("packet", "schemes")
 tb = rows("testbed", "testbed")
 everything = fr + sc + pk + tb
-check(len(fr) == 6 and len(sc) == 6 and len(pk) == 11 and len(tb) == 6,
+check(len(fr) == 6 and len(sc) == 6 and len(pk) == 11 and len(tb) == 7,
       "rows: fragmentation %d (want 3 loads x 2), schemes %d, packet %d (6 flow, 5 packet), testbed %d" % (
           len(fr), len(sc), len(pk), len(tb)))
 jobs = {}
@@ -154,6 +154,9 @@ for r in everything:
     if r["scheme"] == "ocs":
         check(close(float(sets(r).get("workload.ocs_reconfig_ns", "nan")), 50e6 * float(r.get("scale") or 1)),
               "OCS-vClos reconfiguration not 50 ms at the mix's scale: %s" % who(r))
+    if r["scheme"] == "recmp":
+        check(sets(r).get("topology.spines") == str(int(r["spines"]) * 3 // 2) and r["cluster"] == "testbed32"
+              and sets(r).get("routing.algorithm") == '"ecmp"', "rECMP row without 1.5x the uplinks: %s" % who(r))
     if r["scheme"] == "becmp":
         check(r["model"] == "flow" and sets(r).get("routing.algorithm") == '"balanced_ecmp"',
               "balanced ECMP row: %s" % who(r))

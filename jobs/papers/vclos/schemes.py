@@ -36,8 +36,8 @@ def main():
     p.add_argument("--clusters", type=vp.name_list("cluster", list(vp.CLUSTERS)), default=None,
                    help="comma-separated: 512, 2048, 512b (the spec's alternative CLUSTER512, 32 leaves x 16 "
                         "spines; default 512,2048; --quick 512)")
-    p.add_argument("--schemes", type=vp.name_list("scheme", vp.SCHEME_NAMES), default=vp.SCHEME_NAMES,
-                   help="comma-separated: %s (default all)" % ", ".join(vp.SCHEME_NAMES))
+    p.add_argument("--schemes", type=vp.name_list("scheme", vp.CLUSTER_SCHEME_NAMES), default=vp.CLUSTER_SCHEME_NAMES,
+                   help="comma-separated: %s (default all)" % ", ".join(vp.CLUSTER_SCHEME_NAMES))
     p.add_argument("--jobs", type=vp.integer(1, 100000), default=None,  # noqa: F405
                    help="jobs per mix (default 5000, the paper's; --quick 300)")
     for c in vp.CLUSTERS:

@@ -12,9 +12,12 @@ uniform 10..30 iterations, Poisson arrivals 400 ms apart on average, about
 default runs all three with one link per pair (2 x 16, 4 x 8, 8 x 4).  The
 job set is written as a trace CSV and made into one mix by
 scripts/job_mix.py --trace, so every scheme and split runs the same jobs.
+The schemes are those of schemes.py and rECMP (the testbed's "Redundance":
+ECMP with 1.5x the uplinks, i.e. 1.5x the spines of the split; its rows
+give the split's leaves and spines).
 
   jobs/papers/vclos/testbed.py [--quick] [--jobs 100] [--interarrival-ms 400] [--iterations 10,30]
-                               [--leaves 2,4,8] [--schemes vclos,ecmp,sr,best] [--seed 1] [--out DIR]
+                               [--leaves 2,4,8] [--schemes vclos,ecmp,sr,best,ocs,becmp,recmp] [--seed 1] [--out DIR]
 
 --quick: 30 jobs, 4 x 8 only.  Writes OUT/testbed.csv, OUT/testbed.png, the job set
 (OUT/testbed_jobs.csv) and its mix (OUT/testbed_mix.toml).
@@ -90,6 +93,8 @@ def main():
             shape = {"topology.leaves": leaves, "topology.spines": spines, "topology.servers_per_leaf": 8 // leaves}
             for s in args.schemes:
                 o = dict(shape) if s != "best" else {}
+                if s == "recmp":  # 1.5x the uplinks: half as many spines again
+                    o.update({"topology.spines": spines * 3 // 2, "topology.radix": 64})
                 o.update(vp.scheme_overrides(s, vp.TESTBED_GPUS, spines))
                 r = vp.cluster_run(run, "testbed%dx%d_%s" % (leaves, spines, s), mix, o)
                 rows.append(dict({"cluster": "testbed32", "leaves": leaves, "spines": spines,

@@ -56,8 +56,14 @@ SCHEMES = {
     # OCS-vClos: an optical layer of spines / OCS_SPINES_PER_SWITCH switches (scheme_overrides).
     "ocs": ("OCS-vClos", {"workload.scheduler": "ocs_vclos"}),
     "becmp": ("Balanced ECMP", {"workload.scheduler": "whole_server", "routing.algorithm": "balanced_ecmp"}),
+    # rECMP ("Redundance", spec 2.4, 5.5): ECMP with 1.5x the uplinks, on the testbed only
+    # (testbed.py adds the spines).
+    "recmp": ("rECMP", {"workload.scheduler": "whole_server", "routing.algorithm": "ecmp",
+                        "routing.ecmp_hash": "murmur3"}),
 }
 SCHEME_NAMES = list(SCHEMES)
+TESTBED_ONLY = ("recmp",)
+CLUSTER_SCHEME_NAMES = [s for s in SCHEME_NAMES if s not in TESTBED_ONLY]
 # Balanced ECMP counts flows per link: the flow model's (the packet model refuses it).
 FLOW_ONLY = ("becmp",)
 # The optical layer's size is unpublished (spec 2.5): each optical switch holds this many
@@ -66,7 +72,7 @@ FLOW_ONLY = ("becmp",)
 OCS_SPINES_PER_SWITCH = 4
 OCS_RECONFIG_NS = 50e6  # spec 2.5
 # The paper's other schemes, which fabricsim does not have yet (README.md).
-NOT_AVAILABLE = ("rECMP", "OCS-Releax")
+NOT_AVAILABLE = ("OCS-Releax",)
 
 # The paper's lambda (mean inter-arrival, s, spec 6.2) for trace-length jobs; these jobs run for
 # tens to hundreds of ms, so the scripts sweep --interarrival-ms instead.  LAMBDA_S_PER_MS maps
