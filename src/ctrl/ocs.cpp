@@ -1,8 +1,9 @@
-// OCS-vClos (ctrl/ocs.hpp; ../shared/spec/vclos.md sections 2.5 and 5.4):
-// the optical layer's circuits, and the scheduler that places a job on
+// OCS-vClos (ctrl/ocs.hpp; ../shared/spec/vclos.md sections 2.5, 5.4 and
+// 5.5): the optical layer's circuits, and the scheduler that places a job on
 // circuits of its own (stages 0 and 1 as vClos, then one spine reached by
 // circuits from every rank, then OCS-FINDCLOS), planning the rewiring of
-// idle ports it needs.
+// idle ports it needs; with or without the whole-server locality rule
+// (OCS-Releax).
 #include "fabricsim/ctrl/ocs.hpp"
 
 #include <algorithm>
@@ -42,6 +43,101 @@ bool circuit_less(const Circuit& a, const Circuit& b) {
 }
 
 uint32_t leaf_of_gpu(const ClusterShape& sh, uint32_t gpu) { return gpu / sh.gpus_per_server / sh.servers_per_leaf; }
+
+// ---------------------------------------------------------------------------
+// What a job may take of each leaf.
+
+/// OCS-Releax's pick inside a leaf: `count` idle GPUs from the servers with
+/// the fewest idle GPUs first (then the lowest index), lowest slots first,
+/// in that order (the ranks' order).  Filling the fullest servers first
+/// keeps the emptier ones whole for later jobs: best fit, as between leaves.
+std::vector<uint32_t> leaf_gpus(const ClusterState& cl, uint32_t leaf, uint32_t count) {
+  const ClusterShape& sh = cl.shape();
+  const uint32_t t = sh.gpus_per_server;
+  std::vector<uint32_t> servers;
+  const uint32_t first = leaf * sh.servers_per_leaf;
+  for (uint32_t i = 0; i < sh.servers_per_leaf; ++i)
+    if (cl.idle_gpus(first + i) > 0) servers.push_back(first + i);
+  std::stable_sort(servers.begin(), servers.end(),
+                   [&](uint32_t a, uint32_t b) { return cl.idle_gpus(a) < cl.idle_gpus(b); });
+  std::vector<uint32_t> gpus;
+  gpus.reserve(count);
+  for (uint32_t server : servers)
+    for (uint32_t slot = 0; slot < t && gpus.size() < count; ++slot)
+      if (!cl.gpu_busy(server * t + slot)) gpus.push_back(server * t + slot);
+  FABRICSIM_ASSERT(gpus.size() == count, "leaf has fewer idle GPUs than its count says");
+  return gpus;
+}
+
+/// A leaf's room in units of what a job may take of it: whole idle servers
+/// (unit T GPUs, the locality rule) or, under OCS-Releax, idle GPUs (unit
+/// 1).  Both OCS stages count in units, so that one search serves both.
+class Room {
+ public:
+  Room(const ClusterState& cl, bool whole_servers)
+      : cl_(cl),
+        whole_(whole_servers),
+        unit_(whole_servers ? cl.shape().gpus_per_server : 1u),
+        idle_(cl.shape().leaves, 0) {
+    const ClusterShape& sh = cl.shape();
+    for (uint32_t leaf = 0; leaf < sh.leaves; ++leaf) {
+      if (whole_) {
+        idle_[leaf] = cl.idle_servers(leaf);
+        continue;
+      }
+      for (uint32_t i = 0; i < sh.servers_per_leaf; ++i) idle_[leaf] += cl.idle_gpus(leaf * sh.servers_per_leaf + i);
+    }
+  }
+
+  uint32_t unit() const { return unit_; }  ///< GPUs per unit
+  uint32_t idle(uint32_t leaf) const { return idle_[leaf]; }
+  uint64_t total() const { return std::accumulate(idle_.begin(), idle_.end(), uint64_t{0}); }
+
+  /// The leaves with at least `at_least` idle units, fewest first (then
+  /// the lowest index): best fit.
+  std::vector<uint32_t> best_fit(uint32_t at_least) const {
+    std::vector<uint32_t> leaves;
+    for (uint32_t leaf = 0; leaf < idle_.size(); ++leaf)
+      if (idle_[leaf] >= at_least) leaves.push_back(leaf);
+    std::stable_sort(leaves.begin(), leaves.end(), [&](uint32_t a, uint32_t b) { return idle_[a] < idle_[b]; });
+    return leaves;
+  }
+
+  /// Gives `a` its n GPUs (and whole servers) from `takes`, (leaf, units)
+  /// on distinct leaves: leaf-contiguous ranks, leaves ascending; whole
+  /// servers the lowest-numbered idle ones, their first n GPUs.
+  void fill(Allocation& a, std::vector<std::pair<uint32_t, uint32_t>> takes, uint32_t n) const {
+    std::sort(takes.begin(), takes.end());
+    for (const auto& [leaf, units] : takes) {
+      if (whole_) {
+        const std::vector<uint32_t> some = idle_servers_of(cl_, leaf, units);
+        a.servers.insert(a.servers.end(), some.begin(), some.end());
+      } else {
+        const std::vector<uint32_t> some = leaf_gpus(cl_, leaf, units);
+        a.gpus.insert(a.gpus.end(), some.begin(), some.end());
+      }
+    }
+    if (whole_) a.gpus = first_gpus(cl_.shape(), a.servers, n);
+    FABRICSIM_ASSERT(a.gpus.size() == n, "the leaves gave the job a wrong number of GPUs");
+  }
+
+ private:
+  const ClusterState& cl_;
+  bool whole_;
+  uint32_t unit_;
+  std::vector<uint32_t> idle_;  // per leaf: idle units
+};
+
+/// OCS-Releax's stage 1: the leaf with the fewest idle GPUs that has n
+/// (then the lowest index); no spine.
+std::optional<Allocation> releax_leaf(const Room& room, uint32_t n) {
+  const std::vector<uint32_t> leaves = room.best_fit(n);
+  if (leaves.empty()) return std::nullopt;
+  Allocation a;
+  a.stage = Stage::Leaf;
+  room.fill(a, {{leaves.front(), n}}, n);
+  return a;
+}
 
 // ---------------------------------------------------------------------------
 // Circuit planning, shared by both OCS stages.
@@ -186,45 +282,40 @@ class Planner {
 // Stage OcsSpine.
 
 /// One spine with at least n free ports (fewest first, then lowest index)
-/// and ceil(n/T) whole idle servers on leaves with free ports on its OCS,
-/// leaves with the fewest idle servers first, each giving as many servers
-/// as it has and its ports allow (floor(C^k_n / T), every server of the job
-/// holding up to T circuits).  Ranks are in server order; each holds a
-/// circuit from its leaf to the spine.
-std::optional<Allocation> stage_ocs_spine(const ClusterState& cl, const OcsState& ocs, uint32_t n) {
+/// and ceil(n/T) whole idle servers (Releax: n idle GPUs) on leaves with
+/// free ports on its OCS, leaves with the fewest idle units first, each
+/// giving as many units as it has and its ports allow (floor(C^k_n / unit):
+/// a whole server of the job holds up to T circuits).  Ranks are
+/// leaf-contiguous, leaves ascending; each holds a circuit from its leaf to
+/// the spine.
+std::optional<Allocation> stage_ocs_spine(const ClusterState& cl, const OcsState& ocs, const Room& room, uint32_t n) {
   const ClusterShape& sh = cl.shape();
   const OcsShape& os = ocs.shape();
-  const uint32_t t = sh.gpus_per_server;
-  const uint32_t need = ceil_div(n, t);
+  const uint32_t unit = room.unit();
+  const uint32_t need = ceil_div(n, unit);
   std::vector<uint32_t> spines;
   for (uint32_t m = 0; m < os.spines; ++m)
     if (ocs.free_spine_ports(m) >= n) spines.push_back(m);
   std::stable_sort(spines.begin(), spines.end(),
                    [&](uint32_t a, uint32_t b) { return ocs.free_spine_ports(a) < ocs.free_spine_ports(b); });
-  std::vector<uint32_t> leaves;
-  for (uint32_t leaf = 0; leaf < sh.leaves; ++leaf)
-    if (cl.idle_servers(leaf) > 0) leaves.push_back(leaf);
-  std::stable_sort(leaves.begin(), leaves.end(),
-                   [&](uint32_t a, uint32_t b) { return cl.idle_servers(a) < cl.idle_servers(b); });
+  const std::vector<uint32_t> leaves = room.best_fit(1);
 
   for (uint32_t m : spines) {
     const uint32_t k = os.switch_of(m);
-    std::vector<uint32_t> servers;
+    std::vector<std::pair<uint32_t, uint32_t>> takes;  // (leaf, units)
+    uint32_t got = 0;
     for (uint32_t leaf : leaves) {
-      const auto got = static_cast<uint32_t>(servers.size());
       if (got == need) break;
-      const uint32_t r = std::min({cl.idle_servers(leaf), ocs.free_leaf_ports(leaf, k) / t, need - got});
+      const uint32_t r = std::min({room.idle(leaf), ocs.free_leaf_ports(leaf, k) / unit, need - got});
       if (r == 0) continue;
-      const std::vector<uint32_t> some = idle_servers_of(cl, leaf, r);
-      servers.insert(servers.end(), some.begin(), some.end());
+      takes.emplace_back(leaf, r);
+      got += r;
     }
-    if (servers.size() < need) continue;
+    if (got < need) continue;
 
     Allocation a;
     a.stage = Stage::OcsSpine;
-    std::sort(servers.begin(), servers.end());  // rank order: leaf-contiguous, leaves ascending
-    a.servers = std::move(servers);
-    a.gpus = first_gpus(sh, a.servers, n);
+    room.fill(a, std::move(takes), n);
     // One request per leaf, for its ranks (not its reserved GPUs: the last
     // server may be partly used).
     std::vector<Request> requests;
@@ -347,23 +438,20 @@ class LeafSearch {
   std::vector<uint32_t> mins_;        // per depth and OCS: the chosen leaves' fewest free ports
 };
 
-/// OCS-vClos-ILP(l, s): l leaves with s/T idle servers each (the first
-/// feasible set in best-fit order, see LeafSearch), s units spread over
-/// spines by fewest free ports first (then index), each spine taking as
-/// many as its ports (floor(C_m / l)) and its OCS's remaining leaf ports
-/// (cap_k minus units already on k) allow; rank a*s + u on virtual leaf a
-/// (leaves ascending) holds a circuit to the spine of unit u.
-std::optional<Allocation> ocs_clos(const ClusterState& cl, const OcsState& ocs, uint32_t l, uint32_t s,
+/// OCS-vClos-ILP(l, s): l leaves with s/T idle servers (Releax: s idle
+/// GPUs) each (the first feasible set in best-fit order, see LeafSearch),
+/// s units spread over spines by fewest free ports first (then index),
+/// each spine taking as many as its ports (floor(C_m / l)) and its OCS's
+/// remaining leaf ports (cap_k minus units already on k) allow; rank
+/// a*s + u on virtual leaf a (leaves ascending) holds a circuit to the
+/// spine of unit u.
+std::optional<Allocation> ocs_clos(const OcsState& ocs, const Room& room, uint32_t l, uint32_t s,
                                    const OcsOptions& options) {
-  const ClusterShape& sh = cl.shape();
   const OcsShape& os = ocs.shape();
-  const uint32_t per_leaf = s / sh.gpus_per_server;
-  std::vector<uint32_t> cands;
-  for (uint32_t leaf = 0; leaf < sh.leaves; ++leaf)
-    if (cl.idle_servers(leaf) >= per_leaf) cands.push_back(leaf);
+  FABRICSIM_ASSERT(s % room.unit() == 0, "OCS-FINDCLOS: a virtual leaf of part of a whole server");
+  const uint32_t per_leaf = s / room.unit();
+  const std::vector<uint32_t> cands = room.best_fit(per_leaf);
   if (cands.size() < l) return std::nullopt;
-  std::stable_sort(cands.begin(), cands.end(),
-                   [&](uint32_t a, uint32_t b) { return cl.idle_servers(a) < cl.idle_servers(b); });
   std::vector<uint64_t> spine_cap(os.switches, 0);
   for (uint32_t m = 0; m < os.spines; ++m) spine_cap[os.switch_of(m)] += ocs.free_spine_ports(m) / l;
   std::vector<uint32_t> free(cands.size() * os.switches);
@@ -403,11 +491,9 @@ std::optional<Allocation> ocs_clos(const ClusterState& cl, const OcsState& ocs, 
   // out first, and the leaf set has those summing to s or more.
   FABRICSIM_ASSERT(unit_spine.size() == s, "OCS-FINDCLOS: a feasible leaf set did not take its units");
 
-  for (uint32_t leaf : a.leaves) {
-    const std::vector<uint32_t> servers = idle_servers_of(cl, leaf, per_leaf);
-    a.servers.insert(a.servers.end(), servers.begin(), servers.end());
-  }
-  a.gpus = first_gpus(sh, a.servers, l * s);
+  std::vector<std::pair<uint32_t, uint32_t>> takes;  // (leaf, units)
+  for (uint32_t leaf : a.leaves) takes.emplace_back(leaf, per_leaf);
+  room.fill(a, std::move(takes), l * s);
   std::vector<Request> requests;  // virtual leaf a's spine in unit order j at a * units.size() + j
   for (uint32_t leaf : a.leaves)
     for (const auto& [m, sm] : units) requests.push_back(Request{leaf, m, sm});
@@ -547,17 +633,26 @@ Decision place_ocs_vclos(const ClusterState& cluster, const OcsState& ocs, std::
   const ClusterShape& sh = cluster.shape();
   FABRICSIM_ASSERT(sh.leaves == ocs.shape().leaves && sh.spines == ocs.shape().spines,
                    "the cluster and its optical layer disagree on leaves or spines");
-  if (std::optional<Allocation> a = place_local(cluster, n)) return placed(std::move(*a));
-  if (n <= sh.gpus_per_server || cluster.idle_servers() < ceil_div(n, sh.gpus_per_server))
-    return refused(Refusal::Gpus);
-  if (std::optional<Allocation> a = stage_ocs_spine(cluster, ocs, n)) return placed(std::move(*a));
-  // OCS-FINDCLOS: (l, s) as FINDVCLOS, but s may exceed S (parallel circuits).
+  const uint32_t t = sh.gpus_per_server;
+  const bool whole = options.whole_servers;
+  // Stage 0, and (whole servers) stage 1; OCS-Releax's stage 1 takes idle
+  // GPUs of several servers, below.
+  if (whole || n <= t)
+    if (std::optional<Allocation> a = place_local(cluster, n)) return placed(std::move(*a));
+  // The locality rule never splits a job of N <= T GPUs over servers.
+  if (whole && n <= t) return refused(Refusal::Gpus);
+  const Room room(cluster, whole);
+  if (room.total() < ceil_div(n, room.unit())) return refused(Refusal::Gpus);
+  if (!whole)
+    if (std::optional<Allocation> a = releax_leaf(room, n)) return placed(std::move(*a));
+  if (std::optional<Allocation> a = stage_ocs_spine(cluster, ocs, room, n)) return placed(std::move(*a));
+  // OCS-FINDCLOS: (l, s) as FINDVCLOS, but s may exceed S (parallel
+  // circuits), and under OCS-Releax a virtual leaf need not be whole servers.
   const uint32_t pow2 = std::bit_floor(n);
   for (uint64_t l = std::max<uint32_t>(1, pow2 / sh.spines); l <= sh.leaves; l *= 2) {
     const uint64_t s = n / l;
-    if (l == 1 || s == 0 || n % l != 0 || s % sh.gpus_per_server != 0) continue;
-    if (std::optional<Allocation> a =
-            ocs_clos(cluster, ocs, static_cast<uint32_t>(l), static_cast<uint32_t>(s), options))
+    if (l == 1 || s == 0 || n % l != 0 || s % room.unit() != 0) continue;
+    if (std::optional<Allocation> a = ocs_clos(ocs, room, static_cast<uint32_t>(l), static_cast<uint32_t>(s), options))
       return placed(std::move(*a));
   }
   return refused(Refusal::Network);

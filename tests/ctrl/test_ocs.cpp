@@ -3,7 +3,8 @@
 // the stage decisions against a brute force over leaf subsets and integer
 // unit vectors, and the optical state's invariants (rewiring never touches
 // a held circuit, jobs' circuits disjoint, port counts, contention-free
-// leaf-wise patterns) over random admissions and releases.
+// leaf-wise patterns) over random admissions and releases; and OCS-Releax,
+// without the whole-server locality rule, against the same.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -303,14 +304,23 @@ TEST(OcsState, PowerOnIsTheCanonicalLeafSpine) {
 // Random states, built by admitting and releasing jobs through
 // place_ocs_vclos, with an independent record of the circuits held.
 
+/// The GPUs an allocation keeps busy: its gpus and its whole servers'.
+std::set<uint32_t> held_gpus(const ClusterShape& sh, const Allocation& a) {
+  std::set<uint32_t> gpus(a.gpus.begin(), a.gpus.end());
+  for (uint32_t server : a.servers)
+    for (uint32_t slot = 0; slot < sh.gpus_per_server; ++slot) gpus.insert(server * sh.gpus_per_server + slot);
+  return gpus;
+}
+
 struct Sim {
   ClusterState cl;
   OcsState ocs;
   std::vector<Allocation> running;
-  std::vector<int> holder;  // per (leaf, k, slot): index into running + 1, or 0
+  std::vector<int> holder;         // per (leaf, k, slot): index into running + 1, or 0
+  std::vector<uint32_t> gpu_jobs;  // per GPU: the running jobs that hold it
 
   Sim(const ClusterShape& cs, const OcsShape& os)
-      : cl(cs), ocs(os), holder(std::size_t{os.leaves} * os.switches * os.leaf_ports, 0) {}
+      : cl(cs), ocs(os), holder(std::size_t{os.leaves} * os.switches * os.leaf_ports, 0), gpu_jobs(cs.gpus(), 0) {}
 
   std::size_t at(const Circuit& c) const {
     const OcsShape& o = ocs.shape();
@@ -320,12 +330,14 @@ struct Sim {
 
   void take(const Allocation& a) {
     for (const Circuit& c : a.circuits) holder[at(c)] = 1;
+    for (uint32_t g : held_gpus(cl.shape(), a)) ++gpu_jobs[g];
     cl.take(a);
     ocs.take(a);
     running.push_back(a);
   }
   void release(std::size_t i) {
     for (const Circuit& c : running[i].circuits) holder[at(c)] = 0;
+    for (uint32_t g : held_gpus(cl.shape(), running[i])) --gpu_jobs[g];
     cl.release(running[i]);
     ocs.release(running[i]);
     running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));
@@ -401,10 +413,11 @@ std::optional<uint64_t> brute_units(const OcsState& ocs, const Ids& leaves, uint
   return best;
 }
 
-/// The first leaf set (in the lexicographic order of best-fit positions)
-/// of l leaves with s/T idle servers each and a unit vector; empty if none.
-Ids brute_leaves(const ClusterState& cl, const OcsState& ocs, uint32_t l, uint32_t s) {
-  const Ids order = best_fit_order(cl);
+/// The first leaf set (in the lexicographic order of positions in `order`,
+/// the leaves in best-fit order) of l leaves with room for s GPUs each
+/// (room: per leaf, the GPUs a job may take of it) and a unit vector;
+/// empty if none.
+Ids brute_leaves(const Ids& order, const Ids& room, const OcsState& ocs, uint32_t l, uint32_t s) {
   const auto count = static_cast<uint32_t>(order.size());
   if (l > count) return {};
   Ids pos(l);
@@ -414,7 +427,7 @@ Ids brute_leaves(const ClusterState& cl, const OcsState& ocs, uint32_t l, uint32
     bool ok = true;
     for (uint32_t p : pos) {
       leaves.push_back(order[p]);
-      ok = ok && cl.idle_servers(order[p]) * cl.shape().gpus_per_server >= s;
+      ok = ok && room[order[p]] >= s;
     }
     if (ok && brute_units(ocs, leaves, l, s, true)) {
       std::sort(leaves.begin(), leaves.end());
@@ -478,7 +491,9 @@ std::optional<Stage> check_decision(const ClusterState& cl, const OcsState& ocs,
   for (uint32_t l = std::max<uint32_t>(1, std::bit_floor(n) / sh.spines); l <= sh.leaves; l *= 2) {
     if (l == 1 || n % l != 0 || (n / l) % t != 0) continue;
     const uint32_t s = n / l;
-    const Ids leaves = brute_leaves(cl, ocs, l, s);
+    Ids room(sh.leaves);  // whole idle servers' GPUs
+    for (uint32_t leaf = 0; leaf < sh.leaves; ++leaf) room[leaf] = cl.idle_servers(leaf) * t;
+    const Ids leaves = brute_leaves(best_fit_order(cl), room, ocs, l, s);
     if (leaves.empty()) continue;
     EXPECT_TRUE(d.allocation) << "n " << n << ": expected OcsClos with l " << l;
     if (!d.allocation) return std::nullopt;
@@ -707,8 +722,7 @@ TEST(OcsVClos, InvariantsOverRandomAdmissions) {
 }
 
 // CLUSTER2048's leaf-spine (L = 64, S = 32, T = 4, 8 servers per leaf)
-// under one OCS, 4 and 32 (the spec's default): the same checks at scale,
-// and a bound on the time per decision's search.
+// under one OCS, 4 and 32 (the spec's default): the same checks at scale.
 TEST(OcsVClos, InvariantsOnCluster2048) {
   std::mt19937 rng(2048);
   uint32_t clos = 0, spine = 0;
@@ -805,6 +819,451 @@ TEST(OcsState, ReleaseThenTakeAgainOnRandomStates) {
     }
   }
   EXPECT_GT(checked, 50u);
+}
+
+// ---------------------------------------------------------------------------
+// 6. OCS-Releax: OCS-vClos without the whole-server locality rule.
+
+OcsOptions releax() {
+  OcsOptions o;
+  o.whole_servers = false;
+  return o;
+}
+
+/// Makes the GPUs busy, each a one-GPU job of its own.
+void occupy(ClusterState& cl, const Ids& gpus) {
+  for (uint32_t g : gpus) cl.take(server_job({g}));
+}
+
+// L = 2, S = 2, K = 1, lpp = 2: each leaf has P = 4 slots, 0 and 1 to
+// spine 0, 2 and 3 to spine 1; spines have 4 ports.  T = 2, 2 servers per
+// leaf (leaf 0: GPUs 0-3, leaf 1: GPUs 4-7).  GPUs 0, 1, 2 and 5 are busy:
+// leaf 0 has GPU 3 idle (server 1), leaf 1 GPU 4 (server 2) and 6, 7
+// (server 3, the only whole idle server).  A 4-GPU job:
+//  - whole servers: 2 idle servers needed, 1 exists: refused for Gpus;
+//  - Releax: 4 idle GPUs; no leaf has 4 (stage 1).  OcsSpine: both spines
+//    have 4 free ports, spine 0 (tie, lower index).  Leaves by idle GPUs:
+//    leaf 0 (1) gives GPU 3; leaf 1 (3) gives 3: server 2 (1 idle) first,
+//    GPU 4, then server 3's 6 and 7.  Circuits to spine 0: leaf 0 reuses
+//    slot 0; leaf 1 reuses slots 0 and 1 and rewires slot 2 off spine 1;
+//    spine 0 is then full (4 circuits) and frees its lowest circuit
+//    neither held nor claimed: leaf 0's slot 1.
+TEST(OcsReleax, PlacesOnPartialServersWhatWholeServersRefuse) {
+  EXPECT_TRUE(OcsOptions{}.whole_servers);
+  ClusterState cl(cluster_shape(2, 2, 2, 2, 2));
+  OcsState ocs(ocs_shape(2, 2, 1, 2));
+  occupy(cl, {0, 1, 2, 5});
+
+  const Decision w = place_ocs_vclos(cl, ocs, 4);
+  EXPECT_FALSE(w.allocation);
+  EXPECT_EQ(w.why, Refusal::Gpus);
+
+  const Decision d = place_ocs_vclos(cl, ocs, 4, releax());
+  ASSERT_TRUE(d.allocation);
+  EXPECT_EQ(d.why, Refusal::None);
+  const Allocation& a = *d.allocation;
+  EXPECT_EQ(a.stage, Stage::OcsSpine);
+  EXPECT_TRUE(a.servers.empty());
+  EXPECT_EQ(a.gpus, (Ids{3, 4, 6, 7}));
+  EXPECT_EQ(a.circuits, (Circuits{{0, 0, 0}, {1, 0, 0}, {1, 0, 1}, {1, 0, 2}}));
+  EXPECT_EQ(a.switched_off, (Circuits{{0, 0, 1}, {1, 1, 2}}));
+  EXPECT_EQ(a.switched_on, (Circuits{{1, 0, 2}}));
+  EXPECT_TRUE(a.leaves.empty());
+
+  cl.take(a);
+  ocs.take(a);
+  for (uint32_t server = 0; server < 4; ++server) EXPECT_EQ(cl.idle_gpus(server), 0u) << server;
+  EXPECT_EQ(ocs.connected(0, 0, 1), OcsState::kNone);
+  EXPECT_EQ(ocs.connected(1, 0, 2), 0u);
+  EXPECT_EQ(ocs.connected_at(0), 4u);
+  EXPECT_EQ(ocs.connected_at(1), 3u);
+  EXPECT_EQ(ocs.free_spine_ports(0), 0u);
+  EXPECT_EQ(ocs.free_leaf_ports(0, 0), 3u);
+  EXPECT_EQ(ocs.free_leaf_ports(1, 0), 1u);
+  // Only the job's own GPUs come back: no server was reserved whole.
+  cl.release(a);
+  ocs.release(a);
+  EXPECT_EQ(cl.idle_gpus(1), 1u);
+  EXPECT_EQ(cl.idle_gpus(2), 1u);
+  EXPECT_EQ(cl.idle_servers(), 1u);
+}
+
+// L = 4, S = 2, K = 1, lpp = 1: slot 0 of every leaf to spine 0, slot 1 to
+// spine 1; spines have 4 ports.  T = 4, 2 servers per leaf.  Every leaf has
+// 4 idle GPUs and no server is idle: leaf 0's server 0 has GPUs 1, 2, 3
+// idle and server 1 GPU 7; every other server 2 (leaf 1: 8, 11 | 13, 14;
+// leaf 2: 18, 19 | 20, 21; leaf 3: 25, 27 | 28, 31).  An 8-GPU job:
+//  - whole servers: refused for Gpus (no idle server);
+//  - Releax: no leaf has 8; no spine has 8 free ports.  OCS-FINDCLOS:
+//    l = 8/2 = 4, s = 2 (T does not divide s: skipped with whole servers),
+//    every leaf has 2 idle GPUs, a unit takes 4/4 = 1 port of a spine, so
+//    the spines carry 2 units and each leaf's 2 slots too: leaves 0-3.
+//    Units: spine 0 then spine 1 (tie), one each.  GPUs: leaf 0 takes
+//    server 1's GPU 7 first (1 idle), then server 0's lowest, 1; the other
+//    leaves' servers tie, so their first server's two.  Each virtual leaf
+//    reuses slot 0 (spine 0) and slot 1 (spine 1): nothing to rewire.
+// Then a 3-GPU job: every leaf has 2 idle GPUs and no server 3, and both
+// spines' ports are held: Gpus with whole servers, Network with Releax.
+TEST(OcsReleax, OcsClosOnPartialServers) {
+  ClusterState cl(cluster_shape(4, 2, 2, 4, 1));
+  OcsState ocs(ocs_shape(4, 2, 1, 1));
+  occupy(cl, {0, 4, 5, 6, 9, 10, 12, 15, 16, 17, 22, 23, 24, 26, 29, 30});
+
+  const Decision w = place_ocs_vclos(cl, ocs, 8);
+  EXPECT_FALSE(w.allocation);
+  EXPECT_EQ(w.why, Refusal::Gpus);
+
+  const Decision d = place_ocs_vclos(cl, ocs, 8, releax());
+  ASSERT_TRUE(d.allocation);
+  const Allocation& a = *d.allocation;
+  EXPECT_EQ(a.stage, Stage::OcsClos);
+  EXPECT_TRUE(a.servers.empty());
+  EXPECT_EQ(a.leaves, (Ids{0, 1, 2, 3}));
+  EXPECT_EQ(a.gpus, (Ids{7, 1, 8, 11, 18, 19, 25, 27}));
+  EXPECT_EQ(a.circuits,
+            (Circuits{{0, 0, 0}, {0, 1, 1}, {1, 0, 0}, {1, 1, 1}, {2, 0, 0}, {2, 1, 1}, {3, 0, 0}, {3, 1, 1}}));
+  EXPECT_TRUE(a.switched_off.empty());
+  EXPECT_TRUE(a.switched_on.empty());
+  // Rank 0 (unit 0, spine 0) to rank 3 goes down rank 2's circuit.
+  EXPECT_EQ(a.down_rank(0, 3), 2u);
+  cl.take(a);
+  ocs.take(a);
+
+  const Decision w3 = place_ocs_vclos(cl, ocs, 3);
+  EXPECT_FALSE(w3.allocation);
+  EXPECT_EQ(w3.why, Refusal::Gpus);
+  const Decision d3 = place_ocs_vclos(cl, ocs, 3, releax());
+  EXPECT_FALSE(d3.allocation);
+  EXPECT_EQ(d3.why, Refusal::Network);
+}
+
+// L = 2, S = 2, K = 1, lpp = 1, T = 4, 2 servers per leaf.  Leaf 0: GPUs
+// 2, 3 (server 0) and 4, 5 (server 1) idle; leaf 1: GPU 10 (server 2) and
+// 13, 15 (server 3).  No server has 3 idle GPUs:
+//  - 3 GPUs: whole servers refuse (Gpus).  Releax stage 1: leaves with 3
+//    idle GPUs are 0 (4) and 1 (3): leaf 1, server 2 (1 idle) first;
+//  - 4 GPUs: leaf 0, its servers tie: server 0 first;
+//  - 5 GPUs: 7 idle, no leaf has 5, spines have 2 ports, l = 2 does not
+//    divide 5: Network;
+//  - 8 GPUs: 7 idle: Gpus.
+TEST(OcsReleax, SmallJobsSpillOverServersOfOneLeaf) {
+  ClusterState cl(cluster_shape(2, 2, 2, 4, 1));
+  OcsState ocs(ocs_shape(2, 2, 1, 1));
+  occupy(cl, {0, 1, 6, 7, 8, 9, 11, 12, 14});
+  EXPECT_EQ(place_ocs_vclos(cl, ocs, 3).why, Refusal::Gpus);
+  EXPECT_EQ(place_ocs_vclos(cl, ocs, 4).why, Refusal::Gpus);
+
+  const Decision d3 = place_ocs_vclos(cl, ocs, 3, releax());
+  ASSERT_TRUE(d3.allocation);
+  EXPECT_EQ(d3.allocation->stage, Stage::Leaf);
+  EXPECT_EQ(d3.allocation->gpus, (Ids{10, 13, 15}));
+  EXPECT_TRUE(d3.allocation->servers.empty());
+  EXPECT_TRUE(d3.allocation->circuits.empty());
+
+  const Decision d4 = place_ocs_vclos(cl, ocs, 4, releax());
+  ASSERT_TRUE(d4.allocation);
+  EXPECT_EQ(d4.allocation->stage, Stage::Leaf);
+  EXPECT_EQ(d4.allocation->gpus, (Ids{2, 3, 4, 5}));
+  EXPECT_TRUE(d4.allocation->servers.empty());
+
+  const Decision d5 = place_ocs_vclos(cl, ocs, 5, releax());
+  EXPECT_FALSE(d5.allocation);
+  EXPECT_EQ(d5.why, Refusal::Network);
+  const Decision d8 = place_ocs_vclos(cl, ocs, 8, releax());
+  EXPECT_FALSE(d8.allocation);
+  EXPECT_EQ(d8.why, Refusal::Gpus);
+
+  // A job that fits one server's idle GPUs stays stage 0: servers 0, 1 and
+  // 3 have 2 idle GPUs, the leaves no idle server (tie): server 0.
+  const Decision d2 = place_ocs_vclos(cl, ocs, 2, releax());
+  ASSERT_TRUE(d2.allocation);
+  EXPECT_EQ(d2.allocation->stage, Stage::Server);
+  EXPECT_EQ(d2.allocation->gpus, (Ids{2, 3}));
+}
+
+/// What OCS-Releax should decide, computed directly from ocs.hpp's rules
+/// with idle GPUs recounted from gpu_busy; checks the decision against it.
+/// Returns the stage decided.
+std::optional<Stage> check_releax_decision(const ClusterState& cl, const OcsState& ocs, uint32_t n, const Decision& d) {
+  const ClusterShape& sh = cl.shape();
+  const OcsShape& o = ocs.shape();
+  const uint32_t t = sh.gpus_per_server;
+  Ids idle_server(sh.servers(), 0), idle(sh.leaves, 0);
+  for (uint32_t g = 0; g < sh.gpus(); ++g) {
+    if (cl.gpu_busy(g)) continue;
+    ++idle_server[g / t];
+    ++idle[g / t / sh.servers_per_leaf];
+  }
+  const uint32_t total = std::accumulate(idle.begin(), idle.end(), 0u);
+  // A leaf's GPUs in the order a job takes them: servers by (idle GPUs,
+  // index), slots ascending.
+  auto in_leaf = [&](uint32_t leaf, uint32_t count) {
+    std::vector<std::pair<uint32_t, uint32_t>> servers;  // (idle, server)
+    for (uint32_t i = 0; i < sh.servers_per_leaf; ++i) {
+      const uint32_t server = leaf * sh.servers_per_leaf + i;
+      servers.emplace_back(idle_server[server], server);
+    }
+    std::sort(servers.begin(), servers.end());
+    Ids gpus;
+    for (const auto& [unused, server] : servers)
+      for (uint32_t slot = 0; slot < t; ++slot)
+        if (gpus.size() < count && !cl.gpu_busy(server * t + slot)) gpus.push_back(server * t + slot);
+    return gpus;
+  };
+  Ids order(sh.leaves);  // leaves by (idle GPUs, index)
+  std::iota(order.begin(), order.end(), 0u);
+  std::sort(order.begin(), order.end(),
+            [&](uint32_t a, uint32_t b) { return std::tie(idle[a], a) < std::tie(idle[b], b); });
+
+  if (d.allocation) {
+    const Allocation& a = *d.allocation;
+    EXPECT_EQ(a.gpus.size(), n);
+    EXPECT_TRUE(a.servers.empty());
+    std::set<uint32_t> seen;
+    for (uint32_t g : a.gpus) {
+      EXPECT_FALSE(cl.gpu_busy(g)) << "GPU " << g;
+      EXPECT_TRUE(seen.insert(g).second) << "GPU " << g << " twice";
+    }
+  }
+  if (n <= t && *std::max_element(idle_server.begin(), idle_server.end()) >= n) {
+    const std::optional<Allocation> local = place_local(cl, n);
+    EXPECT_TRUE(local && d.allocation && d.allocation->stage == Stage::Server && d.allocation->gpus == local->gpus);
+    return Stage::Server;
+  }
+  if (total < n) {
+    EXPECT_FALSE(d.allocation);
+    EXPECT_EQ(d.why, Refusal::Gpus) << "n " << n;
+    return std::nullopt;
+  }
+  // Stage 1: the first leaf in best-fit order with n idle GPUs.
+  for (uint32_t leaf : order) {
+    if (idle[leaf] < n) continue;
+    EXPECT_TRUE(d.allocation) << "n " << n << ": expected stage Leaf on leaf " << leaf;
+    if (!d.allocation) return std::nullopt;
+    EXPECT_EQ(d.allocation->stage, Stage::Leaf);
+    EXPECT_EQ(d.allocation->gpus, in_leaf(leaf, n));
+    EXPECT_TRUE(d.allocation->circuits.empty());
+    return Stage::Leaf;
+  }
+  // OcsSpine: the first spine by (free ports, index) with n free ports
+  // whose OCS's leaf ports reach n idle GPUs.
+  Ids spines(o.spines);
+  std::iota(spines.begin(), spines.end(), 0u);
+  std::stable_sort(spines.begin(), spines.end(),
+                   [&](uint32_t a, uint32_t b) { return ocs.free_spine_ports(a) < ocs.free_spine_ports(b); });
+  for (uint32_t m : spines) {
+    if (ocs.free_spine_ports(m) < n) continue;
+    const uint32_t k = o.switch_of(m);
+    uint32_t reach = 0;
+    for (uint32_t leaf = 0; leaf < sh.leaves; ++leaf) reach += std::min(idle[leaf], ocs.free_leaf_ports(leaf, k));
+    if (reach < n) continue;
+    EXPECT_TRUE(d.allocation) << "n " << n << ": expected OcsSpine on spine " << m;
+    if (!d.allocation) return std::nullopt;
+    const Allocation& a = *d.allocation;
+    EXPECT_EQ(a.stage, Stage::OcsSpine);
+    EXPECT_EQ(a.circuits.size(), n);
+    for (const Circuit& c : a.circuits) EXPECT_EQ(c.spine, m);
+    Ids want(sh.leaves, 0);
+    uint32_t left = n;
+    for (uint32_t leaf : order) {
+      want[leaf] = std::min({idle[leaf], ocs.free_leaf_ports(leaf, k), left});
+      left -= want[leaf];
+    }
+    Ids gpus;
+    for (uint32_t leaf = 0; leaf < sh.leaves; ++leaf) {
+      const Ids some = in_leaf(leaf, want[leaf]);
+      gpus.insert(gpus.end(), some.begin(), some.end());
+    }
+    EXPECT_EQ(a.gpus, gpus) << "n " << n;
+    return Stage::OcsSpine;
+  }
+  // OcsClos: the first (l, s) with a feasible leaf set.
+  for (uint32_t l = std::max<uint32_t>(1, std::bit_floor(n) / sh.spines); l <= sh.leaves; l *= 2) {
+    if (l == 1 || n % l != 0) continue;
+    const uint32_t s = n / l;
+    const Ids leaves = brute_leaves(order, idle, ocs, l, s);
+    if (leaves.empty()) continue;
+    EXPECT_TRUE(d.allocation) << "n " << n << ": expected OcsClos with l " << l;
+    if (!d.allocation) return std::nullopt;
+    const Allocation& a = *d.allocation;
+    EXPECT_EQ(a.stage, Stage::OcsClos);
+    EXPECT_EQ(a.leaves, leaves) << "n " << n << " l " << l;
+    Ids gpus;
+    for (uint32_t leaf : leaves) {
+      const Ids some = in_leaf(leaf, s);
+      gpus.insert(gpus.end(), some.begin(), some.end());
+    }
+    EXPECT_EQ(a.gpus, gpus) << "n " << n << " l " << l;
+    if (a.circuits.size() != n) return Stage::OcsClos;
+    std::vector<uint32_t> sm(o.spines, 0);
+    for (uint32_t u = 0; u < s; ++u) ++sm[a.circuits[u].spine];
+    uint64_t cost = 0;
+    for (uint32_t m = 0; m < o.spines; ++m) cost += uint64_t{ocs.free_spine_ports(m)} * sm[m];
+    EXPECT_EQ(cost, brute_units(ocs, leaves, l, s, false).value_or(~uint64_t{0}));
+    return Stage::OcsClos;
+  }
+  EXPECT_FALSE(d.allocation) << "n " << n << ": placed by " << to_string(d.allocation->stage);
+  EXPECT_EQ(d.why, Refusal::Network);
+  return std::nullopt;
+}
+
+TEST(OcsReleax, StagesMatchBruteForce) {
+  std::mt19937 rng(5512);
+  uint32_t leaf = 0, spine = 0, clos = 0, odd_clos = 0, network = 0, gpus = 0, gained = 0;
+  for (int trial = 0; trial < 500; ++trial) {
+    const auto [cs, os] = random_shape(rng, 5, 4, 2, {1, 2, 4}, 3);
+    Sim sim(cs, os);
+    for (int step = 0; step < 20; ++step) {
+      if (!sim.running.empty() && std::uniform_int_distribution<int>(0, 2)(rng) == 0) {
+        sim.release(std::uniform_int_distribution<std::size_t>(0, sim.running.size() - 1)(rng));
+      } else {
+        // Mostly Releax jobs, some on whole servers: both must cope with the other's leftovers.
+        const OcsOptions opt = std::uniform_int_distribution<int>(0, 3)(rng) == 0 ? OcsOptions{} : releax();
+        const Decision d = place_ocs_vclos(sim.cl, sim.ocs, random_size(rng, cs.gpus()), opt);
+        if (d.allocation) sim.take(*d.allocation);
+      }
+      for (uint32_t n = 1; n <= cs.gpus(); ++n) {
+        const Decision d = place_ocs_vclos(sim.cl, sim.ocs, n, releax());
+        const std::optional<Stage> st = check_releax_decision(sim.cl, sim.ocs, n, d);
+        leaf += st == Stage::Leaf;
+        spine += st == Stage::OcsSpine;
+        clos += st == Stage::OcsClos;
+        odd_clos += st == Stage::OcsClos && (n / d.allocation->leaves.size()) % cs.gpus_per_server != 0;
+        network += !d.allocation && d.why == Refusal::Network;
+        gpus += !d.allocation && d.why == Refusal::Gpus;
+        // Whatever whole servers place, any idle GPUs place too.
+        const Decision w = place_ocs_vclos(sim.cl, sim.ocs, n);
+        EXPECT_TRUE(!w.allocation || d.allocation) << "n " << n;
+        gained += !w.allocation && d.allocation;
+        if (::testing::Test::HasFailure()) return;
+      }
+    }
+  }
+  // The cases the comparison covers.
+  EXPECT_GT(leaf, 1000u);
+  EXPECT_GT(spine, 1000u);
+  EXPECT_GT(clos, 1000u);
+  EXPECT_GT(odd_clos, 500u);
+  EXPECT_GT(network, 1000u);
+  EXPECT_GT(gpus, 1000u);
+  EXPECT_GT(gained, 1000u);
+}
+
+/// Checks a Releax allocation's GPUs against the state it was decided on
+/// (before take), by the simulation's own record: exactly n, each once,
+/// none held by a running job, no server reserved; stage 0 on one server,
+/// stage 1 on one leaf.
+void check_releax_gpus(const Sim& sim, const Allocation& a, uint32_t n) {
+  const ClusterShape& sh = sim.cl.shape();
+  EXPECT_EQ(a.gpus.size(), n);
+  EXPECT_TRUE(a.servers.empty());
+  std::set<uint32_t> seen;
+  for (uint32_t g : a.gpus) {
+    ASSERT_LT(g, sh.gpus());
+    EXPECT_EQ(sim.gpu_jobs[g], 0u) << "GPU " << g << " is another job's";
+    EXPECT_TRUE(seen.insert(g).second) << "GPU " << g << " twice";
+  }
+  for (uint32_t g : a.gpus) {
+    if (a.stage == Stage::Server) {
+      EXPECT_EQ(g / sh.gpus_per_server, a.gpus[0] / sh.gpus_per_server);
+    } else if (a.stage == Stage::Leaf) {
+      EXPECT_EQ(leaf_of_gpu(sh, g), leaf_of_gpu(sh, a.gpus[0]));
+    }
+  }
+}
+
+/// Every GPU busy exactly when one running job holds it.
+void check_gpu_record(const Sim& sim) {
+  for (uint32_t g = 0; g < sim.cl.shape().gpus(); ++g) {
+    EXPECT_LE(sim.gpu_jobs[g], 1u) << "GPU " << g << " held twice";
+    EXPECT_EQ(sim.cl.gpu_busy(g), sim.gpu_jobs[g] == 1) << "GPU " << g;
+  }
+}
+
+TEST(OcsReleax, InvariantsOverRandomAdmissions) {
+  std::mt19937 rng(11);
+  uint32_t admitted = 0, released = 0, rewired = 0, clos = 0, spine = 0, leaf = 0, parallel = 0, shared = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    const auto [cs, os] = random_shape(rng, 10, 8, 3, {1, 2, 4}, 4);
+    Sim sim(cs, os);
+    for (int step = 0; step < 60; ++step) {
+      if (!sim.running.empty() && std::uniform_int_distribution<int>(0, 2)(rng) == 0) {
+        const std::size_t i = std::uniform_int_distribution<std::size_t>(0, sim.running.size() - 1)(rng);
+        const Circuits circuits = sim.running[i].circuits;
+        sim.release(i);
+        ++released;
+        for (const Circuit& c : circuits) EXPECT_EQ(sim.ocs.connected(c.leaf, os.switch_of(c.spine), c.slot), c.spine);
+      } else {
+        const uint32_t n = random_size(rng, cs.gpus());
+        const Decision d = place_ocs_vclos(sim.cl, sim.ocs, n, releax());
+        const Decision again = place_ocs_vclos(sim.cl, sim.ocs, n, releax());  // deterministic
+        EXPECT_EQ(d.why, again.why);
+        EXPECT_EQ((d.allocation ? d.allocation->gpus : Ids{}), (again.allocation ? again.allocation->gpus : Ids{}));
+        EXPECT_EQ((d.allocation ? d.allocation->circuits : Circuits{}),
+                  (again.allocation ? again.allocation->circuits : Circuits{}));
+        if (!d.allocation) continue;
+        const Allocation& a = *d.allocation;
+        check_releax_gpus(sim, a, n);
+        check_allocation(sim, a, n);
+        if (::testing::Test::HasFailure()) return;  // before take() aborts on a GPU held twice
+        rewired += !a.switched_on.empty();
+        clos += a.stage == Stage::OcsClos;
+        spine += a.stage == Stage::OcsSpine;
+        leaf += a.stage == Stage::Leaf;
+        parallel += a.stage == Stage::OcsClos && a.circuits.size() > 1 && a.circuits[1].spine == a.circuits[0].spine &&
+                    a.circuits[1].leaf == a.circuits[0].leaf;
+        // A server the job shares: some of its GPUs busy or left idle.
+        std::set<uint32_t> servers;
+        for (uint32_t g : a.gpus) servers.insert(g / cs.gpus_per_server);
+        shared += servers.size() * cs.gpus_per_server != n;
+        sim.take(a);
+        ++admitted;
+        for (const Circuit& c : a.circuits) EXPECT_TRUE(sim.ocs.held(c.leaf, os.switch_of(c.spine), c.slot));
+      }
+      check_state(sim);
+      check_gpu_record(sim);
+      if (::testing::Test::HasFailure()) return;
+    }
+  }
+  EXPECT_GE(admitted + released, 1000u);
+  EXPECT_GT(rewired, 150u);
+  EXPECT_GT(clos, 100u);
+  EXPECT_GT(spine, 500u);
+  EXPECT_GT(leaf, 400u);
+  EXPECT_GT(parallel, 50u);
+  EXPECT_GT(shared, 800u);
+}
+
+// CLUSTER2048's leaf-spine under 1, 4 and 32 OCSs with Releax: the same
+// checks at scale (more leaves qualify for OCS-FINDCLOS than with whole
+// servers), job sizes not only powers of two.
+TEST(OcsReleax, InvariantsOnCluster2048) {
+  std::mt19937 rng(4096);
+  uint32_t clos = 0, spine = 0;
+  for (uint32_t k : {1u, 4u, 32u}) {
+    Sim sim(cluster_shape(64, 32, 8, 4, 1), ocs_shape(64, 32, k, 1));
+    for (int step = 0; step < 300; ++step) {
+      if (!sim.running.empty() && std::uniform_int_distribution<int>(0, 2)(rng) == 0) {
+        sim.release(std::uniform_int_distribution<std::size_t>(0, sim.running.size() - 1)(rng));
+      } else {
+        const uint32_t e = std::uniform_int_distribution<uint32_t>(0, 9)(rng);
+        const uint32_t n = std::uniform_int_distribution<int>(0, 1)(rng) == 0 ? 1u << e : 3u << e / 2;
+        const Decision d = place_ocs_vclos(sim.cl, sim.ocs, n, releax());
+        if (!d.allocation) continue;
+        check_releax_gpus(sim, *d.allocation, n);
+        check_allocation(sim, *d.allocation, n);
+        if (::testing::Test::HasFailure()) return;
+        clos += d.allocation->stage == Stage::OcsClos;
+        spine += d.allocation->stage == Stage::OcsSpine;
+        sim.take(*d.allocation);
+      }
+      check_state(sim);
+      check_gpu_record(sim);
+      if (::testing::Test::HasFailure()) return;
+    }
+  }
+  EXPECT_GT(clos, 20u);
+  EXPECT_GT(spine, 20u);
 }
 
 }  // namespace

@@ -93,6 +93,9 @@ struct OcsOptions {
   /// Leaf subsets the OCS-FINDCLOS search visits per (l, s) before giving
   /// up on it (deterministic, so every rank decides alike).
   std::uint64_t max_nodes = 100000;
+  /// The locality rule of spec 5.2: a job of N > T GPUs takes ceil(N/T)
+  /// whole idle servers.  false: OCS-Releax (spec 5.5), any idle GPUs.
+  bool whole_servers = true;
 };
 
 /// OCS-vClos (spec 5.4, Algorithm 2).  Stages 0 and 1 as place_vclos; then
@@ -116,6 +119,24 @@ struct OcsOptions {
 /// one by switching off its lowest idle circuit (leaf, then slot).  Held
 /// circuits are never switched.  Refusal::Gpus as place_vclos;
 /// Refusal::Network otherwise.  Deterministic.
+///
+/// OCS-Releax (options.whole_servers = false): a job takes any idle GPUs
+/// and reserves no server whole (Allocation::servers stays empty, gpus are
+/// exactly its N GPUs).  Inside a leaf it takes the GPUs of the servers
+/// with the fewest idle GPUs first (then the lowest index), lowest slots
+/// first; ranks follow that order, leaf-contiguous with leaves ascending.
+///  * Stage::Server as above when N <= T; when no server has N idle GPUs
+///    the job goes on to the stages below;
+///  * Refusal::Gpus when the cluster has fewer than N idle GPUs;
+///  * Stage::Leaf: the leaf with the fewest idle GPUs that has N (then the
+///    lowest index); no spine;
+///  * Stage::OcsSpine as above, each leaf (fewest idle GPUs first) giving
+///    min(its idle GPUs, its free ports on the spine's OCS, the GPUs still
+///    wanted) ranks;
+///  * Stage::OcsClos as above, virtual leaves needing s idle GPUs (not s/T
+///    idle servers), so (l, s) is not skipped when T does not divide s;
+///    leaves in best-fit order by idle GPUs;
+///  * Refusal::Network otherwise.
 Decision place_ocs_vclos(const ClusterState& cluster, const OcsState& ocs, std::uint32_t n,
                          const OcsOptions& options = {});
 

@@ -68,10 +68,12 @@ struct Circuit {
 struct Allocation {
   Stage stage = Stage::Server;
   /// The job's GPUs in rank order (leaf-contiguous: virtual leaf by virtual
-  /// leaf, server by server, slot by slot).  Exactly the N requested.
+  /// leaf, server by server, slot by slot; OCS-Releax takes a leaf's
+  /// servers fullest first).  Exactly the N requested.
   std::vector<std::uint32_t> gpus;
   /// Servers reserved whole (N > T): all their GPUs are busy while the job
-  /// runs, also those beyond N.  Empty for stage Server.
+  /// runs, also those beyond N.  Empty for stage Server, and for every
+  /// stage of OCS-Releax (OcsOptions::whole_servers false: GPUs only).
   std::vector<std::uint32_t> servers;
   /// Stage VirtualClos: the leaf of each virtual leaf (ranks [a*s, (a+1)*s)
   /// are on leaves[a]) and the spine of each virtual spine; the job
