@@ -282,6 +282,7 @@ void JobSet::setup_cluster(const config::Config& cfg) {
     const ctrl::OcsShape& o = ocs_links_->shape;
     ocs_ = std::make_unique<ctrl::OcsState>(o);
     ocs_options_.max_nodes = static_cast<std::uint64_t>(cfg.get_int("workload.ocs_max_nodes"));
+    ocs_options_.whole_servers = cfg.get_bool("workload.ocs_whole_servers");
     reconfig_ = core::SimTime::from_ns_f(cfg.get_float("workload.ocs_reconfig_ns"));
     // Each endpoint's leaf, by its NIC cable (the builder's numbering:
     // leaves follow the endpoints).

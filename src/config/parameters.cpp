@@ -568,6 +568,13 @@ std::vector<ParamDecl> declare() {
         0.0, 1e15);
     reconfig.run_wide = true;
     p.push_back(std::move(reconfig));
+    ParamDecl releax = bool_param(
+        "workload", "ocs_whole_servers", true,
+        "`scheduler = \"ocs_vclos\"`: keep the locality rule (a job of more than `gpus_per_server` GPUs on whole "
+        "idle servers, spec 5.2). false: OCS-Releax, the spec's variant without it: a job takes any idle GPUs, a "
+        "leaf or a virtual leaf needs idle GPUs rather than idle servers. Run-wide.");
+    releax.run_wide = true;
+    p.push_back(std::move(releax));
     ParamDecl ocs_nodes = int_param("workload", "ocs_max_nodes", "", 100000,
                                     "`scheduler = \"ocs_vclos\"`: leaf subsets OCS-FINDCLOS visits per (l, s) before "
                                     "it gives up on that shape (deterministic). Run-wide.",

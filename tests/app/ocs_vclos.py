@@ -23,8 +23,11 @@ printed:
     delivers every message, and some switching does happen while other
     jobs hold circuits (so the check is not vacuous).
   * 1, 2 and 3 ranks give identical files (packet level, with rewiring).
-  * The power-on wiring: links of circuits not connected at power-on carry
-    nothing in a run whose jobs need no rewiring.
+  * OCS-Releax (workload.ocs_whole_servers = false): five 3-GPU jobs at
+    once on 16 GPUs in servers of 2.  With whole servers each reserves two
+    servers (4 GPUs), so the fifth waits for one to end; without the rule
+    each takes 3 GPUs: the first four one leaf each, the fifth the idle GPU
+    of three leaves over one spine, all five at their arrival.
 
   ocs_vclos.py EXE MPIEXEC SRC
 """
@@ -152,6 +155,35 @@ SHAPES = {"spine": dict(spines=2, lpp=2, spl=2, gps=2, sizes=[4, 4, 8, 2, 8, 4, 
           "clos": dict(spines=4, lpp=1, spl=4, gps=1, sizes=[8, 4, 2, 8, 4, 8, 2, 4, 8, 4, 8, 2])}
 
 
+def releax(tmp):
+    jobs = [dict(ranks=3, sizes="[4194304]", start_ns=100 * i) for i in range(5)]
+    base = cluster(1).replace("[engine]", "vclos_round_pow2 = false\n[engine]") + jobs_table(jobs)
+    for whole in (True, False):
+        name = "whole" if whole else "releax"
+        j, pl, _, summ, _, _ = read(run(tmp, name, base.replace(
+            "[engine]", f"ocs_whole_servers = {'true' if whole else 'false'}\n[engine]")))
+        delivered(name, summ)
+        placed = j["start_ns"] - np.where(j["circuits_switched"] > 0, RECONFIG, 0) - j["arrival_ns"] - LATENCY
+        held = {}
+        for jj, e in zip(pl["endpoint_job"], pl["endpoint"]):
+            held.setdefault(int(e), []).append(int(jj))
+        clash = [e for e, js in held.items() for a in js for b in js if a < b
+                 and j["start_ns"][a] < j["end_ns"][b] and j["start_ns"][b] < j["end_ns"][a]]
+        check(f"{name}: no GPU held by two jobs at once", not clash, str(clash[:3]))
+        if whole:
+            check("whole servers: each 3-GPU job reserves 2 servers (4 GPUs); the fifth is refused for GPUs and "
+                  "starts after the first ends",
+                  list(j["reserved"]) == [4] * 5 and j["refused_gpus"][4] >= 1
+                  and j["start_ns"][4] >= min(j["end_ns"][:4]) + LATENCY - 1e-6, str(list(j["reserved"])))
+        else:
+            check("OCS-Releax: every job reserves exactly its 3 GPUs and all five are placed at their arrival",
+                  list(j["reserved"]) == [3] * 5 and bool(np.all(np.abs(placed) < 1e-6))
+                  and int(np.sum(j["refused_gpus"] + j["refused_network"])) == 0,
+                  "reserved %s, placed after arrival %s" % (list(j["reserved"]), list(placed)))
+            check("OCS-Releax: jobs 0-3 one leaf each (stage leaf), job 4 over one spine (ocs_spine)",
+                  j["stage"] == ["leaf"] * 4 + ["ocs_spine"], str(j["stage"]))
+
+
 def churn(tmp, shape, ranks=1, model="packet"):
     sh = dict(SHAPES[shape])
     jobs = [dict(ranks=n, sizes="[65536]", start_ns=2000 * i) for i, n in enumerate(sh.pop("sizes"))]
@@ -201,6 +233,7 @@ def ranks(tmp, first):
 
 with tempfile.TemporaryDirectory() as tmp:
     gain(tmp)
+    releax(tmp)
     first = busy(tmp, "spine")
     busy(tmp, "clos")
     ranks(tmp, first)

@@ -55,6 +55,8 @@ SCHEMES = {
                       "topology.gpu_servers": True}),
     # OCS-vClos: an optical layer of spines / OCS_SPINES_PER_SWITCH switches (scheme_overrides).
     "ocs": ("OCS-vClos", {"workload.scheduler": "ocs_vclos"}),
+    # OCS-Releax: OCS-vClos without the whole-server rule (spec 5.2, 5.5).
+    "releax": ("OCS-Releax", {"workload.scheduler": "ocs_vclos", "workload.ocs_whole_servers": False}),
     "becmp": ("Balanced ECMP", {"workload.scheduler": "whole_server", "routing.algorithm": "balanced_ecmp"}),
     # rECMP ("Redundance", spec 2.4, 5.5): ECMP with 1.5x the uplinks, on the testbed only
     # (testbed.py adds the spines).
@@ -71,8 +73,6 @@ FLOW_ONLY = ("becmp",)
 # on one spine (README.md).
 OCS_SPINES_PER_SWITCH = 4
 OCS_RECONFIG_NS = 50e6  # spec 2.5
-# The paper's other schemes, which fabricsim does not have yet (README.md).
-NOT_AVAILABLE = ("OCS-Releax",)
 
 # The paper's lambda (mean inter-arrival, s, spec 6.2) for trace-length jobs; these jobs run for
 # tens to hundreds of ms, so the scripts sweep --interarrival-ms instead.  LAMBDA_S_PER_MS maps
@@ -119,7 +119,7 @@ def scheme_overrides(scheme, endpoints, spines=32, scale=1.0):
     o = dict(SCHEMES[scheme][1])
     if scheme == "best":
         o["topology.endpoints"] = endpoints
-    if scheme == "ocs":
+    if scheme in ("ocs", "releax"):
         o["topology.ocs_switches"] = max(1, spines // OCS_SPINES_PER_SWITCH)
         o["workload.ocs_reconfig_ns"] = OCS_RECONFIG_NS * scale
     return o
