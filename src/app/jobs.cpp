@@ -141,7 +141,6 @@ JobSet::JobSet(const config::Config& cfg, net::Network& network, core::Simulator
                : scheduler == "ocs_vclos"    ? Scheduler::OcsVClos
                : scheduler == "whole_server" ? Scheduler::WholeServer
                                              : Scheduler::Free;
-  switched_.assign(n, 0);
   allocation_.resize(n);
   reserved_.assign(n, 0);
   refused_.assign(n, {0, 0});
@@ -452,10 +451,7 @@ void JobSet::admit(core::SimTime now) {
     // OCS-vClos: circuits switched now (every rank alike: a global step);
     // the job starts once the optical switches have reconfigured.
     core::SimTime start = now;
-    if (ocs_ && allocation_[j] && switch_circuits(j, *allocation_[j], now)) {
-      start = now + reconfig_;
-      switched_[j] = static_cast<std::uint32_t>(allocation_[j]->switched_on.size());
-    }
+    if (ocs_ && allocation_[j] && switch_circuits(j, *allocation_[j], now)) start = now + reconfig_;
     config::Config c = job_config(j);
     c.set("workload.start_ns", config::Value(start.ns()), "admitted by workload.queue");
     graphs_[j] = std::make_unique<workload::TaskGraph>(net_, sim_, graph_binding_, j);
@@ -567,7 +563,7 @@ void JobSet::scheduler_columns(std::size_t j, stats::JobRow& row) const {
   row.virtual_leaves = static_cast<std::uint32_t>(a.leaves.size());
   row.virtual_spines = static_cast<std::uint32_t>(a.stage == ctrl::Stage::OcsClos ? a.gpus.size() / a.leaves.size()
                                                                                   : a.spines.size());
-  row.circuits_switched = switched_[j];
+  row.circuits_switched = static_cast<std::uint32_t>(a.switched_on.size());
 }
 
 void JobSet::write(stats::H5Writer& writer, const par::Comm& comm) const {

@@ -163,7 +163,6 @@ class JobSet final : public Workload, public par::GlobalSteps, private net::Mess
   std::optional<OcsLinks> ocs_links_;
   ctrl::OcsOptions ocs_options_;
   core::SimTime reconfig_;                        ///< workload.ocs_reconfig_ns
-  std::vector<std::uint32_t> switched_;           ///< per job: circuits switched on for it
   stats::OcsReport switching_;                    ///< /ocs (every rank alike)
   std::vector<std::uint32_t> leaf_of_;            ///< ocs_vclos: endpoint -> leaf
   std::vector<net::LinkId> host_up_;              ///< ocs_vclos: endpoint -> its leaf (NIC cable)

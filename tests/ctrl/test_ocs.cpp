@@ -722,28 +722,20 @@ TEST(OcsVClos, InvariantsOverRandomAdmissions) {
 }
 
 // CLUSTER2048's leaf-spine (L = 64, S = 32, T = 4, 8 servers per leaf)
-// under one OCS, 4 and 32 (the spec's default): the same checks at scale.
+// under one OCS, 4 and 32 (the spec's default): 300 random steps each (a
+// release one time in three), `size` drawing a job's GPUs; every
+// allocation checked (check_allocation, and `extra` before it) and the
+// state after every step (check_state, and with `gpu_record` the GPUs'
+// owners).  Returns the (OcsClos, OcsSpine) placements.
+template <class Size, class Extra>
+std::pair<uint32_t, uint32_t> walk_cluster2048(std::mt19937& rng, const OcsOptions& options, Size size, Extra extra,
+                                               bool gpu_record);
+
 TEST(OcsVClos, InvariantsOnCluster2048) {
   std::mt19937 rng(2048);
-  uint32_t clos = 0, spine = 0;
-  for (uint32_t k : {1u, 4u, 32u}) {
-    Sim sim(cluster_shape(64, 32, 8, 4, 1), ocs_shape(64, 32, k, 1));
-    for (int step = 0; step < 300; ++step) {
-      if (!sim.running.empty() && std::uniform_int_distribution<int>(0, 2)(rng) == 0) {
-        sim.release(std::uniform_int_distribution<std::size_t>(0, sim.running.size() - 1)(rng));
-      } else {
-        const uint32_t n = 1u << std::uniform_int_distribution<uint32_t>(0, 9)(rng);
-        const Decision d = place_ocs_vclos(sim.cl, sim.ocs, n);
-        if (!d.allocation) continue;
-        check_allocation(sim, *d.allocation, n);
-        clos += d.allocation->stage == Stage::OcsClos;
-        spine += d.allocation->stage == Stage::OcsSpine;
-        sim.take(*d.allocation);
-      }
-      check_state(sim);
-      if (::testing::Test::HasFailure()) return;
-    }
-  }
+  const auto [clos, spine] = walk_cluster2048(
+      rng, OcsOptions{}, [](std::mt19937& r) { return 1u << std::uniform_int_distribution<uint32_t>(0, 9)(r); },
+      [](const Sim&, const Allocation&, uint32_t) {}, false);
   EXPECT_GT(clos, 20u);
   EXPECT_GT(spine, 20u);
 }
@@ -1239,6 +1231,20 @@ TEST(OcsReleax, InvariantsOverRandomAdmissions) {
 // servers), job sizes not only powers of two.
 TEST(OcsReleax, InvariantsOnCluster2048) {
   std::mt19937 rng(4096);
+  const auto [clos, spine] = walk_cluster2048(
+      rng, releax(),
+      [](std::mt19937& r) {
+        const uint32_t e = std::uniform_int_distribution<uint32_t>(0, 9)(r);
+        return std::uniform_int_distribution<int>(0, 1)(r) == 0 ? 1u << e : 3u << e / 2;
+      },
+      check_releax_gpus, true);
+  EXPECT_GT(clos, 20u);
+  EXPECT_GT(spine, 20u);
+}
+
+template <class Size, class Extra>
+std::pair<uint32_t, uint32_t> walk_cluster2048(std::mt19937& rng, const OcsOptions& options, Size size, Extra extra,
+                                               bool gpu_record) {
   uint32_t clos = 0, spine = 0;
   for (uint32_t k : {1u, 4u, 32u}) {
     Sim sim(cluster_shape(64, 32, 8, 4, 1), ocs_shape(64, 32, k, 1));
@@ -1246,24 +1252,22 @@ TEST(OcsReleax, InvariantsOnCluster2048) {
       if (!sim.running.empty() && std::uniform_int_distribution<int>(0, 2)(rng) == 0) {
         sim.release(std::uniform_int_distribution<std::size_t>(0, sim.running.size() - 1)(rng));
       } else {
-        const uint32_t e = std::uniform_int_distribution<uint32_t>(0, 9)(rng);
-        const uint32_t n = std::uniform_int_distribution<int>(0, 1)(rng) == 0 ? 1u << e : 3u << e / 2;
-        const Decision d = place_ocs_vclos(sim.cl, sim.ocs, n, releax());
+        const uint32_t n = size(rng);
+        const Decision d = place_ocs_vclos(sim.cl, sim.ocs, n, options);
         if (!d.allocation) continue;
-        check_releax_gpus(sim, *d.allocation, n);
+        extra(sim, *d.allocation, n);
         check_allocation(sim, *d.allocation, n);
-        if (::testing::Test::HasFailure()) return;
+        if (::testing::Test::HasFailure()) return {clos, spine};  // before take() aborts
         clos += d.allocation->stage == Stage::OcsClos;
         spine += d.allocation->stage == Stage::OcsSpine;
         sim.take(*d.allocation);
       }
       check_state(sim);
-      check_gpu_record(sim);
-      if (::testing::Test::HasFailure()) return;
+      if (gpu_record) check_gpu_record(sim);
+      if (::testing::Test::HasFailure()) return {clos, spine};
     }
   }
-  EXPECT_GT(clos, 20u);
-  EXPECT_GT(spine, 20u);
+  return {clos, spine};
 }
 
 }  // namespace
