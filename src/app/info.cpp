@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <optional>
@@ -180,6 +181,14 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
                          report.cables_by_type[t]);
     out += fmt::format("}}, \"physical_switches\": {}, \"cost_planes\": {}, \"cost_usd\": {:.2f}",
                        report.physical_switches, report.planes, report.cost_usd);
+    out += fmt::format(", \"paper_cost_usd\": {}", std::isfinite(report.paper_cost_usd)
+                                                         ? fmt::format("{:.2f}", report.paper_cost_usd)
+                                                         : std::string("null"));
+    if (topo.kind == "topoopt")
+      out += fmt::format(", \"servers\": {}, \"degree\": {}, \"interface_gbps\": {}, "
+                         "\"cost_equivalent_fat_tree_gbps\": {}, \"cost_equivalent_fat_tree_usd\": {:.2f}",
+                         report.servers, report.degree, report.interface_gbps, report.fat_tree_gbps,
+                         report.fat_tree_cost_usd);
     out += fmt::format(", \"bisection_cables\": {}, \"bisection_relative\": {:.6f}", report.bisection_cables,
                        report.bisection_relative);
     out += fmt::format(", \"diameter\": {}, \"build_seconds\": {:.6f}", diameter, build_s);
@@ -233,6 +242,19 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
              report.cables_by_type[static_cast<int>(net::CableType::None)]);
   fmt::print("  cost             {:.2f} M$ for {} plane{} ({} switch boxes per plane; cost.* prices)\n",
              report.cost_usd / 1e6, report.planes, report.planes == 1 ? "" : "s", report.physical_switches);
+  if (std::isfinite(report.paper_cost_usd))
+    fmt::print("  paper cost       {:.4f} M$ (TopoOpt paper, Table 2: NICs, transceivers, switch ports, optics, "
+               "fibres)\n",
+               report.paper_cost_usd / 1e6);
+  if (report.degree > 0) {
+    if (report.fat_tree_gbps > 0)
+      fmt::print("  same cost        a full-bisection fat tree of {} hosts at {} Gb/s per host ({:.4f} M$; TopoOpt "
+                 "{} x {} Gb/s per server)\n",
+                 report.servers, report.fat_tree_gbps, report.fat_tree_cost_usd / 1e6, report.degree,
+                 report.interface_gbps);
+    else
+      fmt::print("  same cost        no listed fat-tree speed costs as little as this fabric\n");
+  }
   if (report.bisection_cables > 0)
     fmt::print("  bisection        {} cables cut, {:.4f} of one half's injection links\n", report.bisection_cables,
                report.bisection_relative);

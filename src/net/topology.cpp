@@ -1,10 +1,12 @@
 #include "fabricsim/net/topology.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 #include <unordered_map>
 #include <utility>
 
+#include "fabricsim/net/paper_cost.hpp"
 #include "fabricsim/util/assert.hpp"
 #include "fabricsim/util/error.hpp"
 #include "net/topology_detail.hpp"
@@ -181,6 +183,38 @@ StructureReport structure_report(const Topology& topo, const CostModel& cost, st
                               static_cast<double>(r.cables_by_type[static_cast<int>(CableType::DAC)]) * cost.dac_usd +
                               static_cast<double>(r.cables_by_type[static_cast<int>(CableType::AoC)]) * cost.aoc_usd);
   r.diameter = topo.diameter(part, parts);
+  try {
+    r.paper_cost_usd = paper_cost(topo).total();
+  } catch (const util::ConfigError&) {
+    r.paper_cost_usd = std::numeric_limits<double>::quiet_NaN();  // (a link speed Table 2 cannot price)
+  }
+  if (topo.kind == "topoopt") {
+    // Servers: nodes with Global links out; a uniform degree and speed give
+    // TopoOpt(n, d, B) and its cost-equivalent Fat-tree.
+    std::vector<std::uint32_t> out(topo.node_count(), 0);
+    double gbps = -1;
+    for (const Link& l : topo.links()) {
+      if (l.cls != LinkClass::Global || !l.carries_data) continue;
+      ++out[l.src];
+      gbps = gbps < 0 || gbps == l.bandwidth_gbps ? l.bandwidth_gbps : 0.0;
+    }
+    std::uint32_t degree = 0;
+    for (std::uint32_t o : out) {
+      if (o == 0) continue;
+      ++r.servers;
+      degree = degree == 0 || degree == o ? o : UINT32_MAX;
+    }
+    if (degree != UINT32_MAX && gbps > 0 && r.servers > 0) {
+      r.degree = degree;
+      r.interface_gbps = gbps;
+      try {
+        const CostEquivalent eq = cost_equivalent_fat_tree(r.servers, degree, gbps);
+        r.fat_tree_gbps = eq.gbps;
+        r.fat_tree_cost_usd = eq.fat_tree.total();
+      } catch (const util::ConfigError&) {
+      }
+    }
+  }
   r.bisection_cables = topo.bisection_cables();
   if (topo.bisection_injection_links() > 0)
     r.bisection_relative =
@@ -403,4 +437,21 @@ void GroupBfs::run(const DestinationGroups& groups, std::uint32_t group) {
 }
 
 }  // namespace detail
+std::vector<NodeId> server_of_nodes(const Topology& topo) {
+  // Union-find over IntraServer links; the smallest id of a group is its root.
+  std::vector<NodeId> up(topo.node_count());
+  for (NodeId v = 0; v < up.size(); ++v) up[v] = v;
+  auto root = [&](NodeId v) {
+    while (up[v] != v) v = up[v] = up[up[v]];
+    return v;
+  };
+  for (const Link& l : topo.links()) {
+    if (l.cls != LinkClass::IntraServer) continue;
+    const NodeId a = root(l.src), b = root(l.dst);
+    if (a != b) up[std::max(a, b)] = std::min(a, b);
+  }
+  for (NodeId v = 0; v < up.size(); ++v) up[v] = root(v);
+  return up;
+}
+
 }  // namespace fabricsim::net

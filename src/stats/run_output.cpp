@@ -154,6 +154,14 @@ void write_topology(H5Writer& out, const net::Topology& topo, const net::Structu
              static_cast<std::uint64_t>(r.cables_by_type[t]));
   out.attr("/topology", "cost_planes", static_cast<std::uint64_t>(r.planes));
   out.attr("/topology", "cost_usd", r.cost_usd);
+  out.attr("/topology", "paper_cost_usd", r.paper_cost_usd);
+  if (topo.kind == "topoopt") {
+    out.attr("/topology", "servers", r.servers);
+    out.attr("/topology", "degree", static_cast<std::uint64_t>(r.degree));
+    out.attr("/topology", "interface_gbps", r.interface_gbps);
+    out.attr("/topology", "cost_equivalent_fat_tree_gbps", r.fat_tree_gbps);
+    out.attr("/topology", "cost_equivalent_fat_tree_usd", r.fat_tree_cost_usd);
+  }
   out.attr("/topology", "diameter", static_cast<std::int64_t>(r.diameter));
   out.attr("/topology", "bisection_cables", static_cast<std::uint64_t>(r.bisection_cables));
   out.attr("/topology", "bisection_relative", r.bisection_relative);
@@ -250,9 +258,17 @@ void write_network(H5Writer& out, const net::Network& network, const net::Networ
   out.write_rows("/links/dst_port", nl, rows, pick<std::uint16_t>(rows, [&](std::size_t i) { return L[i].dst_port; }));
   out.write_rows("/links/class", nl, rows,
                  pick<std::uint8_t>(rows, [&](std::size_t i) { return static_cast<std::uint8_t>(L[i].cls); }));
+  out.write_rows("/links/carries_data", nl, rows,
+                 pick<std::uint8_t>(rows, [&](std::size_t i) { return static_cast<std::uint8_t>(L[i].carries_data); }));
   out.write_rows("/links/bandwidth_gbps", nl, rows, pick<double>(rows, [&](std::size_t i) { return L[i].bandwidth_gbps; }));
   out.write_rows("/links/latency_ns", nl, rows, pick<double>(rows, [&](std::size_t i) { return L[i].latency.ns(); }));
   out.write_rows("/links/tx_bytes", nl, rows, local([&](std::size_t o) { return std::uint64_t{st.tx_bytes[o]}; }));
+  out.write_rows("/links/originated_bytes", nl, rows, local([&](std::size_t o) {
+                   return st.originated_bytes.empty() ? std::uint64_t{0} : std::uint64_t{st.originated_bytes[o]};
+                 }));
+  out.write_rows("/links/forwarded_bytes", nl, rows, local([&](std::size_t o) {
+                   return st.forwarded_bytes.empty() ? std::uint64_t{0} : std::uint64_t{st.forwarded_bytes[o]};
+                 }));
   out.write_rows("/links/tx_packets", nl, rows, local([&](std::size_t o) { return std::uint64_t{st.tx_packets[o]}; }));
   out.write_rows("/links/busy_ns", nl, rows,
                  local([&](std::size_t o) { return static_cast<double>(st.busy_ps[o]) / 1000.0; }));

@@ -106,6 +106,14 @@ struct Message {
 /// Per directed link counters (structure of arrays, indexed by link id).
 struct LinkStats {
   std::vector<std::uint64_t> tx_bytes;
+  /// tx_bytes split where they were sent: by a node of the message's source
+  /// server (originated: the source endpoint, or a node joined to it by
+  /// IntraServer links only), or by any other node (forwarded: switches,
+  /// and hosts that relay, TopoOpt's bandwidth tax).  Counted apart, per
+  /// hop; originated + forwarded = tx_bytes (the flow model rounds each of
+  /// the three integrals to whole bytes, so there within a byte).
+  std::vector<std::uint64_t> originated_bytes;
+  std::vector<std::uint64_t> forwarded_bytes;
   std::vector<std::uint64_t> tx_packets;
   std::vector<std::int64_t> busy_ps;
   std::vector<std::uint64_t> max_queue_bytes;

@@ -607,6 +607,16 @@ struct StructureReport {
   std::size_t bisection_cables = 0;
   /// bisection_cables / injection links of one half (the spec's relative bisection).
   double bisection_relative = 0.0;
+  /// The TopoOpt paper's price of the fabric (Table 2, net::paper_cost).
+  double paper_cost_usd = 0.0;
+  /// topoopt fabrics: servers, interfaces per server and their speed (0
+  /// when they differ), and the cost-equivalent Fat-tree's link speed and
+  /// price (cost_equivalent_fat_tree; 0 when none is cheap enough).
+  std::uint64_t servers = 0;
+  std::uint32_t degree = 0;
+  double interface_gbps = 0.0;
+  double fat_tree_gbps = 0.0;
+  double fat_tree_cost_usd = 0.0;
 };
 /// (The diameter over the destination groups of `part` of `parts`, see
 /// Topology::diameter: combine the parts' reports.)
@@ -618,6 +628,14 @@ StructureReport structure_report(const Topology& topo, const CostModel& cost, st
 /// product of the up-port counts of the levels below (1 for levels 0 and
 /// 1).  Shared by the packet model and the flow models' paths.
 std::vector<std::uint32_t> dmodk_divisors(const Topology& topo);
+
+/// The server of every node: nodes joined by IntraServer links (a server's
+/// GPUs and its intra-server switch, a TopoOpt server and its GPUs) share
+/// one id, every other node has one of its own (the smallest node id of the
+/// group).  A byte a link sends is originated when the link's source node
+/// is in the message's source endpoint's server, forwarded otherwise
+/// (LinkStats::originated_bytes).
+std::vector<NodeId> server_of_nodes(const Topology& topo);
 
 /// Minimal-route candidates.
 ///

@@ -118,6 +118,11 @@ class FlowNetworkImpl final : public NetworkModel {
     link_bytes_.assign(nl, 0.0);
     link_busy_.assign(nl, 0.0);
     link_load_.assign(nl, 0.0);
+    for (int k = 0; k < 2; ++k) {
+      part_load_[k].assign(nl, 0.0);
+      part_bytes_[k].assign(nl, 0.0);
+    }
+    server_of_ = server_of_nodes(topo);
     link_last_.assign(nl, 0);
     link_packets_.assign(nl, 0.0);
     link_flows_.assign(nl, 0);
@@ -186,12 +191,13 @@ class FlowNetworkImpl final : public NetworkModel {
     for (const FlowLink& fl : rates_.links(slot)) {
       accrue(fl.link, now);
       link_load_[fl.link] -= fl.weight * s.rate;
+      part_load_[side(fl.link, s.msg)][fl.link] -= fl.weight * s.rate;
       link_packets_[fl.link] -= fl.weight * moved;
     }
     const auto old_hops = static_cast<double>(rates_.links(slot).size());
     rates_.remove(slot);
     for (const FlowLink& fl : rates_.links(slot))
-      if (rates_.flows_on(fl.link) == 0) link_load_[fl.link] = 0.0;
+      if (rates_.flows_on(fl.link) == 0) link_load_[fl.link] = part_load_[0][fl.link] = part_load_[1][fl.link] = 0.0;
     for (const FlowLink& fl : route_.links) {
       ++link_flows_[fl.link];
       link_packets_[fl.link] += moved;
@@ -289,10 +295,11 @@ class FlowNetworkImpl final : public NetworkModel {
     for (const FlowLink& fl : rates_.links(slot)) {
       accrue(fl.link, now);
       link_load_[fl.link] -= fl.weight * s.rate;
+      part_load_[side(fl.link, s.msg)][fl.link] -= fl.weight * s.rate;
     }
     rates_.remove(slot);
     for (const FlowLink& fl : rates_.links(slot))
-      if (rates_.flows_on(fl.link) == 0) link_load_[fl.link] = 0.0;
+      if (rates_.flows_on(fl.link) == 0) link_load_[fl.link] = part_load_[0][fl.link] = part_load_[1][fl.link] = 0.0;
     heap_.erase(slot);
     s.live = false;
     slot_of_[s.msg] = kNoFlowSlot;
@@ -366,7 +373,7 @@ class FlowNetworkImpl final : public NetworkModel {
     }
     const double flow_bytes = static_cast<double>(w.total - w.last);
     if (flow_bytes <= 0.0) {  // one packet: no flow, only its latency
-      tail_bytes(route_.links, w.last);
+      tail_bytes(route_.links, w.last, id);
       end_message(id, sim_.now(), tail, latency);
       return;
     }
@@ -425,6 +432,7 @@ class FlowNetworkImpl final : public NetworkModel {
       for (const FlowLink& fl : rates_.links(slot)) {
         accrue(fl.link, now);
         link_load_[fl.link] += fl.weight * (new_rate - old_rate);
+        part_load_[side(fl.link, s.msg)][fl.link] += fl.weight * (new_rate - old_rate);
       }
       s.rate = new_rate;
       heap_.set(slot, (now + SimTime::from_ps(transfer_ps(s.remaining, new_rate))).ps());
@@ -491,6 +499,7 @@ class FlowNetworkImpl final : public NetworkModel {
     const double load = link_load_[l];
     if (load > 0.0) {
       link_bytes_[l] += load * static_cast<double>(dt) / 8000.0;
+      for (int k = 0; k < 2; ++k) part_bytes_[k][l] += part_load_[k][l] * static_cast<double>(dt) / 8000.0;
       link_busy_[l] += load / topo_.link(l).bandwidth_gbps * static_cast<double>(dt);
       if (series_.on()) add_series(l, link_last_[l], t.ps(), load / 8000.0);
     }
@@ -510,9 +519,10 @@ class FlowNetworkImpl final : public NetworkModel {
   }
 
   /// The last packet of a message crosses the links of its route.
-  void tail_bytes(std::span<const FlowLink> links, std::uint64_t bytes) {
+  void tail_bytes(std::span<const FlowLink> links, std::uint64_t bytes, MessageId id) {
     for (const FlowLink& fl : links) {
       link_bytes_[fl.link] += fl.weight * static_cast<double>(bytes);
+      part_bytes_[side(fl.link, id)][fl.link] += fl.weight * static_cast<double>(bytes);
       if (series_.on()) {
         const std::int64_t t = sim_.now().ps();
         add_series(fl.link, t, t + 1, fl.weight * static_cast<double>(bytes));
@@ -528,13 +538,14 @@ class FlowNetworkImpl final : public NetworkModel {
     for (const FlowLink& fl : rates_.links(slot)) {
       accrue(fl.link, now);
       link_load_[fl.link] -= fl.weight * s.rate;
+      part_load_[side(fl.link, s.msg)][fl.link] -= fl.weight * s.rate;
     }
-    tail_bytes(rates_.links(slot), s.last_wire);
+    tail_bytes(rates_.links(slot), s.last_wire, id);
     // Links left without flows get a load of exactly 0 (no drift from the
     // subtractions); the solver still lists an ended flow's links.
     rates_.remove(slot);
     for (const FlowLink& fl : rates_.links(slot))
-      if (rates_.flows_on(fl.link) == 0) link_load_[fl.link] = 0.0;
+      if (rates_.flows_on(fl.link) == 0) link_load_[fl.link] = part_load_[0][fl.link] = part_load_[1][fl.link] = 0.0;
     s.live = false;
     slot_of_[s.msg] = kNoFlowSlot;
     free_slots_.push_back(slot);
@@ -570,7 +581,8 @@ class FlowNetworkImpl final : public NetworkModel {
   void build_stats() const {
     const std::size_t nl = topo_.link_count();
     LinkStats& st = stats_out_;
-    for (auto* v : {&st.tx_bytes, &st.tx_packets, &st.max_queue_bytes}) v->assign(nl, 0);
+    for (auto* v : {&st.tx_bytes, &st.tx_packets, &st.max_queue_bytes, &st.originated_bytes, &st.forwarded_bytes})
+      v->assign(nl, 0);
     for (auto* v : {&st.busy_ps, &st.stall_ps}) v->assign(nl, 0);
     st.flows.assign(nl, 0);
     const std::int64_t now = std::max(sim_.now().ps(), finish_ps_);
@@ -578,6 +590,10 @@ class FlowNetworkImpl final : public NetworkModel {
       const double dt = static_cast<double>(std::max<std::int64_t>(0, now - link_last_[l]));
       const double load = link_load_[l];
       st.tx_bytes[l] = static_cast<std::uint64_t>(std::llround(link_bytes_[l] + load * dt / 8000.0));
+      st.originated_bytes[l] =
+          static_cast<std::uint64_t>(std::llround(part_bytes_[0][l] + part_load_[0][l] * dt / 8000.0));
+      st.forwarded_bytes[l] =
+          static_cast<std::uint64_t>(std::llround(part_bytes_[1][l] + part_load_[1][l] * dt / 8000.0));
       st.busy_ps[l] = std::llround(link_busy_[l] + load / topo_.link(static_cast<LinkId>(l)).bandwidth_gbps * dt);
       st.tx_packets[l] = static_cast<std::uint64_t>(std::llround(link_packets_[l]));
       st.flows[l] = link_flows_[l];
@@ -620,6 +636,15 @@ class FlowNetworkImpl final : public NetworkModel {
   std::vector<double> link_bytes_;
   std::vector<double> link_busy_;  // ps
   std::vector<double> link_load_;  // Gb/s
+  // The same integrals and loads split by where the bytes are sent
+  // (LinkStats::originated_bytes): [0] originated, [1] forwarded.
+  std::vector<double> part_bytes_[2];
+  std::vector<double> part_load_[2];
+  std::vector<NodeId> server_of_;  // server_of_nodes
+  /// 0 if message id's bytes on link l are originated, 1 if forwarded.
+  int side(LinkId l, MessageId id) const {
+    return server_of_[topo_.link(l).src] == server_of_[topo_.endpoint_node(messages_[id].src)] ? 0 : 1;
+  }
   std::vector<std::int64_t> link_last_;
   std::vector<double> link_packets_;
   std::vector<std::uint32_t> link_flows_;
@@ -692,6 +717,9 @@ class AnalyticNetworkImpl final : public NetworkModel {
     const std::size_t nl = topo.link_count();
     free_at_.assign(nl, SimTime::zero());
     stats_.tx_bytes.assign(nl, 0);
+    stats_.originated_bytes.assign(nl, 0);
+    stats_.forwarded_bytes.assign(nl, 0);
+    server_of_ = server_of_nodes(topo);
     stats_.tx_packets.assign(nl, 0);
     stats_.busy_ps.assign(nl, 0);
     stats_.max_queue_bytes.assign(nl, 0);
@@ -797,6 +825,8 @@ class AnalyticNetworkImpl final : public NetworkModel {
     const SimTime occupancy = link.latency + ser;
     free_at_[l] = start + occupancy;
     stats_.tx_bytes[l] += n;
+    (server_of_[link.src] == server_of_[topo_.endpoint_node(m.src)] ? stats_.originated_bytes
+                                                                     : stats_.forwarded_bytes)[l] += n;
     if (series_.on()) book_series(l, start, ser, n);
     stats_.tx_packets[l] += m.packets;
     stats_.busy_ps[l] += occupancy.ps();
@@ -856,6 +886,7 @@ class AnalyticNetworkImpl final : public NetworkModel {
   }
 
   const Topology& topo_;
+  std::vector<NodeId> server_of_;  // server_of_nodes: where a byte is originated
   AnalyticParams params_;
   PathProvider& paths_;
   core::Simulator& sim_;

@@ -75,6 +75,7 @@ struct Packet {
   std::uint8_t state;     // route rules: the state it arrived in (see StateRoutes)
   std::uint16_t aux;      // route rules: Valiant / UGAL leg (kUndecided, 0, group + 1)
   std::uint8_t route;     // pinned (RouteStore): its version + 1, `state` the next hop; 0: by the policy
+  bool away;              // has crossed a link out of its source's server (its bytes are forwarded from now on)
 };
 static_assert(sizeof(Packet) == 32, "two packets per cache line");
 
@@ -291,6 +292,15 @@ class NetworkImpl final : public NetworkModel {
     double gbps;
   };
   std::vector<LinkInfo> li_;
+  // Per local output: bytes sent of packets still in their source's server
+  // ([0], originated) and of packets that have left it ([1], forwarded),
+  // and whether the link leaves a server (any class but IntraServer).  Apart
+  // from OutPort, whose two lines are full; one line per hop more.
+  struct HopBytes {
+    std::uint64_t by[2];
+    bool leaves_server;
+  };
+  std::vector<HopBytes> hop_bytes_;
 
   // Partitioned runs: which nodes this process simulates, and where
   // records for other processes go.
@@ -437,7 +447,8 @@ class NetworkImpl final : public NetworkModel {
     std::uint64_t per_local = sizeof(core::Link) + sizeof(OutPort) + sizeof(InPort) + sizeof(LinkInfo) +
                               vcs * sizeof(CreditState) + sizeof(NicRound) +  // NIC
                               3 * sizeof(LinkId) +  // wake, outputs
-                              6 * sizeof(std::uint64_t) +  // the output's counters (local_stats_)
+                              8 * sizeof(std::uint64_t) +  // the output's counters (local_stats_)
+                              sizeof(HopBytes) +
                               1 +    // credit_waiting_ bit, rounded up
                               128;   // in use: VOQ and NIC lists, packets and events in flight (measured,
                                      // 16k Hx2Mesh alltoall: about 25 MiB over 163,840 links)

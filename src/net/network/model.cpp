@@ -75,6 +75,7 @@ void NetworkImpl::build_state() {
              CreditState{static_cast<std::int64_t>(params_.buffer_bytes), SimTime::max(), kNoPacket, kNoPacket, 0});
   min_credits_ = static_cast<std::int64_t>(params_.buffer_bytes);
   li_.resize(nloc);
+  hop_bytes_.assign(nloc, HopBytes{{0, 0}, false});
   for (LinkId g = 0; g < nl; ++g) {
     const LinkId l = local_[g];
     if (l == kNoLink) continue;
@@ -96,6 +97,7 @@ void NetworkImpl::build_state() {
     op.full_ser = core::serialization_time(params_.packet_bytes, tl.bandwidth_gbps);
     op.send_delay = tl.latency + li.arrive_delay;
     op.src = tl.src;
+    hop_bytes_[l].leaves_server = tl.cls != LinkClass::IntraServer;
     op.from_endpoint = topo_.nodes()[tl.src].kind == NodeKind::Endpoint;
     op.mixed = op.from_endpoint && topo_.nodes()[tl.src].forwards;
     InPort& ip = in_[l];
@@ -318,7 +320,11 @@ void NetworkImpl::sync_local_stats() {
   for (auto* v : {&st.tx_bytes, &st.tx_packets}) v->resize(n, 0);
   for (auto* v : {&st.busy_ps, &st.stall_ps}) v->resize(n, 0);
   st.flows.resize(n, 0);
+  st.originated_bytes.resize(n, 0);
+  st.forwarded_bytes.resize(n, 0);
   for (std::size_t o = 0; o < n; ++o) {
+    st.originated_bytes[o] = hop_bytes_[o].by[0];
+    st.forwarded_bytes[o] = hop_bytes_[o].by[1];
     const OutPort& c = port_[o];
     st.tx_bytes[o] = c.tx_bytes;
     st.tx_packets[o] = c.tx_packets;
@@ -335,7 +341,9 @@ void NetworkImpl::sync_stats() {
   // By the topology's ids (zero, or an empty series, where this process
   // simulates neither end).
   const std::size_t nl = topo_.link_count();
-  for (auto* v : {&stats_.tx_bytes, &stats_.tx_packets, &stats_.max_queue_bytes}) v->assign(nl, 0);
+  for (auto* v : {&stats_.tx_bytes, &stats_.tx_packets, &stats_.max_queue_bytes, &stats_.originated_bytes,
+                  &stats_.forwarded_bytes})
+    v->assign(nl, 0);
   for (auto* v : {&stats_.busy_ps, &stats_.stall_ps}) v->assign(nl, 0);
   stats_.flows.assign(nl, 0);
   stats_.stranded_packets.assign(nl, 0);
@@ -344,6 +352,8 @@ void NetworkImpl::sync_stats() {
   for (std::size_t o = 0; o < port_.size(); ++o) {
     const LinkId g = li_[o].global;
     stats_.tx_bytes[g] = st.tx_bytes[o];
+    stats_.originated_bytes[g] = st.originated_bytes[o];
+    stats_.forwarded_bytes[g] = st.forwarded_bytes[o];
     stats_.tx_packets[g] = st.tx_packets[o];
     stats_.busy_ps[g] = st.busy_ps[o];
     stats_.stall_ps[g] = st.stall_ps[o];
@@ -389,6 +399,7 @@ void NetworkImpl::receive(const core::RemoteRecord& r) {
   pkt.vc = static_cast<std::uint8_t>(r.arg32 & 0xFF);
   pkt.first = (r.arg32 & 0x100u) != 0;
   pkt.down = (r.arg32 & 0x200u) != 0;
+  pkt.away = (r.arg32 & 0x400u) != 0;
   pkt.state = static_cast<std::uint8_t>(r.arg32 >> 16);
   pkt.aux = static_cast<std::uint16_t>(r.arg1 & 0xFFFF);
   pkt.route = static_cast<std::uint8_t>(r.arg32 >> 24);

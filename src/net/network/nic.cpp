@@ -103,6 +103,7 @@ bool NetworkImpl::arbitrate_nic(LinkId o) {
     pkt.vc = vc;
     pkt.first = m.sent_payload == 0;
     pkt.down = updown_ && updown_->is_down(li_[o].global);
+    pkt.away = false;
     pkt.state = state;
     pkt.aux = 0;
     pkt.route = route;

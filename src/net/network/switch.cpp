@@ -175,6 +175,9 @@ void NetworkImpl::start_transmission(LinkId o, std::uint32_t p, SimTime start) {
   if (c < min_credits_) min_credits_ = c;
   port_[o].queued_less_credits += pkt.bytes;  // meaningful with one vc only
   port_[o].tx_bytes += pkt.bytes;
+  HopBytes& hb = hop_bytes_[o];
+  hb.by[pkt.away ? 1 : 0] += pkt.bytes;
+  pkt.away = pkt.away || hb.leaves_server;
   port_[o].tx_packets += 1;
   port_[o].busy_ps += s.ps();
   if (pkt.first) ++port_[o].flows;
@@ -210,7 +213,8 @@ void NetworkImpl::start_transmission(LinkId o, std::uint32_t p, SimTime start) {
   } else {
     // The packet leaves this process: its fields travel in the record.
     links_[o].send(sim_, start + li_[o].arrive_delay, kPrioPacket, src,
-                   pkt.vc | (pkt.first ? 0x100u : 0u) | (pkt.down ? 0x200u : 0u) | std::uint32_t{pkt.state} << 16 |
+                   pkt.vc | (pkt.first ? 0x100u : 0u) | (pkt.down ? 0x200u : 0u) | (pkt.away ? 0x400u : 0u) |
+                       std::uint32_t{pkt.state} << 16 |
                        std::uint32_t{pkt.route} << 24,
                    (static_cast<std::uint64_t>(pkt.msg) << 32) | pkt.dst,
                    (static_cast<std::uint64_t>(pkt.bytes) << 32) | pkt.aux);
