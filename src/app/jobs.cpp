@@ -11,6 +11,7 @@
 #include "fabricsim/util/assert.hpp"
 #include "fabricsim/util/error.hpp"
 #include "fabricsim/workload/dnn.hpp"
+#include "scenario.hpp"
 #include "topology_kinds.hpp"
 
 namespace fabricsim::app {
@@ -92,6 +93,7 @@ JobSet::JobSet(const config::Config& cfg, net::Network& network, core::Simulator
     workload::EndpointPool pool(endpoints);
     for (std::size_t j = 0; j < n; ++j) {
       if (shared) pool = workload::EndpointPool(endpoints);
+      first_message_.push_back(network.messages().size());
       jobs_.push_back(make_job(j, *graph_, pool, job_config(j)));
     }
     return;
@@ -632,6 +634,28 @@ void JobSet::print() const {
   }
   for (std::size_t j = 0; j < jobs_.size(); ++j)
     if (jobs_[j]) jobs_[j]->print(reports_, static_cast<std::uint32_t>(j), several);
+}
+
+std::vector<LabelledMessage> plan_messages(const config::Config& cfg, const net::Topology& topo) {
+  if (cfg.get_string("workload.queue") != "none")
+    throw util::ConfigError("workload.queue: a fabric built from its jobs' traffic needs them planned up front "
+                            "(workload.queue = \"none\")");
+  core::Simulator sim(topo.node_count());
+  PlanningNetwork network(topo, network_params(cfg), sim);
+  const JobSet jobs(cfg, network, sim);
+  std::vector<LabelledMessage> out;
+  const workload::TaskGraph& g = *jobs.plan_graph();
+  out.reserve(network.messages().size());
+  for (std::size_t t = 0; t < g.size(); ++t) {
+    const auto& task = g.task(static_cast<workload::TaskGraph::TaskId>(t));
+    if (task.kind != workload::TaskGraph::Kind::Message) continue;
+    const net::Message& m = network.messages()[task.message];
+    const auto& first = jobs.first_message();
+    const auto job = static_cast<std::uint32_t>(
+        std::upper_bound(first.begin(), first.end(), static_cast<std::size_t>(task.message)) - first.begin() - 1);
+    out.push_back({m.src, m.dst, m.bytes, task.label, job});
+  }
+  return out;
 }
 
 }  // namespace fabricsim::app

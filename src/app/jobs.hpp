@@ -86,6 +86,11 @@ class JobSet final : public Workload, public par::GlobalSteps, private net::Mess
   JobSet(const config::Config& cfg, net::Network& network, core::Simulator& sim);
   std::vector<workload::PlannedMessage> planned() const override;
   void start() override;
+  /// workload.queue = "none": the graph every job was planned into.
+  const workload::TaskGraph* plan_graph() const { return graph_.get(); }
+  /// workload.queue = "none": the first network message of each job (they
+  /// are planned one after the other).
+  const std::vector<std::size_t>& first_message() const { return first_message_; }
   std::uint64_t messages_total() const override { return net_.messages().size(); }
   bool posts_known_at_sender_only() const override { return true; }
   void report(const par::Comm& comm, bool complete) override;
@@ -135,6 +140,7 @@ class JobSet final : public Workload, public par::GlobalSteps, private net::Mess
   /// Job j's configuration, made when needed (config::Config::job).
   config::Config job_config(std::size_t j) const { return tables_ ? cfg_.job(j) : cfg_; }
   std::unique_ptr<workload::TaskGraph> graph_;  ///< "none": every job's tasks
+  std::vector<std::size_t> first_message_;      ///< "none": per job, its first message id
   std::vector<std::unique_ptr<Job>> jobs_;    ///< (fifo: null until admitted)
   JobReports reports_;
   // fifo: per job its own graph, size, endpoints, and times (ps; -1: not yet).
@@ -183,5 +189,21 @@ class JobSet final : public Workload, public par::GlobalSteps, private net::Mess
   std::vector<std::int64_t> ended_ps_;             ///< the latest part done reported so far
   std::vector<std::uint32_t> newly_done_;          ///< to report at the next step
 };
+
+/// A message of a planned job, with its task's label (dnn: job << 8 |
+/// phase; collective and trace: the job's index).
+struct LabelledMessage {
+  net::EndpointId src = 0;
+  net::EndpointId dst = 0;
+  std::uint64_t bytes = 0;
+  std::uint32_t label = 0;
+  std::uint32_t job = 0;  ///< its job's index (table order)
+};
+/// The messages of the configured task-graph jobs (workload.kind dnn,
+/// collective or trace, or [[jobs]]; workload.queue = "none"), planned on
+/// `topo` into a network that only numbers them, without running anything:
+/// what TopoOpt's construction from a job reads (topo_topoopt.cpp).
+/// ConfigError as a run of the same configuration would give.
+std::vector<LabelledMessage> plan_messages(const config::Config& cfg, const net::Topology& topo);
 
 }  // namespace fabricsim::app

@@ -1,16 +1,58 @@
-// topoopt: TopoOpt's direct-connect rings (TotientPerms / the code
-// variant), routed by hop count, or by k shortest coin routes per pair
-// (routing.k_paths > 1: each message pinned to one, VC = hop).
-#include "topology_kinds.hpp"
+// topoopt: TopoOpt's direct-connect servers (spec ../shared/spec/topoopt.md).
+// topology.construction picks the wiring:
+//   rings    circulant rings (TotientPerms / the code variant, or
+//            ring_offsets), routed by hop count or by k shortest coin
+//            routes per pair (routing.k_paths > 1: each message pinned to
+//            one, VC = hop);
+//   job      TOPOLOGYFINDER (ctrl/topology_finder.hpp) from the configured
+//            job's traffic, planned on a provisional fabric of the same
+//            servers (topoopt_job below);
+//   expander the random regular multigraph of the authors' code.
+// topology.gpu_servers = true puts gpus_per_server GPU endpoints under each
+// server node (net::build_server_fabric).  Non-circulant fabrics route by
+// shortest paths (hop count rules, VC = hop).
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <stdexcept>
 
+#include <fmt/format.h>
+
+#include "fabricsim/ctrl/topology_finder.hpp"
+#include "fabricsim/net/expander.hpp"
 #include "fabricsim/net/state_routes.hpp"
 #include "fabricsim/util/error.hpp"
+#include "fabricsim/workload/dnn.hpp"
+#include "jobs.hpp"
+#include "topology_kinds.hpp"
 
 namespace fabricsim::app {
 
 namespace {
 
-net::Topology build_topoopt(const config::Config& cfg, const LinkClasses& links) {
+using util::ConfigError;
+using Pairs = std::vector<std::pair<std::uint32_t, std::uint32_t>>;
+
+std::uint32_t gpus_of(const config::Config& cfg) {
+  return cfg.get_bool("topology.gpu_servers") ? cfg_u32(cfg, "topology.gpus_per_server") : 1;
+}
+
+net::ServerFabricParams server_fabric(const config::Config& cfg, const LinkClasses& links) {
+  net::ServerFabricParams p;
+  p.servers = cfg_u32(cfg, "topology.servers");
+  p.gpus_per_server = gpus_of(cfg);
+  p.link = links.fabric;
+  p.intra.bandwidth_gbps = cfg.get_float("network.intra_server_gbps");
+  p.intra.latency = core::SimTime::from_ns_f(cfg.get_float("network.intra_server_latency_ns"));
+  return p;
+}
+
+std::string servers_text(const net::ServerFabricParams& p) {
+  return p.gpus_per_server > 1 ? fmt::format("{} servers of {} GPUs", p.servers, p.gpus_per_server)
+                               : fmt::format("{} servers", p.servers);
+}
+
+net::Topology build_rings(const config::Config& cfg, const LinkClasses& links) {
   net::TopoOptParams p;
   p.servers = cfg_u32(cfg, "topology.servers");
   p.degree = cfg_u32(cfg, "topology.degree");
@@ -18,7 +60,157 @@ net::Topology build_topoopt(const config::Config& cfg, const LinkClasses& links)
   p.bidirectional_rings = cfg.get_bool("topology.bidirectional_rings");
   p.geo_code_variant = cfg.get_string("topology.ring_selection") == "code";
   p.link = links.fabric;
-  return net::build_topoopt(p);
+  net::Topology rings = net::build_topoopt(p);
+  if (gpus_of(cfg) == 1) return rings;
+  // The same rings between server nodes with GPUs under them.
+  net::ServerFabricParams s = server_fabric(cfg, links);
+  for (net::LinkId l = 0; l < rings.link_count(); ++l) {
+    const net::Link& k = rings.link(l);
+    if (!k.carries_data) continue;
+    if (rings.link(k.reverse).carries_data) {
+      if (l < k.reverse) s.duplex.emplace_back(k.src, k.dst);
+    } else {
+      s.directed.emplace_back(k.src, k.dst);
+    }
+  }
+  s.description = rings.describe() + fmt::format(", servers of {} GPUs", s.gpus_per_server);
+  return net::build_server_fabric(s);
+}
+
+net::Topology build_expander(const config::Config& cfg, const LinkClasses& links) {
+  net::ServerFabricParams s = server_fabric(cfg, links);
+  const std::uint32_t d = cfg_u32(cfg, "topology.degree");
+  const auto seed = static_cast<std::uint64_t>(cfg.get_int("topology.expander_seed"));
+  s.duplex = net::random_regular_multigraph(s.servers, d, seed);
+  s.description = fmt::format("TopoOpt Expander baseline, {}, degree {} (random regular multigraph, seed {})",
+                              servers_text(s), d, seed);
+  return net::build_server_fabric(s);
+}
+
+/// What TOPOLOGYFINDER reads from the job: its messages between servers,
+/// AllReduce traffic (dnn: data- and tensor-parallel allreduces; a
+/// collective job's allreduce) grouped into families, the rest as the MP
+/// demand matrix.  A family is the servers an AllReduce kind (job, phase)
+/// connects: the components of its messages' server pairs, one family per
+/// (kind, component size).
+ctrl::FinderInput job_demand(const config::Config& cfg, const net::Topology& provisional, std::uint32_t n,
+                             std::uint32_t gpus, std::uint32_t degree) {
+  const std::vector<LabelledMessage> msgs = plan_messages(cfg, provisional);
+  const std::size_t jobs = cfg.job_count() > 0 ? cfg.job_count() : 1;
+  std::vector<std::string> kind(jobs), op(jobs);
+  for (std::size_t j = 0; j < jobs; ++j) {
+    const config::Config c = cfg.job_count() > 0 ? cfg.job(j) : cfg;
+    kind[j] = c.get_string("workload.kind");
+    op[j] = kind[j] == "collective" ? c.get_string("workload.op") : std::string();
+  }
+  ctrl::FinderInput in;
+  in.servers = n;
+  in.degree = degree;
+  in.mp.assign(std::size_t{n} * n, 0.0);
+  // AllReduce kinds: (job, phase) -> union-find over servers, bytes per root.
+  struct Kind {
+    std::vector<std::uint32_t> up;
+    std::vector<double> bytes;
+  };
+  std::map<std::uint32_t, Kind> kinds;
+  auto root = [](std::vector<std::uint32_t>& up, std::uint32_t v) {
+    while (up[v] != v) v = up[v] = up[up[v]];
+    return v;
+  };
+  using workload::DnnPhase;
+  for (const LabelledMessage& m : msgs) {
+    const std::uint32_t u = m.src / gpus, v = m.dst / gpus;
+    if (u == v) continue;  // inside a server: its intra-server links
+    const std::uint32_t job = m.job;
+    const bool dnn = kind[job] == "dnn";
+    const auto phase = static_cast<DnnPhase>(m.label & 0xFF);
+    const bool allreduce = dnn ? (phase == DnnPhase::DataParallel || phase == DnnPhase::TensorParallel)
+                               : op[job] == "allreduce";
+    if (!allreduce) {
+      in.mp[std::size_t{u} * n + v] += static_cast<double>(m.bytes);
+      continue;
+    }
+    Kind& k = kinds[job << 8 | (dnn ? m.label & 0xFF : 0u)];
+    if (k.up.empty()) {
+      k.up.resize(n);
+      std::iota(k.up.begin(), k.up.end(), 0u);
+      k.bytes.assign(n, 0.0);
+    }
+    const std::uint32_t a = root(k.up, u), b = root(k.up, v);
+    if (a != b) {
+      k.up[std::max(a, b)] = std::min(a, b);
+      k.bytes[std::min(a, b)] += k.bytes[std::max(a, b)];
+      k.bytes[std::max(a, b)] = 0;
+    }
+    k.bytes[std::min(a, b)] += static_cast<double>(m.bytes);
+  }
+  for (auto& [key, k] : kinds) {
+    std::map<std::uint32_t, std::vector<std::uint32_t>> groups;  // root -> servers (ascending)
+    for (std::uint32_t s = 0; s < n; ++s) groups[root(k.up, s)].push_back(s);
+    std::map<std::size_t, ctrl::AllReduceFamily> by_size;
+    for (auto& [r, members] : groups) {
+      if (members.size() < 2) continue;
+      ctrl::AllReduceFamily& f = by_size[members.size()];
+      f.groups.push_back(members);
+      f.bytes += k.bytes[r];
+    }
+    for (auto& [size, f] : by_size) in.allreduce.push_back(std::move(f));
+  }
+  return in;
+}
+
+net::Topology build_from_job(const config::Config& cfg, const LinkClasses& links) {
+  net::ServerFabricParams s = server_fabric(cfg, links);
+  const std::uint32_t d = cfg_u32(cfg, "topology.degree");
+  const std::uint32_t fixed = cfg_u32(cfg, "topology.allreduce_degree");
+  const std::string& kind = cfg.get_string("workload.kind");
+  if (cfg.job_count() == 0 && kind != "dnn" && kind != "collective" && kind != "trace")
+    throw ConfigError("topology.construction: \"job\" wires the servers by a job's traffic: a dnn, collective or "
+                      "trace job, or [[jobs]] of them; workload.kind = \"" +
+                      kind + "\" has no task graph to read");
+  if (fixed > d)
+    throw ConfigError(fmt::format("topology.allreduce_degree: {} is more than the servers' {} interfaces "
+                                  "(topology.degree)",
+                                  fixed, d));
+  // Provisional fabric: the same servers and GPUs on one ring (planning
+  // needs the endpoints only).
+  net::ServerFabricParams provisional = s;
+  for (std::uint32_t i = 0; i < s.servers; ++i) provisional.directed.emplace_back(i, (i + 1) % s.servers);
+  provisional.description = "provisional";
+  const ctrl::FinderInput in = job_demand(cfg, net::build_server_fabric(provisional), s.servers, s.gpus_per_server, d);
+  double ar = 0, mp = 0;
+  for (const auto& f : in.allreduce) ar += f.bytes;
+  for (double b : in.mp) mp += b;
+  if (!(ar + mp > 0))
+    throw ConfigError("topology.construction: \"job\" wires the servers by the job's traffic between them, but the "
+                      "configured job sends nothing from one server to another");
+  if (fixed > 0 && fixed < d && !(mp > 0))
+    throw ConfigError(fmt::format("topology.allreduce_degree: {} leaves {} interfaces for model-parallel matchings, "
+                                  "but the job has no model-parallel traffic between servers to match (set it to {} "
+                                  "or 0)",
+                                  fixed, d - fixed, d));
+  ctrl::FinderOptions opt;
+  opt.split = cfg.get_string("topology.degree_split") == "code" ? ctrl::DegreeSplit::Code : ctrl::DegreeSplit::Paper;
+  opt.decay = cfg.get_string("topology.mp_decay") == "code" ? ctrl::MpDecay::Code : ctrl::MpDecay::Halve;
+  opt.geo_code_variant = cfg.get_string("topology.ring_selection") == "code";
+  opt.allreduce_degree = fixed;
+  ctrl::FinderResult r;
+  try {
+    r = ctrl::topology_finder(in, opt);
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError(std::string("topology.construction: ") + e.what());  // (the input above is well formed)
+  }
+  s.directed = r.links;
+  s.description = fmt::format("TopoOpt from the job's traffic (TOPOLOGYFINDER), {}, degree {}: {}", servers_text(s), d,
+                              r.describe());
+  return net::build_server_fabric(s);
+}
+
+net::Topology build_topoopt(const config::Config& cfg, const LinkClasses& links) {
+  const std::string& how = cfg.get_string("topology.construction");
+  if (how == "job") return build_from_job(cfg, links);
+  if (how == "expander") return build_expander(cfg, links);
+  return build_rings(cfg, links);
 }
 
 void topoopt_routing(const config::Config& cfg, const net::Topology& topo, net::NetworkParams& np, Routing& r) {
@@ -27,12 +219,16 @@ void topoopt_routing(const config::Config& cfg, const net::Topology& topo, net::
   if (a != A::Minimal && a != A::Adaptive && a != A::Spray && a != A::Ecmp)
     wrong_algorithm(cfg, topo.kind, "minimal, adaptive, spray or ecmp");
   const std::uint32_t k_paths = cfg_u32(cfg, "routing.k_paths");
+  if (k_paths > 1 && (cfg.get_string("topology.construction") != "rings" || gpus_of(cfg) > 1))
+    throw ConfigError("routing.k_paths: k shortest routes per pair are coin routes over circulant rings of "
+                      "one-GPU servers (topology.construction = \"rings\", gpu_servers = false); this fabric routes "
+                      "by shortest paths (k_paths = 1)");
   if (k_paths > 1) {
     r.coin = std::make_unique<net::CoinPaths>(topo, k_paths);
     if (r.coin->max_hops() > np.vcs)
-      throw util::ConfigError("network.vcs: the " + std::to_string(k_paths) + " shortest routes of some pair take " +
-                              std::to_string(r.coin->max_hops()) + " hops, one virtual channel each; set network.vcs = " +
-                              std::to_string(r.coin->max_hops()));
+      throw ConfigError("network.vcs: the " + std::to_string(k_paths) + " shortest routes of some pair take " +
+                        std::to_string(r.coin->max_hops()) + " hops, one virtual channel each; set network.vcs = " +
+                        std::to_string(r.coin->max_hops()));
     np.coin_paths = r.coin.get();
   }
   r.routes = std::make_unique<net::StateRoutes>(topo, net::hop_count_rules(topo, np.vcs));
@@ -46,6 +242,6 @@ void topoopt_routing(const config::Config& cfg, const net::Topology& topo, net::
 
 }  // namespace
 
-extern const TopologyKind kTopoOpt{"topoopt", &build_topoopt, &topoopt_routing, nullptr, nullptr, true};
+extern const TopologyKind kTopoOpt{"topoopt", &build_topoopt, &topoopt_routing, nullptr, nullptr, true, &gpus_of};
 
 }  // namespace fabricsim::app

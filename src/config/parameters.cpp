@@ -153,7 +153,9 @@ std::vector<ParamDecl> declare() {
   p.push_back(bool_param("topology", "gpu_servers", false,
                          "ideal_switch: group the endpoints into servers of `gpus_per_server`, each joined by an "
                          "intra-server switch (network.intra_server_*) as on a leaf_spine: vClos' Best with the "
-                         "cluster's servers (the schedulers place by server)."));
+                         "cluster's servers (the schedulers place by server). topoopt: each server has "
+                         "`gpus_per_server` GPU endpoints on intra-server links (network.intra_server_*) and "
+                         "forwards through its node (the paper's 4-GPU servers)."));
   p.push_back(bool_param("topology", "rail_optimized", false,
                          "leaf_spine: wire GPU i of every server to rail leaf i instead of all GPUs of a server to "
                          "one leaf."));
@@ -228,6 +230,31 @@ std::vector<ParamDecl> declare() {
                          "(nearest candidate to x times the last jump, x = max(2, n^(1/rings))). `code`: the "
                          "released code's choose_n_geo (next candidate at or above a geometric target spanning the "
                          "candidates)."));
+  p.push_back(enum_param("topology", "construction", "rings", {"rings", "job", "expander"},
+                         "topoopt: how the servers are wired. `rings`: circulant rings of `ring_offsets` or "
+                         "TotientPerms + SelectPermutations over all servers (one AllReduce over every server). "
+                         "`job`: TOPOLOGYFINDER (the paper's Algorithm 1) from the configured job's own traffic: the "
+                         "job is planned on a provisional fabric of the same servers, its AllReduce groups get "
+                         "rings and its model-parallel demand rounds of maximum-weight matchings "
+                         "(`degree_split`, `allreduce_degree`, `mp_decay`; docs/model.md). `expander`: a random "
+                         "`degree`-regular multigraph of duplex cables (the paper's Expander baseline, "
+                         "`expander_seed`)."));
+  p.push_back(enum_param("topology", "degree_split", "paper", {"paper", "code"},
+                         "topoopt, construction = \"job\": interfaces for AllReduce rings, d_A = max(1, "
+                         "ceil(d x AllReduce bytes / all bytes)) (`paper`) or rounded (`code`, the authors' code); "
+                         "the rest go to model-parallel matchings."));
+  p.push_back(int_param("topology", "allreduce_degree", "", 0,
+                        "topoopt, construction = \"job\": fixes d_A (interfaces for AllReduce rings, the ring over "
+                        "all servers included) instead of `degree_split`; 0: split by the traffic. At most `degree`.",
+                        0, 32767));
+  p.push_back(enum_param("topology", "mp_decay", "halve", {"halve", "code"},
+                         "topoopt, construction = \"job\": after each matching round the demand of a matched pair "
+                         "is halved (`halve`, the paper) or multiplied by c/(c+1) after its c-th link (`code`, the "
+                         "authors' code)."));
+  p.push_back(int_param("topology", "expander_seed", "", 1,
+                        "topoopt, construction = \"expander\": seed of the random regular multigraph (the same "
+                        "seed gives the same fabric on every machine).",
+                        0, 2147483647));
   // -------------------------------------------------------------------- cost
   p.push_back(int_param("cost", "planes", "", 1,
                         "Identical network planes to price (the HammingMesh paper prices 16 planes of fat trees and "

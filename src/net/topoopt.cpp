@@ -268,4 +268,54 @@ Topology build_topoopt(const TopoOptParams& params) {
   return topo;
 }
 
+Topology build_server_fabric(const ServerFabricParams& params) {
+  detail::validate_link_params(params.link, "topology.link");
+  const std::uint64_t n = params.servers;
+  const std::uint64_t g = params.gpus_per_server;
+  if (n < 2) throw ConfigError("topology.servers: must be at least 2, got " + num(n));
+  if (g == 0) throw ConfigError("topology.gpus_per_server: must be at least 1");
+  // Ports: one at each end of every link (a one-way link's credit half uses
+  // the same two ports), plus a server's GPUs.
+  std::vector<std::uint64_t> ports(n, g > 1 ? g : 0);
+  for (const auto* list : {&params.directed, &params.duplex}) {
+    for (const auto& [u, v] : *list) {
+      if (u >= n || v >= n || u == v)
+        throw ConfigError("topology.servers: a link joins " + num(u) + " and " + num(v) + ", not two of the " +
+                          num(n) + " servers");
+      ++ports[u];
+      ++ports[v];
+    }
+  }
+  const std::uint64_t radix = *std::max_element(ports.begin(), ports.end());
+  if (radix > kMaxRadix)
+    throw ConfigError("topology.degree: a server needs " + num(radix) + " ports, more than the supported " +
+                      num(kMaxRadix));
+  const std::uint64_t links = 2 * (params.directed.size() + params.duplex.size() + (g > 1 ? n * g : 0));
+  constexpr std::uint64_t kLimit = std::uint64_t{1} << 31;
+  if (n * g >= kLimit || links >= kNoLink)
+    throw ConfigError("topology.servers: " + num(n) + " servers of " + num(g) + " GPUs is too large");
+  Topology topo;
+  topo.kind = "topoopt";
+  topo.reserve(n * (g > 1 ? g + 1 : 1), links);
+  for (std::uint64_t s = 0; s < n; ++s) {
+    topo.add_node(g > 1 ? NodeKind::Switch : NodeKind::Endpoint, g > 1 ? 1 : 0, static_cast<std::uint32_t>(ports[s]),
+                  "srv" + num(s), true);
+  }
+  if (g > 1) {
+    for (std::uint64_t e = 0; e < n * g; ++e) topo.add_node(NodeKind::Endpoint, 0, 1, "gpu" + num(e), false);
+    for (std::uint64_t e = 0; e < n * g; ++e)
+      topo.connect(static_cast<NodeId>(n + e), static_cast<NodeId>(e / g), LinkClass::IntraServer, params.intra,
+                   CableType::None);
+  }
+  for (const auto& [u, v] : params.directed)
+    topo.connect_directed(static_cast<NodeId>(u), static_cast<NodeId>(v), LinkClass::Global, params.link,
+                          CableType::AoC);
+  for (const auto& [u, v] : params.duplex)
+    topo.connect(static_cast<NodeId>(u), static_cast<NodeId>(v), LinkClass::Global, params.link, CableType::AoC);
+  // A server's node forwards but is no switch box (nothing to price).
+  topo.set_physical_switches(0);
+  topo.set_description(params.description);
+  return topo;
+}
+
 }  // namespace fabricsim::net

@@ -193,8 +193,11 @@ class Topology {
   /// Physical switch boxes for the cost model: switch_count() unless the
   /// builder packs several routers into one box (Dragonfly virtual routers,
   /// a tapered fat tree's logical switches).
-  std::size_t physical_switches() const { return physical_switches_ != 0 ? physical_switches_ : switch_count(); }
-  void set_physical_switches(std::size_t n) { physical_switches_ = n; }
+  std::size_t physical_switches() const { return physical_set_ ? physical_switches_ : switch_count(); }
+  void set_physical_switches(std::size_t n) {
+    physical_switches_ = n;
+    physical_set_ = true;
+  }
 
   /// A bisection the builder knows (e.g. HammingMesh: lower board-half
   /// against upper, spec §3.4): `endpoint_side[e]` is 0 or 1 for every
@@ -242,6 +245,7 @@ class Topology {
   std::vector<NodeId> endpoint_nodes_;
   std::string description_;
   std::size_t physical_switches_ = 0;
+  bool physical_set_ = false;
   std::size_t bisection_cables_ = 0;
   std::size_t bisection_injection_ = 0;
 };
@@ -538,6 +542,29 @@ struct TopoOptParams {
   LinkParams link;
 };
 Topology build_topoopt(const TopoOptParams& params);
+
+/// A direct-connect fabric of servers that forward, from explicit links:
+/// TopoOpt built from a job (ctrl/topology_finder.hpp), the expander
+/// baseline, and rings on servers of several GPUs.  `directed` links u -> v
+/// are one-way optical links (Topology::connect_directed), `duplex` pairs
+/// cables; parallel links repeat.  gpus_per_server = 1: server s is
+/// endpoint s, an Endpoint node "srvS" that forwards (as build_topoopt);
+/// more: server s is a forwarding node "srvS" (NodeKind::Switch, level 1,
+/// nodes 0..n-1) with gpus_per_server GPU endpoints "gpuE" (E = s * G + g,
+/// nodes n + E, level 0, not forwarding), each on one IntraServer cable of
+/// `intra` (cable type None).  Server links are class Global, AoC.  kind
+/// "topoopt".  ConfigError naming topology.degree if a server needs more
+/// than kMaxRadix ports, topology.servers if a link names a server >= n.
+struct ServerFabricParams {
+  std::uint32_t servers = 0;
+  std::uint32_t gpus_per_server = 1;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> directed;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> duplex;
+  LinkParams link;
+  LinkParams intra;
+  std::string description;
+};
+Topology build_server_fabric(const ServerFabricParams& params);
 
 /// TotientPerms (spec §4.3): the ring jumps of an AllReduce group of size g
 /// (g divides n; the groups are the residue classes mod n/g): (n/g) * p for
