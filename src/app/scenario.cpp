@@ -37,7 +37,23 @@ net::Topology build_topology(const config::Config& cfg) {
   links.board = links.fabric;
   if (cfg.get_float("network.board_link_gbps") > 0) links.board.bandwidth_gbps = cfg.get_float("network.board_link_gbps");
   links.board.latency = SimTime::from_ns_f(cfg.get_float("network.board_link_latency_ns"));
-  return topology_kind(cfg.get_string("topology.kind")).build(cfg, links);
+  const std::string& kind = cfg.get_string("topology.kind");
+  net::Topology topo = topology_kind(kind).build(cfg, links);
+  const std::uint32_t gpus = cfg_u32(cfg, "topology.gpus_per_nic");
+  if (gpus > 1) {
+    if (kind != "fat_tree" && kind != "ideal_switch")
+      throw util::ConfigError("topology.gpus_per_nic: servers behind one NIC are built on fat_tree and ideal_switch "
+                              "(the TopoOpt paper's baselines); a topoopt fabric takes gpu_servers, a leaf_spine "
+                              "gpus_per_server");
+    if (kind == "ideal_switch" && cfg.get_bool("topology.gpu_servers"))
+      throw util::ConfigError("topology.gpus_per_nic: the ideal switch's gpu_servers give every GPU its own NIC; "
+                              "use one or the other");
+    net::LinkParams intra;
+    intra.bandwidth_gbps = cfg.get_float("network.intra_server_gbps");
+    intra.latency = SimTime::from_ns_f(cfg.get_float("network.intra_server_latency_ns"));
+    return net::with_shared_nics(topo, gpus, intra);
+  }
+  return topo;
 }
 
 Routing setup_routing(const config::Config& cfg, const net::Topology& topo, net::NetworkParams& np) {

@@ -156,6 +156,13 @@ std::vector<ParamDecl> declare() {
                          "cluster's servers (the schedulers place by server). topoopt: each server has "
                          "`gpus_per_server` GPU endpoints on intra-server links (network.intra_server_*) and "
                          "forwards through its node (the paper's 4-GPU servers)."));
+  p.push_back(int_param("topology", "gpus_per_nic", "", 1,
+                        "fat_tree, ideal_switch: GPUs behind each endpoint port. More than 1 makes every endpoint "
+                        "of the fabric a server node that forwards for its `gpus_per_nic` GPUs over intra-server "
+                        "links (network.intra_server_*): the TopoOpt paper's servers, one NIC each, on its fat-tree "
+                        "and ideal-switch baselines. `endpoints` then counts servers; GPU e is GPU e % gpus_per_nic "
+                        "of server e / gpus_per_nic.",
+                        1, 1024));
   p.push_back(bool_param("topology", "rail_optimized", false,
                          "leaf_spine: wire GPU i of every server to rail leaf i instead of all GPUs of a server to "
                          "one leaf."));
@@ -391,7 +398,7 @@ std::vector<ParamDecl> declare() {
                          "allreduces are simulated, alternating with compute gaps (the `[llm]` section, paths by "
                          "`[controller]`; docs/model.md, \"LLM data-parallel jobs\")."));
   const std::vector<std::string> allreduces{"ring", "bidirectional_ring", "halving_doubling", "double_binary_tree",
-                                            "direct", "multi_ring", "torus_2d", "hierarchical"};
+                                            "direct", "multi_ring", "torus_2d", "hierarchical", "topoopt_rings"};
   p.push_back(string_param("workload", "model", "model.toml",
                            "dnn: the model description (TOML, relative to the configuration file; "
                            "inputs/models/ has the reference papers' models, format in docs/models.md)."));
@@ -432,7 +439,8 @@ std::vector<ParamDecl> declare() {
                          "them)."));
   p.push_back(enum_param("workload", "algorithm", "auto",
                          {"auto", "ring", "bidirectional_ring", "halving_doubling", "double_binary_tree", "direct",
-                          "pairwise", "tree", "hierarchical", "multi_ring", "torus_2d", "dissemination", "tacos"},
+                          "pairwise", "tree", "hierarchical", "multi_ring", "torus_2d", "topoopt_rings", "dissemination",
+                          "tacos"},
                          "collective: `ring` (allreduce as reduce-scatter then allgather, 2(n-1) steps of S/n; "
                          "reduce_scatter and allgather n-1 steps), `halving_doubling` (allreduce: recursive halving "
                          "then doubling over the largest power of two of ranks, the others folded in first and "
@@ -450,7 +458,11 @@ std::vector<ParamDecl> declare() {
                          "reduce_scatter, allgather on a `grid_rows` x columns grid, sides >= 3: rings along two "
                          "edge-disjoint Hamiltonian cycles of the torus (the HammingMesh paper's for square grids; "
                          "see docs/model.md for other shapes), each in both directions, a quarter of the buffer "
-                         "per ring), `dissemination` (barrier: ceil(log2 n) rounds, round k "
+                         "per ring), `topoopt_rings` (allreduce, reduce_scatter, allgather: TopoOpt's, the buffer "
+                         "split evenly over every ring of direct links the fabric has through the communicator's "
+                         "servers, each visiting the servers in its step's order and a server's ranks "
+                         "consecutively; one ring in rank order where the fabric has none), `dissemination` "
+                         "(barrier: ceil(log2 n) rounds, round k "
                          "to rank r + 2^k), `tacos` (every operation but alltoall and barrier: a schedule "
                          "synthesized by TACOS-Greedy for the communicator's NPU graph on this fabric, or read from "
                          "`tacos_schedule`; reductions as reversed allgather / broadcast, allreduce as reduce_scatter "

@@ -213,6 +213,12 @@ PaperCost paper_cost(const Topology& topo, double fibre_usd) {
     }
     return c;
   }
+  // A cable end at a host (an endpoint, or a server node whose GPUs sit
+  // behind it on intra-server links) is a NIC; any other end a switch port.
+  const std::vector<NodeId> server = server_of_nodes(topo);
+  std::vector<std::uint8_t> host(topo.node_count(), 0);
+  for (NodeId v = 0; v < nodes.size(); ++v)
+    if (nodes[v].kind == NodeKind::Endpoint) host[server[v]] = 1;
   const auto& links = topo.links();
   for (LinkId id = 0; id < links.size(); ++id) {
     const Link& l = links[id];
@@ -220,7 +226,7 @@ PaperCost paper_cost(const Topology& topo, double fibre_usd) {
     const PaperPrices p = paper_prices(l.bandwidth_gbps);
     for (NodeId end : {l.src, l.dst}) {
       c.transceivers += p.transceiver;
-      if (nodes[end].kind == NodeKind::Endpoint) c.nics += p.nic;
+      if (host[server[end]]) c.nics += p.nic;
       else c.switch_ports += p.switch_port;
     }
     c.fibres += fibre_usd * paper_lanes(l.bandwidth_gbps);

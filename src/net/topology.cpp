@@ -454,4 +454,38 @@ std::vector<NodeId> server_of_nodes(const Topology& topo) {
   return up;
 }
 
+Topology with_shared_nics(const Topology& base, std::uint32_t gpus, const LinkParams& intra) {
+  if (gpus <= 1) return base;
+  const std::size_t eps = base.endpoint_count();
+  Topology t;
+  t.kind = base.kind;
+  t.reserve(base.node_count() + eps * gpus, base.link_count() + 2 * eps * gpus);
+  for (const Node& n : base.nodes()) {
+    const bool server = n.kind == NodeKind::Endpoint;
+    if (server && std::uint64_t{n.radix} + gpus > kMaxRadix)
+      throw util::ConfigError("topology.gpus_per_nic: " + std::to_string(gpus) + " GPUs need more ports than a node has");
+    t.add_node(server ? NodeKind::Switch : n.kind, server ? 0 : n.level, server ? n.radix + gpus : n.radix, n.name,
+               server ? true : n.forwards);
+  }
+  const auto& links = base.links();
+  for (LinkId l = 0; l < links.size(); l += 2) {
+    const Link& k = links[l];
+    FABRICSIM_ASSERT(k.reverse == l + 1, "with_shared_nics: links come in pairs");
+    const LinkParams p{k.bandwidth_gbps, k.latency};
+    if (links[l + 1].carries_data) t.connect(k.src, k.dst, k.cls, p, k.cable);
+    else t.connect_directed(k.src, k.dst, k.cls, p, k.cable);
+  }
+  for (EndpointId e = 0; e < eps; ++e) {
+    const NodeId srv = base.endpoint_node(e);
+    for (std::uint32_t g = 0; g < gpus; ++g) {
+      const NodeId gpu = t.add_node(NodeKind::Endpoint, 0, 1, base.node(srv).name + ".g" + std::to_string(g), false);
+      t.connect(gpu, srv, LinkClass::IntraServer, intra, CableType::None);
+    }
+  }
+  t.set_physical_switches(base.physical_switches());
+  t.set_description(base.describe() + ", each endpoint a server of " + std::to_string(gpus) +
+                    " GPUs behind its NIC");
+  return t;
+}
+
 }  // namespace fabricsim::net

@@ -494,6 +494,58 @@ void schedule_multi_ring(Schedule& sc, const CollectiveSpec& spec, const Schedul
   }
 }
 
+// TopoOpt's AllReduce over its rings (spec §5.2: one AllReduce load-balanced
+// over the TotientPerms rings of its group, bytes split equally).  The
+// communicator's servers (net::server_of_nodes; in ascending node order)
+// are g members; every step p (gcd(p, g) = 1) for which the fabric has a
+// data link from member i to member i + p, for all i, is a ring.  Each ring
+// visits the servers in its step's order, a server's ranks consecutively
+// (in rank order: the intra-server part rides its intra-server links), and
+// carries 1/R of the buffer as its own instance.  Without such rings (one
+// server, a switched fabric) it is the plain ring in rank order.
+void schedule_topoopt_rings(Schedule& sc, const CollectiveSpec& spec, const ScheduleContext& cx) {
+  const net::Topology& topo = cx.topology;
+  const std::vector<net::NodeId> server = net::server_of_nodes(topo);
+  std::vector<net::NodeId> servers;  // ascending
+  std::unordered_map<net::NodeId, std::vector<std::uint32_t>> ranks_of;
+  for (std::uint32_t r = 0; r < cx.n; ++r) {
+    const net::NodeId s = server[topo.endpoint_node(cx.ranks[r])];
+    if (ranks_of[s].empty()) servers.push_back(s);
+    ranks_of[s].push_back(r);
+  }
+  std::sort(servers.begin(), servers.end());
+  const auto g = static_cast<std::uint32_t>(servers.size());
+  // Data links between servers (any node of one to any node of the other).
+  std::unordered_set<std::uint64_t> linked;
+  for (const net::Link& l : topo.links())
+    if (l.carries_data && server[l.src] != server[l.dst])
+      linked.insert(std::uint64_t{server[l.src]} << 32 | server[l.dst]);
+  std::vector<std::uint32_t> steps;
+  for (std::uint32_t p = 1; p < g && g > 1; ++p) {
+    if (std::gcd(p, g) != 1) continue;
+    bool ring = true;
+    for (std::uint32_t i = 0; i < g && ring; ++i)
+      ring = linked.count(std::uint64_t{servers[i]} << 32 | servers[(i + p) % g]) > 0;
+    if (ring) steps.push_back(p);
+  }
+  if (steps.size() > 255) steps.resize(255);  // (instances are 8-bit)
+  if (steps.empty()) {
+    append_ring(sc, spec.op, spec.bytes, cx.n, spec.chunk_bytes, +1);
+    return;
+  }
+  const std::uint64_t S = spec.bytes;
+  const auto R = static_cast<std::uint32_t>(steps.size());
+  for (std::uint32_t k = 0; k < R; ++k) {
+    std::vector<std::uint32_t> order;
+    order.reserve(cx.n);
+    for (std::uint32_t i = 0, at = 0; i < g; ++i, at = (at + steps[k]) % g)
+      for (std::uint32_t r : ranks_of[servers[at]]) order.push_back(r);
+    const std::size_t from = sc.sends.size();
+    append_ring(sc, spec.op, part(S, R, k), cx.n, spec.chunk_bytes, +1, &order);
+    mark_instance(sc, from, static_cast<std::uint8_t>(k));
+  }
+}
+
 void schedule_halving_doubling(Schedule& sc, const CollectiveSpec& spec, const ScheduleContext& cx) {
   const std::uint32_t n = cx.n;
   append_halving_doubling(sc, spec.bytes, n);
@@ -618,6 +670,7 @@ constexpr CollectiveAlgorithm kAlgorithms[] = {
     {"ring", kSplitOps | kRootedOps, 1, schedule_ring},
     {"bidirectional_ring", kSplitOps, 2, schedule_bidirectional_ring},
     {"multi_ring", kSplitOps, 4, schedule_multi_ring},
+    {"topoopt_rings", kSplitOps, 1, schedule_topoopt_rings},
     {"halving_doubling", op_bit(Op::Allreduce), 1, schedule_halving_doubling},
     {"double_binary_tree", op_bit(Op::Allreduce), 2, schedule_double_binary_tree},
     {"torus_2d", op_bit(Op::Allreduce), 2, schedule_torus_2d},

@@ -212,4 +212,75 @@ for seed in (1, 1, 2):
 assert fabrics[0] == fabrics[1] and fabrics[0] != fabrics[2]
 checks += 1
 print("ok   expander: 3-regular and connected; a seed gives the same fabric, another seed another")
+# ---- topoopt_rings: one allreduce over every ring of the fabric
+RINGS = '''[topology]
+kind = "topoopt"
+servers = 8
+degree = 2
+[network]
+vcs = 8
+model = "flow"
+packet_bytes = 1024
+header_bytes = 0
+[routing]
+algorithm = "minimal"
+[workload]
+kind = "collective"
+op = "allreduce"
+ranks = 8
+sizes = [1048576]
+warmup = 0
+iterations = 1
+'''
+per_link = {}
+for algo in ("topoopt_rings", "ring"):
+    with h5py.File(run(RINGS, "rings-" + algo, 1, f'workload.algorithm="{algo}"'), "r") as f:
+        L = f["links"]
+        data = L["carries_data"][()] == 1
+        tx, fwd = L["tx_bytes"][()][data], L["forwarded_bytes"][()][data]
+        hops = [(int(a), int(b)) for a, b in zip(L["src"][()][data], L["dst"][()][data])]
+        per_link[algo] = dict(zip(hops, tx))
+        assert not fwd.any(), (algo, "ring neighbours are one hop apart: nothing is forwarded")
+        delivered(f)
+# The jumps are +1 and +3 (SelectPermutations for 8 servers, 2 rings): with
+# topoopt_rings each of the 16 links carries half of a ring allreduce's
+# 2 (n-1)/n x S per rank; with the plain ring only the +1 links carry it all.
+ring_bytes = 2 * 7 * (1048576 // 8)
+want_split = {(i, (i + p) % 8): ring_bytes // 2 for i in range(8) for p in (1, 3)}
+want_plain = {(i, (i + p) % 8): (ring_bytes if p == 1 else 0) for i in range(8) for p in (1, 3)}
+assert per_link["topoopt_rings"] == want_split, per_link["topoopt_rings"]
+assert per_link["ring"] == want_plain, per_link["ring"]
+checks += 1
+print("ok   topoopt_rings: the allreduce split evenly over the +1 and +3 rings, every message one hop")
+# ---- the paper's baselines: servers of 4 GPUs behind one NIC
+# (topology.gpus_per_nic).  Bisection traffic between 2 servers on an ideal
+# switch: each server's 4 GPUs send 1 MiB to the other server's, so each
+# NIC carries 4 messages and limits them: the makespan is 4 x the wire bytes
+# at the link rate, plus little (latencies, one last packet).
+BASE = '''[topology]
+kind = "ideal_switch"
+endpoints = 2
+gpus_per_nic = 4
+[network]
+model = "flow"
+link_gbps = 100
+packet_bytes = 4096
+header_bytes = 64
+[routing]
+algorithm = "ecmp"
+[workload]
+kind = "traffic"
+pattern = "bisection"
+message_bytes = 1048576
+'''
+with h5py.File(run(BASE, "base"), "r") as f:
+    delivered(f)
+    end = f["flows/end_ns"][()].max()
+    assert f["flows/src"].shape[0] == 8
+wire = 1048576 + -(-1048576 // (4096 - 64)) * 64
+bound = 4 * wire * 8 / 100
+assert bound <= end <= bound * 1.01, (end, bound)
+checks += 1
+print(f"ok   ideal switch, 2 servers of 4 GPUs behind one NIC: makespan {end:.0f} ns, the NIC's 4 messages "
+      f"{bound:.0f} ns")
 print(f"{checks} checks passed")

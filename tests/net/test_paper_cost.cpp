@@ -356,5 +356,26 @@ TEST(PaperCostOfTopology, BuiltTopoOptIsTheFormula) {
   }
 }
 
+// Servers of 4 GPUs behind each NIC (with_shared_nics) are priced as the
+// fabric without them: the server node's cable end is still a NIC, its GPU
+// links are intra-server.  16 servers on a radix-8 two-level tree: 16 host
+// cables (NIC + port + 2 transceivers) and 16 leaf-spine cables (2 ports +
+// 2 transceivers), a fibre each, at 100 G: 16 x (678 + 187 + 2 x 99) +
+// 16 x (2 x 187 + 2 x 99) + 32 x 150 = 17,008 + 9,152 + 4,800 = 30,960.
+TEST(PaperCostOfTopology, ServersBehindOneNicPriceAsTheirNic) {
+  FatTreeParams p;
+  p.endpoints = 16;
+  p.radix = 8;
+  p.host.bandwidth_gbps = p.fabric.bandwidth_gbps = 100;
+  const Topology base = build_fat_tree(p);
+  LinkParams intra;
+  intra.bandwidth_gbps = 2400;
+  const Topology t = with_shared_nics(base, 4, intra);
+  EXPECT_EQ(t.endpoint_count(), 64u);
+  EXPECT_EQ(t.physical_switches(), base.physical_switches());
+  EXPECT_DOUBLE_EQ(paper_cost(base).total(), 30960.0);
+  EXPECT_DOUBLE_EQ(paper_cost(t).total(), 30960.0);
+}
+
 }  // namespace
 }  // namespace fabricsim::net

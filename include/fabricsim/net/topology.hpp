@@ -566,6 +566,15 @@ struct ServerFabricParams {
 };
 Topology build_server_fabric(const ServerFabricParams& params);
 
+/// `base` with every endpoint turned into a server of `gpus` GPUs behind one
+/// NIC (the TopoOpt paper's servers on its fat-tree and ideal-switch
+/// baselines): endpoint node "X" becomes a forwarding node "X" (Switch,
+/// level 0, same ports, links, classes and ids), and its GPUs "X.gG" are
+/// new Endpoint nodes after all of base's, on one IntraServer cable of
+/// `intra` each; GPU endpoint e is GPU e % gpus of base endpoint e / gpus.
+/// Switch boxes, description and kind are base's.  gpus = 1 returns base.
+Topology with_shared_nics(const Topology& base, std::uint32_t gpus, const LinkParams& intra);
+
 /// TotientPerms (spec §4.3): the ring jumps of an AllReduce group of size g
 /// (g divides n; the groups are the residue classes mod n/g): (n/g) * p for
 /// every p in 1..g-1 with gcd(p, g) = 1, ascending.  g = n gives every jump
