@@ -199,7 +199,9 @@ PaperCost paper_cost(const Topology& topo, double fibre_usd) {
     double gbps = 0;
     for (const Link& l : topo.links())
       if (l.cls == LinkClass::Host) gbps = std::max(gbps, l.bandwidth_gbps);
-    return topo.endpoint_count() > 0 && gbps > 0 ? paper_fat_tree_cost(topo.endpoint_count(), gbps, fibre_usd) : c;
+    // Its hosts: the crossbar's ports (endpoints, or servers with GPUs behind one NIC).
+    const std::size_t hosts = topo.count_links(LinkClass::Host) / 2;
+    return hosts > 0 && gbps > 0 ? paper_fat_tree_cost(hosts, gbps, fibre_usd) : c;
   }
   const auto& nodes = topo.nodes();
   if (topo.kind == "topoopt") {

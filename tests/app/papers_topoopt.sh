@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# The TopoOpt paper's experiment scripts (jobs/papers/topoopt/) in --quick mode:
+# dedicated.py writes its CSV (one row per run, with the command) and figure,
+# and the rows hold what the paper's rules imply, computed here: TopoOpt's
+# cost is n d (NIC + transceiver) + 2 n d patch-panel ports + n d 1x2 switches
+# + n d fibres at Table 2's prices; the fat tree's speed is the fastest listed
+# one whose k-ary tree costs no more than that (the next listed costs more);
+# the Ideal Switch is no slower than any fabric for the same model; switched
+# fabrics have no bandwidth tax, TopoOpt and the Expander at least none; a
+# row's command, run again, gives its iteration time.
+#   papers_topoopt.sh EXE PYTHON SRC
+set -eu
+exe=$1 python=$2 src=$3
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+start=$(date +%s)
+"$python" "$src/jobs/papers/topoopt/dedicated.py" --quick --fabricsim "$exe" --out "$dir/d" > "$dir/d.txt" ||
+  { cat "$dir/d.txt"; exit 1; }
+echo "dedicated.py --quick: $(( $(date +%s) - start )) s"
+cat "$dir/d.txt"
+[ -s "$dir/d/dedicated.png" ] || { echo "FAIL: no dedicated.png"; exit 1; }
+"$python" - "$dir/d/dedicated.csv" <<'PY'
+import csv, math, shlex, subprocess, sys, tempfile, os
+import h5py
+rows = list(csv.DictReader(open(sys.argv[1])))
+fails = []
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what)
+    if not ok:
+        fails.append(what)
+# Table 2 (spec §3.1): speed -> (transceiver, NIC, switch port); optics and fibre.
+T2 = {10: (20, 185, 94), 25: (39, 185, 144), 40: (39, 354, 144), 100: (99, 678, 187), 200: (198, 815, 374)}
+PP, SW12, FIBRE = 100, 25, 150
+SPEEDS = [10, 25, 40, 80, 100, 160, 200, 320, 400, 800, 1600]
+def prices(g):
+    if g > 200:
+        lanes = math.ceil(g / 100)
+        x, n, p = T2[100]
+        return x * lanes, n * lanes, p * lanes, lanes
+    row = min(s for s in T2 if s >= g)
+    return T2[row] + ((2 if row == 200 else 1),)
+def fat_tree_cost(hosts, g):
+    k = 2
+    while k ** 3 // 4 < hosts:
+        k += 2
+    x, n, p, lanes = prices(g)
+    return hosts * (n + x) + 5 * k ** 3 // 4 * (p + x) + (hosts + k ** 3 // 2) * lanes * FIBRE
+check(len(rows) == 8, "8 rows (2 models x 4 fabrics): %d" % len(rows))
+for r in rows:
+    n, d, b = int(r["servers"]), int(r["degree"]), int(r["gbps"])
+    x, nic, _, lanes = prices(b)
+    topoopt = n * d * (nic + x) + 2 * n * d * PP + n * d * SW12 + n * d * lanes * FIBRE
+    cost = float(r["cost_usd"])
+    if r["fabric"] in ("topoopt", "expander"):
+        check(abs(cost - topoopt) < 0.01, "%s %s: cost %.0f = TopoOpt(%d, %d, %d) by Table 2 (%.0f)" % (
+            r["model"], r["fabric"], cost, n, d, b, topoopt))
+    if r["fabric"] == "fattree":
+        g = float(r["link_gbps"])
+        nxt = [s for s in SPEEDS if s > g]
+        ok = fat_tree_cost(n, g) <= topoopt and (not nxt or fat_tree_cost(n, nxt[0]) > topoopt)
+        check(ok and abs(cost - fat_tree_cost(n, g)) < 0.01,
+              "%s fat tree at %g Gb/s costs %.0f <= TopoOpt %.0f, the next listed speed more" % (
+                  r["model"], g, cost, topoopt))
+    if r["fabric"] == "ideal":
+        check(abs(cost - fat_tree_cost(n, d * b)) < 0.01, "%s ideal switch priced as the fat tree of d x B" % r["model"])
+        best = min(float(o["iteration_ms"]) for o in rows if o["model"] == r["model"])
+        check(float(r["iteration_ms"]) <= best * 1.001, "%s: the ideal switch (%.3f ms) is the fastest (%.3f ms)" % (
+            r["model"], float(r["iteration_ms"]), best))
+    tax = float(r["bandwidth_tax"])
+    if r["fabric"] in ("ideal", "fattree"):
+        check(abs(tax - 1) < 1e-12, "%s %s: bandwidth tax 1 (%.6f)" % (r["model"], r["fabric"], tax))
+    else:
+        check(tax >= 1, "%s %s: bandwidth tax %.3f >= 1" % (r["model"], r["fabric"], tax))
+# A row's command gives its time again.
+r = next(r for r in rows if r["fabric"] == "topoopt")
+cmd = shlex.split(r["command"])
+out = os.path.join(tempfile.mkdtemp(), "again.h5")
+cmd[cmd.index("-o") + 1] = out
+p = subprocess.run(cmd, capture_output=True, text=True)
+with h5py.File(out, "r") as f:
+    again = float(f["iterations/time_ns"][()].mean()) / 1e6
+check(p.returncode == 0 and abs(again - float(r["iteration_ms"])) < 1e-9,
+      "the TopoOpt row's command gives %.6f ms again (%s ms)" % (again, r["iteration_ms"]))
+sys.exit(1 if fails else 0)
+PY
