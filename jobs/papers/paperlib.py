@@ -184,6 +184,15 @@ def check_out(args, files=(), dirs=()):
             "write in" if top == full else "create", out, top))
 
 
+def parse_checked(p, outputs):
+    """p's arguments, with --fabricsim, --launch and --out checked (OUTPUTS: the files the script writes in --out)."""
+    args = p.parse_args()
+    check_fabricsim(args)
+    check_launch(args)
+    check_out(args, outputs, ["runs"] if args.keep else [])
+    return args
+
+
 def main(body):
     """Run ``body()``: interrupts and I/O errors end it with one `error:` line, never a traceback."""
     try:

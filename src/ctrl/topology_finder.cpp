@@ -87,6 +87,8 @@ FinderResult topology_finder(const FinderInput& in, const FinderOptions& opt) {
     d_a = std::clamp(static_cast<std::uint32_t>(raw), 1u, d);
   }
   r.allreduce_degree = d_a;
+  r.allreduce_bytes = ar;
+  r.mp_bytes = mp;
 
   std::vector<std::uint32_t> free(n, d);
   auto add_ring = [&](const std::vector<std::uint32_t>& members, std::uint32_t step) {
@@ -226,7 +228,7 @@ FinderResult topology_finder(const FinderInput& in, const FinderOptions& opt) {
 }
 
 std::string FinderResult::describe() const {
-  std::string s = fmt::format("d_A {} (", allreduce_degree);
+  std::string s = fmt::format("AllReduce {:.0f} B, MP {:.0f} B; d_A {} (", allreduce_bytes, mp_bytes, allreduce_degree);
   bool first = true;
   for (const FinderRing& ring : rings) {
     s += first ? "" : ", ";

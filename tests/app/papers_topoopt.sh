@@ -19,10 +19,17 @@ start=$(date +%s)
 echo "dedicated.py --quick: $(( $(date +%s) - start )) s"
 cat "$dir/d.txt"
 [ -s "$dir/d/dedicated.png" ] || { echo "FAIL: no dedicated.png"; exit 1; }
-"$python" - "$dir/d/dedicated.csv" <<'PY'
+start=$(date +%s)
+"$python" "$src/jobs/papers/topoopt/alltoall.py" --quick --fabricsim "$exe" --out "$dir/a" > "$dir/a.txt" ||
+  { cat "$dir/a.txt"; exit 1; }
+echo "alltoall.py --quick: $(( $(date +%s) - start )) s"
+cat "$dir/a.txt"
+[ -s "$dir/a/alltoall.png" ] || { echo "FAIL: no alltoall.png"; exit 1; }
+"$python" - "$dir/d/dedicated.csv" "$dir/a/alltoall.csv" <<'PY'
 import csv, math, shlex, subprocess, sys, tempfile, os
 import h5py
 rows = list(csv.DictReader(open(sys.argv[1])))
+a2a = list(csv.DictReader(open(sys.argv[2])))
 fails = []
 def check(ok, what):
     print(("ok   " if ok else "FAIL ") + what)
@@ -71,6 +78,22 @@ for r in rows:
         check(abs(tax - 1) < 1e-12, "%s %s: bandwidth tax 1 (%.6f)" % (r["model"], r["fabric"], tax))
     else:
         check(tax >= 1, "%s %s: bandwidth tax %.3f >= 1" % (r["model"], r["fabric"], tax))
+# The all-to-all study: the ratio TOPOLOGYFINDER read from each job's plan
+# grows exactly with the batch (all-to-all bytes scale with it, AllReduce
+# bytes do not), the alltoall never gets fewer matchings as it grows, and the
+# ideal switch is the fastest at every batch.
+topo = sorted((int(r["batch_per_gpu"]), float(r["alltoall_to_allreduce"]), int(r["d_mp"])) for r in a2a
+              if r["fabric"] == "topoopt")
+check(len(topo) == 3 and len(a2a) == 9, "alltoall: 3 batches x 3 fabrics (%d rows)" % len(a2a))
+b0, r0, _ = topo[0]
+check(all(abs(r / r0 - b / b0) < 1e-9 * b / b0 for b, r, _ in topo),
+      "alltoall: ratio / batch constant: %s" % [(b, round(r, 6)) for b, r, _ in topo])
+check(all(x[2] <= y[2] for x, y in zip(topo, topo[1:])) and topo[-1][2] > 0,
+      "alltoall: d_MP grows with the batch, to %d at %d per GPU" % (topo[-1][2], topo[-1][0]))
+for b, _, _ in topo:
+    same = [float(r["iteration_ms"]) for r in a2a if int(r["batch_per_gpu"]) == b]
+    ideal = next(float(r["iteration_ms"]) for r in a2a if int(r["batch_per_gpu"]) == b and r["fabric"] == "ideal")
+    check(ideal <= min(same) * 1.001, "alltoall batch %d: the ideal switch is the fastest" % b)
 # A row's command gives its time again.
 r = next(r for r in rows if r["fabric"] == "topoopt")
 cmd = shlex.split(r["command"])

@@ -124,6 +124,8 @@ with h5py.File(out, "r") as f:
     desc = f["topology"].attrs["description"]
     desc = desc.decode() if isinstance(desc, bytes) else desc
     assert "d_A 2" in desc and "d_MP 1" in desc, desc
+    # The traffic the finder read from the job's plan is the traffic the run sent.
+    assert f"AllReduce {ar0 + ar1} B, MP {pair[(0, 3)] + pair[(1, 4)] + pair[(2, 5)]} B;" in desc, desc
     delivered(f)
 checks += 1
 print("ok   hand-computed job: degree split 2 + 1, the ring over all servers, the larger family's ring, "

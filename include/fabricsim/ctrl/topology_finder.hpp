@@ -90,6 +90,8 @@ struct FinderRing {
 };
 
 struct FinderResult {
+  double allreduce_bytes = 0;  ///< sum T_AllReduce (the families' bytes)
+  double mp_bytes = 0;         ///< sum T_MP (off the diagonal)
   std::uint32_t allreduce_degree = 0;  ///< d_A as split (connectivity ring included)
   std::uint32_t mp_degree = 0;         ///< d - d_A, plus AllReduce degree no family could use
   std::vector<std::uint32_t> family_rings;  ///< d_k, per input family (0 for those not reached)
@@ -106,7 +108,9 @@ struct FinderResult {
   /// Every directed link u -> v of the fabric (rings, then each matched pair
   /// both ways, then fill); parallel links repeat.
   std::vector<std::pair<std::uint32_t, std::uint32_t>> links;
-  std::string describe() const;  ///< one line: degrees, steps, rounds
+  /// One line: the traffic, degrees, steps, rounds, e.g. "AllReduce 1200000000 B, MP 340000000 B; d_A 2 (all
+  /// +1, family 0 +1), d_MP 1 (1 matching rounds)".
+  std::string describe() const;
 };
 
 /// Throws std::invalid_argument for inputs the caller should have refused

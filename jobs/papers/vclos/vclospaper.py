@@ -167,11 +167,7 @@ def parse_args(description):
 
 
 def parse(p, outputs):
-    args = p.parse_args()
-    check_fabricsim(args)  # noqa: F405
-    check_launch(args)  # noqa: F405
-    check_out(args, outputs, ["runs"] if args.keep else [])  # noqa: F405
-    return args
+    return parse_checked(p, outputs)  # noqa: F405
 
 
 def ms_text(x):
