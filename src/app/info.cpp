@@ -189,6 +189,12 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
                          "\"cost_equivalent_fat_tree_gbps\": {}, \"cost_equivalent_fat_tree_usd\": {:.2f}",
                          report.servers, report.degree, report.interface_gbps, report.fat_tree_gbps,
                          report.fat_tree_cost_usd);
+    if (topo.kind == "topoopt") {
+      out += fmt::format(", \"server_hops_mean\": {:.6f}, \"server_hops\": [", report.server_hops_mean);
+      for (std::size_t h = 0; h < report.server_hops.size(); ++h)
+        out += fmt::format("{}{}", h ? ", " : "", report.server_hops[h]);
+      out += "]";
+    }
     out += fmt::format(", \"bisection_cables\": {}, \"bisection_relative\": {:.6f}", report.bisection_cables,
                        report.bisection_relative);
     out += fmt::format(", \"diameter\": {}, \"build_seconds\": {:.6f}", diameter, build_s);
@@ -246,6 +252,12 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
     fmt::print("  paper cost       {:.4f} M$ (TopoOpt paper, Table 2: NICs, transceivers, switch ports, optics, "
                "fibres)\n",
                report.paper_cost_usd / 1e6);
+  if (!report.server_hops.empty()) {
+    std::string hist;
+    for (std::size_t h = 1; h < report.server_hops.size(); ++h)
+      hist += fmt::format("{}{}: {}", h > 1 ? ", " : "", h, report.server_hops[h]);
+    fmt::print("  server hops      mean {:.3f} over ordered server pairs ({})\n", report.server_hops_mean, hist);
+  }
   if (report.degree > 0) {
     if (report.fat_tree_gbps > 0)
       fmt::print("  same cost        a full-bisection fat tree of {} hosts at {} Gb/s per host ({:.4f} M$; TopoOpt "

@@ -204,6 +204,34 @@ StructureReport structure_report(const Topology& topo, const CostModel& cost, st
       ++r.servers;
       degree = degree == 0 || degree == o ? o : UINT32_MAX;
     }
+    // Hops between every ordered pair of servers: BFS over the Global data links.
+    std::vector<std::vector<NodeId>> next(topo.node_count());
+    for (const Link& l : topo.links())
+      if (l.cls == LinkClass::Global && l.carries_data) next[l.src].push_back(l.dst);
+    std::vector<std::int32_t> dist(topo.node_count());
+    std::vector<NodeId> queue;
+    double sum = 0, pairs = 0;
+    for (NodeId s = 0; s < topo.node_count(); ++s) {
+      if (out[s] == 0) continue;
+      std::fill(dist.begin(), dist.end(), -1);
+      dist[s] = 0;
+      queue.assign(1, s);
+      for (std::size_t i = 0; i < queue.size(); ++i)
+        for (NodeId v : next[queue[i]])
+          if (dist[v] < 0) {
+            dist[v] = dist[queue[i]] + 1;
+            queue.push_back(v);
+          }
+      for (NodeId v : queue) {
+        if (v == s) continue;
+        const auto h = static_cast<std::size_t>(dist[v]);
+        if (r.server_hops.size() <= h) r.server_hops.resize(h + 1, 0);
+        ++r.server_hops[h];
+        sum += dist[v];
+        ++pairs;
+      }
+    }
+    r.server_hops_mean = pairs > 0 ? sum / pairs : 0.0;
     if (degree != UINT32_MAX && gbps > 0 && r.servers > 0) {
       r.degree = degree;
       r.interface_gbps = gbps;

@@ -161,6 +161,8 @@ void write_topology(H5Writer& out, const net::Topology& topo, const net::Structu
     out.attr("/topology", "interface_gbps", r.interface_gbps);
     out.attr("/topology", "cost_equivalent_fat_tree_gbps", r.fat_tree_gbps);
     out.attr("/topology", "cost_equivalent_fat_tree_usd", r.fat_tree_cost_usd);
+    out.attr("/topology", "server_hops", r.server_hops);
+    out.attr("/topology", "server_hops_mean", r.server_hops_mean);
   }
   out.attr("/topology", "diameter", static_cast<std::int64_t>(r.diameter));
   out.attr("/topology", "bisection_cables", static_cast<std::uint64_t>(r.bisection_cables));

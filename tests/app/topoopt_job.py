@@ -211,9 +211,27 @@ for seed in (1, 1, 2):
         regular_connected(links, 12, 3)
         delivered(f)
         fabrics.append(sorted(links))
+        # /topology's path-length distribution against BFS over the links here.
+        adj = collections.defaultdict(set)
+        for u, v in links:
+            adj[u].add(v)
+        hist = collections.Counter()
+        for s in range(12):
+            dist, q = {s: 0}, [s]
+            for u in q:
+                for v in adj[u]:
+                    if v not in dist:
+                        dist[v] = dist[u] + 1
+                        q.append(v)
+            hist.update(h for t, h in dist.items() if t != s)
+        got = list(f["topology"].attrs["server_hops"])
+        want = [hist[h] for h in range(max(hist) + 1)]
+        assert got == want and abs(f["topology"].attrs["server_hops_mean"] - sum(h * c for h, c in hist.items()) /
+                                   sum(hist.values())) < 1e-12, (got, want)
 assert fabrics[0] == fabrics[1] and fabrics[0] != fabrics[2]
 checks += 1
-print("ok   expander: 3-regular and connected; a seed gives the same fabric, another seed another")
+print("ok   expander: 3-regular and connected, its hop distribution in /topology; a seed gives the same fabric, "
+      "another seed another")
 # ---- topoopt_rings: one allreduce over every ring of the fabric
 RINGS = '''[topology]
 kind = "topoopt"

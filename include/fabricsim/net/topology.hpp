@@ -653,6 +653,11 @@ struct StructureReport {
   double interface_gbps = 0.0;
   double fat_tree_gbps = 0.0;
   double fat_tree_cost_usd = 0.0;
+  /// topoopt fabrics: ordered server pairs by the hops of their shortest
+  /// route over the server-to-server links (index h: pairs h hops apart;
+  /// the spec's path-length distribution), and the mean.
+  std::vector<std::uint64_t> server_hops;
+  double server_hops_mean = 0.0;
 };
 /// (The diameter over the destination groups of `part` of `parts`, see
 /// Topology::diameter: combine the parts' reports.)
