@@ -160,6 +160,7 @@ kind = "dnn"
 model = "{MODEL}"
 data_parallel = 32
 expert_parallel = 32
+dp_algorithm = "topoopt_rings"
 iterations = 1
 '''
 out = run(DNN, "dnn", 1, 'network.model="flow"')
