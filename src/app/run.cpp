@@ -17,6 +17,7 @@
 #include "fabricsim/config/config.hpp"
 #include "fabricsim/core/simulator.hpp"
 #include "fabricsim/net/flow_network.hpp"
+#include "ocs_reconfig_run.hpp"
 #include "fabricsim/par/comm.hpp"
 #include "fabricsim/par/conservative.hpp"
 #include "fabricsim/workload/fluid.hpp"
@@ -125,6 +126,8 @@ struct Model {
   std::unique_ptr<net::PathProvider> paths;
   std::unique_ptr<net::Network> network;
   net::FlowNetwork* flow = nullptr;  ///< the network when it is the flow model
+  /// An optical TopoOpt fabric's reconfigurations (OCS-reconfig, SiP-ML), or null.
+  std::unique_ptr<OcsReconfigRun> reconfig;
   double build_s = 0;
   Model() = default;
   Model(const Model&) = delete;
@@ -506,6 +509,7 @@ stats::EngineTelemetry write_output(const std::string& out_path, std::string& te
   eng.write_seconds = seconds_since(t_write);
   stats::write_engine(writer, eng);
   work.write(writer, comm);
+  if (m.reconfig) m.reconfig->write(writer, comm);
   writer.commit();
   return eng;
 }
@@ -592,6 +596,7 @@ void print_summary(const std::string& out_path, const config::Config& cfg, const
              human_bytes(static_cast<double>(m.memory_estimate.total())));
   fmt::print("  output      {}\n", out_path);
   work.print();
+  if (m.reconfig) m.reconfig->print();
 }
 
 /// Errors while setting up happen identically on every rank (every rank
@@ -630,14 +635,21 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
   Model m;
   build_model(m, cfg, comm);
   // [[failures]] named against the fabric now, before any planning.
-  const net::LinkSchedule failures = failure_schedule(cfg, m.topo);
+  net::LinkSchedule failures = failure_schedule(cfg, m.topo);
   // A task graph is planned before the partition (its messages weigh the
   // nodes) and started after it.
   const auto t_part = Clock::now();
   const std::unique_ptr<Workload> work = make_workload(cfg, *m.network, *m.sim);
+  // An optical fabric: its dark circuits start down, its controller takes the global steps.
+  m.reconfig = make_ocs_reconfig(cfg, m.topo, *m.network, *work);
+  if (m.reconfig) {
+    for (const net::LinkId l : m.reconfig->power_on_down())
+      failures.changes.push_back(net::LinkChange{core::SimTime::zero(), l, false});
+    failures.sort();
+  }
   Partitioning p;
   partition_model(p, cfg, comm, m, *work);
-  par::GlobalSteps* const steps = work->global_steps();
+  par::GlobalSteps* const steps = m.reconfig ? m.reconfig.get() : work->global_steps();
   if (steps != nullptr) prepare_global_steps(p, cfg, comm, m);
   m.network->set_link_schedule(failures);
   work->start();

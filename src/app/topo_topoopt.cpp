@@ -159,15 +159,21 @@ ctrl::FinderInput job_demand(const config::Config& cfg, const net::Topology& pro
   return in;
 }
 
+/// The constructions that read the job's traffic need a task graph.
+void require_job(const config::Config& cfg) {
+  const std::string& kind = cfg.get_string("workload.kind");
+  if (cfg.job_count() == 0 && kind != "dnn" && kind != "collective" && kind != "trace")
+    throw ConfigError(fmt::format("topology.construction: \"{}\" wires the servers by a job's traffic: a dnn, "
+                                  "collective or trace job, or [[jobs]] of them; workload.kind = \"{}\" has no task "
+                                  "graph to read",
+                                  cfg.get_string("topology.construction"), kind));
+}
+
 net::Topology build_from_job(const config::Config& cfg, const LinkClasses& links) {
   net::ServerFabricParams s = server_fabric(cfg, links);
   const std::uint32_t d = cfg_u32(cfg, "topology.degree");
   const std::uint32_t fixed = cfg_u32(cfg, "topology.allreduce_degree");
-  const std::string& kind = cfg.get_string("workload.kind");
-  if (cfg.job_count() == 0 && kind != "dnn" && kind != "collective" && kind != "trace")
-    throw ConfigError("topology.construction: \"job\" wires the servers by a job's traffic: a dnn, collective or "
-                      "trace job, or [[jobs]] of them; workload.kind = \"" +
-                      kind + "\" has no task graph to read");
+  require_job(cfg);
   if (fixed > d)
     throw ConfigError(fmt::format("topology.allreduce_degree: {} is more than the servers' {} interfaces "
                                   "(topology.degree)",
@@ -206,9 +212,26 @@ net::Topology build_from_job(const config::Config& cfg, const LinkClasses& links
   return net::build_server_fabric(s);
 }
 
+/// OCS-reconfig and SiP-ML: every possible circuit; which are lit is the
+/// run's business (ocs_reconfig_run.hpp).
+net::Topology build_optical(const config::Config& cfg, const LinkClasses& links) {
+  require_job(cfg);
+  net::ServerFabricParams s = server_fabric(cfg, links);
+  const std::string& how = cfg.get_string("topology.construction");
+  s.ocs_degree = cfg_u32(cfg, "topology.degree");
+  if (s.ocs_degree == 0) throw ConfigError("topology.degree: must be at least 1");
+  s.description = fmt::format("TopoOpt {} baseline, {}, degree {}: every possible circuit, {} lit per server and "
+                              "rewired during the run",
+                              how == "sip_ml" ? "SiP-ML" : how == "ocs_reconfig" ? "OCS-reconfig (FW)"
+                                                                                 : "OCS-reconfig (noFW)",
+                              servers_text(s), s.ocs_degree, s.ocs_degree);
+  return net::build_server_fabric(s);
+}
+
 net::Topology build_topoopt(const config::Config& cfg, const LinkClasses& links) {
   const std::string& how = cfg.get_string("topology.construction");
   if (how == "job") return build_from_job(cfg, links);
+  if (how == "ocs_reconfig" || how == "ocs_reconfig_nofw" || how == "sip_ml") return build_optical(cfg, links);
   if (how == "expander") return build_expander(cfg, links);
   return build_rings(cfg, links);
 }
@@ -231,7 +254,10 @@ void topoopt_routing(const config::Config& cfg, const net::Topology& topo, net::
                         std::to_string(r.coin->max_hops()));
     np.coin_paths = r.coin.get();
   }
-  r.routes = std::make_unique<net::StateRoutes>(topo, net::hop_count_rules(topo, np.vcs));
+  // (An optical fabric runs in the flow model only, which has no virtual
+  // channels: its runs never need network.vcs to cover the hops.)
+  r.routes = std::make_unique<net::StateRoutes>(topo, net::hop_count_rules(topo, topo.ocs_degree > 0 ? 255 : np.vcs));
+  if (topo.ocs_degree > 0) np.vcs = std::max<std::uint32_t>(np.vcs, r.routes->rules().vcs());
   if (r.coin) {
     np.state_routes = r.routes.get();
     r.note = std::to_string(k_paths) + " shortest loop-free routes per pair (Yen), one per message, VC = hop";

@@ -237,7 +237,8 @@ std::vector<ParamDecl> declare() {
                          "(nearest candidate to x times the last jump, x = max(2, n^(1/rings))). `code`: the "
                          "released code's choose_n_geo (next candidate at or above a geometric target spanning the "
                          "candidates)."));
-  p.push_back(enum_param("topology", "construction", "rings", {"rings", "job", "expander"},
+  p.push_back(enum_param("topology", "construction", "rings",
+                         {"rings", "job", "expander", "ocs_reconfig", "ocs_reconfig_nofw", "sip_ml"},
                          "topoopt: how the servers are wired. `rings`: circulant rings of `ring_offsets` or "
                          "TotientPerms + SelectPermutations over all servers (one AllReduce over every server). "
                          "`job`: TOPOLOGYFINDER (the paper's Algorithm 1) from the configured job's own traffic: the "
@@ -245,7 +246,21 @@ std::vector<ParamDecl> declare() {
                          "rings and its model-parallel demand rounds of maximum-weight matchings "
                          "(`degree_split`, `allreduce_degree`, `mp_decay`; docs/model.md). `expander`: a random "
                          "`degree`-regular multigraph of duplex cables (the paper's Expander baseline, "
-                         "`expander_seed`)."));
+                         "`expander_seed`). `ocs_reconfig`: the OCS-reconfig baseline, every possible circuit "
+                         "(`degree` per server lit at once) rewired every `reconfig_epoch_ns` by the paper's "
+                         "Algorithm 5 from the demand not yet sent, all flows paused for `reconfig_latency_ns`, "
+                         "hosts forwarding over the lit circuits (FW); `ocs_reconfig_nofw`: the same without "
+                         "forwarding (a message waits for a direct circuit); `sip_ml`: SiP-ML, Algorithm 5 without "
+                         "the discount, no forwarding. The three run in the flow model (docs/model.md)."));
+  p.push_back(float_param("topology", "reconfig_epoch_ns", "ns", 50e6,
+                          "topoopt, construction = \"ocs_reconfig\", \"ocs_reconfig_nofw\" or \"sip_ml\": time "
+                          "between two reconfiguration decisions (the paper samples the demand every 50 ms).",
+                          1.0, 1e15));
+  p.push_back(float_param("topology", "reconfig_latency_ns", "ns", 0,
+                          "topoopt, optical constructions: how long every flow is paused when the circuits change; "
+                          "0: the construction's own (10 ms for the OCS-reconfig variants, the paper's 3D MEMS "
+                          "switch; 25 us for SiP-ML). Less than `reconfig_epoch_ns`.",
+                          0.0, 1e15));
   p.push_back(enum_param("topology", "degree_split", "paper", {"paper", "code"},
                          "topoopt, construction = \"job\": interfaces for AllReduce rings, d_A = max(1, "
                          "ceil(d x AllReduce bytes / all bytes)) (`paper`) or rounded (`code`, the authors' code); "

@@ -71,6 +71,7 @@ std::uint64_t Simulator::run_until(SimTime end, std::uint64_t max_events) {
 void Simulator::advance_to(SimTime t) {
   FABRICSIM_ASSERT(t >= now_ && t <= next_event_time(), "the clock moves forward to at most the next event");
   now_ = t;
+  prev_active_ = last_active_;  // (a global step that changes nothing calls passive())
   last_active_ = t;
 }
 

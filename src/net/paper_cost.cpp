@@ -204,6 +204,18 @@ PaperCost paper_cost(const Topology& topo, double fibre_usd) {
     return hosts > 0 && gbps > 0 ? paper_fat_tree_cost(hosts, gbps, fibre_usd) : c;
   }
   const auto& nodes = topo.nodes();
+  if (topo.kind == "topoopt" && topo.ocs_degree > 0) {
+    // Every possible circuit, d lit per server: d OCS ports per server (spec §3.2).
+    std::vector<std::uint8_t> sends(nodes.size(), 0);
+    double gbps = 0;
+    for (const Link& l : topo.links())
+      if (l.cls == LinkClass::Global && l.carries_data) {
+        gbps = l.bandwidth_gbps;
+        sends[l.src] = 1;
+      }
+    const auto servers = static_cast<std::uint64_t>(std::count(sends.begin(), sends.end(), std::uint8_t{1}));
+    return ocs_reconfig_cost(servers, topo.ocs_degree, gbps, fibre_usd);
+  }
   if (topo.kind == "topoopt") {
     for (const Link& l : topo.links()) {
       if (l.cls != LinkClass::Global || !l.carries_data) continue;

@@ -192,6 +192,7 @@ StructureReport structure_report(const Topology& topo, const CostModel& cost, st
     // Servers: nodes with Global links out; a uniform degree and speed give
     // TopoOpt(n, d, B) and its cost-equivalent Fat-tree.
     std::vector<std::uint32_t> out(topo.node_count(), 0);
+    std::vector<std::vector<NodeId>> next(topo.node_count());
     double gbps = -1;
     for (const Link& l : topo.links()) {
       if (l.cls != LinkClass::Global || !l.carries_data) continue;
@@ -204,10 +205,14 @@ StructureReport structure_report(const Topology& topo, const CostModel& cost, st
       ++r.servers;
       degree = degree == 0 || degree == o ? o : UINT32_MAX;
     }
+    // An optical fabric holds every circuit; d of a server's are lit at once
+    // and which ones changes during the run: its hop counts are not the
+    // fabric's (the run's /reconfig table has the circuits it lit).
+    if (topo.ocs_degree > 0) degree = topo.ocs_degree;
+    if (topo.ocs_degree == 0)
+      for (const Link& l : topo.links())
+        if (l.cls == LinkClass::Global && l.carries_data) next[l.src].push_back(l.dst);
     // Hops between every ordered pair of servers: BFS over the Global data links.
-    std::vector<std::vector<NodeId>> next(topo.node_count());
-    for (const Link& l : topo.links())
-      if (l.cls == LinkClass::Global && l.carries_data) next[l.src].push_back(l.dst);
     std::vector<std::int32_t> dist(topo.node_count());
     std::vector<NodeId> queue;
     double sum = 0, pairs = 0;

@@ -277,6 +277,12 @@ Topology build_server_fabric(const ServerFabricParams& params) {
   // Ports: one at each end of every link (a one-way link's credit half uses
   // the same two ports), plus a server's GPUs.
   std::vector<std::uint64_t> ports(n, g > 1 ? g : 0);
+  const std::uint64_t d = params.ocs_degree;
+  if (d > 0) {
+    if (!params.directed.empty() || !params.duplex.empty())
+      throw ConfigError("topology: an optical fabric has every circuit, not a given wiring");
+    for (auto& p : ports) p += 2 * (n - 1) * d;
+  }
   for (const auto* list : {&params.directed, &params.duplex}) {
     for (const auto& [u, v] : *list) {
       if (u >= n || v >= n || u == v)
@@ -290,7 +296,8 @@ Topology build_server_fabric(const ServerFabricParams& params) {
   if (radix > kMaxRadix)
     throw ConfigError("topology.degree: a server needs " + num(radix) + " ports, more than the supported " +
                       num(kMaxRadix));
-  const std::uint64_t links = 2 * (params.directed.size() + params.duplex.size() + (g > 1 ? n * g : 0));
+  const std::uint64_t links =
+      2 * (params.directed.size() + params.duplex.size() + n * (n - 1) * d + (g > 1 ? n * g : 0));
   constexpr std::uint64_t kLimit = std::uint64_t{1} << 31;
   if (n * g >= kLimit || links >= kNoLink)
     throw ConfigError("topology.servers: " + num(n) + " servers of " + num(g) + " GPUs is too large");
@@ -307,6 +314,12 @@ Topology build_server_fabric(const ServerFabricParams& params) {
       topo.connect(static_cast<NodeId>(n + e), static_cast<NodeId>(e / g), LinkClass::IntraServer, params.intra,
                    CableType::None);
   }
+  for (std::uint64_t u = 0; u < n && d > 0; ++u)
+    for (std::uint64_t v = 0; v < n; ++v)
+      for (std::uint64_t k = 0; k < d && u != v; ++k)
+        topo.connect_directed(static_cast<NodeId>(u), static_cast<NodeId>(v), LinkClass::Global, params.link,
+                              CableType::AoC);
+  topo.ocs_degree = static_cast<std::uint32_t>(d);
   for (const auto& [u, v] : params.directed)
     topo.connect_directed(static_cast<NodeId>(u), static_cast<NodeId>(v), LinkClass::Global, params.link,
                           CableType::AoC);

@@ -95,6 +95,26 @@ void write_ocs(H5Writer& out, const OcsReport& r, bool is_root) {
   w.col("/ocs/on", r.on.size(), r.on);
 }
 
+void write_reconfig(H5Writer& out, const ReconfigReport& r, bool is_root) {
+  out.group("/reconfig");
+  const RootRows w{out, is_root};
+  const std::uint64_t n = r.time_ns.size();
+  w.col("/reconfig/time_ns", n, r.time_ns);
+  w.col("/reconfig/pause_end_ns", n, r.pause_end_ns);
+  w.col("/reconfig/demand_bytes", n, r.demand_bytes);
+  w.col("/reconfig/waiting_messages", n, r.waiting_messages);
+  w.col("/reconfig/demand_links", n, r.demand_links);
+  w.col("/reconfig/repair_links", n, r.repair_links);
+  w.col("/reconfig/circuits_off", n, r.circuits_off);
+  w.col("/reconfig/circuits_on", n, r.circuits_on);
+  out.group("/reconfig_links");
+  const std::uint64_t k = r.link_row.size();
+  w.col("/reconfig_links/row", k, r.link_row);
+  w.col("/reconfig_links/src", k, r.link_src);
+  w.col("/reconfig_links/dst", k, r.link_dst);
+  w.col("/reconfig_links/count", k, r.link_count);
+}
+
 void write_dnn(H5Writer& out, const DnnReport& r, bool is_root) {
   out.group("/iterations");
   const RootRows w{out, is_root};
@@ -161,8 +181,10 @@ void write_topology(H5Writer& out, const net::Topology& topo, const net::Structu
     out.attr("/topology", "interface_gbps", r.interface_gbps);
     out.attr("/topology", "cost_equivalent_fat_tree_gbps", r.fat_tree_gbps);
     out.attr("/topology", "cost_equivalent_fat_tree_usd", r.fat_tree_cost_usd);
-    out.attr("/topology", "server_hops", r.server_hops);
-    out.attr("/topology", "server_hops_mean", r.server_hops_mean);
+    if (topo.ocs_degree == 0) {  // (an optical fabric's lit circuits change during the run)
+      out.attr("/topology", "server_hops", r.server_hops);
+      out.attr("/topology", "server_hops_mean", r.server_hops_mean);
+    }
   }
   out.attr("/topology", "diameter", static_cast<std::int64_t>(r.diameter));
   out.attr("/topology", "bisection_cables", static_cast<std::uint64_t>(r.bisection_cables));

@@ -3,7 +3,8 @@
 # dedicated.py writes its CSV (one row per run, with the command) and figure,
 # and the rows hold what the paper's rules imply, computed here: TopoOpt's
 # cost is n d (NIC + transceiver) + 2 n d patch-panel ports + n d 1x2 switches
-# + n d fibres at Table 2's prices; the fat tree's speed is the fastest listed
+# + n d fibres at Table 2's prices, the optical baselines' n d (NIC +
+# transceiver + OCS port + fibre); the fat tree's speed is the fastest listed
 # one whose k-ary tree costs no more than that (the next listed costs more);
 # the Ideal Switch is no slower than any fabric for the same model; switched
 # fabrics have no bandwidth tax, TopoOpt and the Expander at least none; a
@@ -37,7 +38,7 @@ def check(ok, what):
         fails.append(what)
 # Table 2 (spec §3.1): speed -> (transceiver, NIC, switch port); optics and fibre.
 T2 = {10: (20, 185, 94), 25: (39, 185, 144), 40: (39, 354, 144), 100: (99, 678, 187), 200: (198, 815, 374)}
-PP, SW12, FIBRE = 100, 25, 150
+PP, SW12, FIBRE, OCS = 100, 25, 150, 520
 SPEEDS = [10, 25, 40, 80, 100, 160, 200, 320, 400, 800, 1600]
 def prices(g):
     if g > 200:
@@ -52,7 +53,7 @@ def fat_tree_cost(hosts, g):
         k += 2
     x, n, p, lanes = prices(g)
     return hosts * (n + x) + 5 * k ** 3 // 4 * (p + x) + (hosts + k ** 3 // 2) * lanes * FIBRE
-check(len(rows) == 8, "8 rows (2 models x 4 fabrics): %d" % len(rows))
+check(len(rows) == 14, "14 rows (2 models x 7 fabrics): %d" % len(rows))
 for r in rows:
     n, d, b = int(r["servers"]), int(r["degree"]), int(r["gbps"])
     x, nic, _, lanes = prices(b)
@@ -61,6 +62,10 @@ for r in rows:
     if r["fabric"] in ("topoopt", "expander"):
         check(abs(cost - topoopt) < 0.01, "%s %s: cost %.0f = TopoOpt(%d, %d, %d) by Table 2 (%.0f)" % (
             r["model"], r["fabric"], cost, n, d, b, topoopt))
+    if r["fabric"] in ("ocs_fw", "ocs_nofw", "sip_ml"):  # spec §3.2: d OCS ports per server, flat
+        ocs = n * d * (nic + x) + n * d * OCS + n * d * lanes * FIBRE
+        check(abs(cost - ocs) < 0.01, "%s %s: cost %.0f = OCS-reconfig(%d, %d, %d) by Table 2 (%.0f)" % (
+            r["model"], r["fabric"], cost, n, d, b, ocs))
     if r["fabric"] == "fattree":
         g = float(r["link_gbps"])
         nxt = [s for s in SPEEDS if s > g]

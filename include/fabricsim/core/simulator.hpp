@@ -106,9 +106,10 @@ class Simulator {
   /// passive events scheduled in advance (a link coming back up after the
   /// last packet) may have moved the clock further.
   SimTime last_active() const { return last_active_; }
-  /// Called by the handler of the event being handled: it changed nothing
-  /// that anything waits for (a scheduled link change with nothing on the
-  /// link), so it does not count towards last_active().
+  /// Called by the handler of the event being handled (or by a global
+  /// step, after advance_to): it changed nothing that anything waits for
+  /// (a scheduled link change with nothing on the link, a decision that
+  /// kept everything as it was), so it does not count towards last_active().
   void passive() { last_active_ = prev_active_; }
 
  private:

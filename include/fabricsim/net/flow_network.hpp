@@ -97,6 +97,8 @@ struct FlowModelStats {
   std::size_t max_concurrent = 0;  ///< most flows active at once
   std::uint64_t repinned = 0;      ///< flows moved to a new route in flight (Network::pin)
   std::uint64_t rerouted = 0;      ///< flows moved off a failed link to a live route ([[failures]])
+  std::uint64_t paused = 0;        ///< flows stopped by Network::pause_flows (each time)
+  std::uint64_t held = 0;          ///< messages that started waiting (paused, or no live route yet)
   /// Wall-clock time spent in rate recomputations, estimated from timing
   /// one in 16 (the first, the 17th, ...) and scaling to all of them.
   double recompute_seconds = 0;

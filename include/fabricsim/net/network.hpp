@@ -201,6 +201,12 @@ class NetworkModel {
   virtual void set_link_schedule(const LinkSchedule& schedule);
   /// Network::switch_links.  Default: refused (UserError).
   virtual void switch_links(std::span<const LinkId> off, std::span<const LinkId> on);
+  /// Network::pause_flows / resume_flows / hold_unroutable / unsent_bytes.
+  /// Default: refused (UserError).
+  virtual void pause_flows();
+  virtual void resume_flows();
+  virtual void hold_unroutable(bool on);
+  virtual std::uint64_t unsent_bytes(MessageId id, core::SimTime at);
   /// Ids of the messages this process marked failed (Message::failed), ascending.
   virtual std::vector<MessageId> failed_messages() const;
 };
@@ -275,6 +281,25 @@ class Network {
   /// started by a non-empty set_link_schedule (the optical layer's dark
   /// circuits); util::UserError if the model cannot change link state.
   void switch_links(std::span<const LinkId> off, std::span<const LinkId> on);
+  /// An optical fabric reconfiguring (TopoOpt's OCS-reconfig, SiP-ML):
+  /// from now on no message sends (every flow at rate 0, bytes kept where
+  /// they are; messages starting meanwhile wait) until resume_flows(),
+  /// which routes each waiting message again (its pinned route, or the
+  /// policy's over the live links) and lets it go on.  Call both at global
+  /// steps.  The flow model only; util::UserError elsewhere.
+  void pause_flows();
+  void resume_flows();
+  /// With `on`, a message that finds no live route when it starts (or at
+  /// resume_flows) waits for one instead of failing: it is retried at every
+  /// switch_links and resume_flows (a fabric without host forwarding waits
+  /// for a direct circuit).  The flow model only.
+  void hold_unroutable(bool on);
+  /// Wire bytes message `id` has still to send at time `at` (now, or a
+  /// global step's time: no event lies between): all of them if posted and
+  /// not started (or waiting), the flow's remainder (and its last packet)
+  /// while it is one, 0 once it has left or before it is posted.  The flow
+  /// model only.
+  std::uint64_t unsent_bytes(MessageId id, core::SimTime at);
   /// Messages this process saw fail (Message::failed), ascending.
   std::vector<MessageId> failed_messages() const;
 

@@ -234,6 +234,11 @@ class Topology {
 
   /// "fat_tree", "leaf_spine".
   std::string kind;
+  /// An optical fabric of every possible circuit (TopoOpt's OCS-reconfig
+  /// and SiP-ML baselines): each server has this many transmit and receive
+  /// ports, so at most this many of its circuits are lit at once (the
+  /// rest are links kept down); 0 for every other fabric.
+  std::uint32_t ocs_degree = 0;
   /// Per node, the unit a partition should keep on one rank where the
   /// balance allows it (a Dragonfly group: its routers and their endpoints,
   /// joined by most of its cables); empty when the builder names none.
@@ -563,6 +568,10 @@ struct ServerFabricParams {
   LinkParams link;
   LinkParams intra;
   std::string description;
+  /// Every possible circuit instead of `directed` / `duplex`: `ocs_degree`
+  /// parallel directed links from each server to each other one
+  /// (Topology::ocs_degree; links u -> v in the order u, v, slot).
+  std::uint32_t ocs_degree = 0;
 };
 Topology build_server_fabric(const ServerFabricParams& params);
 

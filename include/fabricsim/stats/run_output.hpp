@@ -196,6 +196,21 @@ struct OcsReport {
 /// /ocs.  Collective call; the root's rows are written.
 void write_ocs(H5Writer& out, const OcsReport& r, bool is_root);
 
+/// An optical fabric's reconfigurations (TopoOpt's OCS-reconfig, SiP-ML):
+/// /reconfig, one row per decision (time 0: the circuits at power-on), and
+/// /reconfig_links, the lit circuits after each decision that changed them.
+struct ReconfigReport {
+  std::vector<double> time_ns;       ///< the decision
+  std::vector<double> pause_end_ns;  ///< flows resume on the new circuits; -1: nothing changed, no pause
+  std::vector<std::uint64_t> demand_bytes;  ///< wire bytes not yet sent between servers (the heuristic's input)
+  std::vector<std::uint32_t> waiting_messages;  ///< messages with bytes not yet sent
+  std::vector<std::uint32_t> demand_links, repair_links;  ///< Algorithm 5's greedy links, its connectivity repair's
+  std::vector<std::uint32_t> circuits_off, circuits_on;
+  std::vector<std::uint32_t> link_row, link_src, link_dst, link_count;  ///< /reconfig_links
+};
+/// /reconfig and /reconfig_links.  Collective call; the root's rows are written.
+void write_reconfig(H5Writer& out, const ReconfigReport& r, bool is_root);
+
 /// DNN jobs: one row per job and iteration in /iterations.
 struct DnnReport {
   std::vector<std::string> phase_names;  ///< columns <name>_ns of /iterations

@@ -7,10 +7,14 @@ per server), the full-bisection Fat-tree of the same cost (its link speed
 the fastest listed one whose paper cost does not exceed TopoOpt's, from
 `fabricsim info`) and the Expander (a random d-regular multigraph); cost by
 the paper's Table 2 (/topology paper_cost_usd), iteration time from
-/iterations, bandwidth tax from /links.
+/iterations, bandwidth tax from /links.  The optical baselines rewire
+during the run (OCS-reconfig with and without host forwarding, 10 ms per
+reconfiguration every 50 ms; SiP-ML, 25 us): topology.construction =
+"ocs_reconfig", "ocs_reconfig_nofw", "sip_ml".
 
   jobs/papers/topoopt/dedicated.py [--quick] [--servers 128] [--models dlrm,candle,...] [--degrees 4]
-                                   [--gbps 100] [--fabrics topoopt,ideal,fattree,expander] [--out DIR]
+                                   [--gbps 100] [--fabrics topoopt,ideal,fattree,expander,ocs_fw,ocs_nofw,sip_ml]
+                                   [--out DIR]
 
 --quick: 16 servers, DLRM and CANDLE, d = 4, B = 100 Gb/s (seconds).
 Writes OUT/dedicated.csv and OUT/dedicated.png (iteration time against cost).
@@ -80,7 +84,8 @@ def main():
 
         def draw(ax):
             # Colour: the model; marker: the fabric (two legends).
-            marks = {"topoopt": "o", "ideal": "*", "fattree": "s", "expander": "^"}
+            marks = {"topoopt": "o", "ideal": "*", "fattree": "s", "expander": "^", "ocs_fw": "D", "ocs_nofw": "d",
+                     "sip_ml": "v"}
             colours = ["C%d" % i for i in range(10)]
             for i, model in enumerate(models):
                 for fabric in args.fabrics:

@@ -39,7 +39,12 @@ FABRICS = {
     "ideal": "Ideal Switch",
     "fattree": "Fat-tree (same cost)",
     "expander": "Expander",
+    "ocs_fw": "OCS-reconfig (FW)",
+    "ocs_nofw": "OCS-reconfig (noFW)",
+    "sip_ml": "SiP-ML",
 }
+# The optical baselines (spec §2.3): every circuit, rewired during the run.
+OPTICAL = {"ocs_fw": "ocs_reconfig", "ocs_nofw": "ocs_reconfig_nofw", "sip_ml": "sip_ml"}
 
 
 def parse_args(description):
@@ -67,6 +72,9 @@ def fabric_overrides(fabric, servers, degree, gbps, fat_tree_gbps=None, seed=1):
         return {"topology.kind": "topoopt", "topology.servers": servers, "topology.degree": degree,
                 "topology.construction": "job" if fabric == "topoopt" else "expander",
                 "topology.expander_seed": seed, "network.link_gbps": gbps}
+    if fabric in OPTICAL:  # (their own reconfiguration latency: 10 ms, SiP-ML 25 us)
+        return {"topology.kind": "topoopt", "topology.servers": servers, "topology.degree": degree,
+                "topology.construction": OPTICAL[fabric], "network.link_gbps": gbps}
     # The switched baselines: one NIC per server (its 4 GPUs behind it).
     o = {"topology.gpu_servers": False, "topology.gpus_per_nic": GPUS_PER_SERVER, "topology.endpoints": servers,
          "routing.algorithm": "ecmp"}

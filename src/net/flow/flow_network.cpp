@@ -106,6 +106,10 @@ class FlowNetworkImpl final : public NetworkModel {
     SimTime tail;     ///< the last packet's serialization at the bottleneck
     SimTime latency;  ///< propagation and switch latencies of the route
     bool live = false;  ///< a flow now (not a free slot)
+    /// Waiting (pause_flows, or no live route under hold_unroutable): off
+    /// the links and out of the rate solver, `remaining` kept.
+    bool held = false;
+    std::uint32_t held_hops = 0;  ///< hops of the route it left (0: none yet)
   };
 
   FlowNetworkImpl(const Topology& topo, const FlowParams& params, PathProvider& paths, core::Simulator& sim)
@@ -163,6 +167,7 @@ class FlowNetworkImpl final : public NetworkModel {
 
   MessageId create(EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint32_t tag) override {
     slot_of_.push_back(kNoFlowSlot);
+    started_.push_back(0);
     return append_message(messages_, topo_, params_, src, dst, bytes, tag);
   }
 
@@ -174,6 +179,7 @@ class FlowNetworkImpl final : public NetworkModel {
     store_.pin(id, links);
     const FlowId slot = slot_of_[id];
     if (slot == kNoFlowSlot) return;  // not started, or past its flow (its last packet's latency)
+    if (slots_[slot].held) return;    // routed again when it is let go
     pinned_route(topo_, links, route_);
     move_flow(slot);
     ++stats_.repinned;
@@ -181,23 +187,49 @@ class FlowNetworkImpl final : public NetworkModel {
 
   /// The flow in `slot` moves its bytes not yet sent to route_ now.
   void move_flow(FlowId slot) {
-    const MessageId id = slots_[slot].msg;
+    take_off(slot);
+    put_on(slot);
+  }
+
+  /// Packets of the flow in `slot` yet to send, a whole number (so that a
+  /// move keeps every link's packet count and packet_hops whole and equal).
+  double packets_left(const Slot& s) const {
+    const Message& m = messages_[s.msg];
+    const WireSize w = wire_size(m.bytes, params_.packet_bytes, params_.header_bytes, params_.headers);
+    return std::round(s.remaining / static_cast<double>(w.total - w.last) * m.packets);
+  }
+
+  /// The flow in `slot` leaves its links and the rate solver now (its
+  /// bytes not yet sent stay in `remaining`): the first half of a move.
+  void take_off(FlowId slot) {
     const SimTime now = sim_.now();
     Slot& s = slots_[slot];
-    const Message& m = messages_[id];
     advance(s, now);
-    const WireSize w = wire_size(m.bytes, params_.packet_bytes, params_.header_bytes, params_.headers);
-    const double moved = s.remaining / static_cast<double>(w.total - w.last) * m.packets;  // packets yet to send
+    const double moved = packets_left(s);
     for (const FlowLink& fl : rates_.links(slot)) {
       accrue(fl.link, now);
       link_load_[fl.link] -= fl.weight * s.rate;
       part_load_[side(fl.link, s.msg)][fl.link] -= fl.weight * s.rate;
       link_packets_[fl.link] -= fl.weight * moved;
     }
-    const auto old_hops = static_cast<double>(rates_.links(slot).size());
+    s.held_hops = static_cast<std::uint32_t>(rates_.links(slot).size());
     rates_.remove(slot);
     for (const FlowLink& fl : rates_.links(slot))
       if (rates_.flows_on(fl.link) == 0) link_load_[fl.link] = part_load_[0][fl.link] = part_load_[1][fl.link] = 0.0;
+    s.rate = 0.0;
+    heap_.erase(slot);
+    request_recompute();
+  }
+
+  /// The flow in `slot` (taken off, or held since it started) goes on
+  /// route_ now, at a rate the next recomputation sets.
+  void put_on(FlowId slot) {
+    Slot& s = slots_[slot];
+    const MessageId id = s.msg;
+    const Message& m = messages_[id];
+    const WireSize w = wire_size(m.bytes, params_.packet_bytes, params_.header_bytes, params_.headers);
+    const double moved = packets_left(s);
+    const auto old_hops = static_cast<double>(s.held_hops);
     for (const FlowLink& fl : route_.links) {
       ++link_flows_[fl.link];
       link_packets_[fl.link] += moved;
@@ -205,6 +237,8 @@ class FlowNetworkImpl final : public NetworkModel {
     totals_.packet_hops = static_cast<std::uint64_t>(std::llround(
         static_cast<double>(totals_.packet_hops) + moved * (static_cast<double>(route_.hops) - old_hops)));
     s.rate = 0.0;
+    s.held = false;
+    s.last = sim_.now();
     s.tail = core::serialization_time(w.last, route_.bottleneck_gbps);
     s.latency = route_.propagation + params_.switch_latency * static_cast<std::int64_t>(route_.hops - 1);
     heap_.erase(slot);
@@ -213,6 +247,8 @@ class FlowNetworkImpl final : public NetworkModel {
       if (const auto it = caps_.find(id); it != caps_.end()) cap = it->second;
     if (!(cap > 0.0)) cap = kNoRateCap;
     rates_.add(slot, route_.links, cap);
+    for (const FlowLink& fl : route_.links)
+      max_flows_[fl.link] = std::max(max_flows_[fl.link], static_cast<std::uint32_t>(rates_.flows_on(fl.link)));
     request_recompute();
   }
 
@@ -242,6 +278,7 @@ class FlowNetworkImpl final : public NetworkModel {
   void switch_links(std::span<const LinkId> off, std::span<const LinkId> on) override {
     FABRICSIM_ASSERT(failures_, "switch_links without a link state (set_link_schedule)");
     went_down(links_state_.switch_links(off, on));
+    if (hold_unroutable_) let_go();
   }
 
   /// Links went down: each flow on one of them moves what it has not sent
@@ -251,7 +288,7 @@ class FlowNetworkImpl final : public NetworkModel {
   bool went_down(const std::vector<LinkId>& down) {
     bool acted = false;
     for (FlowId slot = 0; slot < slots_.size() && !down.empty(); ++slot) {
-      if (!slots_[slot].live) continue;
+      if (!slots_[slot].live || slots_[slot].held) continue;
       LinkId dead = kNoLink;
       for (const FlowLink& fl : rates_.links(slot))
         if (!link_state_->up(fl.link)) {
@@ -264,11 +301,149 @@ class FlowNetworkImpl final : public NetworkModel {
       if (live_route(id)) {
         move_flow(slot);
         ++stats_.rerouted;
+      } else if (hold_unroutable_) {
+        take_off(slot);
+        slots_[slot].held = true;
       } else {
         strand_flow(slot, dead);
       }
     }
     return acted;
+  }
+
+  // ---------------------------------------------- pauses (reconfiguration)
+
+  void pause_flows() override {
+    if (paused_) return;
+    paused_ = true;
+    for (FlowId slot = 0; slot < slots_.size(); ++slot) {
+      Slot& s = slots_[slot];
+      if (!s.live || s.held) continue;
+      take_off(slot);
+      s.held = true;
+      ++stats_.paused;
+    }
+  }
+
+  void resume_flows() override {
+    paused_ = false;
+    let_go();
+  }
+
+  void hold_unroutable(bool on) override { hold_unroutable_ = on; }
+
+  std::uint64_t unsent_bytes(MessageId id, SimTime at) override {
+    const Message& m = messages_[id];
+    if (m.post_time == SimTime::max() || m.post_time > at || m.failed) return 0;
+    const WireSize w = wire_size(m.bytes, params_.packet_bytes, params_.header_bytes, params_.headers);
+    if (!started_[id]) return w.total;
+    const FlowId slot = slot_of_[id];
+    if (slot == kNoFlowSlot) return 0;
+    const Slot& s = slots_[slot];
+    double left = s.remaining;
+    if (!s.held && at > s.last) left -= s.rate * static_cast<double>((at - s.last).ps()) / 8000.0;
+    return static_cast<std::uint64_t>(std::llround(std::max(left, 0.0))) + s.last_wire;
+  }
+
+  /// Routes every held flow again, in message order, and lets go those that
+  /// have a live route now (the others keep waiting, under hold_unroutable;
+  /// else they are stranded as a failure strands them).
+  void let_go() {
+    if (paused_) return;
+    std::vector<std::pair<MessageId, FlowId>> held;
+    for (FlowId slot = 0; slot < slots_.size(); ++slot)
+      if (slots_[slot].live && slots_[slot].held) held.emplace_back(slots_[slot].msg, slot);
+    std::sort(held.begin(), held.end());
+    for (const auto& [id, slot] : held) {
+      if (!route_now(id)) {
+        if (!hold_unroutable_) strand_held(slot);
+        continue;
+      }
+      if (slots_[slot].remaining <= 0.0 && slots_[slot].held_hops == 0 && one_packet(id)) {
+        // A one-packet message held before it started: only its latency.
+        release_one_packet(slot);
+        continue;
+      }
+      put_on(slot);
+    }
+  }
+
+  /// route_ for message id now: the live route, or (no link down) its pin or the policy's.
+  bool route_now(MessageId id) {
+    if (failures_ && link_state_->any_down()) return live_route(id);
+    const Message& m = messages_[id];
+    if (store_.pinned(id))
+      pinned_route(topo_, store_.route(id), route_);
+    else
+      paths_.route_message(m.src, m.dst, m.flow_port, id, route_);
+    return true;
+  }
+
+  bool one_packet(MessageId id) const {
+    const Message& m = messages_[id];
+    const WireSize w = wire_size(m.bytes, params_.packet_bytes, params_.header_bytes, params_.headers);
+    return w.total == w.last;
+  }
+
+  void release_one_packet(FlowId slot) {
+    Slot& s = slots_[slot];
+    const MessageId id = s.msg;
+    const Message& m = messages_[id];
+    const WireSize w = wire_size(m.bytes, params_.packet_bytes, params_.header_bytes, params_.headers);
+    totals_.packet_hops += static_cast<std::uint64_t>(m.packets) * route_.hops;
+    for (const FlowLink& fl : route_.links) {
+      ++link_flows_[fl.link];
+      link_packets_[fl.link] += fl.weight * m.packets;
+    }
+    s.live = false;
+    s.held = false;
+    slot_of_[id] = kNoFlowSlot;
+    free_slots_.push_back(slot);
+    tail_bytes(route_.links, w.last, id);
+    end_message(id, sim_.now(), core::serialization_time(w.last, route_.bottleneck_gbps),
+                route_.propagation + params_.switch_latency * static_cast<std::int64_t>(route_.hops - 1));
+  }
+
+  /// A held flow that has no route left and may not wait: lost whole.
+  void strand_held(FlowId slot) {
+    Slot& s = slots_[slot];
+    s.live = false;
+    s.held = false;
+    slot_of_[s.msg] = kNoFlowSlot;
+    free_slots_.push_back(slot);
+    fail_message(s.msg, kNoLink);
+  }
+
+  /// Message id starts held (paused, or no live route under hold_unroutable).
+  void start_held(MessageId id) {
+    Message& m = messages_[id];
+    const WireSize w = wire_size(m.bytes, params_.packet_bytes, params_.header_bytes, params_.headers);
+    totals_.packets_injected += m.packets;
+    totals_.bytes_injected += m.bytes;
+    const FlowId slot = new_slot();
+    Slot& s = slots_[slot];
+    s.msg = id;
+    s.live = true;
+    s.held = true;
+    s.held_hops = 0;
+    slot_of_[id] = slot;
+    s.remaining = static_cast<double>(w.total - w.last);
+    s.last = sim_.now();
+    s.rate = 0.0;
+    s.last_wire = w.last;
+    ++stats_.held;
+  }
+
+  FlowId new_slot() {
+    if (!free_slots_.empty()) {
+      const FlowId slot = free_slots_.back();
+      free_slots_.pop_back();
+      return slot;
+    }
+    const auto slot = static_cast<FlowId>(slots_.size());
+    slots_.emplace_back();
+    heap_.reserve_ids(slots_.size());
+    return slot;
   }
 
   /// route_ for message id over live links; false if none is left.
@@ -348,8 +523,17 @@ class FlowNetworkImpl final : public NetworkModel {
   /// The message leaves its NIC now: a flow (or, one packet, only its latency).
   void start(MessageId id) {
     Message& m = messages_[id];
+    started_[id] = 1;
+    if (paused_) {
+      start_held(id);
+      return;
+    }
     if (failures_ && link_state_->any_down()) {
       if (!live_route(id)) {
+        if (hold_unroutable_) {
+          start_held(id);
+          return;
+        }
         // No live route: never sent.
         m.failed = true;
         totals_.bytes_unsent += m.bytes;
@@ -377,18 +561,11 @@ class FlowNetworkImpl final : public NetworkModel {
       end_message(id, sim_.now(), tail, latency);
       return;
     }
-    FlowId slot = kNoFlowSlot;
-    if (!free_slots_.empty()) {
-      slot = free_slots_.back();
-      free_slots_.pop_back();
-    } else {
-      slot = static_cast<FlowId>(slots_.size());
-      slots_.emplace_back();
-      heap_.reserve_ids(slots_.size());
-    }
+    const FlowId slot = new_slot();
     Slot& s = slots_[slot];
     s.msg = id;
     s.live = true;
+    s.held = false;
     slot_of_[id] = slot;
     s.remaining = flow_bytes;
     s.last = sim_.now();
@@ -442,14 +619,21 @@ class FlowNetworkImpl final : public NetworkModel {
   }
 
   void on_finish(const core::Event& ev) {
-    if (ev.arg0 != arm_token_) return;  // superseded by an earlier finish
+    if (ev.arg0 != arm_token_) {  // superseded by an earlier finish: not the run's end
+      sim_.passive();
+      return;
+    }
     armed_ = false;
     const SimTime now = sim_.now();
+    bool ended = false;
     while (!heap_.empty() && heap_.top_key() <= now.ps()) {
       const FlowId slot = heap_.top();
       heap_.pop();
       end_flow(slot, now);
+      ended = true;
     }
+    // (Armed for a flow whose end has moved later since, or one paused.)
+    if (!ended) sim_.passive();
     arm();
   }
 
@@ -616,6 +800,9 @@ class FlowNetworkImpl final : public NetworkModel {
   std::vector<Slot> slots_;
   std::vector<FlowId> free_slots_;
   std::vector<FlowId> slot_of_;  // per message: its flow's slot while it is one (kNoFlowSlot otherwise)
+  std::vector<std::uint8_t> started_;  // per message: has left its NIC's queue (start())
+  bool paused_ = false;                // pause_flows until resume_flows
+  bool hold_unroutable_ = false;       // hold_unroutable
   // Link state ([[failures]]): off unless a schedule was given.
   bool failures_ = false;
   LinkStateRun links_state_;

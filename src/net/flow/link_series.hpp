@@ -84,11 +84,20 @@ class LinkSeries {
       const std::size_t k = bins_ ? bins_ : row.size();
       std::vector<std::uint64_t>& out = st.series_tx_bytes[l];
       out.assign(k, 0);
+      // Real-valued bins are rounded cumulatively (each bin the step of the
+      // rounded running sum), so that a row sums to its rounded total, as
+      // /links/tx_bytes is, rather than collecting a rounding per bin.
+      double sum = 0;
+      std::int64_t rounded = 0;
       for (std::size_t i = 0; i < std::min(k, row.size()); ++i) {
-        if constexpr (std::is_floating_point_v<T>)
-          out[i] = static_cast<std::uint64_t>(std::llround(row[i]));
-        else
+        if constexpr (std::is_floating_point_v<T>) {
+          sum += static_cast<double>(row[i]);
+          const std::int64_t next = std::max<std::int64_t>(rounded, std::llround(sum));
+          out[i] = static_cast<std::uint64_t>(next - rounded);
+          rounded = next;
+        } else {
           out[i] = static_cast<std::uint64_t>(row[i]);
+        }
       }
       st.series_queue_bytes[l].assign(k, 0);
     }

@@ -609,6 +609,18 @@ void NetworkModel::switch_links(std::span<const LinkId>, std::span<const LinkId>
                         "\"packet\")");
 }
 
+namespace {
+[[noreturn]] void no_reconfiguration() {
+  throw util::UserError("this network model does not pause flows for a reconfiguration (use network.model = "
+                        "\"flow\")");
+}
+}  // namespace
+
+void NetworkModel::pause_flows() { no_reconfiguration(); }
+void NetworkModel::resume_flows() { no_reconfiguration(); }
+void NetworkModel::hold_unroutable(bool) { no_reconfiguration(); }
+std::uint64_t NetworkModel::unsent_bytes(MessageId, core::SimTime) { no_reconfiguration(); }
+
 std::vector<MessageId> NetworkModel::failed_messages() const {
   std::vector<MessageId> ids;
   const auto& msgs = const_cast<NetworkModel*>(this)->messages();
@@ -660,6 +672,10 @@ void Network::set_partition(const std::vector<std::int32_t>& part, std::int32_t 
 bool Network::owns(NodeId n) const { return model_->owns(n); }
 void Network::set_link_schedule(const LinkSchedule& schedule) { model_->set_link_schedule(schedule); }
 void Network::switch_links(std::span<const LinkId> off, std::span<const LinkId> on) { model_->switch_links(off, on); }
+void Network::pause_flows() { model_->pause_flows(); }
+void Network::resume_flows() { model_->resume_flows(); }
+void Network::hold_unroutable(bool on) { model_->hold_unroutable(on); }
+std::uint64_t Network::unsent_bytes(MessageId id, core::SimTime at) { return model_->unsent_bytes(id, at); }
 std::vector<MessageId> Network::failed_messages() const { return model_->failed_messages(); }
 void Network::receive(const core::RemoteRecord& record) { model_->receive(record); }
 void Network::set_listener(MessageListener* listener) { model_->set_listener(listener); }

@@ -1,0 +1,111 @@
+// TopoOpt's OCS-reconfig and SiP-ML baselines at run time (spec
+// ../shared/spec/topoopt.md §2.3, §4.6): a fabric holding every possible
+// circuit (topology.construction = "ocs_reconfig", "ocs_reconfig_nofw",
+// "sip_ml"; net::ServerFabricParams::ocs_degree) whose lit circuits
+// Algorithm 5 (ctrl/ocs_reconfig.hpp) chooses, at power-on from the whole
+// job's traffic, then every topology.reconfig_epoch_ns from the bytes not
+// yet sent.  A change pauses every flow for topology.reconfig_latency_ns
+// (Network::pause_flows), switches the circuits (Network::switch_links),
+// routes again and lets the flows go on.  Each epoch is a global step
+// (par::GlobalSteps): the decision is a function of every rank's
+// contribution, the same on any rank count.
+//
+// Routing.  FW (ocs_reconfig): host forwarding over the lit circuits; each
+// message between servers is pinned (route store) to a shortest path of
+// lit circuits, picked among the shortest by a hash of its id and hop, and
+// pinned again when a change darkens its route.  noFW (ocs_reconfig_nofw,
+// sip_ml): no pins; the topology's minimal routes are its direct circuits,
+// and a message without a lit one waits (Network::hold_unroutable) for a
+// decision that lights one.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "fabricsim/config/config.hpp"
+#include "fabricsim/ctrl/ocs_reconfig.hpp"
+#include "fabricsim/net/network.hpp"
+#include "fabricsim/par/comm.hpp"
+#include "fabricsim/par/conservative.hpp"
+#include "fabricsim/stats/h5_writer.hpp"
+#include "fabricsim/stats/run_output.hpp"
+#include "workload.hpp"
+
+namespace fabricsim::app {
+
+class OcsReconfigRun final : public par::GlobalSteps {
+ public:
+  /// `planned`: every message of the run (the power-on circuits are
+  /// Algorithm 5 on their bytes between servers); `messages_total`: the
+  /// messages a complete run delivers (the epochs stop when all have).
+  OcsReconfigRun(const config::Config& cfg, const net::Topology& topo, net::Network& network,
+                 const std::vector<workload::PlannedMessage>& planned, std::uint64_t messages_total);
+
+  /// The circuit links dark at power-on, ascending (the link schedule's
+  /// time-0 rows).
+  std::vector<net::LinkId> power_on_down() const;
+
+  /// engine.control_latency_ns, at most an epoch (the run's windows on one
+  /// rank; the epochs are known up front, so no request waits on it).
+  core::SimTime delay() const override { return delay_; }
+  void start(par::RecordExchange& requests) override;
+  std::vector<std::int64_t> contribute(core::SimTime t) override;
+  void apply(core::SimTime t, const std::vector<std::int64_t>& all, const std::vector<std::int64_t>& counts) override;
+
+  /// /reconfig and /reconfig_links (collective).
+  void write(stats::H5Writer& writer, const par::Comm& comm) const;
+  /// Its summary line (rank 0).
+  void print() const;
+  const stats::ReconfigReport& report() const { return report_; }
+
+ private:
+  std::size_t pair(std::uint32_t u, std::uint32_t v) const { return std::size_t{u} * n_ + v; }
+  net::LinkId circuit(std::uint32_t u, std::uint32_t v, std::uint32_t k) const { return circuits_[pair(u, v) * d_ + k]; }
+  /// Lights exactly `want[p]` circuits of each pair p (slots 0..want-1):
+  /// the links to switch off and on.
+  void plan_switch(const std::vector<std::uint32_t>& want);
+  /// Rows of /reconfig for a decision (and /reconfig_links if it changed).
+  void record(core::SimTime t, double demand, std::uint32_t waiting, const ctrl::OcsReconfigResult& r, bool changed);
+  std::vector<std::uint32_t> wanted(const ctrl::OcsReconfigResult& r) const;
+  void install();
+  /// FW: pins every message between servers whose route is not all lit.
+  void pin_routes();
+  void lit_distances();
+
+  net::Network& net_;
+  const net::Topology& topo_;
+  std::uint32_t n_ = 0, d_ = 0;
+  bool forwarding_ = true;
+  ctrl::OcsReconfigOptions options_;
+  core::SimTime epoch_, latency_, delay_;
+  std::string name_;
+  std::vector<net::LinkId> circuits_;    // (u * n + v) * d + k: circuit k from server u to v
+  std::vector<std::uint32_t> lit_;       // per pair: circuits lit (slots 0..lit-1)
+  std::vector<std::uint32_t> server_;    // per endpoint: its server
+  std::vector<net::LinkId> up_, down_;   // per endpoint: its link to / from its server (kNoLink: it is the server)
+  std::vector<std::int32_t> dist_;       // (dst * n + v): lit hops from v to dst
+  // FW: per message, its pinned circuits (offsets into route_links_).
+  std::vector<std::uint32_t> route_at_;
+  std::vector<net::LinkId> route_links_;
+  std::vector<std::int64_t> power_on_demand_;
+  std::uint64_t messages_total_ = 0;
+  par::RecordExchange* requests_ = nullptr;
+  core::SimTime next_epoch_ = core::SimTime::max();
+  core::SimTime install_at_ = core::SimTime::max();
+  std::vector<std::uint32_t> want_;  // the pending change
+  std::vector<net::LinkId> off_, on_;
+  bool done_ = false;
+  stats::ReconfigReport report_;
+  core::SimTime paused_;  // summed pauses
+  std::uint32_t changes_ = 0;
+};
+
+/// The run's reconfiguration controller, or null when the topology is no
+/// optical TopoOpt fabric.  util::ConfigError for a model other than the
+/// flow model, a workload that takes global steps of its own (a cluster
+/// queue), [[failures]] rows, or a latency not below the epoch.
+std::unique_ptr<OcsReconfigRun> make_ocs_reconfig(const config::Config& cfg, const net::Topology& topo,
+                                                  net::Network& network, Workload& work);
+
+}  // namespace fabricsim::app
