@@ -502,9 +502,16 @@ void schedule_multi_ring(Schedule& sc, const CollectiveSpec& spec, const Schedul
 // visits the servers in its step's order, a server's ranks consecutively
 // (in rank order: the intra-server part rides its intra-server links), and
 // carries 1/R of the buffer as its own instance.  Without such rings (one
-// server, a switched fabric) it is the plain ring in rank order.
+// server, a switched fabric, an optical fabric of every circuit) it is the
+// plain ring in rank order.
 void schedule_topoopt_rings(Schedule& sc, const CollectiveSpec& spec, const ScheduleContext& cx) {
   const net::Topology& topo = cx.topology;
+  if (topo.ocs_degree > 0) {
+    // An optical fabric's links are every possible circuit, not rings: the
+    // plain ring, whose neighbours Algorithm 5 gives the circuits.
+    append_ring(sc, spec.op, spec.bytes, cx.n, spec.chunk_bytes, +1);
+    return;
+  }
   const std::vector<net::NodeId> server = net::server_of_nodes(topo);
   std::vector<net::NodeId> servers;  // ascending
   std::unordered_map<net::NodeId, std::vector<std::uint32_t>> ranks_of;
