@@ -532,6 +532,7 @@ void JobSet::report(const par::Comm& comm, bool complete) {
       row.endpoints = size_[j];
       row.start_ns = -1;
       row.mean_time_ns = std::numeric_limits<double>::quiet_NaN();
+      row.p99_time_ns = std::numeric_limits<double>::quiet_NaN();
       row.arrival_ns = static_cast<double>(arrival_ps_[j]) / 1000.0;
       scheduler_columns(j, row);
       out.jobs.push_back(row);

@@ -1,4 +1,6 @@
 // workload.kind = "dnn": DNN training iterations as a job.
+#include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include <fmt/format.h>
@@ -40,6 +42,7 @@ class DnnJob final : public Job {
     row.endpoints = static_cast<std::uint32_t>(jp.endpoints.size());
     row.start_ns = jp.start.ns();
     int timed = 0;
+    std::vector<double> times;
     auto& d = out.dnn;
     for (const auto& it : job_->results(partial, ctx.graph)) {
       d.job.push_back(index);
@@ -53,11 +56,18 @@ class DnnJob final : public Job {
       for (std::size_t q = 0; q < d.phase_ns.size(); ++q) d.phase_ns[q].push_back(it.phase_ns[q]);
       if (it.iteration >= 0 && it.finished) {
         row.mean_time_ns += it.time_ns;
+        times.push_back(it.time_ns);
         ++timed;
       }
     }
     // Over the timed iterations that finished; NaN if none did.
     row.mean_time_ns = timed > 0 ? row.mean_time_ns / timed : std::numeric_limits<double>::quiet_NaN();
+    row.p99_time_ns = std::numeric_limits<double>::quiet_NaN();
+    if (!times.empty()) {  // nearest rank: the ceil(0.99 k)-th smallest of k
+      std::sort(times.begin(), times.end());
+      const auto rank = static_cast<std::size_t>(std::ceil(0.99 * static_cast<double>(times.size())));
+      row.p99_time_ns = times[std::max<std::size_t>(rank, 1) - 1];
+    }
     if (ctx.timeline) append_timeline(ctx, partial, out.timeline);
     return row;
   }

@@ -24,6 +24,7 @@ class TraceJob final : public Job {
     row.endpoints = static_cast<std::uint32_t>(job_->params().endpoints.size());
     row.start_ns = res.start_ns;
     row.mean_time_ns = res.time_ns;
+    row.p99_time_ns = res.time_ns;
     auto& d = out.dnn;
     d.job.push_back(index);
     d.iteration.push_back(0);

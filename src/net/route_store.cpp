@@ -1,7 +1,10 @@
 #include "fabricsim/net/route_store.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
+#include "fabricsim/util/assert.hpp"
 #include "fabricsim/util/error.hpp"
 
 namespace fabricsim::net {
@@ -24,6 +27,24 @@ std::uint32_t RouteStore::pin(MessageId id, std::span<const LinkId> links, Pinne
   }
   current_[id] = at + 1;
   return versions_[id]++;
+}
+
+void RouteStore::replace(MessageId id, std::span<const LinkId> links, PinnedVc vc) {
+  FABRICSIM_ASSERT(pinned(id) && !links.empty(), "replace needs a pinned message and a route");
+  const std::uint32_t at = current_[id] - 1u;
+  if (links.size() <= length_[at]) {
+    std::copy(links.begin(), links.end(), links_.begin() + at);
+    length_[at] = static_cast<std::uint32_t>(links.size());
+    vc_[at] = vc;
+    return;
+  }
+  const auto end = static_cast<std::uint32_t>(links_.size());
+  links_.insert(links_.end(), links.begin(), links.end());
+  length_.resize(links_.size(), 0);
+  vc_.resize(links_.size(), PinnedVc::Message);
+  length_[end] = static_cast<std::uint32_t>(links.size());
+  vc_[end] = vc;
+  current_[id] = end + 1;
 }
 
 std::string RouteStore::check(const Topology& topo, EndpointId src, EndpointId dst, std::span<const LinkId> links) {

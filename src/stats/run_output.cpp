@@ -59,6 +59,7 @@ void write_jobs(H5Writer& out, const std::vector<JobRow>& jobs, bool is_root) {
   w.col("/jobs/endpoints", n, column(&JobRow::endpoints));
   w.col("/jobs/start_ns", n, column(&JobRow::start_ns));
   w.col("/jobs/mean_iteration_ns", n, column(&JobRow::mean_time_ns));
+  w.col("/jobs/p99_iteration_ns", n, column(&JobRow::p99_time_ns));
   w.col("/jobs/arrival_ns", n, column(&JobRow::arrival_ns));
   w.col("/jobs/end_ns", n, column(&JobRow::end_ns));
   w.strings("/jobs/stage", n, column(&JobRow::stage));

@@ -8,7 +8,8 @@
 # one whose k-ary tree costs no more than that (the next listed costs more);
 # the Ideal Switch is no slower than any fabric for the same model; switched
 # fabrics have no bandwidth tax, TopoOpt and the Expander at least none; a
-# row's command, run again, gives its iteration time.
+# row's command, run again, gives its iteration time; reconfig.py's pauses
+# are its reconfigurations times the latency.
 #   papers_topoopt.sh EXE PYTHON SRC
 set -eu
 exe=$1 python=$2 src=$3
@@ -26,11 +27,18 @@ start=$(date +%s)
 echo "alltoall.py --quick: $(( $(date +%s) - start )) s"
 cat "$dir/a.txt"
 [ -s "$dir/a/alltoall.png" ] || { echo "FAIL: no alltoall.png"; exit 1; }
-"$python" - "$dir/d/dedicated.csv" "$dir/a/alltoall.csv" <<'PY'
+start=$(date +%s)
+"$python" "$src/jobs/papers/topoopt/reconfig.py" --quick --fabricsim "$exe" --out "$dir/r" > "$dir/r.txt" ||
+  { cat "$dir/r.txt"; exit 1; }
+echo "reconfig.py --quick: $(( $(date +%s) - start )) s"
+cat "$dir/r.txt"
+[ -s "$dir/r/reconfig.png" ] || { echo "FAIL: no reconfig.png"; exit 1; }
+"$python" - "$dir/d/dedicated.csv" "$dir/a/alltoall.csv" "$dir/r/reconfig.csv" <<'PY'
 import csv, math, shlex, subprocess, sys, tempfile, os
 import h5py
 rows = list(csv.DictReader(open(sys.argv[1])))
 a2a = list(csv.DictReader(open(sys.argv[2])))
+rec = list(csv.DictReader(open(sys.argv[3])))
 fails = []
 def check(ok, what):
     print(("ok   " if ok else "FAIL ") + what)
@@ -99,6 +107,17 @@ for b, _, _ in topo:
     same = [float(r["iteration_ms"]) for r in a2a if int(r["batch_per_gpu"]) == b]
     ideal = next(float(r["iteration_ms"]) for r in a2a if int(r["batch_per_gpu"]) == b and r["fabric"] == "ideal")
     check(ideal <= min(same) * 1.001, "alltoall batch %d: the ideal switch is the fastest" % b)
+# The latency sweep: each reconfiguration pauses every flow for exactly the
+# latency, and the Ideal Switch stays the fastest.
+check(len(rec) == 6, "reconfig: TopoOpt, Ideal and 2 latencies x FW/noFW (%d rows)" % len(rec))
+ideal = next(float(r["iteration_ms"]) for r in rec if r["fabric"] == "ideal")
+for r in rec:
+    if r["latency_us"]:
+        want = int(r["reconfigurations"]) * int(r["latency_us"]) / 1000
+        check(abs(float(r["paused_ms"]) - want) < 1e-9, "reconfig %s %s us: paused %s ms = %s x the latency" % (
+            r["fabric"], r["latency_us"], r["paused_ms"], r["reconfigurations"]))
+    check(float(r["iteration_ms"]) >= ideal * 0.999, "reconfig %s: no faster than the Ideal Switch" % r["fabric"])
+check(any(int(r["reconfigurations"]) > 0 for r in rec), "reconfig: some run rewired its circuits")
 # A row's command gives its time again.
 r = next(r for r in rows if r["fabric"] == "topoopt")
 cmd = shlex.split(r["command"])

@@ -29,6 +29,7 @@
 #include "fabricsim/net/flow_network.hpp"
 #include "fabricsim/net/flow_paths.hpp"
 #include "fabricsim/net/network.hpp"
+#include "fabricsim/net/route_store.hpp"
 #include "fabricsim/net/topology.hpp"
 #include "fabricsim/par/comm.hpp"
 #include "fabricsim/par/conservative.hpp"
@@ -210,6 +211,31 @@ void flow_and_analytic() {
     const double expected_ns = wire / rate + latency.ns();
     check(std::abs(m.end_time.ns() - expected_ns) < 0.01,
           "flow: ends at " + std::to_string(m.end_time.ns()) + " ns, expected " + std::to_string(expected_ns));
+  }
+  {
+    // Re-pinned 300 times before it starts (a controller re-routing the
+    // messages still to come at every change): no version is used up, and
+    // the message takes the last route, shorter or longer than the one
+    // before (RouteStore::replace in place, or appended).
+    core::Simulator sim(t.node_count());
+    net::FlowParams fp;
+    net::FlowNetwork network(t, fp, paths, sim);
+    const net::MessageId id = network.create(0, 1, kBytes);
+    network.pin(id, a);
+    for (int k = 0; k < 300; ++k) network.pin(id, k % 2 == 0 ? b : a);
+    network.post(id, SimTime::zero());
+    sim.run_until(SimTime::max());
+    const auto& st = network.link_stats();
+    check(network.messages()[id].received_payload == kBytes && st.tx_bytes[a[1]] > 0 && st.tx_bytes[b[1]] == 0,
+          "flow: 300 pins before the start, the last one's route taken");
+    net::RouteStore store;
+    store.pin(7, a);
+    store.replace(7, std::vector<net::LinkId>{a[0]});
+    check(store.version(7) == 0 && store.route(7).size() == 1 && store.route(7)[0] == a[0],
+          "store: a replace keeps version 0 and shortens in place");
+    store.replace(7, b);
+    check(store.version(7) == 0 && std::vector<net::LinkId>(store.route(7).begin(), store.route(7).end()) == b,
+          "store: a longer replace is the whole new route");
   }
   {
     core::Simulator sim(t.node_count());

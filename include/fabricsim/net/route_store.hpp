@@ -40,6 +40,11 @@ class RouteStore {
   /// Returns the version (0 for the first).  util::UserError after
   /// kMaxVersions pins of one message.
   std::uint32_t pin(MessageId id, std::span<const LinkId> links, PinnedVc vc = PinnedVc::Message);
+  /// The route of a pinned message that nothing has used yet (not
+  /// started): its current version's links are replaced, no version is
+  /// added (a controller that re-pins messages still to come, at every
+  /// change, would otherwise run out of versions).  In place when it fits.
+  void replace(MessageId id, std::span<const LinkId> links, PinnedVc vc = PinnedVc::Message);
   bool pinned(MessageId id) const { return id < current_.size() && current_[id] != 0; }
   /// The current version (pinned messages only).
   std::uint32_t version(MessageId id) const { return versions_[id] - 1u; }

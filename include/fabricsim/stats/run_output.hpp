@@ -145,6 +145,9 @@ struct JobRow {
   std::uint32_t micro_batches = 0, endpoints = 0;
   double start_ns = 0;
   double mean_time_ns = 0;  ///< dnn: over the timed iterations
+  /// dnn: the 99th percentile (nearest rank) of the timed iterations that
+  /// finished; trace: its time (the shared cluster's tail, spec §5.6).
+  double p99_time_ns = 0;
   /// A cluster queue (workload.queue = "fifo"): when the job arrived and
   /// when its last task completed (start_ns: when it was admitted); -1
   /// where unknown (end_ns without a queue, or a job still waiting or

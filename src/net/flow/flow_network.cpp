@@ -175,7 +175,11 @@ class FlowNetworkImpl final : public NetworkModel {
   /// flight: its bytes not yet sent move to the new route now (the links
   /// keep what they carried; its packet count moves in proportion), as a
   /// new flow would, at a rate the next recomputation sets.
-  void pin(MessageId id, std::span<const LinkId> links, PinnedVc) override {
+  void pin(MessageId id, std::span<const LinkId> links, PinnedVc vc) override {
+    if (!started_[id] && store_.pinned(id)) {  // nothing took its route yet: no new version
+      store_.replace(id, links, vc);
+      return;
+    }
     store_.pin(id, links);
     const FlowId slot = slot_of_[id];
     if (slot == kNoFlowSlot) return;  // not started, or past its flow (its last packet's latency)
