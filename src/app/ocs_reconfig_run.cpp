@@ -115,10 +115,9 @@ void OcsReconfigRun::record(SimTime t, double demand, std::uint32_t waiting, con
 void OcsReconfigRun::start(par::RecordExchange& requests) {
   requests_ = &requests;
   net_.hold_unroutable(!forwarding_);
-  if (forwarding_) {
-    lit_distances();
-    pin_routes();
-  }
+  net_.spread_pinned_hops(true);  // a server's lit circuits to one neighbour carry a flow together
+  lit_distances();
+  pin_routes();
   next_epoch_ = epoch_;
   requests.request_step(next_epoch_);
 }
@@ -226,10 +225,8 @@ void OcsReconfigRun::install() {
   off_.clear();
   on_.clear();
   install_at_ = SimTime::max();
-  if (forwarding_) {
-    lit_distances();
-    pin_routes();
-  }
+  lit_distances();
+  pin_routes();
   net_.resume_flows();
 }
 
@@ -254,6 +251,10 @@ void OcsReconfigRun::lit_distances() {
   }
 }
 
+/// Pins every message between servers that is not done and whose pinned
+/// route is not all lit: FW over a shortest path of lit circuits, noFW over
+/// a lit direct circuit if there is one (else it stays as it is: unpinned
+/// or on a dark route, it waits, Network::hold_unroutable).
 void OcsReconfigRun::pin_routes() {
   const std::vector<net::Message>& msgs = net_.messages();
   route_at_.resize(msgs.size(), UINT32_MAX);
@@ -285,20 +286,22 @@ void OcsReconfigRun::pin_routes() {
       }
       if (lit) continue;
     }
-    // A shortest path of lit circuits, picked hop by hop by a hash of (id, hop).
+    // A shortest path of lit circuits, picked hop by hop by a hash of (id,
+    // hop); without forwarding only a direct one (or none: it waits).
+    const std::int32_t* dist = dist_.data() + std::size_t{sv} * n_;
+    if (!forwarding_ && lit_[pair(su, sv)] == 0) continue;
+    FABRICSIM_ASSERT(dist[su] > 0, "the lit circuits do not connect two servers (FW keeps them connected)");
     links.clear();
     if (up_[m.src] != net::kNoLink) links.push_back(up_[m.src]);
     const std::size_t first = links.size();
     std::uint32_t x = su;
-    const std::int32_t* dist = dist_.data() + std::size_t{sv} * n_;
-    FABRICSIM_ASSERT(dist[su] > 0, "the lit circuits do not connect two servers (FW keeps them connected)");
     for (std::uint32_t hop = 0; x != sv; ++hop) {
       std::uint32_t choices = 0;
       for (const std::uint32_t y : out[x])
-        if (dist[y] == dist[x] - 1) choices += lit_[pair(x, y)];
+        if (dist[y] == dist[x] - 1 && (forwarding_ || y == sv)) choices += lit_[pair(x, y)];
       std::uint64_t pick = util::hash2(id, hop) % choices;
       for (const std::uint32_t y : out[x]) {
-        if (dist[y] != dist[x] - 1) continue;
+        if (dist[y] != dist[x] - 1 || (!forwarding_ && y != sv)) continue;
         if (pick < lit_[pair(x, y)]) {
           links.push_back(circuit(x, y, static_cast<std::uint32_t>(pick)));
           x = y;

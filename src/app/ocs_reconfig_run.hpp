@@ -14,9 +14,10 @@
 // message between servers is pinned (route store) to a shortest path of
 // lit circuits, picked among the shortest by a hash of its id and hop, and
 // pinned again when a change darkens its route.  noFW (ocs_reconfig_nofw,
-// sip_ml): no pins; the topology's minimal routes are its direct circuits,
-// and a message without a lit one waits (Network::hold_unroutable) for a
-// decision that lights one.
+// sip_ml): pinned to a lit direct circuit; a message without one waits
+// (Network::hold_unroutable) for a decision that lights one.  Either way a
+// pinned hop spreads over every circuit lit between its two servers
+// (Network::spread_pinned_hops): L circuits carry a flow at L x B.
 #pragma once
 
 #include <cstdint>
@@ -69,7 +70,8 @@ class OcsReconfigRun final : public par::GlobalSteps {
   void record(core::SimTime t, double demand, std::uint32_t waiting, const ctrl::OcsReconfigResult& r, bool changed);
   std::vector<std::uint32_t> wanted(const ctrl::OcsReconfigResult& r) const;
   void install();
-  /// FW: pins every message between servers whose route is not all lit.
+  /// Pins every message between servers whose route is not all lit (FW: a
+  /// shortest lit path; noFW: a lit direct circuit, if any).
   void pin_routes();
   void lit_distances();
 

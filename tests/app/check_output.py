@@ -38,7 +38,11 @@ def main():
             fail("packets injected != delivered")
         if int(summ["packets_dropped"]) != 0:
             fail("packets dropped in a lossless network")
-        if int(summ["packet_hops"]) != int(tx_packets.sum()):
+        # (The flow model counts a flow split over several links, sprayed or
+        # over parallel circuits, as its share of the packets on each, rounded
+        # per link: within half a packet per link that carried any.)
+        hop_slack = 0.5 * int(np.count_nonzero(tx_packets)) if cfg["network"].get("model") == "flow" else 0
+        if abs(int(summ["packet_hops"]) - int(tx_packets.sum())) > hop_slack:
             fail(f"packet_hops {summ['packet_hops']} != sum of tx_packets {tx_packets.sum()}")
         if np.any(flows["end_ns"][:] < flows["start_ns"][:]):
             fail("a flow ends before it starts")

@@ -239,7 +239,6 @@ TEST(TopologyFinder, RandomJobsRegularConnectedMaximumRounds) {
     // Replay the rounds: each must be a maximum-weight matching of the
     // decayed demand among servers with interfaces left.
     std::vector<std::uint32_t> free(n, d);
-    for (const auto& [u, v] : r.links) (void)v, (void)u;
     for (const fc::FinderRing& ring : r.rings) {
       if (ring.family == fc::FinderRing::kAllServers) {
         for (auto& f : free) --f;

@@ -206,6 +206,7 @@ class NetworkModel {
   virtual void pause_flows();
   virtual void resume_flows();
   virtual void hold_unroutable(bool on);
+  virtual void spread_pinned_hops(bool on);
   virtual std::uint64_t unsent_bytes(MessageId id, core::SimTime at);
   /// Ids of the messages this process marked failed (Message::failed), ascending.
   virtual std::vector<MessageId> failed_messages() const;
@@ -294,6 +295,11 @@ class Network {
   /// switch_links and resume_flows (a fabric without host forwarding waits
   /// for a direct circuit).  The flow model only.
   void hold_unroutable(bool on);
+  /// With `on`, a pinned hop carries the flow evenly over every live link
+  /// parallel to the pinned one (same two nodes): a server with several
+  /// circuits lit to one neighbour uses them all, as an unpinned flow
+  /// sprayed over them would.  The flow model only.
+  void spread_pinned_hops(bool on);
   /// Wire bytes message `id` has still to send at time `at` (now, or a
   /// global step's time: no event lies between): all of them if posted and
   /// not started (or waiting), the flow's remainder (and its last packet)

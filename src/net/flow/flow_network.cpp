@@ -110,6 +110,7 @@ class FlowNetworkImpl final : public NetworkModel {
     /// the links and out of the rate solver, `remaining` kept.
     bool held = false;
     std::uint32_t held_hops = 0;  ///< hops of the route it left (0: none yet)
+    std::uint32_t hops = 0;       ///< hops of its route (FlowRoute::hops; a hop may spread over parallel links)
   };
 
   FlowNetworkImpl(const Topology& topo, const FlowParams& params, PathProvider& paths, core::Simulator& sim)
@@ -184,7 +185,7 @@ class FlowNetworkImpl final : public NetworkModel {
     const FlowId slot = slot_of_[id];
     if (slot == kNoFlowSlot) return;  // not started, or past its flow (its last packet's latency)
     if (slots_[slot].held) return;    // routed again when it is let go
-    pinned_route(topo_, links, route_);
+    pin_route(links);
     move_flow(slot);
     ++stats_.repinned;
   }
@@ -216,7 +217,7 @@ class FlowNetworkImpl final : public NetworkModel {
       part_load_[side(fl.link, s.msg)][fl.link] -= fl.weight * s.rate;
       link_packets_[fl.link] -= fl.weight * moved;
     }
-    s.held_hops = static_cast<std::uint32_t>(rates_.links(slot).size());
+    s.held_hops = s.hops;
     rates_.remove(slot);
     for (const FlowLink& fl : rates_.links(slot))
       if (rates_.flows_on(fl.link) == 0) link_load_[fl.link] = part_load_[0][fl.link] = part_load_[1][fl.link] = 0.0;
@@ -236,12 +237,13 @@ class FlowNetworkImpl final : public NetworkModel {
     const auto old_hops = static_cast<double>(s.held_hops);
     for (const FlowLink& fl : route_.links) {
       ++link_flows_[fl.link];
-      link_packets_[fl.link] += moved;
+      link_packets_[fl.link] += fl.weight * moved;
     }
     totals_.packet_hops = static_cast<std::uint64_t>(std::llround(
         static_cast<double>(totals_.packet_hops) + moved * (static_cast<double>(route_.hops) - old_hops)));
     s.rate = 0.0;
     s.held = false;
+    s.hops = route_.hops;
     s.last = sim_.now();
     s.tail = core::serialization_time(w.last, route_.bottleneck_gbps);
     s.latency = route_.propagation + params_.switch_latency * static_cast<std::int64_t>(route_.hops - 1);
@@ -336,6 +338,48 @@ class FlowNetworkImpl final : public NetworkModel {
 
   void hold_unroutable(bool on) override { hold_unroutable_ = on; }
 
+  void spread_pinned_hops(bool on) override {
+    spread_ = on;
+    if (!on || !parallel_.empty()) return;
+    // Each data link's next parallel one (same source and destination), in a ring.
+    parallel_.resize(topo_.link_count());
+    std::unordered_map<std::uint64_t, LinkId> first, last;
+    for (LinkId l = 0; l < topo_.link_count(); ++l) {
+      parallel_[l] = l;
+      const Link& k = topo_.link(l);
+      if (!k.carries_data) continue;
+      const std::uint64_t key = std::uint64_t{k.src} << 32 | k.dst;
+      if (const auto it = last.find(key); it != last.end()) {
+        parallel_[it->second] = l;
+        parallel_[l] = first[key];
+        it->second = l;
+      } else {
+        first[key] = last[key] = l;
+      }
+    }
+  }
+
+  /// route_ for a pinned route; with spread_pinned_hops, each hop over
+  /// every live link parallel to the pinned one, evenly.
+  void pin_route(std::span<const LinkId> links) {
+    pinned_route(topo_, links, route_);
+    if (!spread_) return;
+    route_.links.clear();
+    for (const LinkId l : links) {
+      std::size_t live = 0;
+      LinkId k = l;
+      do {
+        live += !failures_ || link_state_->up(k) ? 1 : 0;
+        k = parallel_[k];
+      } while (k != l);
+      k = l;
+      do {
+        if (!failures_ || link_state_->up(k)) route_.links.push_back(FlowLink{k, 1.0 / static_cast<double>(live)});
+        k = parallel_[k];
+      } while (k != l);
+    }
+  }
+
   std::uint64_t unsent_bytes(MessageId id, SimTime at) override {
     const Message& m = messages_[id];
     if (m.post_time == SimTime::max() || m.post_time > at || m.failed) return 0;
@@ -377,7 +421,7 @@ class FlowNetworkImpl final : public NetworkModel {
     if (failures_ && link_state_->any_down()) return live_route(id);
     const Message& m = messages_[id];
     if (store_.pinned(id))
-      pinned_route(topo_, store_.route(id), route_);
+      pin_route(store_.route(id));
     else
       paths_.route_message(m.src, m.dst, m.flow_port, id, route_);
     return true;
@@ -456,7 +500,7 @@ class FlowNetworkImpl final : public NetworkModel {
     if (store_.pinned(id)) {
       const auto r = store_.route(id);
       if (!live_->path_ok(r.data(), r.size())) return false;
-      pinned_route(topo_, r, route_);
+      pin_route(r);
       return true;
     }
     try {
@@ -545,7 +589,7 @@ class FlowNetworkImpl final : public NetworkModel {
         return;
       }
     } else if (store_.pinned(id)) {
-      pinned_route(topo_, store_.route(id), route_);
+      pin_route(store_.route(id));
     } else {
       paths_.route_message(m.src, m.dst, m.flow_port, id, route_);
     }
@@ -570,6 +614,7 @@ class FlowNetworkImpl final : public NetworkModel {
     s.msg = id;
     s.live = true;
     s.held = false;
+    s.hops = route_.hops;
     slot_of_[id] = slot;
     s.remaining = flow_bytes;
     s.last = sim_.now();
@@ -807,6 +852,8 @@ class FlowNetworkImpl final : public NetworkModel {
   std::vector<std::uint8_t> started_;  // per message: has left its NIC's queue (start())
   bool paused_ = false;                // pause_flows until resume_flows
   bool hold_unroutable_ = false;       // hold_unroutable
+  bool spread_ = false;                // spread_pinned_hops
+  std::vector<LinkId> parallel_;       // per link: the next parallel data link (itself if none)
   // Link state ([[failures]]): off unless a schedule was given.
   bool failures_ = false;
   LinkStateRun links_state_;

@@ -619,6 +619,7 @@ namespace {
 void NetworkModel::pause_flows() { no_reconfiguration(); }
 void NetworkModel::resume_flows() { no_reconfiguration(); }
 void NetworkModel::hold_unroutable(bool) { no_reconfiguration(); }
+void NetworkModel::spread_pinned_hops(bool) { no_reconfiguration(); }
 std::uint64_t NetworkModel::unsent_bytes(MessageId, core::SimTime) { no_reconfiguration(); }
 
 std::vector<MessageId> NetworkModel::failed_messages() const {
@@ -675,6 +676,7 @@ void Network::switch_links(std::span<const LinkId> off, std::span<const LinkId> 
 void Network::pause_flows() { model_->pause_flows(); }
 void Network::resume_flows() { model_->resume_flows(); }
 void Network::hold_unroutable(bool on) { model_->hold_unroutable(on); }
+void Network::spread_pinned_hops(bool on) { model_->spread_pinned_hops(on); }
 std::uint64_t Network::unsent_bytes(MessageId id, core::SimTime at) { return model_->unsent_bytes(id, at); }
 std::vector<MessageId> Network::failed_messages() const { return model_->failed_messages(); }
 void Network::receive(const core::RemoteRecord& record) { model_->receive(record); }
