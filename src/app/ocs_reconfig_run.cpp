@@ -15,6 +15,15 @@ namespace fabricsim::app {
 using core::SimTime;
 using util::ConfigError;
 
+namespace {
+/// topology.reconfig_latency_ns, 0 read as the construction's own (ns).
+double reconfig_latency_ns(const config::Config& cfg) {
+  const double latency = cfg.get_float("topology.reconfig_latency_ns");
+  if (latency > 0) return latency;
+  return cfg.get_string("topology.construction") == "sip_ml" ? 25e3 : 10e6;
+}
+}  // namespace
+
 OcsReconfigRun::OcsReconfigRun(const config::Config& cfg, const net::Topology& topo, net::Network& network,
                                const std::vector<workload::PlannedMessage>& planned, std::uint64_t messages_total)
     : net_(network), topo_(topo), d_(topo.ocs_degree), messages_total_(messages_total) {
@@ -24,9 +33,7 @@ OcsReconfigRun::OcsReconfigRun(const config::Config& cfg, const net::Topology& t
   options_.connect = forwarding_;
   options_.discount = name_ != "sip_ml";
   epoch_ = SimTime::from_ns_f(cfg.get_float("topology.reconfig_epoch_ns"));
-  double latency = cfg.get_float("topology.reconfig_latency_ns");
-  if (latency == 0) latency = name_ == "sip_ml" ? 25e3 : 10e6;
-  latency_ = SimTime::from_ns_f(latency);
+  latency_ = SimTime::from_ns_f(reconfig_latency_ns(cfg));
   delay_ = std::min(epoch_, SimTime::from_ns_f(cfg.get_float("engine.control_latency_ns")));
   if (delay_ == SimTime::zero()) delay_ = epoch_;
   // Servers: the nodes that send on circuits (build_server_fabric numbers them 0..n-1).
@@ -348,8 +355,7 @@ std::unique_ptr<OcsReconfigRun> make_ocs_reconfig(const config::Config& cfg, con
     throw ConfigError(fmt::format("{}: failures.element: topology.construction = \"{}\" switches its circuits itself; "
                                   "[[failures]] are not supported on it",
                                   cfg.rows("failures").front().origin, how));
-  double latency = cfg.get_float("topology.reconfig_latency_ns");
-  if (latency == 0) latency = how == "sip_ml" ? 25e3 : 10e6;
+  const double latency = reconfig_latency_ns(cfg);
   const double epoch = cfg.get_float("topology.reconfig_epoch_ns");
   if (!(latency < epoch))
     throw ConfigError(fmt::format("topology.reconfig_latency_ns: {} ns is not less than reconfig_epoch_ns = {} ns "

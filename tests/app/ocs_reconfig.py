@@ -31,6 +31,7 @@ route's latency: 1 us per link, 100 ns per relaying server):
   ocs_reconfig.py EXE CHECK_OUTPUT_PY
 """
 import collections
+import json
 import math
 import os
 import subprocess
@@ -73,7 +74,6 @@ def trace(name, sends):
         nodes.append({"id": 100 + i, "rank": dst, "type": "COMM_RECV_NODE", "comm_src": 0, "comm_size": size,
                       "comm_tag": i + 1})
     path = os.path.join(d, name + ".json")
-    import json
     with open(path, "w") as f:
         json.dump({"schema": "fabricsim-trace-1", "name": name, "ranks": 3, "nodes": nodes}, f)
     return path
