@@ -2,6 +2,7 @@
 #include "ocs_reconfig_run.hpp"
 
 #include <algorithm>
+#include <array>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -30,6 +31,7 @@ OcsReconfigRun::OcsReconfigRun(const config::Config& cfg, const net::Topology& t
   FABRICSIM_ASSERT(d_ > 0, "not an optical fabric");
   name_ = cfg.get_string("topology.construction");
   forwarding_ = name_ == "ocs_reconfig";
+  drain_ = cfg.get_string("network.model") == "packet";
   options_.connect = forwarding_;
   options_.discount = name_ != "sip_ml";
   epoch_ = SimTime::from_ns_f(cfg.get_float("topology.reconfig_epoch_ns"));
@@ -130,27 +132,39 @@ void OcsReconfigRun::start(par::RecordExchange& requests) {
 }
 
 std::vector<std::int64_t> OcsReconfigRun::contribute(SimTime t) {
-  // [0] messages done whose destination this rank simulates, [1] messages
-  // of its sources with bytes not yet sent, then (pair, bytes) per pair.
-  std::vector<std::int64_t> out{0, 0};
-  std::vector<std::int64_t> demand(std::size_t{n_} * n_, 0);
+  // [0] messages of its sources with bytes not yet sent, [1] packets in
+  // flight as this rank counts them (injected here less delivered here: the
+  // sum over the ranks is exact, modulo 2^64), then the messages it saw
+  // start and finish since its last contribution (a count, then the ids,
+  // each list), then (pair, bytes) per pair of servers.
   const std::vector<net::Message>& msgs = net_.messages();
+  std::vector<std::int64_t> out{0, drain_ ? static_cast<std::int64_t>(net_.packets_in_flight()) : 0};
+  std::vector<std::int64_t> started, finished;
+  std::vector<std::int64_t> demand(std::size_t{n_} * n_, 0);
+  reported_.resize(msgs.size(), 0);
   for (net::MessageId id = 0; id < msgs.size(); ++id) {
     const net::Message& m = msgs[id];
-    if (m.end_time <= t) {
-      if (net_.owns(topo_.endpoint_node(m.dst))) ++out[0];
+    std::uint8_t& seen = reported_[id];
+    if (seen & 2u) continue;
+    if (m.failed || (m.end_time <= t && net_.owns(topo_.endpoint_node(m.dst)))) {
+      seen |= 2u;
+      finished.push_back(id);
       continue;
     }
     if (m.post_time > t || !net_.owns(topo_.endpoint_node(m.src))) continue;
-    if (m.failed) {
-      ++out[0];
-      continue;
+    if (!(seen & 1u) && m.sent_payload > 0) {
+      seen |= 1u;
+      started.push_back(id);
     }
     const std::uint64_t bytes = net_.unsent_bytes(id, t);
     if (bytes == 0) continue;
-    ++out[1];
+    ++out[0];
     const std::uint32_t u = server_[m.src], v = server_[m.dst];
     if (u != v) demand[pair(u, v)] += static_cast<std::int64_t>(bytes);
+  }
+  for (const auto* ids : {&started, &finished}) {
+    out.push_back(static_cast<std::int64_t>(ids->size()));
+    out.insert(out.end(), ids->begin(), ids->end());
   }
   for (std::size_t p = 0; p < demand.size(); ++p)
     if (demand[p] > 0) {
@@ -162,33 +176,60 @@ std::vector<std::int64_t> OcsReconfigRun::contribute(SimTime t) {
 
 void OcsReconfigRun::apply(SimTime t, const std::vector<std::int64_t>& all, const std::vector<std::int64_t>& counts) {
   // Sums over the ranks (integers: the order does not matter).
-  std::int64_t done = 0, waiting = 0;
-  std::vector<double> demand(std::size_t{n_} * n_, 0.0);
-  std::vector<std::int64_t> bytes(demand.size(), 0);
+  std::int64_t waiting = 0, in_flight = 0;
+  const std::size_t messages = net_.messages().size();
+  started_.resize(messages, 0);
+  finished_.resize(messages, 0);
+  std::vector<std::int64_t> bytes(std::size_t{n_} * n_, 0);
   std::size_t at = 0;
   for (const std::int64_t c : counts) {
-    done += all[at];
-    waiting += all[at + 1];
-    for (std::size_t k = at + 2; k + 1 < at + static_cast<std::size_t>(c); k += 2)
-      bytes[static_cast<std::size_t>(all[k])] += all[k + 1];
-    at += static_cast<std::size_t>(c);
+    const std::size_t end = at + static_cast<std::size_t>(c);
+    waiting += all[at];
+    in_flight += all[at + 1];
+    std::size_t k = at + 2;
+    for (const int list : {0, 1}) {
+      const auto n = static_cast<std::size_t>(all[k++]);
+      for (std::size_t i = 0; i < n; ++i, ++k) {
+        const auto id = static_cast<std::size_t>(all[k]);
+        if (list == 0) {
+          started_[id] = 1;
+        } else if (!finished_[id]) {
+          finished_[id] = 1;
+          ++finished_count_;
+        }
+      }
+    }
+    for (; k + 1 < end; k += 2) bytes[static_cast<std::size_t>(all[k])] += all[k + 1];
+    at = end;
   }
+  bool acted = false;
   if (t == install_at_) {
-    install();
-    return;
+    acted = true;
+    if (drain_ && in_flight != 0) {
+      // Packets are still on their way over circuits about to go dark: the
+      // switch waits for them (the NICs stay stopped).
+      const SimTime step = std::min(delay_, SimTime::from_ns(1000));
+      install_at_ = t + step;
+      requests_->request_step(install_at_);
+      paused_ = paused_ + step;
+      report_.pause_end_ns[pending_row_] = static_cast<double>(install_at_.ns());
+    } else {
+      install();
+    }
   }
   // A decision that changes nothing does not stretch the run (its time series, sim_time_ns).
-  if (t != next_epoch_ || done_) {
-    net_.simulator().passive();
-    return;
-  }
-  if (static_cast<std::uint64_t>(done) >= messages_total_) {
+  const auto idle = [&] {
+    if (!acted) net_.simulator().passive();
+  };
+  if (t != next_epoch_ || done_) return idle();
+  if (finished_count_ >= messages_total_) {
     done_ = true;  // the work is over: no more epochs
-    net_.simulator().passive();
-    return;
+    return idle();
   }
   next_epoch_ = t + epoch_;
   requests_->request_step(next_epoch_);
+  if (install_at_ != SimTime::max()) return idle();  // still switching (the fabric drains): no decision now
+  std::vector<double> demand(bytes.size(), 0.0);
   double sum = 0;
   for (std::size_t p = 0; p < bytes.size(); ++p) {
     demand[p] = static_cast<double>(bytes[p]);
@@ -196,21 +237,18 @@ void OcsReconfigRun::apply(SimTime t, const std::vector<std::int64_t>& all, cons
   }
   if (!(sum > 0)) {  // nothing between servers waits: the circuits stay
     record(t, 0, static_cast<std::uint32_t>(waiting), {}, false);
-    net_.simulator().passive();
-    return;
+    return idle();
   }
   const ctrl::OcsReconfigResult r = ctrl::ocs_reconfig(n_, d_, demand, options_);
   plan_switch(wanted(r));
   const bool changed = !off_.empty() || !on_.empty();
   record(t, sum, static_cast<std::uint32_t>(waiting), r, changed);
-  if (!changed) {
-    net_.simulator().passive();
-    return;
-  }
+  if (!changed) return idle();
   // Every flow stops for the reconfiguration; the new circuits come up
   // latency_ later (a step requested from inside one: t' >= t suffices).
   net_.pause_flows();
   install_at_ = t + latency_;
+  pending_row_ = report_.time_ns.size() - 1;
   requests_->request_step(install_at_);
   paused_ = paused_ + latency_;
   ++changes_;
@@ -273,10 +311,19 @@ void OcsReconfigRun::pin_routes() {
   std::vector<net::LinkId> links;
   for (net::MessageId id = 0; id < msgs.size(); ++id) {
     const net::Message& m = msgs[id];
-    if (m.end_time != SimTime::max() || m.failed) continue;
+    if (id < finished_.size() && finished_[id]) continue;  // (what every rank knows, not this rank's view)
     const std::uint32_t su = server_[m.src], sv = server_[m.dst];
-    if (su == sv) continue;  // inside a server: its intra-server links, never switched
-    if (route_at_[id] != UINT32_MAX) {
+    if (su == sv) {
+      // Inside a server: its intra-server links, never switched.  Without
+      // forwarding every message is pinned (an unpinned one waits), so these too, once.
+      if (!forwarding_ && route_at_[id] == UINT32_MAX) {
+        route_at_[id] = kInsideServer;
+        const std::array<net::LinkId, 2> inside{up_[m.src], down_[m.dst]};
+        net_.pin(id, inside, net::PinnedVc::Message, id >= started_.size() || started_[id] == 0);
+      }
+      continue;
+    }
+    if (route_at_[id] != UINT32_MAX && route_at_[id] != kInsideServer) {
       // Still all lit: keep it (a circuit of slot k of pair p is lit iff k < lit_[p]).
       bool lit = true;
       for (std::uint32_t i = route_at_[id] + 1; i <= route_at_[id] + route_links_[route_at_[id]]; ++i) {
@@ -321,7 +368,10 @@ void OcsReconfigRun::pin_routes() {
     route_links_.push_back(static_cast<net::LinkId>(links.size() - first));  // (length, then the circuits)
     route_links_.insert(route_links_.end(), links.begin() + static_cast<std::ptrdiff_t>(first), links.end());
     if (down_[m.dst] != net::kNoLink) links.push_back(down_[m.dst]);
-    net_.pin(id, links);
+    // FW: hop i on channel i (any lit path is deadlock-free so); a
+    // message no packet of which has left replaces its route.
+    net_.pin(id, links, forwarding_ ? net::PinnedVc::PerHop : net::PinnedVc::Message,
+             id >= started_.size() || started_[id] == 0);
   }
 }
 
@@ -341,10 +391,10 @@ std::unique_ptr<OcsReconfigRun> make_ocs_reconfig(const config::Config& cfg, con
                                                   net::Network& network, Workload& work) {
   if (topo.kind != "topoopt" || topo.ocs_degree == 0) return nullptr;
   const std::string& how = cfg.get_string("topology.construction");
-  if (cfg.get_string("network.model") != "flow")
+  if (cfg.get_string("network.model") == "analytic")
     throw ConfigError(fmt::format("network.model: topology.construction = \"{}\" pauses every flow while its "
-                                  "circuits change, which the flow model does; set network.model = \"flow\" (the "
-                                  "packet model's pause at the NICs is not built)",
+                                  "circuits change, which the analytic model cannot; set network.model = "
+                                  "\"packet\" or \"flow\"",
                                   how));
   if (work.global_steps() != nullptr)
     throw ConfigError(fmt::format("workload.queue: topology.construction = \"{}\" rewires the fabric for the jobs "

@@ -18,6 +18,17 @@
 // (Network::hold_unroutable) for a decision that lights one.  Either way a
 // pinned hop spreads over every circuit lit between its two servers
 // (Network::spread_pinned_hops): L circuits carry a flow at L x B.
+//
+// Models.  The flow model pauses every flow.  The packet model stops the
+// NICs; packets already on their way go on, and the circuits switch once
+// none is left in the fabric (re-checked every microsecond past the
+// latency; the pause recorded in /reconfig is the real one).  FW routes are
+// pinned hop i on channel i (deadlock-free over any lit path, needs
+// network.vcs >= the longest route's links).  What the decision needs
+// from every rank (bytes not yet sent, packets in flight, messages started
+// and finished since the last step) comes in its contribution, so that
+// routes are pinned, and replaced rather than versioned while a message
+// has not started, alike on any rank count.
 #pragma once
 
 #include <cstdint>
@@ -88,7 +99,8 @@ class OcsReconfigRun final : public par::GlobalSteps {
   std::vector<net::LinkId> up_, down_;   // per endpoint: its link to / from its server (kNoLink: it is the server)
   std::vector<std::int32_t> dist_;       // (dst * n + v): lit hops from v to dst
   // FW: per message, its pinned circuits (offsets into route_links_).
-  std::vector<std::uint32_t> route_at_;
+  std::vector<std::uint32_t> route_at_;  // UINT32_MAX: none; kInsideServer: its intra-server route
+  static constexpr std::uint32_t kInsideServer = UINT32_MAX - 1;
   std::vector<net::LinkId> route_links_;
   std::vector<std::int64_t> power_on_demand_;
   std::uint64_t messages_total_ = 0;
@@ -96,6 +108,13 @@ class OcsReconfigRun final : public par::GlobalSteps {
   core::SimTime next_epoch_ = core::SimTime::max();
   core::SimTime install_at_ = core::SimTime::max();
   std::vector<std::uint32_t> want_;  // the pending change
+  std::size_t pending_row_ = 0;      // its /reconfig row
+  bool drain_ = false;               // packet model: switch once no packet is in flight
+  // Per message: started (a packet or byte left its NIC) and finished
+  // (delivered, or failed), as every rank learnt them at the steps so
+  // far; what this rank reported already (bit 0 started, bit 1 finished).
+  std::vector<std::uint8_t> started_, finished_, reported_;
+  std::uint64_t finished_count_ = 0;
   std::vector<net::LinkId> off_, on_;
   bool done_ = false;
   stats::ReconfigReport report_;
@@ -104,8 +123,7 @@ class OcsReconfigRun final : public par::GlobalSteps {
 };
 
 /// The run's reconfiguration controller, or null when the topology is no
-/// optical TopoOpt fabric.  util::ConfigError for a model other than the
-/// flow model, a workload that takes global steps of its own (a cluster
+/// optical TopoOpt fabric.  util::ConfigError for the analytic model, a workload that takes global steps of its own (a cluster
 /// queue), [[failures]] rows, or a latency not below the epoch.
 std::unique_ptr<OcsReconfigRun> make_ocs_reconfig(const config::Config& cfg, const net::Topology& topo,
                                                   net::Network& network, Workload& work);

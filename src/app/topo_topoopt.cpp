@@ -254,10 +254,11 @@ void topoopt_routing(const config::Config& cfg, const net::Topology& topo, net::
                         std::to_string(r.coin->max_hops()));
     np.coin_paths = r.coin.get();
   }
-  // (An optical fabric runs in the flow model only, which has no virtual
-  // channels: its runs never need network.vcs to cover the hops.)
-  r.routes = std::make_unique<net::StateRoutes>(topo, net::hop_count_rules(topo, topo.ocs_degree > 0 ? 255 : np.vcs));
-  if (topo.ocs_degree > 0) np.vcs = std::max<std::uint32_t>(np.vcs, r.routes->rules().vcs());
+  // (The flow model has no virtual channels: its runs never need
+  // network.vcs to cover the hops of an optical fabric's every circuit.)
+  const bool channels = topo.ocs_degree == 0 || cfg.get_string("network.model") == "packet";
+  r.routes = std::make_unique<net::StateRoutes>(topo, net::hop_count_rules(topo, channels ? np.vcs : 255));
+  if (!channels) np.vcs = std::max<std::uint32_t>(np.vcs, r.routes->rules().vcs());
   if (r.coin) {
     np.state_routes = r.routes.get();
     r.note = std::to_string(k_paths) + " shortest loop-free routes per pair (Yen), one per message, VC = hop";

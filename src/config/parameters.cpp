@@ -251,7 +251,7 @@ std::vector<ParamDecl> declare() {
                          "Algorithm 5 from the demand not yet sent, all flows paused for `reconfig_latency_ns`, "
                          "hosts forwarding over the lit circuits (FW); `ocs_reconfig_nofw`: the same without "
                          "forwarding (a message waits for a direct circuit); `sip_ml`: SiP-ML, Algorithm 5 without "
-                         "the discount, no forwarding. The three run in the flow model (docs/model.md)."));
+                         "the discount, no forwarding. The three run in the flow and packet models (docs/model.md)."));
   p.push_back(float_param("topology", "reconfig_epoch_ns", "ns", 50e6,
                           "topoopt, construction = \"ocs_reconfig\", \"ocs_reconfig_nofw\" or \"sip_ml\": time "
                           "between two reconfiguration decisions (the paper samples the demand every 50 ms).",

@@ -470,6 +470,23 @@ void GroupBfs::run(const DestinationGroups& groups, std::uint32_t group) {
 }
 
 }  // namespace detail
+std::vector<LinkId> parallel_links(const Topology& topo) {
+  std::vector<LinkId> next(topo.link_count());
+  std::unordered_map<std::uint64_t, std::pair<LinkId, LinkId>> ends;  // (src, dst): first and last so far
+  for (LinkId l = 0; l < topo.link_count(); ++l) {
+    next[l] = l;
+    const Link& k = topo.link(l);
+    if (!k.carries_data) continue;
+    const std::uint64_t key = std::uint64_t{k.src} << 32 | k.dst;
+    const auto [it, fresh] = ends.try_emplace(key, l, l);
+    if (fresh) continue;
+    next[it->second.second] = l;
+    next[l] = it->second.first;
+    it->second.second = l;
+  }
+  return next;
+}
+
 std::vector<NodeId> server_of_nodes(const Topology& topo) {
   // Union-find over IntraServer links; the smallest id of a group is its root.
   std::vector<NodeId> up(topo.node_count());

@@ -27,7 +27,17 @@ route's latency: 1 us per link, 100 ns per relaying server):
     route versions): FW delivers every byte, every decision is d-regular,
     /jobs' p99 is the nearest-rank percentile of /iterations, and the cost
     is the paper's OCS-reconfig formula (d OCS ports per server) computed
-    here.
+    here;
+  * at packet level (NICs stop, the fabric drains, then the circuits switch):
+    noFW's message ends at 230 us + its packets back to back + the latency;
+    FW under load reads the unsent wire bytes of the packets not begun by
+    the epoch (derived from the start time, within one packet), server 0's
+    NIC is idle through the pause while server 1 relays what was on its way,
+    and the rest ends on the direct circuit at the time derived here;
+  * a DNN job at packet level: every byte delivered, nothing stranded, no
+    GPU sends inside any pause, identical (every /links, /flows, /iterations,
+    /jobs, /reconfig column) on 1, 2 and 3 ranks with forwarding, 1 and 2
+    without.
   ocs_reconfig.py EXE CHECK_OUTPUT_PY
 """
 import collections
@@ -42,7 +52,7 @@ import h5py
 import numpy as np
 
 exe, check = sys.argv[1], sys.argv[2]
-d = tempfile.mkdtemp()
+d = os.environ.get("KEEP") or tempfile.mkdtemp()
 PER, HDR, GBPS, LAT, RELAY = 1436, 64, 100.0, 1000.0, 100.0
 
 
@@ -79,7 +89,7 @@ def trace(name, sends):
     return path
 
 
-def run(name, construction, trace_path, *sets, degree=1, epoch=200000, latency=30000):
+def run(name, construction, trace_path, *sets, degree=1, epoch=200000, latency=30000, model="flow"):
     cfg = os.path.join(d, name + ".toml")
     with open(cfg, "w") as f:
         f.write(f'''[topology]
@@ -90,7 +100,8 @@ construction = "{construction}"
 reconfig_epoch_ns = {epoch}
 reconfig_latency_ns = {latency}
 [network]
-model = "flow"
+model = "{model}"
+vcs = 4
 link_gbps = {GBPS}
 link_latency_ns = {LAT}
 switch_latency_ns = {RELAY}
@@ -259,4 +270,126 @@ with h5py.File(out, "r") as f:
 checks += 1
 print(f"ok   DNN job on 8 servers of 4 GPUs (FW), 5 iterations: every byte delivered, {changed} reconfigurations, "
       f"each decision 2-regular, p99 by nearest rank; cost {cost:.0f} USD by the OCS-reconfig formula")
+
+# ---- packet level: the NICs stop for the pause, the circuits switch once the fabric has drained
+SER = ns(PER + HDR)  # a full packet's serialization
+with h5py.File(run("nofw-pk", "ocs_reconfig_nofw", TWO, model="packet"), "r") as f:
+    rc = f["reconfig"]
+    assert lit(f, 1) == {(0, 2): 1} and list(rc["pause_end_ns"][()]) == [-1, 230000], rc["pause_end_ns"][()]
+    end = f["flows/end_ns"][()]
+    # One hop from NIC to NIC, its packets back to back: the wire bytes' serialization, then the latency.
+    assert close(end[0], ns(wire(1_000_000)[0]) + LAT), (end[0], ns(wire(1_000_000)[0]) + LAT)
+    assert close(end[1], 230000 + ns(wire(500_000)[0]) + LAT), (end[1], 230000 + ns(wire(500_000)[0]) + LAT)
+checks += 1
+print(f"ok   packet noFW: 0->2 waits for the epoch and the 30 us pause; ends {end[1]:.2f} ns = 230 us + its packets "
+      "back to back + the latency")
+
+with h5py.File(run("pause-pk", "ocs_reconfig", PHASES, model="packet", epoch=500000), "r") as f:
+    rc = f["reconfig"]
+    # Nothing is left in flight 30 us after the NICs stopped: the switch is on time.
+    assert list(rc["time_ns"][()]) == [0, 500000] and rc["pause_end_ns"][1] == 530000, rc["pause_end_ns"][()]
+    start = f["flows/start_ns"][()][1]
+    t2, l2 = wire(4_000_000)
+    sent = math.ceil((500000 - start) / SER)  # packets begun before the epoch, back to back on 0->1
+    unsent = t2 - sent * (PER + HDR)
+    assert int(rc["demand_bytes"][1]) in (unsent, unsent + PER + HDR), (rc["demand_bytes"][()], unsent)
+    unsent = int(rc["demand_bytes"][1])
+    end = f["flows/end_ns"][()][1]
+    want = 530000 + ns(unsent) + LAT  # the rest back to back on the direct circuit 0->2
+    assert close(end, want), (end, want)
+    names = [n.decode() if isinstance(n, bytes) else n for n in f["nodes/name"][()]]
+    L = f["links"]
+    at = {(names[a], names[b]): i for i, (a, b, data) in enumerate(zip(L["src"][()], L["dst"][()], L["carries_data"][()]))
+          if data}
+    series = f["links/timeseries/tx_bytes"][()]
+    step = f["links/timeseries/tx_bytes"].attrs["interval_ns"]
+    k0, k1 = int(500000 // step), int(530000 // step)
+    # Server 0's NIC sends nothing during the pause; server 1 relays what was on its way, then nothing.
+    assert np.all(series[at[("srv0", "srv1")], k0:k1] == 0), series[at[("srv0", "srv1")], k0 - 1:k1 + 1]
+    assert np.all(series[at[("srv1", "srv2")], k0 + 1:k1] == 0) and series[at[("srv1", "srv2")], k0] > 0
+checks += 1
+print(f"ok   packet FW under load: the epoch reads {unsent} unsent wire bytes, server 1 drains what was on its way, "
+      f"every link idle to 530 us, ends {end:.2f} ns on the direct circuit")
+
+# A DNN job at packet level on 1, 2 and 3 ranks: identical, every byte
+# delivered, the pauses visible at the GPUs' NICs.
+cfg = os.path.join(d, "dnn-pk.toml")
+with open(cfg, "w") as f:
+    f.write(f'''[topology]
+kind = "topoopt"
+servers = 8
+degree = 2
+gpu_servers = true
+gpus_per_server = 4
+construction = "ocs_reconfig"
+reconfig_epoch_ns = 40000
+reconfig_latency_ns = 5000
+[network]
+model = "packet"
+vcs = 12
+link_gbps = 100
+link_latency_ns = 5000
+[workload]
+kind = "dnn"
+model = "{MODEL}"
+minibatch = 128
+data_parallel = 32
+expert_parallel = 32
+iterations = 1
+[output]
+progress = "never"
+interval_ns = 1000
+''')
+
+
+def columns(f):
+    out = {}
+    for g in ("links", "flows", "iterations", "jobs", "reconfig", "reconfig_links"):
+        f[g].visititems(lambda k, v: out.__setitem__(g + "/" + k, v[()]) if isinstance(v, h5py.Dataset) else None)
+    for k in ("sim_time_ns", "packets_delivered", "bytes_delivered", "packet_hops"):
+        out[k] = f["summary"].attrs[k]
+    return out
+
+
+ref = None
+for construction, ranks in (("ocs_reconfig", 1), ("ocs_reconfig", 2), ("ocs_reconfig", 3),
+                            ("ocs_reconfig_nofw", 1), ("ocs_reconfig_nofw", 2)):
+    if ranks == 1:
+        ref = None
+    out = os.path.join(d, f"dnn-pk-{construction}-{ranks}.h5")
+    cmd = [exe, "run", cfg, "-o", out, "--set", f"topology.construction={construction}"]
+    r = subprocess.run((["mpiexec", "-n", str(ranks)] if ranks > 1 else []) + cmd, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    c = subprocess.run([sys.executable, check, out, str(ranks)], capture_output=True, text=True)
+    assert c.returncode == 0, (c.stdout, c.stderr)
+    with h5py.File(out, "r") as f:
+        cols = columns(f)
+        if ref is None:
+            ref = cols
+            s = f["summary"].attrs
+            assert s["bytes_delivered"] == s["bytes_injected"] and s["packets_stranded"] == 0, dict(s)
+            assert s["messages_delivered"] == f["flows/src"].shape[0]
+            rc = f["reconfig"]
+            t, pe = rc["time_ns"][()], rc["pause_end_ns"][()]
+            changed = pe > 0
+            assert changed.sum() >= 2, pe
+            assert np.all(pe[changed] - t[changed] >= 5000), (t[changed], pe[changed])
+            names = [n.decode() if isinstance(n, bytes) else n for n in f["nodes/name"][()]]
+            L = f["links"]
+            series = L["timeseries/tx_bytes"][()]
+            step = L["timeseries/tx_bytes"].attrs["interval_ns"]
+            nics = [i for i, a in enumerate(L["src"][()]) if not names[a].startswith("srv")]  # GPU -> server
+            assert len(nics) == 32
+            for a, b in zip(t[changed], pe[changed]):
+                k0, k1 = int(math.ceil(a / step)), int(b // step)
+                assert k1 > k0 and np.all(series[nics, k0:k1] == 0), (a, b)
+        else:
+            same = lambda a, b: np.array_equal(a, b, equal_nan=np.asarray(a).dtype.kind == "f")  # noqa: E731
+            diff = [k for k in ref if not same(ref[k], cols[k])]
+            assert not diff, (ranks, diff)
+        if ranks == 1:
+            print(f"ok   packet DNN job ({construction}, {int(changed.sum())} reconfigurations): every byte "
+                  "delivered, no GPU sends during a pause")
+checks += 1
+print("ok   packet DNN job: FW identical on 1, 2 and 3 ranks, noFW on 1 and 2")
 print(f"{checks} checks passed")

@@ -194,7 +194,7 @@ class NetworkModel {
   virtual std::uint64_t max_buffer_occupancy() const { return 0; }
   virtual std::int64_t min_credits_seen() const { return 0; }
   /// Network::pin.  Default: refused (UserError).
-  virtual void pin(MessageId id, std::span<const LinkId> links, PinnedVc vc);
+  virtual void pin(MessageId id, std::span<const LinkId> links, PinnedVc vc, bool unused);
   virtual core::SimTime series_interval() const { return core::SimTime::zero(); }
   virtual std::size_t series_bins() const { return 0; }
   /// Network::set_link_schedule.  Default: refuses a non-empty schedule (UserError).
@@ -267,7 +267,11 @@ class Network {
   /// Call it identically on every process (at creation, or in a global
   /// step's decision).  util::UserError naming the message if `links` is
   /// not a route between its endpoints, or the model cannot re-pin.
-  void pin(MessageId id, std::span<const LinkId> links, PinnedVc vc = PinnedVc::Message);
+  /// `unused`: the caller knows, alike on every process, that no packet of
+  /// the message has left its NIC (a global step's view): the packet model
+  /// then replaces its route instead of adding a version (a message has at
+  /// most RouteStore::kMaxVersions); the flow model knows this itself.
+  void pin(MessageId id, std::span<const LinkId> links, PinnedVc vc = PinnedVc::Message, bool unused = false);
   void set_listener(MessageListener* listener);
   /// Link state changes of the run (`[[failures]]`, link_state.hpp): the
   /// changes at time 0 apply at once, the others at their times, on every
@@ -287,24 +291,31 @@ class Network {
   /// they are; messages starting meanwhile wait) until resume_flows(),
   /// which routes each waiting message again (its pinned route, or the
   /// policy's over the live links) and lets it go on.  Call both at global
-  /// steps.  The flow model only; util::UserError elsewhere.
+  /// steps.  The packet model: the NICs stop injecting (packets on their
+  /// way go on), and at resume_flows a message waiting at its NIC whose
+  /// first hop went dark meanwhile starts again on its route then.  The
+  /// analytic model: util::UserError.
   void pause_flows();
   void resume_flows();
   /// With `on`, a message that finds no live route when it starts (or at
   /// resume_flows) waits for one instead of failing: it is retried at every
   /// switch_links and resume_flows (a fabric without host forwarding waits
-  /// for a direct circuit).  The flow model only.
+  /// for a direct circuit).  The packet model retries at resume_flows only
+  /// (it holds a message that is unpinned, or whose pinned route has a dark
+  /// hop, at its NIC).  Not the analytic model.
   void hold_unroutable(bool on);
   /// With `on`, a pinned hop carries the flow evenly over every live link
   /// parallel to the pinned one (same two nodes): a server with several
   /// circuits lit to one neighbour uses them all, as an unpinned flow
-  /// sprayed over them would.  The flow model only.
+  /// sprayed over them would.  The packet model picks, per packet and hop,
+  /// the least occupied of them (at a forwarding endpoint's NIC, whichever
+  /// is free, as adaptive injection does).  Not the analytic model.
   void spread_pinned_hops(bool on);
   /// Wire bytes message `id` has still to send at time `at` (now, or a
   /// global step's time: no event lies between): all of them if posted and
   /// not started (or waiting), the flow's remainder (and its last packet)
-  /// while it is one, 0 once it has left or before it is posted.  The flow
-  /// model only.
+  /// while it is one, 0 once it has left or before it is posted.  Read it
+  /// on the process that simulates the source.  Not the analytic model.
   std::uint64_t unsent_bytes(MessageId id, core::SimTime at);
   /// Messages this process saw fail (Message::failed), ascending.
   std::vector<MessageId> failed_messages() const;

@@ -687,6 +687,12 @@ std::vector<std::uint32_t> dmodk_divisors(const Topology& topo);
 /// (LinkStats::originated_bytes).
 std::vector<NodeId> server_of_nodes(const Topology& topo);
 
+/// Per link, the next data link parallel to it (the same source and
+/// destination node), in a ring over each such set (itself when it has
+/// none): a TopoOpt server's several circuits to one neighbour, which a
+/// pinned hop spreads over (Network::spread_pinned_hops).
+std::vector<LinkId> parallel_links(const Topology& topo);
+
 /// Minimal-route candidates.
 ///
 /// A minimal path is a shortest path in data-carrying links (see

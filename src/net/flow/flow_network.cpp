@@ -176,7 +176,7 @@ class FlowNetworkImpl final : public NetworkModel {
   /// flight: its bytes not yet sent move to the new route now (the links
   /// keep what they carried; its packet count moves in proportion), as a
   /// new flow would, at a rate the next recomputation sets.
-  void pin(MessageId id, std::span<const LinkId> links, PinnedVc vc) override {
+  void pin(MessageId id, std::span<const LinkId> links, PinnedVc vc, bool /*unused: known here*/) override {
     if (!started_[id] && store_.pinned(id)) {  // nothing took its route yet: no new version
       store_.replace(id, links, vc);
       return;
@@ -340,23 +340,7 @@ class FlowNetworkImpl final : public NetworkModel {
 
   void spread_pinned_hops(bool on) override {
     spread_ = on;
-    if (!on || !parallel_.empty()) return;
-    // Each data link's next parallel one (same source and destination), in a ring.
-    parallel_.resize(topo_.link_count());
-    std::unordered_map<std::uint64_t, LinkId> first, last;
-    for (LinkId l = 0; l < topo_.link_count(); ++l) {
-      parallel_[l] = l;
-      const Link& k = topo_.link(l);
-      if (!k.carries_data) continue;
-      const std::uint64_t key = std::uint64_t{k.src} << 32 | k.dst;
-      if (const auto it = last.find(key); it != last.end()) {
-        parallel_[it->second] = l;
-        parallel_[l] = first[key];
-        it->second = l;
-      } else {
-        first[key] = last[key] = l;
-      }
-    }
+    if (on && parallel_.empty()) parallel_ = parallel_links(topo_);
   }
 
   /// route_ for a pinned route; with spread_pinned_hops, each hop over
@@ -1006,7 +990,7 @@ class AnalyticNetworkImpl final : public NetworkModel {
 
   /// Before the message starts only: a message store-and-forwards whole
   /// along its path, so once it has started there is nothing to move.
-  void pin(MessageId id, std::span<const LinkId> links, PinnedVc) override {
+  void pin(MessageId id, std::span<const LinkId> links, PinnedVc, bool) override {
     if (started_[id])
       throw util::UserError(fmt::format("the analytic model cannot re-pin message {}: it has started (a message "
                                         "moves whole along its path; pin it before it is posted)",

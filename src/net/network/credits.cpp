@@ -29,9 +29,13 @@ void NetworkImpl::add_pending_credit(LinkId out, std::uint8_t vc, std::uint32_t 
     *link = c;
     cs_[k].due = credit_pool_[cs_[k].head].time;
   }
-  std::uint64_t& waiting = credit_waiting_[out / 64];
-  if (waiting & (std::uint64_t{1} << (out % 64))) {
-    waiting &= ~(std::uint64_t{1} << (out % 64));
+  // An output blocked on this channel wakes for the credit if it is due
+  // before the wake-up it has.  (That wake-up was set from the credits
+  // known when it blocked; one returned later may be due earlier, and over
+  // a link between ranks a credit is known later than in one process: the
+  // wake-ups, and so the run, would differ with the rank count.)
+  if ((credit_waiting_[out / 64] >> (out % 64) & 1u) && (wait_vcs_[out] >> vc & 1u) && at < credit_wake_[out]) {
+    credit_wake_[out] = at;
     schedule_wake(out, at);
   }
 }
@@ -81,7 +85,9 @@ SimTime NetworkImpl::wait_for_credits(LinkId o, std::uint32_t vc_mask) {
   if (port_[o].stall_since == SimTime::max()) port_[o].stall_since = sim_.now();
   const SimTime t = next_credit_time(o, vc_mask);
   FABRICSIM_DEBUG_ASSERT(t > sim_.now(), "a due credit was not absorbed");
-  if (t == SimTime::max()) credit_waiting_[o / 64] |= std::uint64_t{1} << (o % 64);  // the next credit returned wakes it
+  credit_waiting_[o / 64] |= std::uint64_t{1} << (o % 64);  // a credit returned due before t wakes it earlier
+  wait_vcs_[o] = vc_mask;
+  credit_wake_[o] = t;
   return t;
 }
 

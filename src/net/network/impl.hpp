@@ -93,7 +93,7 @@ class NetworkImpl final : public NetworkModel {
 
   // NetworkModel (model.cpp)
   MessageId create(EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint32_t tag) override;
-  void pin(MessageId id, std::span<const LinkId> links, PinnedVc vc) override;
+  void pin(MessageId id, std::span<const LinkId> links, PinnedVc vc, bool unused) override;
   void post(MessageId id, SimTime at) override;
   std::vector<Message>& messages() override { return messages_; }
   void set_listener(MessageListener* listener) override { listener_ = listener; }
@@ -116,6 +116,12 @@ class NetworkImpl final : public NetworkModel {
   void switch_links(std::span<const LinkId> off, std::span<const LinkId> on) override;
   /// Strands what waits for the owned outputs among `down`.
   void went_down(const std::vector<LinkId>& down);
+  // An optical fabric reconfiguring (nic.cpp; Network::pause_flows).
+  void pause_flows() override { paused_ = true; }
+  void resume_flows() override;
+  void hold_unroutable(bool on) override { hold_ = on; }
+  void spread_pinned_hops(bool on) override;
+  std::uint64_t unsent_bytes(MessageId id, SimTime at) override;
 
   void on_link_event(const core::Event& ev);
   /// Prefetch hints (see Simulator::set_prefetch): what the handlers of a
@@ -201,6 +207,10 @@ class NetworkImpl final : public NetworkModel {
   // Outputs blocked on credits with none on the way, one bit each: the
   // sender's credit return checks it, and a bitset stays in cache.
   std::vector<std::uint64_t> credit_waiting_;
+  // Of a blocked output (its credit_waiting_ bit set, cleared when it
+  // sends): the channels it waits for, and its wake-up for them.
+  std::vector<std::uint32_t> wait_vcs_;
+  std::vector<SimTime> credit_wake_;
   // As the input of its far end: the crossbar, and the credit return.
   struct InPort {
     SimTime xbar_free;     // when its crossbar path is free again
@@ -434,6 +444,29 @@ class NetworkImpl final : public NetworkModel {
   void strand_at_input(LinkId in, std::uint32_t p, bool buffered);
   /// Message id's bytes not yet sent will never be: counted, its engine freed.
   void fail_unsent(MessageId id);
+  // Reconfiguration (pause_flows .. resume_flows, hold_unroutable,
+  // spread_pinned_hops): the NICs inject nothing while paused_; held_ has
+  // the messages of this process's sources that wait for resume_flows at
+  // their NIC (a first hop gone dark while paused; under hold_, no live
+  // pinned route).
+  bool paused_ = false;
+  bool hold_ = false;
+  bool spread_ = false;
+  std::vector<LinkId> parallel_;  // parallel_links(), with spread_
+  std::vector<MessageId> held_;
+  /// Whether pinned hop g (topology id) can be taken: it is up, or (spread_) a parallel link is.
+  bool hop_live(LinkId g) const;
+  /// Whether message id may start now: pinned with every hop live, or unpinned and not hold_.
+  bool can_start(MessageId id) const;
+  /// Takes message id out of every NIC round of its source (it waits in
+  /// held_ or on a new first hop); whether it was in one.
+  bool leave_nic_rounds(MessageId id);
+  /// A pinned message joins the round of its route's first hop (spread_ at
+  /// a forwarding endpoint: of every live link parallel to it) and arbitrates.
+  void join_pinned(MessageId id);
+  /// spread_: the least occupied (on channel vc) live link parallel to g
+  /// (topology ids; g itself among them), kNoLink if none is live.
+  LinkId spread_hop(LinkId g, std::uint8_t vc);
   /// The candidates (ports of `at`) that still lead to pkt.dst over live links.
   std::span<const PortIndex> live_candidates(NodeId at, const Packet& pkt, std::span<const PortIndex> cands);
   /// Keeps the moves in opts_ (global link ids) that still reach `target` over live links.
@@ -450,6 +483,7 @@ class NetworkImpl final : public NetworkModel {
                               8 * sizeof(std::uint64_t) +  // the output's counters (local_stats_)
                               sizeof(HopBytes) +
                               1 +    // credit_waiting_ bit, rounded up
+                              sizeof(std::uint32_t) + sizeof(SimTime) +  // wait_vcs_, credit_wake_
                               128;   // in use: VOQ and NIC lists, packets and events in flight (measured,
                                      // 16k Hx2Mesh alltoall: about 25 MiB over 163,840 links)
     if (duato) per_local += vcs * sizeof(std::int64_t);
@@ -526,8 +560,9 @@ class NetworkImpl final : public NetworkModel {
   /// Earliest pending credit among the VCs in `vc_mask` (after their due
   /// credits were absorbed, so it lies in the future), or max().
   SimTime next_credit_time(LinkId out, std::uint32_t vc_mask) const;
-  /// Marks the output as blocked on credits; returns when the next pending
-  /// credit arrives (max() if none is on its way yet).
+  /// Marks the output as blocked on credits of the channels in vc_mask;
+  /// returns when the next pending one arrives (max() if none is on its way
+  /// yet).  A credit returned later and due earlier wakes it then.
   SimTime wait_for_credits(LinkId o, std::uint32_t vc_mask);
   void on_packet(LinkId in, std::uint32_t p);
   /// The packet's tail reaches its destination endpoint over `in` at `tail`.

@@ -71,6 +71,8 @@ void NetworkImpl::build_state() {
   port_.assign(nloc, OutPort{});
   in_.assign(nloc, InPort{});
   credit_waiting_.assign((nloc + 63) / 64, 0);
+  wait_vcs_.assign(nloc, 0);
+  credit_wake_.assign(nloc, SimTime::max());
   cs_.assign(nloc * vcs,
              CreditState{static_cast<std::int64_t>(params_.buffer_bytes), SimTime::max(), kNoPacket, kNoPacket, 0});
   min_credits_ = static_cast<std::int64_t>(params_.buffer_bytes);
@@ -235,31 +237,26 @@ MessageId NetworkImpl::create(EndpointId src, EndpointId dst, std::uint64_t byte
   return id;
 }
 
-void NetworkImpl::pin(MessageId id, std::span<const LinkId> links, PinnedVc vc) {
+void NetworkImpl::pin(MessageId id, std::span<const LinkId> links, PinnedVc vc, bool unused) {
   Message& m = messages_[id];
-  store_.pin(id, links, vc);
+  if (vc == PinnedVc::PerHop && links.size() > params_.vcs)
+    throw util::ConfigError(fmt::format("network.vcs: message {} is pinned to a route of {} links, each on a channel "
+                                      "of its own (hop i on channel i: deadlock-free on any route); set "
+                                      "network.vcs >= {} (it is {})",
+                                      id, links.size(), links.size(), params_.vcs));
+  if (unused && store_.pinned(id)) {
+    store_.replace(id, links, vc);  // no packet took the current version (the caller knows, on every process)
+  } else {
+    store_.pin(id, links, vc);
+  }
   // Every packet on its way (nothing left to move), or nothing simulated yet.
   if (m.sent_payload == m.bytes || m.post_time == SimTime::max() || local_.empty()) return;
   const NodeId node = topo_.endpoint_node(m.src);
   if (!owned_.empty() && !owned_[node]) return;
   // Waiting at its NIC for a turn on an output (started, not all sent):
-  // the rest waits on the new route's first link.  (Not yet started: it
-  // will start there.)
-  bool waiting = false;
-  const Node& n = topo_.nodes()[node];
-  for (const LinkId g : n.out) {
-    const LinkId o = local_[g];
-    if (o == kNoLink || nic_active_.size() <= o) continue;
-    const auto& list = nic_active_[o].list;
-    if (std::find(list.begin(), list.end(), id) == list.end()) continue;
-    waiting = true;
-    leave_nic_round(o, id);
-  }
-  if (id < inj_at_.size()) inj_at_[id] = kNoPacket;  // (adaptive injection no longer)
-  if (!waiting) return;
-  const LinkId first = local_[links[0]];
-  join_nic_round(first, id);
-  arbitrate(first);
+  // the rest waits on the new route's first link.  (Not yet started, or
+  // held: it will start there.)
+  if (leave_nic_rounds(id)) join_pinned(id);
 }
 
 void NetworkImpl::note_queue(LinkId o) {
@@ -492,7 +489,15 @@ void NetworkImpl::strand_output(LinkId o) {
     if (port_[o].mixed && id < inj_at_.size() && inj_at_[id] != kNoPacket)
       for (std::uint32_t i = inj_at_[id]; inj_[i].link != kNoLink; ++i)
         elsewhere = elsewhere || (inj_[i].link != o && link_state_->up(li_[inj_[i].link].global));
-    if (!elsewhere) fail_unsent(id);
+    if (elsewhere) continue;
+    if (paused_) {
+      // An optical fabric reconfiguring: it starts again at resume_flows,
+      // on the route its controller pins meanwhile.
+      leave_nic_rounds(id);
+      held_.push_back(id);
+    } else {
+      fail_unsent(id);
+    }
   }
 }
 
@@ -596,7 +601,7 @@ void NetworkModel::set_partition(const std::vector<std::int32_t>& part, std::int
     if (p != 0) throw util::UserError("this network model runs on one process only");
 }
 
-void NetworkModel::pin(MessageId, std::span<const LinkId>, PinnedVc) {
+void NetworkModel::pin(MessageId, std::span<const LinkId>, PinnedVc, bool) {
   throw util::UserError("this network model does not take pinned routes");
 }
 
@@ -661,11 +666,11 @@ MessageId Network::create(EndpointId src, EndpointId dst, std::uint64_t payload_
 void Network::post(MessageId id, SimTime at) { model_->post(id, at); }
 void Network::set_post_time(MessageId id, SimTime at) { model_->messages()[id].post_time = at; }
 void Network::set_flow_port(MessageId id, std::uint16_t port) { model_->messages()[id].flow_port = port; }
-void Network::pin(MessageId id, std::span<const LinkId> links, PinnedVc vc) {
+void Network::pin(MessageId id, std::span<const LinkId> links, PinnedVc vc, bool unused) {
   const Message& m = model_->messages().at(id);
   if (const std::string why = RouteStore::check(topo_, m.src, m.dst, links); !why.empty())
     throw util::UserError(fmt::format("message {} (endpoint {} to {}): not a route: {}", id, m.src, m.dst, why));
-  model_->pin(id, links, vc);
+  model_->pin(id, links, vc, unused);
 }
 void Network::set_partition(const std::vector<std::int32_t>& part, std::int32_t rank, core::RemoteSink* sink) {
   model_->set_partition(part, rank, sink);

@@ -59,7 +59,7 @@ void NetworkImpl::leave_nic_round(LinkId o, MessageId id) {
 bool NetworkImpl::arbitrate_nic(LinkId o) {
   auto& act = nic_active_[o].list;
   std::uint32_t& rr = nic_active_[o].rr;
-  if (act.empty()) return false;
+  if (act.empty() || paused_) return false;  // (resume_flows arbitrates again)
   const std::size_t n = act.size();
   const std::size_t start_idx = round_next(rr, n);
   bool credit_blocked = false;
@@ -195,6 +195,10 @@ void NetworkImpl::release_engine(EndpointId src) {
 
 void NetworkImpl::start_message(MessageId id) {
   Message& m = messages_[id];
+  if (hold_ && !can_start(id)) [[unlikely]] {  // no live route yet: it waits at its NIC (resume_flows)
+    held_.push_back(id);
+    return;
+  }
   const NodeId node = topo_.endpoint_node(m.src);
   Packet probe{};
   probe.dst = m.dst;
@@ -202,13 +206,14 @@ void NetworkImpl::start_message(MessageId id) {
   LinkId o;
   if (!store_.empty() && store_.pinned(id)) {
     const std::uint32_t v = store_.version(id);
-    if (failures_ && !link_state_->up(store_.link(id, v, 0))) [[unlikely]] {
+    if (failures_ && !hop_live(store_.link(id, v, 0))) [[unlikely]] {
       fail_unsent(id);
       return;
     }
-    o = local_[store_.link(id, v, 0)];
     if (store_.vc(id, v) == PinnedVc::PerHop) m.vc = 0;
     m.first_state = 1;
+    join_pinned(id);
+    return;
   } else if (rules_) {
     // The first move of the message's route (all its packets take it).
     opts_.clear();
@@ -257,6 +262,128 @@ void NetworkImpl::start_message(MessageId id) {
   }
   join_nic_round(o, id);
   arbitrate(o);
+}
+
+void NetworkImpl::join_pinned(MessageId id) {
+  const LinkId g = store_.link(id, store_.version(id), 0);
+  if (id < inj_at_.size()) inj_at_[id] = kNoPacket;
+  const LinkId o = local_[g];
+  if (spread_ && port_[o].mixed && parallel_[g] != g) {
+    // A forwarding endpoint with several live circuits to its route's first
+    // neighbour: the message waits at each, and whichever is free sends its
+    // next packet (adaptive injection's lists; the packet's route is the
+    // pinned one from hop 1 on).
+    if (inj_at_.size() <= id) inj_at_.resize(static_cast<std::size_t>(id) + 1, kNoPacket);
+    const auto begin = static_cast<std::uint32_t>(inj_.size());
+    LinkId k = g;
+    do {
+      if (!failures_ || link_state_->up(k)) inj_.push_back(FirstMove{local_[k], 0, 1});
+      k = parallel_[k];
+    } while (k != g);
+    const auto end = static_cast<std::uint32_t>(inj_.size());
+    if (end - begin > 1) {
+      inj_.push_back(FirstMove{kNoLink, 0, 0});
+      inj_at_[id] = begin;
+      for (std::uint32_t i = begin; i < end; ++i) join_nic_round(inj_[i].link, id);
+      for (std::uint32_t i = begin; i < end; ++i) arbitrate(inj_[i].link);
+      return;
+    }
+    inj_.resize(begin);
+  }
+  join_nic_round(o, id);
+  arbitrate(o);
+}
+
+bool NetworkImpl::leave_nic_rounds(MessageId id) {
+  bool was = false;
+  for (const LinkId g : topo_.node(topo_.endpoint_node(messages_[id].src)).out) {
+    const LinkId o = local_[g];
+    if (o == kNoLink || nic_active_.size() <= o) continue;
+    const auto& list = nic_active_[o].list;
+    if (std::find(list.begin(), list.end(), id) == list.end()) continue;
+    was = true;
+    leave_nic_round(o, id);
+  }
+  if (id < inj_at_.size()) inj_at_[id] = kNoPacket;
+  return was;
+}
+
+bool NetworkImpl::hop_live(LinkId g) const {
+  if (!failures_ || link_state_->up(g)) return true;
+  if (!spread_) return false;
+  for (LinkId k = parallel_[g]; k != g; k = parallel_[k])
+    if (link_state_->up(k)) return true;
+  return false;
+}
+
+bool NetworkImpl::can_start(MessageId id) const {
+  if (store_.empty() || !store_.pinned(id)) return !hold_;
+  for (const LinkId g : store_.route(id))
+    if (!hop_live(g)) return false;
+  return true;
+}
+
+LinkId NetworkImpl::spread_hop(LinkId g, std::uint8_t vc) {
+  LinkId best = kNoLink;
+  std::int64_t least = INT64_MAX;
+  LinkId k = g;
+  do {
+    if (!failures_ || link_state_->up(k))
+      if (const std::int64_t occ = occupancy(local_[k], vc); occ < least) {
+        least = occ;
+        best = k;
+      }
+    k = parallel_[k];
+  } while (k != g);
+  return best;
+}
+
+void NetworkImpl::spread_pinned_hops(bool on) {
+  spread_ = on;
+  if (on && parallel_.empty()) parallel_ = parallel_links(topo_);
+}
+
+std::uint64_t NetworkImpl::unsent_bytes(MessageId id, SimTime at) {
+  const Message& m = messages_[id];
+  if (m.post_time == SimTime::max() || m.post_time > at || m.failed) return 0;
+  const std::uint64_t left = m.bytes - m.sent_payload;
+  return left + (left + payload_per_packet_ - 1) / payload_per_packet_ * params_.header_bytes;
+}
+
+void NetworkImpl::resume_flows() {
+  paused_ = false;
+  if (!state_built_) return;
+  const auto mine = [&](LinkId o) { return owned_.empty() || owned_[li_[o].src] != 0; };
+  // Under hold_, a message at its NIC whose pinned route now has a dark hop
+  // (no forwarding, no direct circuit left) waits.
+  if (hold_)
+    for (LinkId o = 0; o < nic_active_.size(); ++o) {
+      if (nic_active_[o].list.empty() || !mine(o)) continue;
+      const std::vector<MessageId> list = nic_active_[o].list;
+      for (const MessageId id : list)
+        if (!can_start(id) && leave_nic_rounds(id)) held_.push_back(id);
+    }
+  // The waiting messages, in id order: those with a route now start (each
+  // holds its send engine already); the others wait on (hold_) or, with no
+  // live route left, lose what they have not sent, as a failure does.
+  std::vector<MessageId> held;
+  held.swap(held_);
+  std::sort(held.begin(), held.end());
+  held.erase(std::unique(held.begin(), held.end()), held.end());
+  for (const MessageId id : held) {
+    const Message& m = messages_[id];
+    if (m.sent_payload == m.bytes) continue;
+    if (can_start(id)) {
+      start_message(id);
+    } else if (hold_) {
+      held_.push_back(id);
+    } else {
+      fail_unsent(id);
+    }
+  }
+  // Every NIC with messages waiting goes on (what the pause held back).
+  for (LinkId o = 0; o < nic_active_.size(); ++o)
+    if (!nic_active_[o].list.empty() && mine(o)) arbitrate(o);
 }
 
 void NetworkImpl::on_sent(const core::Event& ev) {

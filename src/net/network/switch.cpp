@@ -56,13 +56,15 @@ void NetworkImpl::on_relay(const core::Event& ev) { route_in(ev.arg32, static_ca
   if (pkt.route != 0) {
     // Pinned: hop `state` of its route's version (route_store.hpp).
     const std::uint32_t v = pkt.route - 1u;
-    const LinkId next = store_.link(pkt.msg, v, pkt.state);
-    if (failures_ && !link_state_->up(next)) [[unlikely]] {
+    LinkId next = store_.link(pkt.msg, v, pkt.state);
+    if (store_.vc(pkt.msg, v) == PinnedVc::PerHop) out_vc = pkt.state;
+    if (spread_) [[unlikely]]
+      next = spread_hop(next, out_vc);  // the least occupied live circuit to the same neighbour
+    if (failures_ && (next == kNoLink || !link_state_->up(next))) [[unlikely]] {
       strand_at_input(in, p, true);
       return;
     }
     out = local_[next];
-    if (store_.vc(pkt.msg, v) == PinnedVc::PerHop) out_vc = pkt.state;
     ++pkt.state;
   } else if (rules_) {
     const std::size_t move = choose_move(at, pkt, messages_[pkt.msg]);
@@ -169,6 +171,7 @@ void NetworkImpl::arbitrate_mixed(LinkId o) {
 void NetworkImpl::start_transmission(LinkId o, std::uint32_t p, SimTime start) {
   Packet& pkt = packets_[p];
   const SimTime s = ser(pkt.bytes, o);
+  credit_waiting_[o / 64] &= ~(std::uint64_t{1} << (o % 64));  // not blocked now
   port_[o].busy_until = start + s;
   std::int64_t& c = cs_[static_cast<std::size_t>(o) * params_.vcs + pkt.vc].credits;
   c -= pkt.bytes;
