@@ -17,6 +17,7 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "fabricsim/ctrl/topology_finder.hpp"
 #include "fabricsim/net/expander.hpp"
@@ -93,9 +94,12 @@ net::Topology build_expander(const config::Config& cfg, const LinkClasses& links
 /// demand matrix.  A family is the servers an AllReduce kind (job, phase)
 /// connects: the components of its messages' server pairs, one family per
 /// (kind, component size).
-ctrl::FinderInput job_demand(const config::Config& cfg, const net::Topology& provisional, std::uint32_t n,
-                             std::uint32_t gpus, std::uint32_t degree) {
-  const std::vector<LabelledMessage> msgs = plan_messages(cfg, provisional);
+///
+/// `local`, when given: the servers of one shard (local[s] = its index in
+/// the shard, n of them, UINT32_MAX outside), and only job `only`'s messages.
+ctrl::FinderInput job_demand(const config::Config& cfg, const std::vector<LabelledMessage>& msgs, std::uint32_t n,
+                             std::uint32_t gpus, std::uint32_t degree,
+                             const std::vector<std::uint32_t>* local = nullptr, std::uint32_t only = 0) {
   const std::size_t jobs = cfg.job_count() > 0 ? cfg.job_count() : 1;
   std::vector<std::string> kind(jobs), op(jobs);
   for (std::size_t j = 0; j < jobs; ++j) {
@@ -119,8 +123,13 @@ ctrl::FinderInput job_demand(const config::Config& cfg, const net::Topology& pro
   };
   using workload::DnnPhase;
   for (const LabelledMessage& m : msgs) {
-    const std::uint32_t u = m.src / gpus, v = m.dst / gpus;
+    std::uint32_t u = m.src / gpus, v = m.dst / gpus;
     if (u == v) continue;  // inside a server: its intra-server links
+    if (local != nullptr) {
+      if (m.job != only) continue;
+      u = (*local)[u];
+      v = (*local)[v];
+    }
     const std::uint32_t job = m.job;
     const bool dnn = kind[job] == "dnn";
     const auto phase = static_cast<DnnPhase>(m.label & 0xFF);
@@ -169,6 +178,95 @@ void require_job(const config::Config& cfg) {
                                   cfg.get_string("topology.construction"), kind));
 }
 
+ctrl::FinderOptions finder_options(const config::Config& cfg) {
+  ctrl::FinderOptions opt;
+  opt.split = cfg.get_string("topology.degree_split") == "code" ? ctrl::DegreeSplit::Code : ctrl::DegreeSplit::Paper;
+  opt.decay = cfg.get_string("topology.mp_decay") == "code" ? ctrl::MpDecay::Code : ctrl::MpDecay::Halve;
+  opt.geo_code_variant = cfg.get_string("topology.ring_selection") == "code";
+  opt.allreduce_degree = cfg_u32(cfg, "topology.allreduce_degree");
+  return opt;
+}
+
+ctrl::FinderResult run_finder(const ctrl::FinderInput& in, const ctrl::FinderOptions& opt) {
+  try {
+    return ctrl::topology_finder(in, opt);
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError(std::string("topology.construction: ") + e.what());  // (the input is well formed)
+  }
+}
+
+/// topology.job_shards: the spec's shared cluster (§2.2, §5.6): the optical
+/// layer gives every job its own shard, TOPOLOGYFINDER on the job's own
+/// servers (those its messages join) from its own traffic; jobs may not
+/// share a server.  The servers no job joins (or only one server of) form
+/// a shard of their own, wired in rings (TotientPerms over them), so every
+/// server has its `degree` interfaces as the cost model counts them.
+/// Shards are not connected to each other: no message crosses one.
+net::Topology build_shards(const config::Config& cfg, net::ServerFabricParams s,
+                           const std::vector<LabelledMessage>& msgs) {
+  const std::uint32_t n = s.servers, gpus = s.gpus_per_server, d = cfg_u32(cfg, "topology.degree");
+  const auto jobs = static_cast<std::uint32_t>(std::max<std::size_t>(cfg.job_count(), 1));
+  std::vector<std::vector<std::uint32_t>> servers(jobs);
+  std::vector<std::uint32_t> owner(n, UINT32_MAX);
+  for (const LabelledMessage& m : msgs)
+    for (const std::uint32_t srv : {m.src / gpus, m.dst / gpus}) {
+      if (owner[srv] == UINT32_MAX) {
+        owner[srv] = m.job;
+        servers[m.job].push_back(srv);
+      } else if (owner[srv] != m.job) {
+        throw ConfigError(fmt::format("topology.job_shards: jobs {} and {} both use server {} (its GPUs {}..{}); "
+                                      "a shard is one job's own servers: place the jobs on different servers",
+                                      std::min(owner[srv], m.job), std::max(owner[srv], m.job), srv, srv * gpus,
+                                      srv * gpus + gpus - 1));
+      }
+    }
+  const ctrl::FinderOptions opt = finder_options(cfg);
+  std::vector<std::uint32_t> local(n, UINT32_MAX);
+  std::vector<std::string> parts;
+  std::vector<std::uint32_t> idle;
+  auto wire = [&](const std::vector<std::uint32_t>& members, const ctrl::FinderInput& in) {
+    const ctrl::FinderResult r = run_finder(in, opt);
+    for (const auto& [a, b] : r.links) s.directed.emplace_back(members[a], members[b]);
+    return r.describe();
+  };
+  for (std::uint32_t j = 0; j < jobs; ++j) {
+    std::vector<std::uint32_t>& mine = servers[j];
+    if (mine.size() < 2) {  // (traffic inside one server only)
+      idle.insert(idle.end(), mine.begin(), mine.end());
+      continue;
+    }
+    std::sort(mine.begin(), mine.end());
+    for (std::uint32_t i = 0; i < mine.size(); ++i) local[mine[i]] = i;
+    const ctrl::FinderInput in = job_demand(cfg, msgs, static_cast<std::uint32_t>(mine.size()), gpus, d, &local, j);
+    parts.push_back(fmt::format("job {} on servers {}..{} ({}): {}", j, mine.front(), mine.back(), mine.size(),
+                                wire(mine, in)));
+    for (const std::uint32_t srv : mine) local[srv] = UINT32_MAX;
+  }
+  for (std::uint32_t srv = 0; srv < n; ++srv)
+    if (owner[srv] == UINT32_MAX) idle.push_back(srv);
+  std::sort(idle.begin(), idle.end());
+  if (idle.size() >= 2) {
+    ctrl::FinderInput in;
+    in.servers = static_cast<std::uint32_t>(idle.size());
+    in.degree = d;
+    in.allreduce.push_back(ctrl::AllReduceFamily{{std::vector<std::uint32_t>(in.servers)}, 1.0});
+    std::iota(in.allreduce[0].groups[0].begin(), in.allreduce[0].groups[0].end(), 0u);
+    ctrl::FinderOptions rings = opt;
+    rings.allreduce_degree = d;
+    const ctrl::FinderResult r = run_finder(in, rings);
+    for (const auto& [a, b] : r.links) s.directed.emplace_back(idle[a], idle[b]);
+    parts.push_back(fmt::format("{} servers of no job in rings", idle.size()));
+  }
+  if (parts.empty())
+    throw ConfigError("topology.construction: \"job\" wires the servers by the job's traffic between them, but the "
+                      "configured jobs send nothing from one server to another");
+  s.description = fmt::format("TopoOpt shards, one per job (TOPOLOGYFINDER on each job's own servers), {}, degree {}: "
+                              "{}",
+                              servers_text(s), d, fmt::join(parts, "; "));
+  s.shards = true;
+  return net::build_server_fabric(s);
+}
+
 net::Topology build_from_job(const config::Config& cfg, const LinkClasses& links) {
   net::ServerFabricParams s = server_fabric(cfg, links);
   const std::uint32_t d = cfg_u32(cfg, "topology.degree");
@@ -183,7 +281,9 @@ net::Topology build_from_job(const config::Config& cfg, const LinkClasses& links
   net::ServerFabricParams provisional = s;
   for (std::uint32_t i = 0; i < s.servers; ++i) provisional.directed.emplace_back(i, (i + 1) % s.servers);
   provisional.description = "provisional";
-  const ctrl::FinderInput in = job_demand(cfg, net::build_server_fabric(provisional), s.servers, s.gpus_per_server, d);
+  const std::vector<LabelledMessage> msgs = plan_messages(cfg, net::build_server_fabric(provisional));
+  if (cfg.get_bool("topology.job_shards")) return build_shards(cfg, s, msgs);
+  const ctrl::FinderInput in = job_demand(cfg, msgs, s.servers, s.gpus_per_server, d);
   double ar = 0, mp = 0;
   for (const auto& f : in.allreduce) ar += f.bytes;
   for (double b : in.mp) mp += b;
@@ -195,17 +295,7 @@ net::Topology build_from_job(const config::Config& cfg, const LinkClasses& links
                                   "but the job has no model-parallel traffic between servers to match (set it to {} "
                                   "or 0)",
                                   fixed, d - fixed, d));
-  ctrl::FinderOptions opt;
-  opt.split = cfg.get_string("topology.degree_split") == "code" ? ctrl::DegreeSplit::Code : ctrl::DegreeSplit::Paper;
-  opt.decay = cfg.get_string("topology.mp_decay") == "code" ? ctrl::MpDecay::Code : ctrl::MpDecay::Halve;
-  opt.geo_code_variant = cfg.get_string("topology.ring_selection") == "code";
-  opt.allreduce_degree = fixed;
-  ctrl::FinderResult r;
-  try {
-    r = ctrl::topology_finder(in, opt);
-  } catch (const std::invalid_argument& e) {
-    throw ConfigError(std::string("topology.construction: ") + e.what());  // (the input above is well formed)
-  }
+  const ctrl::FinderResult r = run_finder(in, finder_options(cfg));
   s.directed = r.links;
   s.description = fmt::format("TopoOpt from the job's traffic (TOPOLOGYFINDER), {}, degree {}: {}", servers_text(s), d,
                               r.describe());
@@ -257,7 +347,7 @@ void topoopt_routing(const config::Config& cfg, const net::Topology& topo, net::
   // (The flow model has no virtual channels: its runs never need
   // network.vcs to cover the hops of an optical fabric's every circuit.)
   const bool channels = topo.ocs_degree == 0 || cfg.get_string("network.model") == "packet";
-  r.routes = std::make_unique<net::StateRoutes>(topo, net::hop_count_rules(topo, channels ? np.vcs : 255));
+  r.routes = std::make_unique<net::StateRoutes>(topo, net::hop_count_rules(topo, channels ? np.vcs : 255, topo.shards));
   if (!channels) np.vcs = std::max<std::uint32_t>(np.vcs, r.routes->rules().vcs());
   if (r.coin) {
     np.state_routes = r.routes.get();

@@ -269,6 +269,12 @@ std::vector<ParamDecl> declare() {
                         "topoopt, construction = \"job\": fixes d_A (interfaces for AllReduce rings, the ring over "
                         "all servers included) instead of `degree_split`; 0: split by the traffic. At most `degree`.",
                         0, 32767));
+  p.push_back(bool_param("topology", "job_shards", false,
+                         "topoopt, construction = \"job\": the shared cluster (the paper's §5.6): every job of "
+                         "`[[jobs]]` gets a shard of its own, TOPOLOGYFINDER on the servers its messages join, from "
+                         "its own traffic (jobs may not share a server); the servers of no job are wired in rings "
+                         "among themselves. Shards are not connected: no message crosses one. false: one fabric "
+                         "from every job's traffic together."));
   p.push_back(enum_param("topology", "mp_decay", "halve", {"halve", "code"},
                          "topoopt, construction = \"job\": after each matching round the demand of a matched pair "
                          "is halved (`halve`, the paper) or multiplied by c/(c+1) after its c-th link (`code`, the "

@@ -29,8 +29,9 @@ class HopCountRules final : public RouteRules {
 };
 }  // namespace
 
-std::unique_ptr<RouteRules> hop_count_rules(const Topology& topo, std::uint32_t max_vcs) {
-  const int d = topo.diameter();
+std::unique_ptr<RouteRules> hop_count_rules(const Topology& topo, std::uint32_t max_vcs, bool shards) {
+  // (Shards: the longest route inside one; no message crosses between them.)
+  const int d = topo.diameter(0, 1, shards);
   if (d < 0) throw util::ConfigError("topology: some endpoints cannot reach each other");
   if (static_cast<std::uint32_t>(d) > max_vcs)
     throw util::ConfigError("network.vcs: shortest-path routing on this graph needs " + std::to_string(d) +

@@ -173,7 +173,7 @@ void StateRoutes::build(std::size_t max_bytes) {
       }
     }
   }
-  if (endpoint_targets_) {
+  if (endpoint_targets_ && !topo_.shards) {  // (shards: no message crosses from one to another)
     const std::uint8_t init = rules_->initial_state();
     for (EndpointId d = 0; d < topo_.endpoint_count(); ++d)
       for (EndpointId s = 0; s < topo_.endpoint_count(); ++s) {

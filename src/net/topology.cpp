@@ -182,7 +182,7 @@ StructureReport structure_report(const Topology& topo, const CostModel& cost, st
   r.cost_usd = cost.planes * (static_cast<double>(r.physical_switches) * cost.switch_usd +
                               static_cast<double>(r.cables_by_type[static_cast<int>(CableType::DAC)]) * cost.dac_usd +
                               static_cast<double>(r.cables_by_type[static_cast<int>(CableType::AoC)]) * cost.aoc_usd);
-  r.diameter = topo.diameter(part, parts);
+  r.diameter = topo.diameter(part, parts, topo.shards);  // (shards: the longest route inside one)
   try {
     r.paper_cost_usd = paper_cost(topo).total();
   } catch (const util::ConfigError&) {
@@ -296,7 +296,7 @@ void detail::require_positive(std::uint64_t value, const char* key) {
   if (value == 0) throw util::ConfigError(std::string(key) + ": must be at least 1");
 }
 
-int Topology::diameter(std::size_t part, std::size_t parts) const {
+int Topology::diameter(std::size_t part, std::size_t parts, bool finite) const {
   if (endpoint_count() < 2) return 0;
   const detail::ReverseGraph graph = detail::make_reverse_graph(*this);
   const detail::DestinationGroups groups = detail::group_destinations(*this);
@@ -321,7 +321,7 @@ int Topology::diameter(std::size_t part, std::size_t parts) const {
       }
     }
   }
-  return disconnected ? -1 : static_cast<int>(worst);
+  return disconnected && !finite ? -1 : static_cast<int>(worst);
 }
 
 std::string Topology::describe() const {

@@ -320,6 +320,7 @@ Topology build_server_fabric(const ServerFabricParams& params) {
         topo.connect_directed(static_cast<NodeId>(u), static_cast<NodeId>(v), LinkClass::Global, params.link,
                               CableType::AoC);
   topo.ocs_degree = static_cast<std::uint32_t>(d);
+  topo.shards = params.shards;
   for (const auto& [u, v] : params.directed)
     topo.connect_directed(static_cast<NodeId>(u), static_cast<NodeId>(v), LinkClass::Global, params.link,
                           CableType::AoC);

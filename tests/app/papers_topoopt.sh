@@ -9,7 +9,9 @@
 # the Ideal Switch is no slower than any fabric for the same model; switched
 # fabrics have no bandwidth tax, TopoOpt and the Expander at least none; a
 # row's command, run again, gives its iteration time; reconfig.py's pauses
-# are its reconfigurations times the latency.
+# are its reconfigurations times the latency; shared.py's TopoOpt job keeps
+# its time whatever runs beside it (its own shard), and a job inside one
+# leaf of the 2:1 tree runs as fast as on the Ideal Switch.
 #   papers_topoopt.sh EXE PYTHON SRC
 set -eu
 exe=$1 python=$2 src=$3
@@ -33,7 +35,13 @@ start=$(date +%s)
 echo "reconfig.py --quick: $(( $(date +%s) - start )) s"
 cat "$dir/r.txt"
 [ -s "$dir/r/reconfig.png" ] || { echo "FAIL: no reconfig.png"; exit 1; }
-"$python" - "$dir/d/dedicated.csv" "$dir/a/alltoall.csv" "$dir/r/reconfig.csv" <<'PY'
+start=$(date +%s)
+"$python" "$src/jobs/papers/topoopt/shared.py" --quick --fabricsim "$exe" --out "$dir/s" > "$dir/s.txt" ||
+  { cat "$dir/s.txt"; exit 1; }
+echo "shared.py --quick: $(( $(date +%s) - start )) s"
+cat "$dir/s.txt"
+[ -s "$dir/s/shared.png" ] || { echo "FAIL: no shared.png"; exit 1; }
+"$python" - "$dir/d/dedicated.csv" "$dir/a/alltoall.csv" "$dir/r/reconfig.csv" "$dir/s/shared.csv" <<'PY'
 import csv, math, shlex, subprocess, sys, tempfile, os
 import h5py
 rows = list(csv.DictReader(open(sys.argv[1])))
@@ -118,6 +126,26 @@ for r in rec:
             r["fabric"], r["latency_us"], r["paused_ms"], r["reconfigurations"]))
     check(float(r["iteration_ms"]) >= ideal * 0.999, "reconfig %s: no faster than the Ideal Switch" % r["fabric"])
 check(any(int(r["reconfigurations"]) > 0 for r in rec), "reconfig: some run rewired its circuits")
+# The shared cluster (--quick: 16 servers, jobs of 4 at loads 1 and 3).
+sh = list(csv.DictReader(open(sys.argv[4])))
+check(len(sh) == 16, "shared: 4 fabrics x (1 + 3) jobs (%d rows)" % len(sh))
+def job_row(load, fabric, job):
+    return next(r for r in sh if int(r["load_jobs"]) == load and r["fabric"] == fabric and int(r["job"]) == job)
+for r in sh:
+    check(float(r["p99_iteration_ms"]) >= float(r["mean_iteration_ms"]) * 0.999999,
+          "shared %s job %s: p99 not below the mean" % (r["fabric"], r["job"]))
+    ideal = job_row(int(r["load_jobs"]), "ideal", int(r["job"]))
+    check(float(r["mean_iteration_ms"]) >= float(ideal["mean_iteration_ms"]) * 0.999,
+          "shared load %s %s job %s: no faster than the Ideal Switch" % (r["load_jobs"], r["fabric"], r["job"]))
+# A job's shard is its own: job 0 (DLRM on servers 0-3) takes the same time alone and beside 2 other jobs.
+check(job_row(1, "topoopt", 0)["mean_iteration_ms"] == job_row(3, "topoopt", 0)["mean_iteration_ms"],
+      "shared: TopoOpt job 0 the same alone and among 3 jobs (its own shard)")
+# The 2:1 tree at --quick has leaves of 4 servers: a job of 4 never leaves its leaf, over links of d x B,
+# so it runs as on the Ideal Switch.
+for load, job in ((1, 0), (3, 0), (3, 1), (3, 2)):
+    check(abs(float(job_row(load, "oversub", job)["mean_iteration_ms"]) -
+              float(job_row(load, "ideal", job)["mean_iteration_ms"])) < 1e-9,
+          "shared load %d job %d: the 2:1 tree's leaf holds the job, as fast as the Ideal Switch" % (load, job))
 # A row's command gives its time again.
 r = next(r for r in rows if r["fabric"] == "topoopt")
 cmd = shlex.split(r["command"])

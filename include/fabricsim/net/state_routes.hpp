@@ -90,7 +90,7 @@ std::unique_ptr<RouteRules> dragonfly_rules(const Topology& topo, std::uint32_t 
 /// paths with the VC = hops taken so far (acyclic by construction), so as
 /// many VCs as the longest shortest path has links; `max_vcs` bounds it
 /// (ConfigError naming network.vcs beyond).
-std::unique_ptr<RouteRules> hop_count_rules(const Topology& topo, std::uint32_t max_vcs);
+std::unique_ptr<RouteRules> hop_count_rules(const Topology& topo, std::uint32_t max_vcs, bool shards = false);
 
 /// Legal-route lengths computed from a topology's coordinates instead of
 /// tabulated (the direct topologies at full size: the tables need one entry

@@ -226,7 +226,9 @@ class Topology {
   /// The same over the destination groups g with g mod parts == part (one
   /// BFS each, in parallel with OpenMP): the diameter is the largest over
   /// the parts, -1 if any part has -1 (ranks share the work this way).
-  int diameter(std::size_t part, std::size_t parts) const;
+  /// `finite`: the longest distance between endpoints that reach each
+  /// other, never -1 (a fabric of unconnected shards).
+  int diameter(std::size_t part, std::size_t parts, bool finite = false) const;
 
   /// One line, e.g. "3-level fat tree, radix 64, 16384 endpoints (...)".
   std::string describe() const;
@@ -239,6 +241,9 @@ class Topology {
   /// ports, so at most this many of its circuits are lit at once (the
   /// rest are links kept down); 0 for every other fabric.
   std::uint32_t ocs_degree = 0;
+  /// Shards that are not connected to each other (TopoOpt's shared cluster,
+  /// topology.job_shards): routes exist inside each; no message may cross.
+  bool shards = false;
   /// Per node, the unit a partition should keep on one rank where the
   /// balance allows it (a Dragonfly group: its routers and their endpoints,
   /// joined by most of its cables); empty when the builder names none.
@@ -572,6 +577,8 @@ struct ServerFabricParams {
   /// parallel directed links from each server to each other one
   /// (Topology::ocs_degree; links u -> v in the order u, v, slot).
   std::uint32_t ocs_degree = 0;
+  /// `directed` / `duplex` form shards not connected to each other (Topology::shards).
+  bool shards = false;
 };
 Topology build_server_fabric(const ServerFabricParams& params);
 
