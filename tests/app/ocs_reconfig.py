@@ -216,29 +216,32 @@ with open(MODEL, "w") as f:
             'activation_bytes = 4096\nalltoall_bytes = 262144\nalltoalls = 1\n'
             '[[layer]]\nname = "mlp"\ncount = 4\nforward_ns = 200\nbackward_ns = 400\nparams = 65536\n'
             'activation_bytes = 1024\n')
-cfg = os.path.join(d, "dnn.toml")
-with open(cfg, "w") as f:
-    f.write(f'''[topology]
+DNN = '''[topology]
 kind = "topoopt"
 servers = 8
 degree = 2
 gpu_servers = true
 gpus_per_server = 4
 construction = "ocs_reconfig"
-reconfig_epoch_ns = 20000
-reconfig_latency_ns = 2000
+reconfig_epoch_ns = {epoch}
+reconfig_latency_ns = {latency}
 [network]
-model = "flow"
+{network}
 link_gbps = 100
 [workload]
 kind = "dnn"
-model = "{MODEL}"
+model = "{model}"
 data_parallel = 32
 expert_parallel = 32
-iterations = 5
+{workload}
 [output]
 progress = "never"
-''')
+{output}
+'''
+cfg = os.path.join(d, "dnn.toml")
+with open(cfg, "w") as f:
+    f.write(DNN.format(epoch=20000, latency=2000, network='model = "flow"', model=MODEL, workload="iterations = 5",
+                       output=""))
 out = os.path.join(d, "dnn.h5")
 r = subprocess.run([exe, "run", cfg, "-o", out], capture_output=True, text=True)
 assert r.returncode == 0, r.stderr
@@ -315,31 +318,8 @@ print(f"ok   packet FW under load: the epoch reads {unsent} unsent wire bytes, s
 # delivered, the pauses visible at the GPUs' NICs.
 cfg = os.path.join(d, "dnn-pk.toml")
 with open(cfg, "w") as f:
-    f.write(f'''[topology]
-kind = "topoopt"
-servers = 8
-degree = 2
-gpu_servers = true
-gpus_per_server = 4
-construction = "ocs_reconfig"
-reconfig_epoch_ns = 40000
-reconfig_latency_ns = 5000
-[network]
-model = "packet"
-vcs = 12
-link_gbps = 100
-link_latency_ns = 5000
-[workload]
-kind = "dnn"
-model = "{MODEL}"
-minibatch = 128
-data_parallel = 32
-expert_parallel = 32
-iterations = 1
-[output]
-progress = "never"
-interval_ns = 1000
-''')
+    f.write(DNN.format(epoch=40000, latency=5000, network='model = "packet"\nvcs = 12\nlink_latency_ns = 5000',
+                       model=MODEL, workload="minibatch = 128\niterations = 1", output="interval_ns = 1000"))
 
 
 def columns(f):
