@@ -205,5 +205,14 @@ struct LabelledMessage {
 /// what TopoOpt's construction from a job reads (topo_topoopt.cpp).
 /// ConfigError as a run of the same configuration would give.
 std::vector<LabelledMessage> plan_messages(const config::Config& cfg, const net::Topology& topo);
+/// TopoOpt built from a job (Topology::allreduce_links): pins the jobs'
+/// AllReduce messages to CoinChangeMod's routes over the AllReduce rings
+/// (net::ServerPaths::allreduce; one of them by the message, as listed
+/// routes are picked).  With routing.k_paths = 1 only those of servers no
+/// ring link joins directly (a group without a ring of its own); with
+/// k_paths > 1 all, which were pinned to the k shortest routes of their
+/// pair meanwhile.  Nothing on other fabrics, or with
+/// routing.allreduce_routes = "shortest".  (src/app/topo_topoopt.cpp)
+void pin_allreduce_routes(const config::Config& cfg, const JobSet& jobs, net::Network& network);
 
 }  // namespace fabricsim::app

@@ -133,7 +133,7 @@ MemoryEstimate estimate_memory(const config::Config& cfg, int ranks, const net::
     duato = np.state_routes->adaptive();
   } else if (np.up_down) {
     e.routes = net::UpDownRoutes::table_bytes(topo);
-  } else if (np.coin_paths == nullptr) {
+  } else if (np.listed_paths == nullptr) {
     e.routes = static_cast<std::uint64_t>(kTableBuildFactor * static_cast<double>(net::RoutingTable::estimate_bytes(topo)));
   }
   e.state = net::Network::state_bytes(nodes, links, local_links(links, ranks), np.vcs, duato,

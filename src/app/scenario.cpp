@@ -61,7 +61,7 @@ Routing setup_routing(const config::Config& cfg, const net::Topology& topo, net:
   np.up_down = false;
   np.state_routes = nullptr;
   np.valiant_routes = nullptr;
-  np.coin_paths = nullptr;
+  np.listed_paths = nullptr;
   np.group_of.clear();
   const TopologyKind& kind = topology_kind(cfg.get_string("topology.kind"));
   if (cfg_u32(cfg, "routing.k_paths") > 1 && !kind.k_shortest_paths)

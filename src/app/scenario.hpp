@@ -23,7 +23,7 @@ net::Topology build_topology(const config::Config& cfg);
 struct Routing {
   std::unique_ptr<net::StateRoutes> routes;
   std::unique_ptr<net::StateRoutes> valiant;
-  std::unique_ptr<net::CoinPaths> coin;  ///< TopoOpt k-shortest paths (routing.k_paths > 1)
+  std::unique_ptr<net::ListedPaths> listed;  ///< TopoOpt k-shortest paths (routing.k_paths > 1)
   std::string note;  ///< for the run header ("" for the trees)
 };
 /// Checks routing.algorithm against the topology and sets up its routing in

@@ -6,11 +6,13 @@
 //            one, VC = hop);
 //   job      TOPOLOGYFINDER (ctrl/topology_finder.hpp) from the configured
 //            job's traffic, planned on a provisional fabric of the same
-//            servers (topoopt_job below);
+//            servers (topoopt_job below); routed by hop count, or by the k
+//            shortest routes per server pair (ServerPaths, as the
+//            expander and rings of GPU servers);
 //   expander the random regular multigraph of the authors' code.
 // topology.gpu_servers = true puts gpus_per_server GPU endpoints under each
 // server node (net::build_server_fabric).  Non-circulant fabrics route by
-// shortest paths (hop count rules, VC = hop).
+// shortest paths (hop count rules, VC = hop) or k shortest per pair.
 #include <algorithm>
 #include <map>
 #include <numeric>
@@ -88,6 +90,31 @@ net::Topology build_expander(const config::Config& cfg, const LinkClasses& links
   return net::build_server_fabric(s);
 }
 
+/// AllReduce traffic among the configured jobs' messages (TOPOLOGYFINDER's
+/// families, CoinChangeMod's routes): a DNN job's data- and tensor-parallel
+/// reductions, a collective job's allreduce.
+class AllReduceLabels {
+ public:
+  explicit AllReduceLabels(const config::Config& cfg) {
+    const std::size_t jobs = cfg.job_count() > 0 ? cfg.job_count() : 1;
+    for (std::size_t j = 0; j < jobs; ++j) {
+      const config::Config c = cfg.job_count() > 0 ? cfg.job(j) : cfg;
+      const std::string& kind = c.get_string("workload.kind");
+      dnn_.push_back(kind == "dnn" ? 1 : 0);
+      allreduce_op_.push_back(kind == "collective" && c.get_string("workload.op") == "allreduce" ? 1 : 0);
+    }
+  }
+  bool dnn(std::uint32_t job) const { return dnn_[job] != 0; }
+  bool allreduce(std::uint32_t job, std::uint32_t label) const {
+    using workload::DnnPhase;
+    const auto phase = static_cast<DnnPhase>(label & 0xFF);
+    return dnn(job) ? phase == DnnPhase::DataParallel || phase == DnnPhase::TensorParallel : allreduce_op_[job] != 0;
+  }
+
+ private:
+  std::vector<std::uint8_t> dnn_, allreduce_op_;
+};
+
 /// What TOPOLOGYFINDER reads from the job: its messages between servers,
 /// AllReduce traffic (dnn: data- and tensor-parallel allreduces; a
 /// collective job's allreduce) grouped into families, the rest as the MP
@@ -100,13 +127,7 @@ net::Topology build_expander(const config::Config& cfg, const LinkClasses& links
 ctrl::FinderInput job_demand(const config::Config& cfg, const std::vector<LabelledMessage>& msgs, std::uint32_t n,
                              std::uint32_t gpus, std::uint32_t degree,
                              const std::vector<std::uint32_t>* local = nullptr, std::uint32_t only = 0) {
-  const std::size_t jobs = cfg.job_count() > 0 ? cfg.job_count() : 1;
-  std::vector<std::string> kind(jobs), op(jobs);
-  for (std::size_t j = 0; j < jobs; ++j) {
-    const config::Config c = cfg.job_count() > 0 ? cfg.job(j) : cfg;
-    kind[j] = c.get_string("workload.kind");
-    op[j] = kind[j] == "collective" ? c.get_string("workload.op") : std::string();
-  }
+  const AllReduceLabels labels(cfg);
   ctrl::FinderInput in;
   in.servers = n;
   in.degree = degree;
@@ -121,7 +142,6 @@ ctrl::FinderInput job_demand(const config::Config& cfg, const std::vector<Labell
     while (up[v] != v) v = up[v] = up[up[v]];
     return v;
   };
-  using workload::DnnPhase;
   for (const LabelledMessage& m : msgs) {
     std::uint32_t u = m.src / gpus, v = m.dst / gpus;
     if (u == v) continue;  // inside a server: its intra-server links
@@ -131,15 +151,11 @@ ctrl::FinderInput job_demand(const config::Config& cfg, const std::vector<Labell
       v = (*local)[v];
     }
     const std::uint32_t job = m.job;
-    const bool dnn = kind[job] == "dnn";
-    const auto phase = static_cast<DnnPhase>(m.label & 0xFF);
-    const bool allreduce = dnn ? (phase == DnnPhase::DataParallel || phase == DnnPhase::TensorParallel)
-                               : op[job] == "allreduce";
-    if (!allreduce) {
+    if (!labels.allreduce(job, m.label)) {
       in.mp[std::size_t{u} * n + v] += static_cast<double>(m.bytes);
       continue;
     }
-    Kind& k = kinds[job << 8 | (dnn ? m.label & 0xFF : 0u)];
+    Kind& k = kinds[job << 8 | (labels.dnn(job) ? m.label & 0xFF : 0u)];
     if (k.up.empty()) {
       k.up.resize(n);
       std::iota(k.up.begin(), k.up.end(), 0u);
@@ -195,6 +211,15 @@ ctrl::FinderResult run_finder(const ctrl::FinderInput& in, const ctrl::FinderOpt
   }
 }
 
+/// Adds the finder's links to the fabric, server i of the finder being
+/// members[i], each marked as an AllReduce ring's or not.
+void add_links(net::ServerFabricParams& s, const ctrl::FinderResult& r, const std::vector<std::uint32_t>& members) {
+  for (std::size_t i = 0; i < r.links.size(); ++i) {
+    s.directed.emplace_back(members[r.links[i].first], members[r.links[i].second]);
+    s.allreduce.push_back(i < r.ring_links ? 1 : 0);
+  }
+}
+
 /// topology.job_shards: the spec's shared cluster (§2.2, §5.6): the optical
 /// layer gives every job its own shard, TOPOLOGYFINDER on the job's own
 /// servers (those its messages join) from its own traffic; jobs may not
@@ -226,7 +251,7 @@ net::Topology build_shards(const config::Config& cfg, net::ServerFabricParams s,
   std::vector<std::uint32_t> idle;
   auto wire = [&](const std::vector<std::uint32_t>& members, const ctrl::FinderInput& in) {
     const ctrl::FinderResult r = run_finder(in, opt);
-    for (const auto& [a, b] : r.links) s.directed.emplace_back(members[a], members[b]);
+    add_links(s, r, members);
     return r.describe();
   };
   for (std::uint32_t j = 0; j < jobs; ++j) {
@@ -253,8 +278,7 @@ net::Topology build_shards(const config::Config& cfg, net::ServerFabricParams s,
     std::iota(in.allreduce[0].groups[0].begin(), in.allreduce[0].groups[0].end(), 0u);
     ctrl::FinderOptions rings = opt;
     rings.allreduce_degree = d;
-    const ctrl::FinderResult r = run_finder(in, rings);
-    for (const auto& [a, b] : r.links) s.directed.emplace_back(idle[a], idle[b]);
+    add_links(s, run_finder(in, rings), idle);
     parts.push_back(fmt::format("{} servers of no job in rings", idle.size()));
   }
   if (parts.empty())
@@ -296,7 +320,9 @@ net::Topology build_from_job(const config::Config& cfg, const LinkClasses& links
                                   "or 0)",
                                   fixed, d - fixed, d));
   const ctrl::FinderResult r = run_finder(in, finder_options(cfg));
-  s.directed = r.links;
+  std::vector<std::uint32_t> all(s.servers);
+  std::iota(all.begin(), all.end(), 0u);
+  add_links(s, r, all);
   s.description = fmt::format("TopoOpt from the job's traffic (TOPOLOGYFINDER), {}, degree {}: {}", servers_text(s), d,
                               r.describe());
   return net::build_server_fabric(s);
@@ -332,24 +358,30 @@ void topoopt_routing(const config::Config& cfg, const net::Topology& topo, net::
   if (a != A::Minimal && a != A::Adaptive && a != A::Spray && a != A::Ecmp)
     wrong_algorithm(cfg, topo.kind, "minimal, adaptive, spray or ecmp");
   const std::uint32_t k_paths = cfg_u32(cfg, "routing.k_paths");
-  if (k_paths > 1 && (cfg.get_string("topology.construction") != "rings" || gpus_of(cfg) > 1))
-    throw ConfigError("routing.k_paths: k shortest routes per pair are coin routes over circulant rings of "
-                      "one-GPU servers (topology.construction = \"rings\", gpu_servers = false); this fabric routes "
-                      "by shortest paths (k_paths = 1)");
-  if (k_paths > 1) {
-    r.coin = std::make_unique<net::CoinPaths>(topo, k_paths);
-    if (r.coin->max_hops() > np.vcs)
+  if (k_paths > 1 && topo.ocs_degree > 0)
+    throw ConfigError("routing.k_paths: OCS-reconfig and SiP-ML pin every message to the lit circuits at each "
+                      "reconfiguration; k shortest routes per pair need a fixed fabric (set routing.k_paths = 1)");
+  if (k_paths > 1 && cfg.get_string("topology.construction") == "rings" && gpus_of(cfg) == 1) {
+    // Circulant: the k shortest coin routes per residue.
+    auto coin = std::make_unique<net::CoinPaths>(topo, k_paths);
+    if (coin->max_hops() > np.vcs)
       throw ConfigError("network.vcs: the " + std::to_string(k_paths) + " shortest routes of some pair take " +
-                        std::to_string(r.coin->max_hops()) + " hops, one virtual channel each; set network.vcs = " +
-                        std::to_string(r.coin->max_hops()));
-    np.coin_paths = r.coin.get();
+                        std::to_string(coin->max_hops()) + " hops, one virtual channel each; set network.vcs = " +
+                        std::to_string(coin->max_hops()));
+    r.listed = std::move(coin);
+  } else if (k_paths > 1) {
+    // Any other fabric (built from a job, the expander, rings of GPU
+    // servers): the k shortest routes of each server pair, found as
+    // messages ask (a route longer than network.vcs stops the run there).
+    r.listed = std::make_unique<net::ServerPaths>(topo, k_paths);
   }
+  np.listed_paths = r.listed.get();
   // (The flow model has no virtual channels: its runs never need
   // network.vcs to cover the hops of an optical fabric's every circuit.)
   const bool channels = topo.ocs_degree == 0 || cfg.get_string("network.model") == "packet";
   r.routes = std::make_unique<net::StateRoutes>(topo, net::hop_count_rules(topo, channels ? np.vcs : 255, topo.shards));
   if (!channels) np.vcs = std::max<std::uint32_t>(np.vcs, r.routes->rules().vcs());
-  if (r.coin) {
+  if (r.listed) {
     np.state_routes = r.routes.get();
     r.note = std::to_string(k_paths) + " shortest loop-free routes per pair (Yen), one per message, VC = hop";
     return;
@@ -358,6 +390,37 @@ void topoopt_routing(const config::Config& cfg, const net::Topology& topo, net::
 }
 
 }  // namespace
+
+void pin_allreduce_routes(const config::Config& cfg, const JobSet& jobs, net::Network& network) {
+  const net::Topology& topo = network.topology();
+  if (topo.allreduce_links.empty() || jobs.plan_graph() == nullptr ||
+      cfg.get_string("routing.allreduce_routes") != "rings")
+    return;
+  // k_paths > 1 pinned every message to one of its pair's k shortest routes;
+  // otherwise messages follow the fabric's shortest paths, which between
+  // ring neighbours are their ring links already.
+  const bool listed = network.params().listed_paths != nullptr;
+  const net::ServerPaths rings = net::ServerPaths::allreduce(topo);
+  const AllReduceLabels labels(cfg);
+  const workload::TaskGraph& g = *jobs.plan_graph();
+  const auto& first = jobs.first_message();
+  const std::uint64_t seed = network.params().seed;
+  std::vector<net::LinkId> path;
+  for (std::size_t t = 0; t < g.size(); ++t) {
+    const auto& task = g.task(static_cast<workload::TaskGraph::TaskId>(t));
+    if (task.kind != workload::TaskGraph::Kind::Message) continue;
+    const auto job = static_cast<std::uint32_t>(
+        std::upper_bound(first.begin(), first.end(), static_cast<std::size_t>(task.message)) - first.begin() - 1);
+    if (!labels.allreduce(job, task.label)) continue;
+    const net::Message& m = network.messages()[task.message];
+    const std::size_t choice = rings.choice(m.src, m.dst, seed, task.message);
+    if (rings.server_hops(m.src, m.dst, choice) == 0) continue;  // inside a server
+    if (!listed && rings.server_hops(m.src, m.dst, choice) == 1) continue;
+    path.clear();
+    rings.path(m.src, m.dst, choice, path);
+    network.pin(task.message, path, net::PinnedVc::PerHop, true);
+  }
+}
 
 extern const TopologyKind kTopoOpt{"topoopt", &build_topoopt, &topoopt_routing, nullptr, nullptr, true, &gpus_of};
 

@@ -60,7 +60,11 @@ std::unique_ptr<Workload> make_workload(const config::Config& cfg, net::Network&
   if (cfg.get_string("controller.algorithm") != "none" && (kind != "llm_dp" || cfg.job_count() > 0))
     throw util::ConfigError("controller.algorithm: plans the ring flows of workload.kind = \"llm_dp\" only (here \"" +
                             kind + "\"); set it to \"none\" or use routing.algorithm");
-  if (runs_jobs(cfg)) return std::make_unique<JobSet>(cfg, network, sim);
+  if (runs_jobs(cfg)) {
+    auto jobs = std::make_unique<JobSet>(cfg, network, sim);
+    pin_allreduce_routes(cfg, *jobs, network);
+    return jobs;
+  }
   const WorkloadKind* k = find_kind(kind);
   if (k == nullptr || k->run == nullptr) throw util::ConfigError("workload.kind: unknown kind '" + kind + "'");
   return k->run(cfg, network);

@@ -389,9 +389,19 @@ std::vector<ParamDecl> declare() {
   p.push_back(int_param("routing", "k_paths", "", 1,
                         "topoopt: routes per server pair. 1: every shortest path (least loaded, or the first with "
                         "`minimal`). k > 1: each message takes one of the k shortest loop-free routes of its pair "
-                        "(Yen), uniformly by a hash of the message, as TopoOpt's packet simulator does; a packet on "
-                        "hop h uses VC h, so `network.vcs` must cover the longest route (checked).",
+                        "(Yen, over the servers' links: circulant rings by their coins, any other TopoOpt fabric per "
+                        "server pair; parallel links are routes of their own), uniformly by a hash of the message, "
+                        "as TopoOpt's packet simulator does; a packet on hop h uses VC h, so `network.vcs` must "
+                        "cover the longest route (checked; a GPU's intra-server links count). Not with the optical "
+                        "constructions, which pin messages to lit circuits.",
                         1, 16));
+  p.push_back(enum_param("routing", "allreduce_routes", "rings", {"rings", "shortest"},
+                         "topoopt built from a job (`construction = \"job\"`): how its AllReduce messages (a DNN "
+                         "job's data- and tensor-parallel reductions, a collective allreduce) are routed. `rings`: "
+                         "CoinChangeMod, the paper's, over the AllReduce rings' links alone (fewest hops, one of the "
+                         "ties by a hash of the message): ring neighbours over their ring links, a group without a "
+                         "ring of its own over the other rings (multi-hop, even where a model-parallel link would be "
+                         "shorter). `shortest`: as model-parallel traffic, over every link (`routing.k_paths`)."));
   p.push_back(enum_param("routing", "graph", "auto", {"auto", "minimal", "up_down"},
                          "Custom graphs (`topology.kind = \"file\"`): `minimal` routes over every shortest path "
                          "(refused if its channel dependency graph has a cycle, as it could deadlock), `up_down` over "

@@ -146,6 +146,7 @@ FinderResult topology_finder(const FinderInput& in, const FinderOptions& opt) {
   }
   r.mp_degree = d - d_a + left;
   const std::size_t ring_links = r.links.size();
+  r.ring_links = ring_links;
 
   // ---- MP: rounds of maximum-weight matching with decaying demand
   if (!in.mp.empty()) {

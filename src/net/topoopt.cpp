@@ -321,9 +321,13 @@ Topology build_server_fabric(const ServerFabricParams& params) {
                               CableType::AoC);
   topo.ocs_degree = static_cast<std::uint32_t>(d);
   topo.shards = params.shards;
-  for (const auto& [u, v] : params.directed)
-    topo.connect_directed(static_cast<NodeId>(u), static_cast<NodeId>(v), LinkClass::Global, params.link,
-                          CableType::AoC);
+  for (std::size_t i = 0; i < params.directed.size(); ++i) {
+    const auto& [u, v] = params.directed[i];
+    const LinkId l = topo.connect_directed(static_cast<NodeId>(u), static_cast<NodeId>(v), LinkClass::Global,
+                                           params.link, CableType::AoC)
+                         .first;
+    if (i < params.allreduce.size() && params.allreduce[i]) topo.allreduce_links.push_back(l);
+  }
   for (const auto& [u, v] : params.duplex)
     topo.connect(static_cast<NodeId>(u), static_cast<NodeId>(v), LinkClass::Global, params.link, CableType::AoC);
   // A server's node forwards but is no switch box (nothing to price).

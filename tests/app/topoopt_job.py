@@ -15,6 +15,11 @@
     strongly connected (BFS here), the job's bytes all arrive in the flow
     model, and at packet level 1, 2 and 3 ranks give identical results
     (links, flows, iterations);
+  * the same job with routing.k_paths = 3: in the flow model with spray the
+    server links carry each message's wire bytes times the mean of its
+    server pair's 3 shortest loop-free route lengths (counted here by
+    depth-first search); at packet level every byte arrives and 1 and 2
+    ranks give identical results;
   * the expander baseline: degree-regular and connected, a seed gives the
     same fabric, another seed another;
   * the shared cluster (topology.job_shards): two DNN jobs of 4 servers and
@@ -87,6 +92,24 @@ def delivered(f):
         dict(s)
 
 
+SAME = ("links/tx_bytes", "links/forwarded_bytes", "flows/end_ns")
+
+
+def same_on_ranks(text, name, rank_counts, *sets, keys=SAME, check=None):
+    """Runs `text` on each rank count: check(f) on every result, and the columns `keys` (and the end
+    time) identical on all."""
+    ref = None
+    for ranks in rank_counts:
+        with h5py.File(run(text, name, ranks, *sets), "r") as f:
+            if check:
+                check(f)
+            cols = [f[k][()] for k in keys] + [f["summary"].attrs["sim_time_ns"]]
+        if ref is None:
+            ref = cols
+        else:
+            assert all(np.array_equal(x, y) for x, y in zip(ref, cols)), (name, ranks)
+
+
 # ---- the hand-computed example
 HAND = '''[topology]
 kind = "topoopt"
@@ -133,9 +156,34 @@ with h5py.File(out, "r") as f:
     # The traffic the finder read from the job's plan is the traffic the run sent.
     assert f"AllReduce {ar0 + ar1} B, MP {pair[(0, 3)] + pair[(1, 4)] + pair[(2, 5)]} B;" in desc, desc
     delivered(f)
+    rings_bytes = sum(int(x) for x, data in zip(f["links/tx_bytes"][()], f["links/carries_data"][()]) if data)
+    back = [int(x) for s_, t, x in zip(src, dst, b) if (s_, t) == (5, 3)]  # the ringless group's 5 -> 3
+    assert back
 checks += 1
 print("ok   hand-computed job: degree split 2 + 1, the ring over all servers, the larger family's ring, "
       "the matching {0-3, 1-4, 2-5}, spare interfaces closed; every byte delivered")
+# The group 3-5 got no ring of its own: CoinChangeMod routes its 5 -> 3 over
+# the AllReduce rings (5 -> 0 -> 1 -> 2 -> 3, the ring over all servers: 4
+# hops) where the spare-interface link 5 -> 3 is one hop; every other
+# message is one hop either way.  So the links carry 3 more hops of those
+# messages' wire bytes than with routing.allreduce_routes = "shortest".
+with h5py.File(run(HAND, "hand-shortest", 1, 'routing.allreduce_routes="shortest"'), "r") as f:
+    delivered(f)
+    shortest_bytes = sum(int(x) for x, data in zip(f["links/tx_bytes"][()], f["links/carries_data"][()]) if data)
+extra = 3 * sum(x + -(-x // (4096 - 64)) * 64 for x in back)  # (default packets of 4,096 B, 64 B headers)
+assert abs(rings_bytes - shortest_bytes - extra) <= 2, (rings_bytes, shortest_bytes, extra)
+
+
+def same_hops(f):  # the same pinned at packet level: the flow model's bytes
+    delivered(f)
+    packet_bytes = sum(int(x) for x, data in zip(f["links/tx_bytes"][()], f["links/carries_data"][()]) if data)
+    assert abs(packet_bytes - rings_bytes) <= 2, (packet_bytes, rings_bytes)
+
+
+same_on_ranks(HAND, "hand-packet", (1, 2), 'network.model="packet"', check=same_hops)
+checks += 1
+print(f"ok   the ringless group's AllReduce over the other rings (CoinChangeMod): 5 -> 3 takes 4 hops, not the "
+      f"1-hop link; {extra} B more on the links than by shortest paths; at packet level identical on 1 and 2 ranks")
 
 # ---- servers of 4 GPUs, a DNN job: dense layers reduced across the
 # replicas, an embedding layer's alltoall among them (MP).
@@ -183,17 +231,92 @@ checks += 1
 print(f"ok   4-GPU servers, DNN job (flow): {len(links)} server links, 4-regular and strongly connected; "
       "every byte delivered")
 
-ref = None
-for ranks in (1, 2, 3):
-    with h5py.File(run(DNN, "dnn", ranks, 'workload.minibatch=128'), "r") as f:
-        cols = [f[k][()] for k in ("links/tx_bytes", "links/forwarded_bytes", "flows/end_ns", "iterations/time_ns")]
-        cols.append(f["summary"].attrs["sim_time_ns"])
-    if ref is None:
-        ref = cols
-    else:
-        assert all(np.array_equal(x, y) for x, y in zip(ref, cols)), ranks
+same_on_ranks(DNN, "dnn", (1, 2, 3), 'workload.minibatch=128', keys=SAME + ("iterations/time_ns",))
 checks += 1
 print("ok   4-GPU servers, DNN job (packet): identical on 1, 2 and 3 ranks")
+
+# ---- k shortest routes per server pair (routing.k_paths) on the same
+# fabric.  With spray, the flow model splits each message evenly over its
+# pair's k routes, so the bytes on the server links are, whatever the ties,
+# sum over messages of wire bytes x the mean of the k smallest loop-free
+# route lengths of its servers (parallel cables are routes of their own),
+# which a depth-first count here gives.
+K, PER, HDR = 3, 1500 - 64, 64
+
+
+def k_mean_lengths(links, k):
+    adj = collections.defaultdict(list)
+    for u, v in links:
+        adj[u].append(v)
+
+    def count(s, t, length):  # loop-free routes of exactly `length` links
+        def walk(u, seen, left):
+            if left == 0:
+                return 1 if u == t else 0
+            return sum(walk(v, seen | {v}, left - 1) for v in adj[u] if v not in seen and (v != t or left == 1))
+        return walk(s, {s}, length)
+
+    mean = {}
+    for s in range(8):
+        for t in range(8):
+            if s == t:
+                continue
+            got, total, length = 0, 0, 0
+            while got < k and length < 8:
+                length += 1
+                c = min(count(s, t, length), k - got)
+                got, total = got + c, total + c * length
+            mean[(s, t)] = total / got
+    return mean
+
+
+def server_bytes(f):
+    L = f["links"]
+    names = L.attrs["class_names"]
+    names = (names.decode() if isinstance(names, bytes) else names).split(",")
+    sel = (L["class"][()] == names.index("global")) & (L["carries_data"][()] == 1)
+    return float(L["tx_bytes"][()][sel].sum())
+
+
+with h5py.File(run(DNN, "dnn-k", 1, 'network.model="flow"', 'routing.algorithm="spray"', f"routing.k_paths={K}",
+                   'routing.allreduce_routes="shortest"'), "r") as f:
+    delivered(f)
+    links = server_links(f)
+    means = {k: k_mean_lengths(links, k) for k in (1, K)}
+    want = {k: 0.0 for k in (1, K)}
+    for s, t, b in zip(f["flows/src"][()], f["flows/dst"][()], f["flows/bytes"][()]):
+        u, v = int(s) // 4, int(t) // 4
+        if u != v:
+            for k in (1, K):
+                want[k] += (int(b) + -(-int(b) // PER) * HDR) * means[k][(u, v)]
+    got = server_bytes(f)
+    assert want[K] > want[1] * 1.01, want  # (the check tells k routes from shortest ones)
+    assert abs(got - want[K]) <= 1e-6 * want[K], (got, want)
+# With the AllReduce on its rings (CoinChangeMod, the default) the ring
+# neighbours' messages stay on their one-hop ring links.
+with h5py.File(run(DNN, "dnn-kr", 1, 'network.model="flow"', 'routing.algorithm="spray"', f"routing.k_paths={K}"),
+               "r") as f:
+    delivered(f)
+    rings_bytes = server_bytes(f)
+assert want[1] < rings_bytes < got, (want[1], rings_bytes, got)
+checks += 1
+print(f"ok   k_paths = {K} on the job-built fabric (flow, spray): server-link bytes = wire bytes x the mean of "
+      f"each pair's {K} shortest loop-free route lengths ({got:.0f} B; shortest routes alone: {want[1]:.0f} B; "
+      f"AllReduce on its rings: {rings_bytes:.0f} B)")
+
+
+
+def conserved(f):
+    delivered(f)
+    L = f["links"]
+    assert np.all(L["originated_bytes"][()].astype(np.int64) + L["forwarded_bytes"][()] == L["tx_bytes"][()])
+
+
+same_on_ranks(DNN, "dnn-k", (1, 2), 'workload.minibatch=128', f"routing.k_paths={K}",
+              keys=SAME + ("iterations/time_ns",), check=conserved)
+checks += 1
+print(f"ok   k_paths = {K} at packet level: every byte delivered, originated + forwarded = link bytes, identical "
+      "on 1 and 2 ranks")
 
 # ---- the expander baseline
 EXP = '''[topology]
@@ -353,15 +476,8 @@ for j, ep in ((0, 16), (1, 1)):
                           f'expert_parallel = {ep}\nminibatch = 64\niterations = 2')
     with h5py.File(run(alone, f"alone{j}"), "r") as f:
         assert np.array_equal(f["iterations/time_ns"][()], times[j]), (j, f["iterations/time_ns"][()], times[j])
-ref = None
-for ranks in (1, 2):
-    with h5py.File(run(SHARED.format(servers=12) + SHARD_JOB.format(model=MODEL, ep=16) +
-                       SHARD_JOB.format(model=MODEL, ep=1), "shared-pk", ranks, 'network.model="packet"'), "r") as f:
-        cols = [f[k][()] for k in ("links/tx_bytes", "links/forwarded_bytes", "flows/end_ns", "iterations/time_ns")]
-    if ref is None:
-        ref = cols
-    else:
-        assert all(np.array_equal(x, y) for x, y in zip(ref, cols)), ranks
+same_on_ranks(SHARED.format(servers=12) + SHARD_JOB.format(model=MODEL, ep=16) + SHARD_JOB.format(model=MODEL, ep=1),
+              "shared-pk", (1, 2), 'network.model="packet"', keys=SAME + ("iterations/time_ns",))
 checks += 1
 print("ok   shared cluster: 2 jobs and 4 idle servers in 3 shards, 2 circuits out and in per server, none between "
       "shards; each job's iterations exactly as alone on its own servers; packet identical on 1 and 2 ranks")

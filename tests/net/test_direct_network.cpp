@@ -187,7 +187,7 @@ struct KPathRun {
     np.vcs = 8;
     np.packet_bytes = 1024;
     np.buffer_bytes = 2048;
-    np.coin_paths = paths.get();
+    np.listed_paths = paths.get();
     r.start(np);
   }
   // Total packet hops if every message took its pair's shortest / longest route.

@@ -1,5 +1,5 @@
 // The flow models' routes on the direct topologies (flow_paths.hpp:
-// RulesPaths over the packet model's route rules, CoinRoutes over TopoOpt's
+// RulesPaths over the packet model's route rules, ListedRoutes over TopoOpt's
 // k shortest coin routes).  Expectations:
 //   * one path per message (dor, minimal): the packet model takes the first
 //     move the rules offer at every hop, so a message's packets cross
@@ -418,7 +418,7 @@ TEST(FlowRulesPaths, HammingMeshRoutesDifferFromPlainShortestPaths) {
   EXPECT_GT(differ, 0u);
 }
 
-// -------------------------------------------------------------- CoinRoutes
+// -------------------------------------------------------------- ListedRoutes
 
 struct CoinFabric {
   Topology topo;
@@ -442,7 +442,7 @@ TEST(FlowCoinRoutes, EachMessageTakesThePacketModelsRoute) {
   np.buffer_bytes = 2048;
   np.seed = 13;
   np.state_routes = c.routes.get();
-  np.coin_paths = c.coins.get();
+  np.listed_paths = c.coins.get();
   // 40 messages of one pair with 3 routes (5 = 1+1+3 in three orders with
   // jumps {1, 3, 7}), and a random batch.
   std::vector<std::tuple<EndpointId, EndpointId, std::uint64_t>> msgs;
@@ -455,7 +455,7 @@ TEST(FlowCoinRoutes, EachMessageTakesThePacketModelsRoute) {
     msgs.emplace_back(s, d, 1 + rng.below(9000));
   }
   ASSERT_EQ(c.coins->count(0, 5), 3u);
-  CoinRoutes paths(c.topo, *c.coins, PathSplit::Single, np.seed);
+  ListedRoutes paths(c.topo, *c.coins, PathSplit::Single, np.seed);
   const auto p = packet_tx(c.topo, np, msgs);
   const auto q = flow_tx(c.topo, np, paths, msgs);
   for (LinkId l = 0; l < c.topo.link_count(); ++l)
@@ -482,7 +482,7 @@ TEST(FlowCoinRoutes, EachMessageTakesThePacketModelsRoute) {
 
 TEST(FlowCoinRoutes, EvenSplitsOverThePairsRoutes) {
   CoinFabric c;
-  CoinRoutes paths(c.topo, *c.coins, PathSplit::Even, 1);
+  ListedRoutes paths(c.topo, *c.coins, PathSplit::Even, 1);
   FlowRoute r;
   std::vector<LinkId> links;
   for (EndpointId d = 1; d < 16; ++d) {

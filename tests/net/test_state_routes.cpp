@@ -360,5 +360,165 @@ TEST(KShortestCoinRoutes, PathsFollowTheDataLinksOfTheFabric) {
     }
 }
 
+// ------------------------------------------------- k shortest on any graph
+
+using Adjacency = std::vector<std::vector<std::pair<LinkId, NodeId>>>;
+
+// Every loop-free route from `at` to `to` by depth-first enumeration (written
+// here, independent of Yen's algorithm): their lengths.
+void all_link_routes(const Adjacency& out, NodeId at, NodeId to, std::vector<std::uint8_t>& seen, std::size_t len,
+                     std::vector<std::size_t>& lengths) {
+  if (at == to) {
+    lengths.push_back(len);
+    return;
+  }
+  for (const auto& [l, v] : out[at]) {
+    if (seen[v]) continue;
+    seen[v] = 1;
+    all_link_routes(out, v, to, seen, len + 1, lengths);
+    seen[v] = 0;
+  }
+}
+
+TEST(KShortestLinkRoutes, MatchEnumerationOnRandomMultigraphs) {
+  // Small random directed multigraphs with parallel links (which are routes
+  // of their own): the k routes are valid, loop-free, distinct, shortest
+  // first, and their lengths are the k smallest of the enumeration.
+  std::uint64_t state = 12345;
+  auto next = [&](std::uint32_t bound) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<std::uint32_t>((state >> 33) % bound);
+  };
+  for (int trial = 0; trial < 40; ++trial) {
+    const std::uint32_t n = 4 + next(4), links = n + next(2 * n);
+    Adjacency out(n);
+    std::vector<std::pair<NodeId, NodeId>> ends;
+    for (LinkId l = 0; l < links; ++l) {
+      const NodeId u = next(n);
+      NodeId v = next(n - 1);
+      if (v >= u) ++v;
+      out[u].emplace_back(l, v);
+      ends.emplace_back(u, v);
+    }
+    for (NodeId s = 0; s < n; ++s)
+      for (NodeId d = 0; d < n; ++d) {
+        if (s == d) continue;
+        const std::uint32_t k = 1 + next(6);
+        const auto routes = k_shortest_link_routes(out, s, d, k);
+        std::vector<std::size_t> lengths;
+        std::vector<std::uint8_t> seen(n, 0);
+        seen[s] = 1;
+        all_link_routes(out, s, d, seen, 0, lengths);
+        std::sort(lengths.begin(), lengths.end());
+        ASSERT_EQ(routes.size(), std::min<std::size_t>(k, lengths.size())) << "trial " << trial;
+        for (std::size_t i = 0; i < routes.size(); ++i) {
+          std::vector<std::uint8_t> visited(n, 0);
+          NodeId at = s;
+          visited[s] = 1;
+          for (LinkId l : routes[i]) {
+            ASSERT_EQ(ends[l].first, at) << "route " << i << " does not follow its links";
+            at = ends[l].second;
+            EXPECT_FALSE(visited[at]) << "loop";
+            visited[at] = 1;
+          }
+          EXPECT_EQ(at, d);
+          EXPECT_EQ(routes[i].size(), lengths[i]) << "trial " << trial << " " << s << " -> " << d;
+          for (std::size_t j = 0; j < i; ++j) EXPECT_NE(routes[i], routes[j]);
+        }
+      }
+  }
+}
+
+TEST(ServerPaths, OnCirculantRingsAgreeWithTheCoinRoutes) {
+  // Two independent constructions of TopoOpt's k shortest routes: per
+  // residue over Z_n (CoinPaths) and per server pair over the links
+  // (ServerPaths) give the same number of routes of the same lengths.
+  TopoOptParams p;
+  p.servers = 12;
+  p.degree = 3;
+  const Topology t = build_topoopt(p);
+  const CoinPaths coin(t, 5);
+  const ServerPaths server(t, 5);
+  std::vector<LinkId> a, b;
+  for (EndpointId s = 0; s < 12; ++s)
+    for (EndpointId d = 0; d < 12; ++d) {
+      if (s == d) continue;
+      ASSERT_EQ(server.count(s, d), coin.count(s, d));
+      std::vector<std::size_t> la, lb;
+      for (std::size_t c = 0; c < coin.count(s, d); ++c) {
+        a.clear();
+        b.clear();
+        coin.path(s, d, c, a);
+        server.path(s, d, c, b);
+        la.push_back(a.size());
+        lb.push_back(b.size());
+      }
+      EXPECT_EQ(la, lb) << s << " -> " << d;
+    }
+  EXPECT_EQ(server.max_hops(), coin.max_hops());
+}
+
+TEST(ServerPaths, GpuRoutesGoThroughTheirServers) {
+  // 5 servers of 3 GPUs; links 0->1->2->3->4->0 and a cable 0<->2 twice.
+  ServerFabricParams p;
+  p.servers = 5;
+  p.gpus_per_server = 3;
+  p.directed = {{0, 1}, {1, 2}, {2, 3}, {3, 4}, {4, 0}};
+  p.duplex = {{0, 2}, {0, 2}};
+  p.link.bandwidth_gbps = 100;
+  p.intra.bandwidth_gbps = 1000;
+  const Topology t = build_server_fabric(p);
+  const ServerPaths paths(t, 4);
+  std::vector<LinkId> links;
+  for (EndpointId s = 0; s < 15; ++s)
+    for (EndpointId d = 0; d < 15; ++d) {
+      if (s == d) continue;
+      const std::size_t count = paths.count(s, d);
+      ASSERT_GE(count, 1u);
+      std::size_t prev = 0;
+      for (std::size_t c = 0; c < count; ++c) {
+        links.clear();
+        paths.path(s, d, c, links);
+        ASSERT_GE(links.size(), 2u);
+        EXPECT_EQ(t.link(links.front()).src, t.endpoint_node(s));
+        EXPECT_EQ(t.link(links.front()).cls, LinkClass::IntraServer);
+        EXPECT_EQ(t.link(links.back()).dst, t.endpoint_node(d));
+        EXPECT_EQ(t.link(links.back()).cls, LinkClass::IntraServer);
+        NodeId at = t.endpoint_node(s);
+        for (LinkId l : links) {
+          EXPECT_TRUE(t.link(l).carries_data);
+          EXPECT_EQ(t.link(l).src, at);
+          at = t.link(l).dst;
+        }
+        EXPECT_GE(links.size(), prev);
+        prev = links.size();
+      }
+      if (s / 3 == d / 3) {
+        EXPECT_EQ(count, 1u);
+      }
+    }
+  // Server 0 to server 2 (GPU 0 to GPU 6): the two parallel cables are two
+  // 1-hop routes, then 0->1->2; server 0 has no other link out: exactly 3.
+  EXPECT_EQ(paths.count(0, 6), 3u);
+  links.clear();
+  paths.path(0, 6, 2, links);
+  EXPECT_EQ(links.size(), 4u);  // up, 0->1, 1->2, down
+  // Server 2 to server 0: 2->0 twice, 2->3->4->0.
+  EXPECT_EQ(paths.count(6, 0), 3u);
+}
+
+TEST(ServerPaths, APairInDifferentShardsIsAConfigError) {
+  ServerFabricParams p;
+  p.servers = 4;
+  p.directed = {{0, 1}, {1, 0}, {2, 3}, {3, 2}};
+  p.shards = true;
+  p.link.bandwidth_gbps = 100;
+  const Topology t = build_server_fabric(p);
+  const ServerPaths paths(t, 2);
+  EXPECT_EQ(paths.count(0, 1), 1u);
+  EXPECT_EQ(paths.count(0, 2), 0u);
+  EXPECT_THROW((void)paths.choice(0, 2, 1, 7), util::ConfigError);
+}
+
 }  // namespace
 }  // namespace fabricsim::net

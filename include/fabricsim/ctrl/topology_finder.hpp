@@ -108,6 +108,9 @@ struct FinderResult {
   /// Every directed link u -> v of the fabric (rings, then each matched pair
   /// both ways, then fill); parallel links repeat.
   std::vector<std::pair<std::uint32_t, std::uint32_t>> links;
+  /// The first ring_links of `links` are the AllReduce rings' (G_A, which
+  /// CoinChangeMod routes AllReduce traffic over).
+  std::size_t ring_links = 0;
   /// One line: the traffic, degrees, steps, rounds, e.g. "AllReduce 1200000000 B, MP 340000000 B; d_A 2 (all
   /// +1, family 0 +1), d_MP 1 (1 matching rounds)".
   std::string describe() const;

@@ -12,8 +12,8 @@
 //     (StateRoutes: torus dimension order or Duato, HammingMesh/HyperX,
 //     Dragonfly minimal, TopoOpt hop-count): a walk over (node, rule
 //     state) taking, at each hop, the moves StateRoutes::options() offers,
-//   * CoinRoutes: TopoOpt's k shortest (not necessarily minimal) coin
-//     routes per pair (CoinPaths, routing.k_paths > 1),
+//   * ListedRoutes: TopoOpt's k shortest (not necessarily minimal) coin
+//     routes per pair (ListedPaths, routing.k_paths > 1),
 //   * ShortestPaths: minimal paths by breadth-first distances over the
 //     Topology, computed per destination on first use (4 bytes per node and
 //     destination asked for); for graphs routed up*/down* (whose up/down
@@ -31,8 +31,8 @@
 //     share evenly over the distinct links its moves offer (a link offered
 //     as several moves, e.g. Duato's adaptive and escape move, passes its
 //     share on evenly over them), merging the shares per link;
-//   * CoinRoutes: Single takes the route the packet model gives the
-//     message (CoinPaths::choice: a hash of the engine seed and the message
+//   * ListedRoutes: Single takes the route the packet model gives the
+//     message (ListedPaths::choice: a hash of the engine seed and the message
 //     id), Even splits evenly over the pair's k routes.
 // Links on the paths are data-carrying; intermediate nodes forward.
 #pragma once
@@ -58,7 +58,7 @@ struct FlowRoute {
   /// every link some path uses, with the share of the message that crosses
   /// it, in breadth-first order from the source (each link once).
   std::vector<FlowLink> links;
-  /// Links on a path (all paths of a route have as many, except CoinRoutes'
+  /// Links on a path (all paths of a route have as many, except ListedRoutes'
   /// split over routes of different lengths: there the longest's).
   std::uint32_t hops = 0;
   /// Sum of the links' propagation latencies, the largest over the paths.
@@ -88,7 +88,7 @@ class PathProvider {
   virtual void route(EndpointId src, EndpointId dst, std::uint64_t key, FlowRoute& out) = 0;
   /// The route of message `message` (its id in the model), what the flow
   /// and analytic models ask: route(src, dst, key) unless the provider
-  /// picks by the message id as the packet model does (CoinRoutes).
+  /// picks by the message id as the packet model does (ListedRoutes).
   virtual void route_message(EndpointId src, EndpointId dst, std::uint64_t key, std::uint32_t message, FlowRoute& out) {
     (void)message;
     route(src, dst, key, out);
@@ -231,18 +231,19 @@ class RulesPaths : public PathProvider {
   std::vector<LinkId> distinct_;
 };
 
-class CoinPaths;
+class ListedPaths;
 
-/// TopoOpt's k-shortest coin routes (CoinPaths, owned by the caller, must
+/// TopoOpt's k shortest routes per pair (ListedPaths: CoinPaths on circulant
+/// rings, ServerPaths on any other server fabric; owned by the caller, must
 /// outlive this).  Single: route_message() takes the route the packet
-/// model gives the message (CoinPaths::choice under the engine seed
+/// model gives the message (ListedPaths::choice under the engine seed
 /// `seed`); route() without a message id picks by a hash of (seed, key).
 /// Even: each of the pair's routes carries an equal share (the packet
 /// model keeps one route per message under every algorithm: this is the
 /// average over many messages of a pair), shares merged per link.
-class CoinRoutes : public PathProvider {
+class ListedRoutes : public PathProvider {
  public:
-  CoinRoutes(const Topology& topo, const CoinPaths& paths, PathSplit split, std::uint64_t seed = 1);
+  ListedRoutes(const Topology& topo, const ListedPaths& paths, PathSplit split, std::uint64_t seed = 1);
   void route(EndpointId src, EndpointId dst, std::uint64_t key, FlowRoute& out) override;
   void route_message(EndpointId src, EndpointId dst, std::uint64_t key, std::uint32_t message, FlowRoute& out) override;
 
@@ -250,7 +251,7 @@ class CoinRoutes : public PathProvider {
   void single(EndpointId src, EndpointId dst, std::size_t choice, FlowRoute& out);
   void even(EndpointId src, EndpointId dst, FlowRoute& out);
   const Topology& topo_;
-  const CoinPaths& paths_;
+  const ListedPaths& paths_;
   PathSplit split_;
   std::uint64_t seed_;
   std::vector<LinkId> path_;

@@ -42,7 +42,7 @@
 
 namespace fabricsim::net {
 class StateRoutes;
-class CoinPaths;
+class ListedPaths;
 class RoutingTable;
 }
 

@@ -5,7 +5,7 @@
 //   route source   the trees' minimal-route table (the default), up*/down*
 //                  (`up_down`), route rules (`state_routes`, with
 //                  `valiant_routes` and `group_of` for Valiant / UGAL), and
-//                  TopoOpt's coin routes (`coin_paths`, pinned per message);
+//                  TopoOpt's coin routes (`listed_paths`, pinned per message);
 //                  a message pinned in the route store follows its route
 //                  before any of these;
 //   policy         `routing`: how one of several candidates is picked
@@ -25,7 +25,7 @@
 namespace fabricsim::net {
 
 class StateRoutes;
-class CoinPaths;
+class ListedPaths;
 
 struct RoutePlan {
   /// The policy (route_policy.hpp).
@@ -45,9 +45,9 @@ struct RoutePlan {
   /// group; `group_of` gives the group of every node (kNoGroup for none).
   const StateRoutes* valiant_routes = nullptr;
   /// TopoOpt k-shortest paths (with state_routes = hop-count rules): each
-  /// message takes route hash(seed, message) mod count of its pair, the
-  /// packet's state counting its hops along it.
-  const CoinPaths* coin_paths = nullptr;
+  /// message is pinned to route hash(seed, message) mod count of its pair,
+  /// hop i on VC i (a route longer than network.vcs is a ConfigError).
+  const ListedPaths* listed_paths = nullptr;
   std::vector<std::uint32_t> group_of;
 
   const RoutePolicy& policy() const { return route_policy(routing); }

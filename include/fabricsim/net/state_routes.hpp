@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "fabricsim/net/cdg.hpp"
@@ -228,27 +229,37 @@ DependencyReport check_state_routes(const StateRoutes& routes, bool escape_only,
 
 namespace fabricsim::net {
 
-/// TopoOpt's k-shortest-path routing (spec §4.5 notes: "implement k-shortest
-/// paths with k = 1 as the default"; its packet simulator takes one listed
-/// path per flow, uniformly at random).  On a TopoOpt fabric the routes are
-/// translation-invariant (a circulant graph), so for every residue r of
-/// Z_n the k shortest loop-free coin sequences from 0 to r are found once
-/// (k_shortest_coin_routes, Yen's algorithm) and a route from server i
-/// applies them from i over its data links.  A packet on hop h uses VC h
-/// (as with hop_count_rules), so routes are deadlock-free when network.vcs
-/// covers the longest of them (max_hops()).
-class CoinPaths {
+/// Routes listed per endpoint pair, one pinned per message (TopoOpt's
+/// k-shortest-path routing, spec §4.5 notes: "implement k-shortest paths
+/// with k = 1 as the default"; its packet simulator takes one listed path
+/// per flow, uniformly at random).  A packet on hop h uses VC h (as with
+/// hop_count_rules), so routes are deadlock-free when network.vcs covers
+/// the longest of them.  Every process computes the same routes.
+class ListedPaths {
  public:
-  /// `topo` must be a TopoOpt fabric (servers 0..n-1, data links i -> i+p).
-  CoinPaths(const Topology& topo, std::uint32_t k);
-  /// Number of routes from src to dst (at most k).
-  std::size_t count(EndpointId src, EndpointId dst) const;
+  virtual ~ListedPaths() = default;
+  /// Number of routes from src to dst (at most k; 0: none, a ConfigError
+  /// where a message needs one).
+  virtual std::size_t count(EndpointId src, EndpointId dst) const = 0;
   /// Appends the links of route `choice` (< count) from src to dst.
-  void path(EndpointId src, EndpointId dst, std::size_t choice, std::vector<LinkId>& out) const;
+  virtual void path(EndpointId src, EndpointId dst, std::size_t choice, std::vector<LinkId>& out) const = 0;
   /// The route message `message` of the pair takes under engine seed
   /// `seed`: hash(seed, message) mod count, uniform over the pair's routes
   /// (the packet model's pick; the flow models take the same).
   std::size_t choice(EndpointId src, EndpointId dst, std::uint64_t seed, std::uint32_t message) const;
+};
+
+/// On a circulant TopoOpt fabric (topology.construction = "rings", one GPU
+/// per server) the routes are translation-invariant, so for every residue
+/// r of Z_n the k shortest loop-free coin sequences from 0 to r are found
+/// once (k_shortest_coin_routes, Yen's algorithm) and a route from server
+/// i applies them from i over its data links.
+class CoinPaths : public ListedPaths {
+ public:
+  /// `topo` must be a TopoOpt fabric (servers 0..n-1, data links i -> i+p).
+  CoinPaths(const Topology& topo, std::uint32_t k);
+  std::size_t count(EndpointId src, EndpointId dst) const override;
+  void path(EndpointId src, EndpointId dst, std::size_t choice, std::vector<LinkId>& out) const override;
   std::uint32_t max_hops() const { return max_hops_; }
 
  private:
@@ -258,6 +269,58 @@ class CoinPaths {
   std::vector<std::vector<std::vector<std::uint8_t>>> routes_;  // [r][route] -> jump indices
   std::uint32_t max_hops_ = 0;
 };
+
+/// Any other direct-connect server fabric (build_server_fabric: TopoOpt
+/// built from a job, the expander, rings on servers of several GPUs): the k
+/// shortest loop-free routes of each server pair over the servers' data
+/// links (k_shortest_link_routes: Yen's algorithm on the directed
+/// multigraph, so parallel links are routes of their own; shortest first,
+/// ties in link order).  A GPU's route is its intra-server link up, the
+/// servers' route, the link down; two GPUs of one server have the one
+/// route through their server.  A pair's routes are found when a message
+/// first asks for them and kept, so memory follows the pairs that carry
+/// traffic, not n^2 (the same on every process: the routes of a pair do
+/// not depend on which pairs were asked before).  Not thread-safe.
+class ServerPaths : public ListedPaths {
+ public:
+  ServerPaths(const Topology& topo, std::uint32_t k);
+  /// CoinChangeMod on a TopoOpt fabric built from a job (spec §4.5,
+  /// Alg. 1's R = COINCHANGEMOD(n, G_A)): the fewest-hop routes over the
+  /// AllReduce rings' links alone (Topology::allreduce_links), every one of
+  /// that length (up to kAllReduceRoutes): parallel ring links between
+  /// neighbours, or, for a group without a ring of its own, its multi-hop
+  /// routes over the others' rings.  A pair the rings do not join falls
+  /// back to its shortest routes over every link.
+  static ServerPaths allreduce(const Topology& topo);
+  static constexpr std::uint32_t kAllReduceRoutes = 16;
+  /// Links between servers on route `choice` of the pair (its length
+  /// without the intra-server links).
+  std::size_t server_hops(EndpointId src, EndpointId dst, std::size_t choice) const;
+  std::size_t count(EndpointId src, EndpointId dst) const override;
+  void path(EndpointId src, EndpointId dst, std::size_t choice, std::vector<LinkId>& out) const override;
+  /// The longest route handed out so far, in links (intra-server ones included).
+  std::uint32_t max_hops() const { return max_hops_; }
+
+ private:
+  const std::vector<std::vector<LinkId>>& server_routes(NodeId u, NodeId v) const;
+  std::uint32_t k_ = 1;
+  bool shortest_only_ = false;  // keep the routes of the first's length only
+  std::vector<std::vector<std::pair<LinkId, NodeId>>> fallback_;  // every data link (allreduce(): out_ is G_A)
+  std::vector<NodeId> server_;  // endpoint -> its server node
+  std::vector<LinkId> up_;      // endpoint -> its link to the server (kNoLink: the endpoint is the server)
+  std::vector<LinkId> down_;    // endpoint -> the server's link to it
+  std::vector<std::vector<std::pair<LinkId, NodeId>>> out_;  // node -> data links to other servers, id order
+  mutable std::unordered_map<std::uint64_t, std::vector<std::vector<LinkId>>> cache_;
+  mutable std::uint32_t max_hops_ = 0;
+};
+
+/// Yen's k shortest loop-free routes from `from` to `to` (from != to) in a
+/// directed multigraph given as out[node] = its (link, head) pairs: link
+/// sequences visiting no node twice, fewest links first (ties in the order
+/// Yen's algorithm finds them, deterministic: links tried in the order
+/// given).  Fewer than k if there are not that many.
+std::vector<std::vector<LinkId>> k_shortest_link_routes(
+    const std::vector<std::vector<std::pair<LinkId, NodeId>>>& out, NodeId from, NodeId to, std::uint32_t k);
 
 /// Yen's k shortest loop-free routes over Z_n with the given coins (jumps)
 /// from 0 to r: coin sequences whose partial sums never repeat, shortest

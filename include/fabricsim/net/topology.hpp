@@ -244,6 +244,10 @@ class Topology {
   /// Shards that are not connected to each other (TopoOpt's shared cluster,
   /// topology.job_shards): routes exist inside each; no message may cross.
   bool shards = false;
+  /// TopoOpt built from a job: the links of its AllReduce rings (G_A), in
+  /// id order, over which CoinChangeMod routes AllReduce traffic; empty
+  /// for every other fabric.
+  std::vector<LinkId> allreduce_links;
   /// Per node, the unit a partition should keep on one rank where the
   /// balance allows it (a Dragonfly group: its routers and their endpoints,
   /// joined by most of its cables); empty when the builder names none.
@@ -579,6 +583,9 @@ struct ServerFabricParams {
   std::uint32_t ocs_degree = 0;
   /// `directed` / `duplex` form shards not connected to each other (Topology::shards).
   bool shards = false;
+  /// Per `directed` entry (or empty): 1 if it is an AllReduce ring's link
+  /// (Topology::allreduce_links).
+  std::vector<std::uint8_t> allreduce;
 };
 Topology build_server_fabric(const ServerFabricParams& params);
 

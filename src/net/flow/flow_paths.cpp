@@ -338,28 +338,30 @@ void RulesPaths::route(EndpointId src, EndpointId dst, std::uint64_t key, FlowRo
     for (FlowLink& fl : out.links) fl.weight = 1.0;  // exactly
 }
 
-CoinRoutes::CoinRoutes(const Topology& topo, const CoinPaths& paths, PathSplit split, std::uint64_t seed)
+ListedRoutes::ListedRoutes(const Topology& topo, const ListedPaths& paths, PathSplit split, std::uint64_t seed)
     : topo_(topo), paths_(paths), split_(split), seed_(seed) {}
 
-void CoinRoutes::route(EndpointId src, EndpointId dst, std::uint64_t key, FlowRoute& out) {
+void ListedRoutes::route(EndpointId src, EndpointId dst, std::uint64_t key, FlowRoute& out) {
   if (split_ == PathSplit::Even) return even(src, dst, out);
-  single(src, dst, util::hash2(seed_, key) % paths_.count(src, dst), out);
+  const std::size_t routes = paths_.count(src, dst);
+  if (routes == 0) (void)paths_.choice(src, dst, seed_, 0);  // (a ConfigError naming the pair)
+  single(src, dst, util::hash2(seed_, key) % routes, out);
 }
 
-void CoinRoutes::route_message(EndpointId src, EndpointId dst, std::uint64_t key, std::uint32_t message,
+void ListedRoutes::route_message(EndpointId src, EndpointId dst, std::uint64_t key, std::uint32_t message,
                                FlowRoute& out) {
   if (split_ == PathSplit::Even) return even(src, dst, out);
   (void)key;
   single(src, dst, paths_.choice(src, dst, seed_, message), out);
 }
 
-void CoinRoutes::single(EndpointId src, EndpointId dst, std::size_t choice, FlowRoute& out) {
+void ListedRoutes::single(EndpointId src, EndpointId dst, std::size_t choice, FlowRoute& out) {
   out.clear();
   path_.clear();
   paths_.path(src, dst, choice, path_);
   if (filtering() && !live_->path_ok(path_.data(), path_.size()))
     // The packet model pins the same route: no other to take.
-    throw util::ConfigError("routing: the coin route of endpoint " + std::to_string(src) + " to endpoint " +
+    throw util::ConfigError("routing: the listed route of endpoint " + std::to_string(src) + " to endpoint " +
                             std::to_string(dst) + " crosses a failed link");
   double bottleneck = std::numeric_limits<double>::infinity();
   for (LinkId l : path_) {
@@ -373,9 +375,9 @@ void CoinRoutes::single(EndpointId src, EndpointId dst, std::size_t choice, Flow
   out.single = true;
 }
 
-void CoinRoutes::even(EndpointId src, EndpointId dst, FlowRoute& out) {
+void ListedRoutes::even(EndpointId src, EndpointId dst, FlowRoute& out) {
   std::size_t count = paths_.count(src, dst);
-  if (count == 1) return single(src, dst, 0, out);
+  if (count <= 1) return single(src, dst, paths_.choice(src, dst, seed_, 0), out);
   out.clear();
   if (link_slot_.empty()) link_slot_.assign(topo_.link_count(), kNoRouteSlot);
   if (routes_.size() < count) routes_.resize(count);
@@ -389,7 +391,7 @@ void CoinRoutes::even(EndpointId src, EndpointId dst, FlowRoute& out) {
     ++live;
   }
   if (live == 0)
-    throw util::ConfigError("routing: every coin route of endpoint " + std::to_string(src) + " to endpoint " +
+    throw util::ConfigError("routing: every listed route of endpoint " + std::to_string(src) + " to endpoint " +
                             std::to_string(dst) + " crosses a failed link");
   count = live;
   // Links hop by hop over the routes (breadth-first), each once.
@@ -427,14 +429,14 @@ std::unique_ptr<PathProvider> make_flow_paths(const Topology& topo, const RouteP
                             (analytic ? "analytic" : "flow") +
                             "\" has none (use minimal or adaptive, or the packet model)");
   if (policy.mechanism == PickMechanism::LeastFlows &&
-      (analytic || plan.coin_paths != nullptr || plan.state_routes != nullptr || plan.up_down))
+      (analytic || plan.listed_paths != nullptr || plan.state_routes != nullptr || plan.up_down))
     throw util::ConfigError(std::string("routing.algorithm: ") + policy.name +
                             " picks by the flow model's flows per link on a routing table's candidates (fat_tree, "
                             "leaf_spine, file, ideal_switch); " +
                             (analytic ? "the analytic model has no such count: use network.model = \"flow\""
                                       : "this topology routes otherwise"));
   const PathSplit split = !analytic && policy.flow_split ? PathSplit::Even : PathSplit::Single;
-  if (plan.coin_paths != nullptr) return std::make_unique<CoinRoutes>(topo, *plan.coin_paths, split, seed);
+  if (plan.listed_paths != nullptr) return std::make_unique<ListedRoutes>(topo, *plan.listed_paths, split, seed);
   if (plan.state_routes != nullptr)
     return std::make_unique<RulesPaths>(topo, *plan.state_routes, policy, split, plan.ecmp_seed, plan.ecmp_hash);
   if (plan.up_down) return std::make_unique<ShortestPaths>(topo, split, plan.ecmp_seed, plan.ecmp_hash);

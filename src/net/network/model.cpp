@@ -227,11 +227,15 @@ MessageId NetworkImpl::create(EndpointId src, EndpointId dst, std::uint64_t byte
   Message m = new_message(id, src, dst, bytes, tag, params_.seed, payload_per_packet_);
   m.vc = static_cast<std::uint8_t>(tag % params_.vcs);
   messages_.push_back(m);
-  if (params_.coin_paths) {
+  if (params_.listed_paths) {
     // One route per message, uniformly among the k of its pair (every
     // process computes the same), hop i on channel i.
     scratch_path_.clear();
-    params_.coin_paths->path(src, dst, params_.coin_paths->choice(src, dst, params_.seed, id), scratch_path_);
+    params_.listed_paths->path(src, dst, params_.listed_paths->choice(src, dst, params_.seed, id), scratch_path_);
+    if (scratch_path_.size() > params_.vcs)
+      throw util::ConfigError(fmt::format("network.vcs: message {} (endpoint {} to {}) takes a listed route of {} "
+                                          "links, hop i on channel i; set network.vcs >= {} (it is {})",
+                                          id, src, dst, scratch_path_.size(), scratch_path_.size(), params_.vcs));
     store_.pin(id, scratch_path_, PinnedVc::PerHop);
   }
   return id;
