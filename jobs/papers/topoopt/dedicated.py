@@ -14,9 +14,12 @@ reconfiguration every 50 ms; SiP-ML, 25 us): topology.construction =
 
   jobs/papers/topoopt/dedicated.py [--quick] [--servers 128] [--models dlrm,candle,...] [--degrees 4]
                                    [--gbps 100] [--fabrics topoopt,ideal,fattree,expander,ocs_fw,ocs_nofw,sip_ml]
-                                   [--out DIR]
+                                   [--seeds 1] [--out DIR]
 
 --quick: 16 servers, DLRM and CANDLE, d = 4, B = 100 Gb/s (seconds).
+--seeds S: the Expander, the one random fabric, drawn S times (topology.expander_seed 1..S); its
+row gives the mean iteration time, the min and max, and the mean of the link metrics.  Every
+other fabric is deterministic (a run repeated gives the same figures bit for bit): one run.
 Writes OUT/dedicated.csv and OUT/dedicated.png (iteration time against cost).
 """
 import os
@@ -38,6 +41,8 @@ def main():
                    help="comma-separated interface speeds B in Gb/s (default 100; the paper: 10,25,40,100,200)")
     p.add_argument("--fabrics", type=tp.name_list("fabric", list(tp.FABRICS)), default=list(tp.FABRICS),
                    help="comma-separated: %s (default all)" % ", ".join(tp.FABRICS))
+    p.add_argument("--seeds", type=tp.integer(1, 1000), default=1,
+                   help="random Expanders per point (expander_seed 1..S; default 1)")
     args = tp.parse(p, ["dedicated.csv", "dedicated.png"])
     servers = args.servers or (16 if args.quick else 128)
     models = args.models or (["dlrm", "candle"] if args.quick else list(tp.MODELS))
@@ -54,24 +59,38 @@ def main():
                         if fabric == "fattree" and not ft:
                             tp.fail("fabricsim info", "no listed fat-tree speed costs as little as TopoOpt at "
                                     "n = %d, d = %d, B = %d Gb/s" % (servers, d, b), 1)
-                        o = dict(mo, **tp.fabric_overrides(fabric, servers, d, b, ft))
-                        h5, wall, cmd = run.run("%s_%s_d%d_%dg" % (model, fabric, d, b), tp.DEDICATED, o)
-                        s, t, _ = tp.summary(h5)
-                        import h5py
-                        with h5py.File(h5, "r") as f:
-                            it = f["iterations/time_ns"][()]
-                            fin = f["iterations/finished"][()]
-                        if not fin.all():
-                            tp.fail("fabricsim run", "an iteration did not finish (the command: %s)" % cmd, 1)
+                        seeds = range(1, args.seeds + 1) if fabric == "expander" else [1]
+                        times, metrics, walls = [], [], 0.0
+                        for seed in seeds:
+                            o = dict(mo, **tp.fabric_overrides(fabric, servers, d, b, ft, seed))
+                            name = "%s_%s_d%d_%dg%s" % (model, fabric, d, b, "_s%d" % seed if seed > 1 else "")
+                            h5, wall, c = run.run(name, tp.DEDICATED, o)
+                            s, t_, _ = tp.summary(h5)
+                            import h5py
+                            with h5py.File(h5, "r") as f:
+                                it = f["iterations/time_ns"][()]
+                                fin = f["iterations/finished"][()]
+                            if not fin.all():
+                                tp.fail("fabricsim run", "an iteration did not finish (the command: %s)" % c, 1)
+                            times.append(float(it.mean()) / 1e6)
+                            metrics.append(tp.link_metrics(h5))
+                            walls += wall
+                            if seed == 1:
+                                t, cmd = t_, c
+                            if seed < seeds[-1]:
+                                run.done(h5)
                         row = {"model": model, "fabric": fabric, "label": tp.FABRICS[fabric], "servers": servers,
                                "gpus": servers * tp.GPUS_PER_SERVER, "degree": d, "gbps": b,
                                "link_gbps": o["network.link_gbps"],
                                "cost_usd": round(t["paper_cost_usd"], 2),
-                               "iteration_ms": float(it.mean()) / 1e6}
-                        row.update(tp.link_metrics(h5))
+                               "iteration_ms": sum(times) / len(times), "runs": len(times),
+                               "iteration_ms_min": min(times), "iteration_ms_max": max(times)}
+                        row.update({k: sum(m[k] for m in metrics) / len(metrics) for k in metrics[0]})
                         desc = t.get("description", "")
+                        if len(times) > 1:
+                            cmd += "  # and topology.expander_seed = 2..%d" % len(times)
                         row.update({"description": desc.decode() if isinstance(desc, bytes) else desc,
-                                    "wall_s": round(wall, 2),
+                                    "wall_s": round(walls, 2),
                                     "fabricsim": run.version, "command": cmd})
                         rows.append(row)
                         print("%-8s d=%d B=%4d  %-22s %9.3f ms  $%12.0f  tax %.2f" % (
