@@ -39,6 +39,7 @@ route's latency: 1 us per link, 100 ns per relaying server):
     /jobs, /reconfig column) on 1, 2 and 3 ranks with forwarding, 1 and 2
     without.
   ocs_reconfig.py EXE CHECK_OUTPUT_PY
+(KEEP=DIR keeps every configuration and HDF5 file there, for debugging a failure.)
 """
 import collections
 import json

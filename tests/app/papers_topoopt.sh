@@ -17,30 +17,15 @@ set -eu
 exe=$1 python=$2 src=$3
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-start=$(date +%s)
-"$python" "$src/jobs/papers/topoopt/dedicated.py" --quick --fabricsim "$exe" --out "$dir/d" > "$dir/d.txt" ||
-  { cat "$dir/d.txt"; exit 1; }
-echo "dedicated.py --quick: $(( $(date +%s) - start )) s"
-cat "$dir/d.txt"
-[ -s "$dir/d/dedicated.png" ] || { echo "FAIL: no dedicated.png"; exit 1; }
-start=$(date +%s)
-"$python" "$src/jobs/papers/topoopt/alltoall.py" --quick --fabricsim "$exe" --out "$dir/a" > "$dir/a.txt" ||
-  { cat "$dir/a.txt"; exit 1; }
-echo "alltoall.py --quick: $(( $(date +%s) - start )) s"
-cat "$dir/a.txt"
-[ -s "$dir/a/alltoall.png" ] || { echo "FAIL: no alltoall.png"; exit 1; }
-start=$(date +%s)
-"$python" "$src/jobs/papers/topoopt/reconfig.py" --quick --fabricsim "$exe" --out "$dir/r" > "$dir/r.txt" ||
-  { cat "$dir/r.txt"; exit 1; }
-echo "reconfig.py --quick: $(( $(date +%s) - start )) s"
-cat "$dir/r.txt"
-[ -s "$dir/r/reconfig.png" ] || { echo "FAIL: no reconfig.png"; exit 1; }
-start=$(date +%s)
-"$python" "$src/jobs/papers/topoopt/shared.py" --quick --fabricsim "$exe" --out "$dir/s" > "$dir/s.txt" ||
-  { cat "$dir/s.txt"; exit 1; }
-echo "shared.py --quick: $(( $(date +%s) - start )) s"
-cat "$dir/s.txt"
-[ -s "$dir/s/shared.png" ] || { echo "FAIL: no shared.png"; exit 1; }
+for script in d:dedicated a:alltoall r:reconfig s:shared; do
+  out=${script%%:*} name=${script#*:}
+  start=$(date +%s)
+  "$python" "$src/jobs/papers/topoopt/$name.py" --quick --fabricsim "$exe" --out "$dir/$out" > "$dir/$out.txt" ||
+    { cat "$dir/$out.txt"; exit 1; }
+  echo "$name.py --quick: $(( $(date +%s) - start )) s"
+  cat "$dir/$out.txt"
+  [ -s "$dir/$out/$name.png" ] || { echo "FAIL: no $name.png"; exit 1; }
+done
 "$python" - "$dir/d/dedicated.csv" "$dir/a/alltoall.csv" "$dir/r/reconfig.csv" "$dir/s/shared.csv" <<'PY'
 import csv, math, shlex, subprocess, sys, tempfile, os
 import h5py
