@@ -74,6 +74,8 @@ find_package(tomlplusplus 3 REQUIRED)
 find_package(CLI11 2 REQUIRED)
 find_package(fmt 9 REQUIRED)
 find_package(Threads REQUIRED)
+# Chakra execution traces (libprotobuf-dev, protobuf-compiler).
+find_package(Protobuf 3 REQUIRED)
 
 if(FABRICSIM_BUILD_TESTS)
   find_package(GTest REQUIRED)

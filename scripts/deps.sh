@@ -8,7 +8,7 @@ FABRICSIM_PACKAGES=(
   mpich libmpich-dev libhdf5-mpich-dev hdf5-tools
   libmetis-dev libeigen3-dev coinor-libcbc-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libtomlplusplus-dev libcli11-dev libfmt-dev
+  libtomlplusplus-dev libcli11-dev libfmt-dev libprotobuf-dev protobuf-compiler
   python3 python3-h5py python3-numpy python3-matplotlib
 )
 

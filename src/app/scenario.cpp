@@ -2,6 +2,7 @@
 #include "topology_kinds.hpp"
 
 #include "model_file.hpp"
+#include "chakra_trace.hpp"
 #include "trace_file.hpp"
 #include "fabricsim/util/random.hpp"
 
@@ -308,7 +309,14 @@ workload::TraceParams trace_params(const config::Config& cfg, workload::Endpoint
   workload::TraceParams p;
   std::string path = cfg.get_string("workload.trace");
   if (!path.empty() && path[0] != '/') path = cfg.base_dir() + "/" + path;
-  p.trace = load_trace(path);
+  if (is_chakra_trace(path)) {
+    ChakraOptions o;
+    o.peak_tflops = cfg.get_float("workload.trace_peak_tflops");
+    o.memory_gbytes_per_s = cfg.get_float("workload.trace_memory_gbytes_per_s");
+    p.trace = load_chakra_trace(path, o);
+  } else {
+    p.trace = load_trace(path);
+  }
   p.algorithm = cfg.get_string("workload.algorithm");
   if (p.algorithm == "auto") p.algorithm = "ring";
   p.start = SimTime::from_ns_f(cfg.get_float("workload.start_ns"));

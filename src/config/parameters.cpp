@@ -434,9 +434,20 @@ std::vector<ParamDecl> declare() {
                            "dnn: the model description (TOML, relative to the configuration file; "
                            "inputs/models/ has the reference papers' models, format in docs/models.md)."));
   p.push_back(string_param("workload", "trace", "trace.json",
-                           "trace: the execution trace (JSON, relative to the configuration file; format in "
-                           "docs/model.md). Its collectives use `algorithm` for allreduce, reduce_scatter and "
-                           "allgather."));
+                           "trace: the execution trace, relative to the configuration file: fabricsim's JSON "
+                           "(format in docs/model.md), or a Chakra trace as ASTRA-sim takes it, one `.et` file per "
+                           "rank: `PREFIX` (or any `PREFIX.RANK.et`) for `PREFIX.0.et`, `PREFIX.1.et`, ... Its "
+                           "collectives use `algorithm` for allreduce, reduce_scatter and allgather."));
+  p.push_back(float_param("workload", "trace_peak_tflops", "TFLOP/s", 0,
+                          "trace (Chakra): the peak of the roofline that times a compute node given by FLOPs "
+                          "(`num_ops`) rather than `duration_micros`, as ASTRA-sim's `peak-perf`; 0: such a node is "
+                          "an error.",
+                          0.0, 1e9));
+  p.push_back(float_param("workload", "trace_memory_gbytes_per_s", "GB/s", 0,
+                          "trace (Chakra): local memory bandwidth (10^9 bytes/s) that times memory nodes and the "
+                          "roofline's memory side by `tensor_size`, as ASTRA-sim's `local-mem-bw`; 0: a memory node "
+                          "needs its `duration_micros`.",
+                          0.0, 1e9));
   p.push_back(int_param("workload", "data_parallel", "", 1, "dnn: data-parallel replicas D.", 1, 1 << 20));
   p.push_back(int_param("workload", "pipeline_parallel", "", 1,
                         "dnn: pipeline stages P (layers split evenly, in order).", 1, 1 << 20));

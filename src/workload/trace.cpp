@@ -26,6 +26,7 @@ struct TraceIndex {
   std::vector<std::vector<std::size_t>> deps;     // per node: the nodes it depends on
   std::vector<std::size_t> match;                 // per recv node: its send (N: none)
   std::string where(std::size_t i) const {
+    if (!t.rank_files.empty()) return t.rank_files[t.nodes[i].rank] + ": node " + std::to_string(t.nodes[i].id);
     return t.file + ":" + std::to_string(t.nodes[i].line) + ": node " + std::to_string(t.nodes[i].id);
   }
 };
@@ -36,14 +37,18 @@ struct TraceCollective {
   std::vector<std::size_t> nodes;
 };
 
-// Node ids unique; per rank its nodes in id order; dependencies on known
-// nodes of the same rank.
+// Node ids unique (in the trace; a trace of one file per rank: in its rank);
+// per rank its nodes in id order; dependencies on known nodes of the same
+// rank.
 void index_nodes(TraceIndex& x) {
   const Trace& t = x.t;
   const std::size_t N = t.nodes.size();
-  std::unordered_map<std::uint64_t, std::size_t> index;
+  const bool per_rank = !t.rank_files.empty();
+  std::vector<std::unordered_map<std::uint64_t, std::size_t>> ids(per_rank ? t.ranks : 1);
+  const auto index_of = [&](std::uint32_t rank) -> auto& { return ids[per_rank ? rank : 0]; };
   for (std::size_t i = 0; i < N; ++i)
-    if (!index.emplace(t.nodes[i].id, i).second) throw ConfigError(x.where(i) + ": id: used by an earlier node too");
+    if (!index_of(t.nodes[i].rank).emplace(t.nodes[i].id, i).second)
+      throw ConfigError(x.where(i) + ": id: used by an earlier node too");
   x.by_rank.assign(t.ranks, {});
   for (std::size_t i = 0; i < N; ++i) x.by_rank[t.nodes[i].rank].push_back(i);
   for (auto& v : x.by_rank)
@@ -51,6 +56,7 @@ void index_nodes(TraceIndex& x) {
   x.deps.assign(N, {});
   for (std::size_t i = 0; i < N; ++i)
     for (std::uint64_t d : t.nodes[i].deps) {
+      const auto& index = index_of(t.nodes[i].rank);
       const auto it = index.find(d);
       if (it == index.end())
         throw ConfigError(x.where(i) + ": data_deps/ctrl_deps: no node has id " + std::to_string(d));

@@ -8,9 +8,9 @@ Its comment lines say what to expect:
   # expect: REGEX     the one stderr line must match (re.search); it names the key
   # args: ...         extra command-line arguments (shlex), e.g. --set KEY=VALUE
   # command: info     run `fabricsim info` instead of `run`
-Files named *.model.toml, *.graph.toml, *.json and *.schedule are a case's model,
-graph, trace or TACOS schedule, read through its configuration, never run
-themselves.
+Files named *.model.toml, *.graph.toml, *.json, *.schedule and *.et are a case's
+model, graph, trace (JSON or Chakra) or TACOS schedule, read through its
+configuration, never run themselves (the Chakra ones: tests/app/make_bad_chakra.py).
 
 The contract checked for every case: exit status 2, exactly one line on
 stderr, starting with `error:`, matching the expectation and naming the file
@@ -28,7 +28,7 @@ import subprocess
 import sys
 import tempfile
 
-AUX = re.compile(r"\.(model|graph)\.toml$|\.json$|\.schedule$")
+AUX = re.compile(r"\.(model|graph)\.toml$|\.json$|\.schedule$|\.et$")
 
 
 def cases(corpus):

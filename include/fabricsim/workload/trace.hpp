@@ -47,6 +47,9 @@ struct TraceNode {
 
 struct Trace {
   std::string file;
+  /// A trace of one file per rank (Chakra): rank r's file; errors name it
+  /// and the node id (TraceNode::line unused).  Empty: `file`, by line.
+  std::vector<std::string> rank_files;
   std::string name;
   std::uint32_t ranks = 0;
   std::vector<TraceNode> nodes;

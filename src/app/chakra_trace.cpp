@@ -1,0 +1,280 @@
+#include "chakra_trace.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <set>
+
+#include <fmt/format.h>
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+
+#include "app/chakra/et_def.pb.h"
+#include "fabricsim/util/error.hpp"
+
+namespace fabricsim::app {
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace pb = fabricsim_chakra;
+using util::ConfigError;
+using workload::CollectiveOp;
+using workload::TraceNode;
+
+// "PREFIX.RANK.et" -> PREFIX; a PREFIX as is.
+std::string prefix_of(const std::string& path) {
+  if (path.size() < 3 || path.compare(path.size() - 3, 3, ".et") != 0) return path;
+  const std::string stem = path.substr(0, path.size() - 3);
+  const std::size_t dot = stem.rfind('.');
+  if (dot == std::string::npos || dot + 1 == stem.size() ||
+      !std::all_of(stem.begin() + static_cast<std::ptrdiff_t>(dot) + 1, stem.end(),
+                   [](char c) { return c >= '0' && c <= '9'; }))
+    return path;
+  return stem.substr(0, dot);
+}
+
+std::string rank_file(const std::string& prefix, std::uint32_t rank) { return fmt::format("{}.{}.et", prefix, rank); }
+
+// The attributes fabricsim reads, and those Chakra's converters write that
+// do not change the timing (read and ignored; docs/model.md says which).
+const std::set<std::string>& known_attributes() {
+  static const std::set<std::string> known{
+      "comm_type", "comm_size", "comm_src", "comm_dst", "comm_tag", "comm_priority", "num_ops", "tensor_size",
+      "pg_name", "involved_dim", "is_cpu_op", "op_type", "rf_id", "fw_parent", "seq_id", "scope", "tid", "fw_tid",
+      "op_schema"};
+  return known;
+}
+
+class NodeReader {
+ public:
+  NodeReader(const std::string& file, const pb::Node& node) : file_(file), node_(node) {
+    for (const pb::AttributeProto& a : node.attr()) {
+      if (known_attributes().count(a.name()) == 0)
+        fail(fmt::format("unknown attribute \"{}\" (fabricsim reads comm_type, comm_size, comm_src, comm_dst, "
+                         "comm_tag, num_ops, tensor_size; docs/model.md lists those it ignores)",
+                         a.name()));
+      if (!seen_.insert(a.name()).second) fail(fmt::format("attribute \"{}\" appears twice", a.name()));
+    }
+  }
+  [[noreturn]] void fail(const std::string& what) const {
+    throw ConfigError(fmt::format("{}: node {}: {}", file_, node_.id(), what));
+  }
+  const pb::AttributeProto* find(const std::string& name) const {
+    for (const pb::AttributeProto& a : node_.attr())
+      if (a.name() == name) return &a;
+    return nullptr;
+  }
+  /// An integer attribute (any of protobuf's integer types), in [lo, hi].
+  std::optional<std::int64_t> integer(const std::string& name, std::int64_t lo, std::int64_t hi) const {
+    const pb::AttributeProto* a = find(name);
+    if (a == nullptr) return std::nullopt;
+    using A = pb::AttributeProto;
+    std::int64_t v = 0;
+    bool big = false;  // a uint64 beyond int64
+    switch (a->value_case()) {
+      case A::kInt32Val: v = a->int32_val(); break;
+      case A::kInt64Val: v = a->int64_val(); break;
+      case A::kUint32Val: v = a->uint32_val(); break;
+      case A::kUint64Val: big = a->uint64_val() > static_cast<std::uint64_t>(INT64_MAX); v = static_cast<std::int64_t>(a->uint64_val()); break;
+      case A::kSint32Val: v = a->sint32_val(); break;
+      case A::kSint64Val: v = a->sint64_val(); break;
+      case A::kFixed32Val: v = a->fixed32_val(); break;
+      case A::kFixed64Val: big = a->fixed64_val() > static_cast<std::uint64_t>(INT64_MAX); v = static_cast<std::int64_t>(a->fixed64_val()); break;
+      case A::kSfixed32Val: v = a->sfixed32_val(); break;
+      case A::kSfixed64Val: v = a->sfixed64_val(); break;
+      default: fail(fmt::format("attribute \"{}\": expected an integer value", name));
+    }
+    if (big || v < lo || v > hi) fail(fmt::format("attribute \"{}\": expected an integer from {} to {}", name, lo, hi));
+    return v;
+  }
+  std::int64_t need(const std::string& name, std::int64_t lo, std::int64_t hi) const {
+    const auto v = integer(name, lo, hi);
+    if (!v) fail(fmt::format("missing attribute \"{}\"", name));
+    return *v;
+  }
+  std::optional<double> number(const std::string& name) const {
+    const pb::AttributeProto* a = find(name);
+    if (a == nullptr) return std::nullopt;
+    if (a->value_case() == pb::AttributeProto::kDoubleVal) return a->double_val();
+    if (a->value_case() == pb::AttributeProto::kFloatVal) return a->float_val();
+    return static_cast<double>(need(name, 0, INT64_MAX));
+  }
+
+ private:
+  const std::string& file_;
+  const pb::Node& node_;
+  std::set<std::string> seen_;
+};
+
+CollectiveOp collective(const NodeReader& rd, std::int64_t type) {
+  switch (type) {
+    case pb::ALL_REDUCE: return CollectiveOp::Allreduce;
+    case pb::REDUCE: return CollectiveOp::Reduce;
+    case pb::ALL_GATHER: return CollectiveOp::Allgather;
+    case pb::GATHER: return CollectiveOp::Gather;
+    case pb::SCATTER: return CollectiveOp::Scatter;
+    case pb::BROADCAST: return CollectiveOp::Broadcast;
+    case pb::ALL_TO_ALL: return CollectiveOp::Alltoall;
+    case pb::REDUCE_SCATTER:
+    case pb::REDUCE_SCATTER_BLOCK: return CollectiveOp::ReduceScatter;
+    case pb::BARRIER: return CollectiveOp::Barrier;
+    default: break;
+  }
+  rd.fail(fmt::format("attribute \"comm_type\": unknown collective {} (0 ALL_REDUCE ... 9 BARRIER)", type));
+}
+
+// The nodes of one rank's file.
+void read_rank(const std::string& file, std::uint32_t rank, std::uint32_t ranks, const ChakraOptions& opt,
+               workload::Trace& tr) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw ConfigError(fmt::format("{}: cannot open it (workload.trace)", file));
+  std::error_code ec;
+  const std::uint64_t size = fs::file_size(file, ec);
+  google::protobuf::io::IstreamInputStream stream(&in);
+  std::uint64_t at = 0;
+  std::size_t record = 0;
+  double compute_us = 0;
+  constexpr std::int64_t kMaxBytes = INT64_C(1) << 40;  // as workload.sizes
+  const auto max_rank = static_cast<std::int64_t>(ranks) - 1;
+  pb::Node node;
+  while (at < size) {
+    google::protobuf::io::CodedInputStream coded(&stream);
+    std::uint32_t length = 0;
+    if (!coded.ReadVarint32(&length))
+      throw ConfigError(fmt::format("{}: record {} at byte {}: truncated or corrupt (its length does not read)", file,
+                                    record, at));
+    const auto header = static_cast<std::uint64_t>(coded.CurrentPosition());
+    if (at + header + length > size)
+      throw ConfigError(fmt::format("{}: record {} at byte {}: truncated: {} bytes announced, {} left in the file",
+                                    file, record, at, length, size - at - header));
+    const auto limit = coded.PushLimit(static_cast<int>(length));
+    bool ok = false;
+    if (record == 0) {
+      pb::GlobalMetadata meta;
+      ok = meta.ParseFromCodedStream(&coded) && coded.ConsumedEntireMessage();
+    } else {
+      ok = node.ParseFromCodedStream(&coded) && coded.ConsumedEntireMessage();
+    }
+    if (!ok)
+      throw ConfigError(fmt::format("{}: record {} at byte {}: corrupt (not a Chakra {})", file, record, at,
+                                    record == 0 ? "GlobalMetadata" : "Node"));
+    coded.PopLimit(limit);
+    at += header + length;
+    if (record++ == 0) continue;
+
+    const NodeReader rd(file, node);
+    TraceNode n;
+    n.id = node.id();
+    n.rank = rank;
+    n.name = node.name();
+    n.deps.assign(node.data_deps().begin(), node.data_deps().end());
+    n.deps.insert(n.deps.end(), node.ctrl_deps().begin(), node.ctrl_deps().end());
+    const auto peer = [&](const char* key) {
+      const auto r = static_cast<std::uint32_t>(rd.need(key, 0, max_rank));
+      if (r == rank) rd.fail(fmt::format("attribute \"{}\": a rank does not send to itself", key));
+      return r;
+    };
+    switch (static_cast<int>(node.type())) {
+      case pb::COMP_NODE:
+      case pb::MEM_LOAD_NODE:
+      case pb::MEM_STORE_NODE: {
+        n.kind = TraceNode::Kind::Compute;
+        const bool memory = node.type() != pb::COMP_NODE;
+        double us = static_cast<double>(node.duration_micros());
+        const auto ops = rd.number("num_ops");
+        const auto bytes = rd.number("tensor_size");
+        if (us == 0 && !memory && ops && *ops > 0) {
+          if (!(opt.peak_tflops > 0))
+            rd.fail("num_ops without duration_micros: set workload.trace_peak_tflops (the roofline's peak)");
+          us = *ops / (opt.peak_tflops * 1e6);
+          if (bytes && *bytes > 0 && opt.memory_gbytes_per_s > 0)
+            us = std::max(us, *bytes / (opt.memory_gbytes_per_s * 1e3));
+        } else if (us == 0 && memory && bytes && *bytes > 0) {
+          if (!(opt.memory_gbytes_per_s > 0))
+            rd.fail("a memory node of tensor_size bytes without duration_micros: set "
+                    "workload.trace_memory_gbytes_per_s");
+          us = *bytes / (opt.memory_gbytes_per_s * 1e3);
+        }
+        if (!(us <= 1e12)) rd.fail("duration_micros: more than 1e12 us");
+        if ((compute_us += us) > 0x1p63 / 1e6)
+          rd.fail(fmt::format("the compute of rank {} adds up to {:.3g} s, beyond the int64-picosecond range of "
+                              "simulated time (about 106 days)",
+                              rank, compute_us * 1e-6));
+        n.duration_ns = us * 1000.0;
+        break;
+      }
+      case pb::COMM_SEND_NODE:
+        n.kind = TraceNode::Kind::Send;
+        n.peer = peer("comm_dst");
+        n.bytes = static_cast<std::uint64_t>(rd.need("comm_size", 1, kMaxBytes));
+        n.tag = rd.integer("comm_tag", INT64_MIN, INT64_MAX).value_or(0);
+        break;
+      case pb::COMM_RECV_NODE:
+        n.kind = TraceNode::Kind::Recv;
+        n.peer = peer("comm_src");
+        n.bytes = static_cast<std::uint64_t>(rd.need("comm_size", 1, kMaxBytes));
+        n.tag = rd.integer("comm_tag", INT64_MIN, INT64_MAX).value_or(0);
+        break;
+      case pb::COMM_COLL_NODE:
+        n.kind = TraceNode::Kind::Collective;
+        n.op = collective(rd, rd.need("comm_type", 0, 255));
+        n.bytes = n.op == CollectiveOp::Barrier
+                      ? 0
+                      : static_cast<std::uint64_t>(rd.need("comm_size", 1, kMaxBytes));
+        if (ranks < 2) rd.fail("a collective needs at least 2 ranks (the trace has 1 rank file)");
+        break;
+      default:
+        rd.fail(fmt::format("unknown node type {} (fabricsim runs COMP_NODE 4, MEM_LOAD_NODE 2, MEM_STORE_NODE 3, "
+                            "COMM_SEND_NODE 5, COMM_RECV_NODE 6, COMM_COLL_NODE 7)",
+                            static_cast<int>(node.type())));
+    }
+    tr.nodes.push_back(std::move(n));
+  }
+  if (record == 0) throw ConfigError(fmt::format("{}: empty (a Chakra trace starts with its GlobalMetadata)", file));
+}
+
+}  // namespace
+
+bool is_chakra_trace(const std::string& path) {
+  const std::string prefix = prefix_of(path);
+  if (prefix != path) return true;
+  std::error_code ec;
+  return fs::exists(rank_file(prefix, 0), ec);
+}
+
+workload::Trace load_chakra_trace(const std::string& path, const ChakraOptions& opt) {
+  const std::string prefix = prefix_of(path);
+  std::error_code ec;
+  if (!fs::exists(rank_file(prefix, 0), ec))
+    throw ConfigError(fmt::format("{}: no such file: a Chakra trace's rank 0 (workload.trace names PREFIX or "
+                                  "PREFIX.RANK.et)",
+                                  rank_file(prefix, 0)));
+  workload::Trace tr;
+  tr.file = prefix;
+  while (fs::exists(rank_file(prefix, static_cast<std::uint32_t>(tr.rank_files.size())), ec))
+    tr.rank_files.push_back(rank_file(prefix, static_cast<std::uint32_t>(tr.rank_files.size())));
+  tr.ranks = static_cast<std::uint32_t>(tr.rank_files.size());
+  // A gap: a higher rank's file with a lower one missing.
+  const fs::path dir = fs::path(prefix).parent_path().empty() ? fs::path(".") : fs::path(prefix).parent_path();
+  const std::string base = fs::path(prefix).filename().string() + ".";
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() <= base.size() + 3 || name.compare(0, base.size(), base) != 0 ||
+        name.compare(name.size() - 3, 3, ".et") != 0)
+      continue;
+    const std::string num = name.substr(base.size(), name.size() - base.size() - 3);
+    if (num.empty() || !std::all_of(num.begin(), num.end(), [](char c) { return c >= '0' && c <= '9'; })) continue;
+    if (num.size() < 10 && std::stoul(num) >= tr.ranks)
+      throw ConfigError(fmt::format("{}: missing: the trace has {} but not rank {} (a Chakra trace is one file per "
+                                    "rank, numbered from 0)",
+                                    rank_file(prefix, tr.ranks), entry.path().string(), tr.ranks));
+  }
+  for (std::uint32_t r = 0; r < tr.ranks; ++r) read_rank(tr.rank_files[r], r, tr.ranks, opt, tr);
+  if (tr.nodes.empty()) throw ConfigError(fmt::format("{}: the trace has no nodes", tr.rank_files[0]));
+  tr.name = fs::path(prefix).filename().string();
+  return tr;
+}
+
+}  // namespace fabricsim::app

@@ -1,0 +1,32 @@
+// Chakra execution traces (.et, one file per rank, as ASTRA-sim reads them)
+// into the trace workload (workload/trace.hpp); the schema is
+// src/app/chakra/et_def.proto, the semantics docs/model.md ("Chakra traces").
+#pragma once
+
+#include <string>
+
+#include "fabricsim/workload/trace.hpp"
+
+namespace fabricsim::app {
+
+struct ChakraOptions {
+  /// Compute nodes given by FLOPs (attribute num_ops) rather than a
+  /// duration: the roofline of ASTRA-sim, max(num_ops / peak, tensor_size /
+  /// memory bandwidth).  0: such a node is an error naming the key.
+  double peak_tflops = 0;
+  /// Memory nodes (and the roofline's memory side): bytes per second / 1e9.
+  double memory_gbytes_per_s = 0;
+};
+
+/// Whether `path` names a Chakra trace: "PREFIX.RANK.et", or a PREFIX with
+/// a PREFIX.0.et next to it.
+bool is_chakra_trace(const std::string& path);
+
+/// Reads PREFIX.0.et, PREFIX.1.et, ... (the ranks are the files there are,
+/// numbered from 0 without a gap).  ConfigError "FILE: node ID: message"
+/// (or "FILE: record N: ...") for a truncated or corrupt file, a missing
+/// rank file, an unknown node type or attribute, an attribute of the wrong
+/// type, a compute node the options cannot time.
+workload::Trace load_chakra_trace(const std::string& path, const ChakraOptions& opt);
+
+}  // namespace fabricsim::app

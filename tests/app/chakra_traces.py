@@ -1,0 +1,96 @@
+"""Chakra execution traces (issue 33): ASTRA-sim's example traces
+(tests/data/chakra/, unchanged) run as they are, one .et file per rank.
+  * every microbenchmark (all_reduce, all_gather, reduce_scatter, all_to_all
+    on 4, 8 and 16 ranks, 1 MiB) and the custom ring allreduce run on the
+    bidirectional ring of their analytical topology (50 GB/s, 500 ns a
+    link: Ring_{4,8,16}npus.yml) and on a fat tree, in the analytic, flow
+    and packet models, every byte delivered;
+  * each microbenchmark takes exactly the time of the same collective run as
+    fabricsim's own benchmark (workload.kind = "collective", same op, size
+    and ranks), in every model and on both fabrics: the trace's collective
+    node is that collective;
+  * in the analytic model on the ring the ring collectives take the
+    alpha-beta time derived here: all_reduce 2 (p - 1) (alpha + n / (p B)),
+    all_gather and reduce_scatter (p - 1) (alpha + n / (p B)), n = 1 MiB;
+  * the custom ring allreduce (its sends, receives and 7 us reductions
+    written out node by node) spends exactly the built-in ring allreduce's
+    time communicating, and its reductions add 7 x 7 us: the chain of one
+    chunk's reductions around the ring.
+  chakra_traces.py EXE SRC
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+import h5py
+
+exe, src = sys.argv[1], sys.argv[2]
+data = os.path.join(src, "tests/data/chakra/examples")
+d = tempfile.mkdtemp()
+checks = 0
+ALPHA_NS, GBYTES = 500.0, 50.0  # Ring_*npus.yml
+N = 1 << 20
+
+
+def fabric(kind, p):
+    if kind == "ring":
+        return ['topology.kind="npu_graph"', 'topology.npu_graph="bidirectional_ring"', f"topology.dims=[{p}]",
+                f"topology.npu_gbps={GBYTES * 8}", f"topology.npu_alpha_ns={ALPHA_NS}"]
+    return ['topology.kind="fat_tree"', "topology.endpoints=16", "topology.radix=8", f"network.link_gbps={GBYTES * 8}"]
+
+
+def run(name, sets):
+    out = os.path.join(d, name + ".h5")
+    cmd = [exe, "run", "-o", out, "--set", 'output.progress="never"', "--set", "output.interval_ns=0"]
+    for s in sets:
+        cmd += ["--set", s]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    assert r.returncode == 0, (name, " ".join(cmd), r.stderr)
+    with h5py.File(out, "r") as f:
+        s = f["summary"].attrs
+        assert s["bytes_delivered"] == s["bytes_injected"] and s["messages_delivered"] == f["flows/src"].shape[0], \
+            (name, dict(s))
+        if "iterations" in f:
+            return float(f["iterations/time_ns"][0]), float(f["iterations/compute_ns"][0])
+        c = f["collectives"]
+        return float(c["end_ns"][0] - c["start_ns"][0]), 0.0
+
+
+OPS = {"all_reduce": "allreduce", "all_gather": "allgather", "reduce_scatter": "reduce_scatter",
+       "all_to_all": "alltoall"}
+for model in ("analytic", "flow", "packet"):
+    for kind in ("ring", "fat_tree"):
+        for op, builtin in OPS.items():
+            for p in (4, 8, 16):
+                trace = os.path.join(data, f"workload/microbenchmarks/{op}/{p}npus_1MB/{op}")
+                base = fabric(kind, p) + [f'network.model="{model}"']
+                if op != "all_to_all":  # (the trace's alltoall is pairwise whatever the algorithm)
+                    base.append('workload.algorithm="ring"')
+                t, _ = run(f"{op}-{p}-{kind}-{model}", base + ['workload.kind="trace"', f'workload.trace="{trace}"'])
+                b, _ = run(f"{op}-{p}-{kind}-{model}-builtin",
+                           base + ['workload.kind="collective"', f'workload.op="{builtin}"', f"workload.ranks={p}",
+                                   f"workload.sizes=[{N}]"])
+                assert t == b, (op, p, kind, model, t, b)
+                if model == "analytic" and kind == "ring" and op != "all_to_all":
+                    steps = (p - 1) * (2 if op == "all_reduce" else 1)
+                    want = steps * (ALPHA_NS + N / p / GBYTES)  # bytes / (GB/s) = ns
+                    assert abs(t - want) < 1e-3, (op, p, t, want)
+        checks += 1
+        print(f"ok   {model:8s} {kind:8s}: 12 microbenchmarks delivered, each as long as fabricsim's own "
+              "collective" + ("; ring collectives = alpha-beta" if model == "analytic" and kind == "ring" else ""))
+
+custom = os.path.join(data, "system/custom_collectives/custom_ring_allreduce_8npus_1MB/custom_allreduce")
+for model in ("analytic", "flow", "packet"):
+    for kind in ("ring", "fat_tree"):
+        base = fabric(kind, 8) + [f'network.model="{model}"']
+        t, compute = run(f"custom-{kind}-{model}", base + ['workload.kind="trace"', f'workload.trace="{custom}"'])
+        b, _ = run(f"custom-{kind}-{model}-builtin", base + ['workload.kind="collective"', 'workload.op="allreduce"',
+                                                            'workload.algorithm="ring"', "workload.ranks=8",
+                                                            f"workload.sizes=[{N}]"])
+        assert compute == 7 * 7000.0, compute  # 7 reductions of 7 us on the busiest rank
+        assert abs(t - (b + 7 * 7000.0)) < 1e-3, (kind, model, t, b)
+        checks += 1
+        print(f"ok   {model:8s} {kind:8s}: custom ring allreduce {t / 1e3:.3f} us = the built-in ring allreduce "
+              f"{b / 1e3:.3f} us + 7 reductions of 7 us")
+print(f"{checks} checks passed")
