@@ -1,6 +1,8 @@
 #include "chakra_trace.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -12,6 +14,7 @@
 
 #include "app/chakra/et_def.pb.h"
 #include "fabricsim/util/error.hpp"
+#include "json.hpp"
 
 namespace fabricsim::app {
 
@@ -108,6 +111,33 @@ class NodeReader {
   std::set<std::string> seen_;
 };
 
+using Groups = std::map<std::string, std::vector<std::uint32_t>>;
+
+// ASTRA-sim's communicator-group file: {"NAME": [rank, ...], ...}.
+Groups read_groups(const std::string& path, std::uint32_t ranks) {
+  Groups groups;
+  if (path.empty()) return groups;
+  const json::Value root = json::parse_file(path, "workload.trace_comm_groups");
+  const auto fail = [&](const json::Value& v, const std::string& what) {
+    throw ConfigError(fmt::format("{}:{}:{}: {}", path, v.line, v.column, what));
+  };
+  if (root.type != json::Value::Type::Object) fail(root, "expected a JSON object of communicator groups");
+  for (const auto& [name, v] : root.object) {
+    if (v.type != json::Value::Type::Array || v.array.size() < 2)
+      fail(v, fmt::format("\"{}\": expected an array of at least 2 ranks", name));
+    std::vector<std::uint32_t>& g = groups[name];
+    for (const json::Value& r : v.array) {
+      if (r.type != json::Value::Type::Number || r.number < 0 || r.number != std::floor(r.number) ||
+          r.number >= ranks)
+        fail(r, fmt::format("\"{}\": expected ranks from 0 to {} (the trace's files)", name, ranks - 1));
+      g.push_back(static_cast<std::uint32_t>(r.number));
+    }
+    std::sort(g.begin(), g.end());
+    if (std::adjacent_find(g.begin(), g.end()) != g.end()) fail(v, fmt::format("\"{}\": a rank appears twice", name));
+  }
+  return groups;
+}
+
 CollectiveOp collective(const NodeReader& rd, std::int64_t type) {
   switch (type) {
     case pb::ALL_REDUCE: return CollectiveOp::Allreduce;
@@ -127,7 +157,7 @@ CollectiveOp collective(const NodeReader& rd, std::int64_t type) {
 
 // The nodes of one rank's file.
 void read_rank(const std::string& file, std::uint32_t rank, std::uint32_t ranks, const ChakraOptions& opt,
-               workload::Trace& tr) {
+               const Groups& groups, workload::Trace& tr) {
   std::ifstream in(file, std::ios::binary);
   if (!in) throw ConfigError(fmt::format("{}: cannot open it (workload.trace)", file));
   std::error_code ec;
@@ -224,6 +254,16 @@ void read_rank(const std::string& file, std::uint32_t rank, std::uint32_t ranks,
                       ? 0
                       : static_cast<std::uint64_t>(rd.need("comm_size", 1, kMaxBytes));
         if (ranks < 2) rd.fail("a collective needs at least 2 ranks (the trace has 1 rank file)");
+        if (const pb::AttributeProto* pg = rd.find("pg_name"); pg != nullptr && !groups.empty()) {
+          if (pg->value_case() != pb::AttributeProto::kStringVal)
+            rd.fail("attribute \"pg_name\": expected a string value");
+          const auto g = groups.find(pg->string_val());
+          if (g == groups.end())
+            rd.fail(fmt::format("attribute \"pg_name\": no communicator group \"{}\" in {} "
+                                "(workload.trace_comm_groups)",
+                                pg->string_val(), opt.comm_groups_file));
+          n.group = g->second;
+        }
         break;
       default:
         rd.fail(fmt::format("unknown node type {} (fabricsim runs COMP_NODE 4, MEM_LOAD_NODE 2, MEM_STORE_NODE 3, "
@@ -271,7 +311,8 @@ workload::Trace load_chakra_trace(const std::string& path, const ChakraOptions& 
                                     "rank, numbered from 0)",
                                     rank_file(prefix, tr.ranks), entry.path().string(), tr.ranks));
   }
-  for (std::uint32_t r = 0; r < tr.ranks; ++r) read_rank(tr.rank_files[r], r, tr.ranks, opt, tr);
+  const Groups groups = read_groups(opt.comm_groups_file, tr.ranks);
+  for (std::uint32_t r = 0; r < tr.ranks; ++r) read_rank(tr.rank_files[r], r, tr.ranks, opt, groups, tr);
   if (tr.nodes.empty()) throw ConfigError(fmt::format("{}: the trace has no nodes", tr.rank_files[0]));
   tr.name = fs::path(prefix).filename().string();
   return tr;

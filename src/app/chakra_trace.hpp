@@ -16,6 +16,10 @@ struct ChakraOptions {
   double peak_tflops = 0;
   /// Memory nodes (and the roofline's memory side): bytes per second / 1e9.
   double memory_gbytes_per_s = 0;
+  /// ASTRA-sim's communicator-group file (JSON: {"NAME": [ranks], ...}):
+  /// a collective node whose attribute pg_name is NAME runs among those
+  /// ranks.  Empty: every collective spans all ranks (ASTRA-sim's "empty").
+  std::string comm_groups_file;
 };
 
 /// Whether `path` names a Chakra trace: "PREFIX.RANK.et", or a PREFIX with

@@ -313,6 +313,9 @@ workload::TraceParams trace_params(const config::Config& cfg, workload::Endpoint
     ChakraOptions o;
     o.peak_tflops = cfg.get_float("workload.trace_peak_tflops");
     o.memory_gbytes_per_s = cfg.get_float("workload.trace_memory_gbytes_per_s");
+    o.comm_groups_file = cfg.get_string("workload.trace_comm_groups");
+    if (!o.comm_groups_file.empty() && o.comm_groups_file[0] != '/')
+      o.comm_groups_file = cfg.base_dir() + "/" + o.comm_groups_file;
     p.trace = load_chakra_trace(path, o);
   } else {
     p.trace = load_trace(path);

@@ -438,6 +438,11 @@ std::vector<ParamDecl> declare() {
                            "(format in docs/model.md), or a Chakra trace as ASTRA-sim takes it, one `.et` file per "
                            "rank: `PREFIX` (or any `PREFIX.RANK.et`) for `PREFIX.0.et`, `PREFIX.1.et`, ... Its "
                            "collectives use `algorithm` for allreduce, reduce_scatter and allgather."));
+  p.push_back(string_param("workload", "trace_comm_groups", "",
+                           "trace (Chakra): ASTRA-sim's communicator-group file (JSON, `{\"NAME\": [ranks], ...}`, "
+                           "relative to the configuration file): a collective node whose attribute `pg_name` is "
+                           "NAME runs among those ranks. Empty: every collective spans all ranks, as ASTRA-sim "
+                           "without the file."));
   p.push_back(float_param("workload", "trace_peak_tflops", "TFLOP/s", 0,
                           "trace (Chakra): the peak of the roofline that times a compute node given by FLOPs "
                           "(`num_ops`) rather than `duration_micros`, as ASTRA-sim's `peak-perf`; 0: such a node is "

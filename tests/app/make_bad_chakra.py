@@ -92,6 +92,12 @@ def main():
     write(d, "q_chakra_unmatched", [META + record(node(0, SEND, [("comm_dst", "int32", 1), ("comm_size", "int64", 64)])),
                                     META + record(node(0, COMP, duration=1))])
     write(d, "q_chakra_empty", [ok, b""])
+    # pg_name naming no group of the communicator-group file (q_chakra_group.json).
+    grouped = META + record(node(0, COLL, [("comm_type", "int64", 0), ("comm_size", "int64", 64),
+                                           ("pg_name", "string", "dp")]))
+    write(d, "q_chakra_group", [grouped, grouped])
+    with open(os.path.join(d, "q_chakra_group.json"), "w") as f:
+        f.write('{"tp": [0, 1]}\n')
 
 
 if __name__ == "__main__":
