@@ -602,6 +602,7 @@ void JobSet::write(stats::H5Writer& writer, const par::Comm& comm) const {
   if (fills(Job::kCollectives)) stats::write_collectives(writer, reports_.collectives, comm.is_root());
   if (fills(Job::kIterations)) stats::write_dnn(writer, reports_.dnn, comm.is_root());
   if (fills(Job::kTimeline) && timeline_) stats::write_timeline(writer, reports_.timeline);
+  if (fills(Job::kTraceNodes) && timeline_) stats::write_trace_nodes(writer, reports_.trace_nodes);
 }
 
 void JobSet::print() const {

@@ -36,6 +36,7 @@ struct JobReports {
   stats::DnnReport dnn;                 ///< /iterations (dnn and trace jobs)
   stats::CollectiveReport collectives;  ///< /collectives
   stats::TimelineReport timeline;       ///< output.timeline: this process's rows
+  stats::TraceNodesReport trace_nodes;  ///< output.timeline, trace jobs: every node (the root's rows)
   /// Per job: its first row in `dnn` (dnn, trace) or `collectives`.
   std::vector<std::size_t> first_row;
 };
@@ -58,7 +59,7 @@ struct JobResults {
 class Job {
  public:
   /// The shared tables a kind's rows go to.
-  enum Table : unsigned { kIterations = 1, kCollectives = 2, kTimeline = 4 };
+  enum Table : unsigned { kIterations = 1, kCollectives = 2, kTimeline = 4, kTraceNodes = 8 };
   virtual ~Job() = default;
   virtual unsigned tables() const = 0;
   /// After the run, on every process (collective calls over ctx.comm): its

@@ -12,7 +12,7 @@ class TraceJob final : public Job {
  public:
   TraceJob(const config::Config& cfg, JobPlanning& plan)
       : job_(std::make_unique<workload::TraceJob>(plan.graph, trace_params(cfg, plan.pool), plan.index)) {}
-  unsigned tables() const override { return kIterations; }
+  unsigned tables() const override { return kIterations | kTraceNodes; }
 
   stats::JobRow report(const JobResults& ctx, std::uint32_t index, JobReports& out) const override {
     auto partial = job_->partial(ctx.graph);
@@ -35,6 +35,7 @@ class TraceJob final : public Job {
     d.exposed_comm_ns.push_back(res.time_ns - res.compute_ns);
     d.finished.push_back(res.finished ? 1 : 0);
     for (auto& ph : d.phase_ns) ph.push_back(0.0);  // (a trace's nodes carry no phase)
+    if (ctx.timeline) node_rows(ctx, index, out.trace_nodes);
     return row;
   }
 
@@ -50,6 +51,32 @@ class TraceJob final : public Job {
   }
 
  private:
+  // Every node's row of /trace_nodes, its times gathered from the processes
+  // that simulate its two ends; the root writes them.
+  void node_rows(const JobResults& ctx, std::uint32_t index, stats::TraceNodesReport& t) const {
+    auto times = job_->node_times(ctx.graph);
+    ctx.comm.allreduce_max(times.start_ps);
+    ctx.comm.allreduce_max(times.end_ps);
+    const auto& p = job_->params();
+    const auto& nodes = p.trace.nodes;
+    if (t.kind_names.empty()) t.kind_names = {"compute", "send", "recv", "collective"};
+    if (ctx.comm.is_root()) {
+      const auto ns = [](std::int64_t ps) { return ps < 0 ? -1.0 : static_cast<double>(ps) / 1000.0; };
+      for (std::size_t i = 0; i < nodes.size(); ++i) {
+        t.rows.push_back(t.total + i);
+        t.job.push_back(index);
+        t.rank.push_back(nodes[i].rank);
+        t.endpoint.push_back(p.endpoints[nodes[i].rank]);
+        t.node_id.push_back(nodes[i].id);
+        t.kind.push_back(static_cast<std::uint8_t>(nodes[i].kind));
+        t.start_ns.push_back(ns(times.start_ps[i]));
+        t.end_ns.push_back(ns(times.end_ps[i]));
+        t.name.push_back(nodes[i].name);
+      }
+    }
+    t.total += nodes.size();
+  }
+
   std::unique_ptr<workload::TraceJob> job_;
 };
 

@@ -766,7 +766,8 @@ std::vector<ParamDecl> declare() {
   p.push_back(bool_param("output", "flows", true, "Write one `/flows` row per message."));
   p.push_back(bool_param("output", "timeline", false,
                          "dnn: write `/timeline`, one row per compute task and per communication of every "
-                         "endpoint (begin and end), for `analysis/fabricsim_dnn.py --gantt`."));
+                         "endpoint (begin and end), for `analysis/fabricsim_dnn.py --gantt`. trace: write "
+                         "`/trace_nodes`, one row per trace node with its id, name and times."));
   p.push_back(enum_param("output", "progress", "auto", {"auto", "always", "never"},
                          "Live progress line on rank 0: `auto` shows it on a terminal once a run takes longer than "
                          "about two seconds."));

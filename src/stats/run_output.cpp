@@ -145,6 +145,21 @@ void write_timeline(H5Writer& out, const TimelineReport& t) {
   out.write_rows("/timeline/end_ns", t.total, t.rows, t.end_ns);
 }
 
+void write_trace_nodes(H5Writer& out, const TraceNodesReport& t) {
+  out.group("/trace_nodes");
+  std::string names;
+  for (const auto& n : t.kind_names) names += (names.empty() ? "" : ",") + n;
+  out.attr("/trace_nodes", "kind_names", names);
+  out.write_rows("/trace_nodes/job", t.total, t.rows, t.job);
+  out.write_rows("/trace_nodes/rank", t.total, t.rows, t.rank);
+  out.write_rows("/trace_nodes/endpoint", t.total, t.rows, t.endpoint);
+  out.write_rows("/trace_nodes/node_id", t.total, t.rows, t.node_id);
+  out.write_rows("/trace_nodes/kind", t.total, t.rows, t.kind);
+  out.write_rows("/trace_nodes/start_ns", t.total, t.rows, t.start_ns);
+  out.write_rows("/trace_nodes/end_ns", t.total, t.rows, t.end_ns);
+  out.write_string_rows("/trace_nodes/name", t.total, t.rows, t.name);
+}
+
 std::uint64_t peak_memory_bytes() {
   struct rusage ru {};
   getrusage(RUSAGE_SELF, &ru);

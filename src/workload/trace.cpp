@@ -297,6 +297,23 @@ TraceJob::TraceJob(TaskGraph& g, const TraceParams& params, std::uint32_t job) :
   }
   done_.assign(t.ranks, {});
   for (std::size_t i = 0; i < N; ++i) done_[t.nodes[i].rank].push_back(k.done[i]);
+  node_start_.resize(N);
+  node_end_ = k.done;
+  for (std::size_t i = 0; i < N; ++i)
+    node_start_[i] = t.nodes[i].kind == TraceNode::Kind::Recv ? k.msg[x.match[i]] : k.entry[i];
+}
+
+TraceJob::NodeTimes TraceJob::node_times(const TaskGraph& g) const {
+  const net::Network& net = g.network();
+  const std::size_t N = params_.trace.nodes.size();
+  NodeTimes out{std::vector<std::int64_t>(N, INT64_MIN), std::vector<std::int64_t>(N, INT64_MIN)};
+  const auto local = [&](TaskId t) { return net.owns(net.topology().endpoint_node(g.task(t).at)); };
+  const auto ps = [](SimTime t) { return t == SimTime::max() ? std::int64_t{-1} : t.ps(); };
+  for (std::size_t i = 0; i < N; ++i) {
+    if (local(node_start_[i])) out.start_ps[i] = ps(g.task(node_start_[i]).start);
+    if (local(node_end_[i])) out.end_ps[i] = ps(g.task(node_end_[i]).end);
+  }
+  return out;
 }
 
 TraceJob::Partial TraceJob::partial(const TaskGraph& g) const {

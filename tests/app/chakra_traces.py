@@ -125,4 +125,77 @@ for model in ("analytic", "packet"):
     assert whole != a  # (without the group file each allreduce spans all 8 ranks)
 checks += 1
 print("ok   communicator groups (pg_name + group file): the flows and time of the JSON trace with comm_group lists")
+# ---- /trace_nodes
+def decode(path):
+    """(id, name) of every node record of a .et file: protobuf's wire format read here."""
+    data, at, out = open(path, "rb").read(), 0, []
+
+    def varint(i):
+        v = s_ = 0
+        while True:
+            b = data[i]
+            v |= (b & 0x7F) << s_
+            i += 1
+            s_ += 7
+            if b < 0x80:
+                return v, i
+    first = True
+    while at < len(data):
+        length, at = varint(at)
+        end = at + length
+        if first:
+            first, at = False, end
+            continue
+        nid, name = 0, ""
+        while at < end:
+            key, at = varint(at)
+            num, wire = key >> 3, key & 7
+            if wire == 0:
+                v, at = varint(at)
+                if num == 1:
+                    nid = v
+            elif wire == 2:
+                ln, at = varint(at)
+                if num == 2:
+                    name = data[at:at + ln].decode()
+                at += ln
+            elif wire == 1:
+                at += 8
+            elif wire == 5:
+                at += 4
+        out.append((nid, name))
+    return out
+
+
+tables = []
+for ranks in (1, 2):
+    name = f"nodes-{ranks}"
+    out = os.path.join(d, name + ".h5")
+    cmd = [exe, "run", "-o", out, "--set", 'output.progress="never"', "--set", "output.interval_ns=0", "--set",
+           "output.timeline=true", "--set", 'workload.kind="trace"', "--set", f'workload.trace="{custom}"',
+           "--set", 'network.model="packet"', "--set", 'engine.partitioner="block"']
+    for s_ in fabric("ring", 8):
+        cmd += ["--set", s_]
+    if ranks > 1:
+        cmd = ["mpiexec", "-n", str(ranks)] + cmd
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    with h5py.File(out, "r") as f:
+        t = f["trace_nodes"]
+        cols = {k: t[k][()] for k in ("rank", "node_id", "kind", "start_ns", "end_ns", "name")}
+        kinds = t.attrs["kind_names"]
+        kinds = (kinds.decode() if isinstance(kinds, bytes) else kinds).split(",")
+        end = float(f["iterations/end_ns"][0])
+    tables.append(cols)
+want = [(r, nid, name) for r in range(8) for nid, name in decode(f"{custom}.{r}.et")]
+got = [(int(r), int(n), (m.decode() if isinstance(m, bytes) else m)) for r, n, m in
+       zip(tables[0]["rank"], tables[0]["node_id"], tables[0]["name"])]
+assert got == want, (got[:5], want[:5])
+comp = tables[0]["kind"] == kinds.index("compute")
+assert comp.sum() == 8 * 7 and all(abs(tables[0]["end_ns"][comp] - tables[0]["start_ns"][comp] - 7000.0) < 1e-6)
+assert (tables[0]["start_ns"] >= 0).all() and tables[0]["end_ns"].max() == end
+assert all((tables[0][k] == tables[1][k]).all() for k in tables[0]), "differs on 2 ranks"
+checks += 1
+print(f"ok   /trace_nodes: {len(want)} nodes with the files' ids and names, reductions of 7 us, ending at the "
+      "trace's end; the same on 1 and 2 ranks")
 print(f"{checks} checks passed")

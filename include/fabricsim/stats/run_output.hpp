@@ -242,6 +242,21 @@ struct TimelineReport {
 };
 void write_timeline(H5Writer& out, const TimelineReport& t);
 
+/// /trace_nodes (output.timeline = true, trace jobs): one row per trace
+/// node, job by job, in the trace's order (rank by rank, file order);
+/// written by the root (`rows` empty elsewhere).
+struct TraceNodesReport {
+  std::uint64_t total = 0;
+  std::vector<std::string> kind_names;
+  std::vector<std::uint64_t> rows;
+  std::vector<std::uint32_t> job, rank, endpoint;
+  std::vector<std::uint64_t> node_id;
+  std::vector<std::uint8_t> kind;
+  std::vector<double> start_ns, end_ns;
+  std::vector<std::string> name;
+};
+void write_trace_nodes(H5Writer& out, const TraceNodesReport& t);
+
 /// Peak resident memory of this process, in bytes.
 std::uint64_t peak_memory_bytes();
 

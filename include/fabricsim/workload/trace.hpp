@@ -87,11 +87,23 @@ class TraceJob {
     bool finished = true;   ///< false: the run stopped first (end_ns -1, time_ns NaN)
   };
   Result result(const Partial& combined, const TaskGraph& g) const;
+  /// Every node's times, as far as this process simulates them (to be
+  /// combined over processes by element-wise maximum): a compute node from
+  /// when it ran, a send from its post to its leaving the NIC, a receive
+  /// from its message's post (known where the sender is) to its
+  /// completion, a collective from when its dependencies were met to its
+  /// end there.  Picoseconds; INT64_MIN: not simulated here; -1: never
+  /// (the run stopped first).  Node index order.
+  struct NodeTimes {
+    std::vector<std::int64_t> start_ps, end_ps;
+  };
+  NodeTimes node_times(const TaskGraph& g) const;
 
  private:
   TraceParams params_;
   std::uint32_t job_;
   std::vector<std::vector<TaskGraph::TaskId>> done_;  // per rank: the tasks completing its nodes
+  std::vector<TaskGraph::TaskId> node_start_, node_end_;  // per node: the tasks its times come from
   std::vector<double> compute_ns_;                    // per rank
 };
 
