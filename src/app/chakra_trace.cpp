@@ -215,7 +215,9 @@ void read_rank(const std::string& file, std::uint32_t rank, std::uint32_t ranks,
         double us = static_cast<double>(node.duration_micros());
         const auto ops = rd.number("num_ops");
         const auto bytes = rd.number("tensor_size");
-        if (us == 0 && !memory && ops && *ops > 0) {
+        // As ASTRA-sim: with a roofline configured, a node with num_ops takes
+        // its roofline time, whatever duration_micros says.
+        if (!memory && ops && *ops > 0 && (us == 0 || opt.peak_tflops > 0)) {
           if (!(opt.peak_tflops > 0))
             rd.fail("num_ops without duration_micros: set workload.trace_peak_tflops (the roofline's peak)");
           us = *ops / (opt.peak_tflops * 1e6);

@@ -10,9 +10,10 @@
 namespace fabricsim::app {
 
 struct ChakraOptions {
-  /// Compute nodes given by FLOPs (attribute num_ops) rather than a
-  /// duration: the roofline of ASTRA-sim, max(num_ops / peak, tensor_size /
-  /// memory bandwidth).  0: such a node is an error naming the key.
+  /// Compute nodes with FLOPs (attribute num_ops) take the roofline of
+  /// ASTRA-sim, max(num_ops / peak, tensor_size / memory bandwidth), in
+  /// place of duration_micros.  0: no roofline; a node with num_ops and no
+  /// duration is an error naming the key.
   double peak_tflops = 0;
   /// Memory nodes (and the roofline's memory side): bytes per second / 1e9.
   double memory_gbytes_per_s = 0;

@@ -22,6 +22,12 @@ struct InfoOptions {
   bool full = false;  ///< build and estimate whatever the size (no kInfoQuickLinks / kInfoBuildLinks limits)
 };
 
+struct ExportOptions {
+  std::optional<std::string> config;
+  std::vector<std::string> overrides;
+  std::string output;  ///< PREFIX: writes PREFIX.RANK.et
+};
+
 /// `info` answers in seconds at any size: it leaves out the fluid estimate
 /// (it routes every message: minutes at 64k endpoints) on fabrics with more
 /// directed links than kInfoQuickLinks, and does not build fabrics with more
@@ -34,5 +40,6 @@ inline constexpr std::size_t kInfoBuildLinks = 10000000;
 int run_command(const RunOptions& opts);
 int info_command(const InfoOptions& opts);
 int params_command();
+int export_chakra_command(const ExportOptions& opts);
 
 }  // namespace fabricsim::app

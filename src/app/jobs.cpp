@@ -638,25 +638,32 @@ void JobSet::print() const {
     if (jobs_[j]) jobs_[j]->print(reports_, static_cast<std::uint32_t>(j), several);
 }
 
-std::vector<LabelledMessage> plan_messages(const config::Config& cfg, const net::Topology& topo) {
+void visit_planned_jobs(const config::Config& cfg, const net::Topology& topo,
+                        const std::function<void(const workload::TaskGraph&, const net::Network&,
+                                                 const std::vector<std::size_t>&)>& visit) {
   if (cfg.get_string("workload.queue") != "none")
-    throw util::ConfigError("workload.queue: a fabric built from its jobs' traffic needs them planned up front "
-                            "(workload.queue = \"none\")");
+    throw util::ConfigError("workload.queue: planning the jobs up front (a fabric built from their traffic, an "
+                            "export) needs workload.queue = \"none\"");
   core::Simulator sim(topo.node_count());
   PlanningNetwork network(topo, network_params(cfg), sim);
   const JobSet jobs(cfg, network, sim);
+  visit(*jobs.plan_graph(), network, jobs.first_message());
+}
+
+std::vector<LabelledMessage> plan_messages(const config::Config& cfg, const net::Topology& topo) {
   std::vector<LabelledMessage> out;
-  const workload::TaskGraph& g = *jobs.plan_graph();
-  out.reserve(network.messages().size());
-  for (std::size_t t = 0; t < g.size(); ++t) {
-    const auto& task = g.task(static_cast<workload::TaskGraph::TaskId>(t));
-    if (task.kind != workload::TaskGraph::Kind::Message) continue;
-    const net::Message& m = network.messages()[task.message];
-    const auto& first = jobs.first_message();
-    const auto job = static_cast<std::uint32_t>(
-        std::upper_bound(first.begin(), first.end(), static_cast<std::size_t>(task.message)) - first.begin() - 1);
-    out.push_back({m.src, m.dst, m.bytes, task.label, job});
-  }
+  visit_planned_jobs(cfg, topo, [&](const workload::TaskGraph& g, const net::Network& network,
+                                    const std::vector<std::size_t>& first) {
+    out.reserve(network.messages().size());
+    for (std::size_t t = 0; t < g.size(); ++t) {
+      const auto& task = g.task(static_cast<workload::TaskGraph::TaskId>(t));
+      if (task.kind != workload::TaskGraph::Kind::Message) continue;
+      const net::Message& m = network.messages()[task.message];
+      const auto job = static_cast<std::uint32_t>(
+          std::upper_bound(first.begin(), first.end(), static_cast<std::size_t>(task.message)) - first.begin() - 1);
+      out.push_back({m.src, m.dst, m.bytes, task.label, job});
+    }
+  });
   return out;
 }
 

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
@@ -206,6 +207,12 @@ struct LabelledMessage {
 /// what TopoOpt's construction from a job reads (topo_topoopt.cpp).
 /// ConfigError as a run of the same configuration would give.
 std::vector<LabelledMessage> plan_messages(const config::Config& cfg, const net::Topology& topo);
+/// The configured task-graph jobs planned on `topo` as plan_messages does
+/// (nothing runs), handed to `visit` with the graph, its network and the
+/// first message of each job.
+void visit_planned_jobs(const config::Config& cfg, const net::Topology& topo,
+                        const std::function<void(const workload::TaskGraph&, const net::Network&,
+                                                 const std::vector<std::size_t>&)>& visit);
 /// TopoOpt built from a job (Topology::allreduce_links): pins the jobs'
 /// AllReduce messages to CoinChangeMod's routes over the AllReduce rings
 /// (net::ServerPaths::allreduce; one of them by the message, as listed

@@ -41,6 +41,14 @@ int main(int argc, char** argv) {
 
   cli.add_subcommand("params", "Print every parameter with unit, default and documentation (Markdown)");
 
+  app::ExportOptions export_opts;
+  auto* exp = cli.add_subcommand("export-chakra",
+                                 "Write the configured dnn, collective or trace job out as a Chakra trace (PREFIX.RANK.et)");
+  exp->add_option("config", export_opts.config, "TOML configuration file")->check(CLI::ExistingFile);
+  exp->add_option("--set", export_opts.overrides, "Override a parameter: SECTION.KEY=VALUE (repeatable)")
+      ->type_name("SECTION.KEY=VALUE");
+  exp->add_option("-o,--output", export_opts.output, "PREFIX of the files: PREFIX.0.et, PREFIX.1.et, ...")->required();
+
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -56,6 +64,7 @@ int main(int argc, char** argv) {
 
   if (cli.got_subcommand("params")) return app::params_command();
   if (cli.got_subcommand("info")) return app::info_command(info_opts);
+  if (cli.got_subcommand("export-chakra")) return app::export_chakra_command(export_opts);
   if (cli.got_subcommand("run") || cli.get_subcommands().empty()) {
     if (cli.get_subcommands().empty()) {
       std::cout << cli.help();

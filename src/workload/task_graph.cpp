@@ -84,6 +84,13 @@ void TaskGraph::depend(TaskId before, TaskId after, SimTime delay) {
   ++tasks_[after].waits;
 }
 
+std::vector<TaskGraph::Dependency> TaskGraph::dependencies() const {
+  std::vector<Dependency> out;
+  out.reserve(pending_.size());
+  for (const PendingEdge& p : pending_) out.push_back({p.from, p.e.to, delays_[p.e.delay], p.sent});
+  return out;
+}
+
 void TaskGraph::depend_sent(TaskId msg, TaskId after) {
   FABRICSIM_ASSERT(tasks_[msg].kind == Kind::Message, "depend_sent needs a message");
   FABRICSIM_ASSERT(tasks_[msg].at == tasks_[after].at, "a send dependency must be at the message's source");

@@ -198,4 +198,25 @@ assert all((tables[0][k] == tables[1][k]).all() for k in tables[0]), "differs on
 checks += 1
 print(f"ok   /trace_nodes: {len(want)} nodes with the files' ids and names, reductions of 7 us, ending at the "
       "trace's end; the same on 1 and 2 ranks")
+# ---- round trip: a DNN job out as Chakra files and back
+DNN = ['topology.kind="fat_tree"', "topology.endpoints=16", "topology.radix=8", 'workload.kind="dnn"',
+       f'workload.model="{os.path.join(src, "inputs/models/resnet50.toml")}"', "workload.data_parallel=2",
+       "workload.pipeline_parallel=2", "workload.tensor_parallel=2", "workload.micro_batches=2",
+       "workload.minibatch=16", "workload.warmup=0", "workload.iterations=1"]
+for model in ("flow", "packet"):
+    sets = DNN + [f'network.model="{model}"']
+    direct, _ = run(f"dnn-{model}", sets)
+    prefix = os.path.join(d, f"exported-{model}")
+    cmd = [exe, "export-chakra", "-o", prefix]
+    for s_ in sets:
+        cmd += ["--set", s_]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert sorted(os.listdir(d)).count(f"exported-{model}.7.et") == 1 and not os.path.exists(f"{prefix}.8.et")
+    replay, _ = run(f"replay-{model}", sets + ['workload.kind="trace"', f'workload.trace="{prefix}"',
+                                               "workload.trace_peak_tflops=1"])
+    assert replay == direct, (model, replay, direct)
+    checks += 1
+    print(f"ok   round trip ({model}): ResNet-50 D2 x P2 x O2 {direct / 1e3:.3f} us directly, "
+          f"{replay / 1e3:.3f} us exported to Chakra and replayed")
 print(f"{checks} checks passed")

@@ -72,6 +72,15 @@ class TaskGraph final : public net::MessageListener {
   /// `after`, at the message's source, begins once message `msg` has left
   /// the source NIC.
   void depend_sent(TaskId msg, TaskId after);
+  /// A dependency as added (depend, depend_sent): `to` waits for `from`'s
+  /// completion (or, `sent`, for message `from` leaving its NIC), plus `delay`.
+  struct Dependency {
+    TaskId from, to;
+    core::SimTime delay;
+    bool sent;
+  };
+  /// Every dependency, before start() (what an exporter reads; empty after).
+  std::vector<Dependency> dependencies() const;
   /// Task t starts no earlier than `at` (a job's start time).
   void not_before(TaskId t, core::SimTime at) { tasks_[t].ready = std::max(tasks_[t].ready, at); }
   /// Starts every task without dependencies at `at` (or its not_before).  Call once, after the
