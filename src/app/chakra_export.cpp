@@ -51,22 +51,19 @@ struct Exported {
 // as duration_micros, rounded, and exactly as num_ops at 1 TFLOP/s: one
 // operation a picosecond), a message a COMM_SEND_NODE at its source and a
 // COMM_RECV_NODE at its destination (tag: its index, so the k-th send
-// matches the k-th receive whatever the order), a join nothing: whatever
-// waits for it waits for what it waited for (a Chakra node of no time
-// would occupy the rank's compute stream).  Ranks: the endpoints the job
-// uses, in ascending order.
+// matches the k-th receive whatever the order), a join a COMP_NODE of no
+// time and no operations (which ASTRA-sim skips and fabricsim runs as a
+// join: done with its dependencies, off the compute stream).  Ranks: the
+// endpoints the job uses, in ascending order.  Memory: the graph, and the
+// files' bytes until they are written.
 Exported export_graph(const TaskGraph& g, const net::Network& net, const std::string& prefix) {
   const std::size_t T = g.size();
   std::vector<net::EndpointId> used;
-  const auto endpoint_of = [&](TaskId t, bool dst) {
-    const auto& task = g.task(t);
-    return dst ? net.messages()[task.message].dst : task.at;
-  };
+  const auto dst_of = [&](TaskId t) { return net.messages()[g.task(t).message].dst; };
   for (TaskId t = 0; t < T; ++t) {
-    used.push_back(endpoint_of(t, false));
-    if (g.task(t).kind == TaskGraph::Kind::Message) used.push_back(endpoint_of(t, true));
-    if (g.task(t).kind == TaskGraph::Kind::Join && g.task(t).reduce_gbps > 0)
-      throw ConfigError(kNoReduction);
+    used.push_back(g.task(t).at);
+    if (g.task(t).kind == TaskGraph::Kind::Message) used.push_back(dst_of(t));
+    if (g.task(t).kind == TaskGraph::Kind::Join && g.task(t).reduce_gbps > 0) throw ConfigError(kNoReduction);
   }
   std::sort(used.begin(), used.end());
   used.erase(std::unique(used.begin(), used.end()), used.end());
@@ -74,85 +71,52 @@ Exported export_graph(const TaskGraph& g, const net::Network& net, const std::st
     return static_cast<std::uint32_t>(std::lower_bound(used.begin(), used.end(), e) - used.begin());
   };
   // Node ids per rank: a task's node (a message: its send), and a message's receive.
-  const std::uint64_t kNone = UINT64_MAX;
-  std::vector<std::uint64_t> next(used.size(), 0), node(T, kNone), recv(T, kNone);
+  std::vector<std::uint64_t> next(used.size(), 0), node(T), recv(T, UINT64_MAX);
   for (TaskId t = 0; t < T; ++t) {
-    const auto& task = g.task(t);
-    if (task.kind == TaskGraph::Kind::Join) continue;
-    node[t] = next[rank_of(task.at)]++;
-    if (task.kind == TaskGraph::Kind::Message) recv[t] = next[rank_of(endpoint_of(t, true))]++;
+    node[t] = next[rank_of(g.task(t).at)]++;
+    if (g.task(t).kind == TaskGraph::Kind::Message) recv[t] = next[rank_of(dst_of(t))]++;
   }
-  // Incoming dependencies per task; what a join stands for (memoized).
-  std::vector<std::vector<std::pair<TaskId, bool>>> in(T);
-  for (const TaskGraph::Dependency& d : g.dependencies()) {
-    if (d.delay > core::SimTime::zero())
-      throw ConfigError(kNoReduction);
-    in[d.to].emplace_back(d.from, d.sent);
+  // Incoming dependencies per task (CSR).
+  const std::vector<TaskGraph::Dependency> deps_all = g.dependencies();
+  std::vector<std::uint32_t> first(T + 1, 0);
+  for (const TaskGraph::Dependency& d : deps_all) {
+    if (d.delay > core::SimTime::zero()) throw ConfigError(kNoReduction);
+    ++first[d.to + 1];
   }
-  std::vector<std::vector<std::uint64_t>> stands(T);
-  std::vector<std::uint8_t> resolved(T, 0);
-  const auto resolve = [&](TaskId join) {  // iterative: joins may chain deeply
-    std::vector<TaskId> stack{join};
-    while (!stack.empty()) {
-      const TaskId j = stack.back();
-      bool ready = true;
-      for (const auto& [from, sent] : in[j])
-        if (g.task(from).kind == TaskGraph::Kind::Join && !resolved[from]) {
-          stack.push_back(from);
-          ready = false;
-        }
-      if (!ready) continue;
-      stack.pop_back();
-      if (resolved[j]) continue;
-      std::vector<std::uint64_t>& s = stands[j];
-      for (const auto& [from, sent] : in[j]) {
-        const auto& f = g.task(from);
-        if (f.kind == TaskGraph::Kind::Join) {
-          s.insert(s.end(), stands[from].begin(), stands[from].end());
-        } else {
-          s.push_back(f.kind == TaskGraph::Kind::Message && !sent ? recv[from] : node[from]);
-        }
-      }
-      std::sort(s.begin(), s.end());
-      s.erase(std::unique(s.begin(), s.end()), s.end());
-      resolved[j] = 1;
-    }
-  };
+  for (std::size_t t = 0; t < T; ++t) first[t + 1] += first[t];
+  std::vector<std::uint64_t> in(deps_all.size());
+  {
+    std::vector<std::uint32_t> fill(first.begin(), first.end() - 1);
+    for (const TaskGraph::Dependency& d : deps_all)
+      in[fill[d.to]++] = g.task(d.from).kind == TaskGraph::Kind::Message && !d.sent ? recv[d.from] : node[d.from];
+  }
   std::vector<std::string> files(used.size());
   pb::GlobalMetadata meta;
   meta.set_version("0.0.4");
   for (std::string& f : files) append_record(f, meta);
   pb::Node n;
   std::uint64_t nodes = 0;
-  std::vector<std::uint64_t> deps;
   for (TaskId t = 0; t < T; ++t) {
     const auto& task = g.task(t);
-    if (task.kind == TaskGraph::Kind::Join) continue;
-    deps.clear();
-    for (const auto& [from, sent] : in[t]) {
-      const auto& f = g.task(from);
-      if (f.kind == TaskGraph::Kind::Join) {
-        resolve(from);
-        deps.insert(deps.end(), stands[from].begin(), stands[from].end());
-      } else {
-        deps.push_back(f.kind == TaskGraph::Kind::Message && !sent ? recv[from] : node[from]);
-      }
-    }
-    std::sort(deps.begin(), deps.end());
-    deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
     const std::uint32_t r = rank_of(task.at);
     const char* phase = workload::to_string(static_cast<workload::DnnPhase>(task.label & 0xFF));
     n.Clear();
     n.set_id(node[t]);
-    for (std::uint64_t d : deps) n.add_data_deps(d);
-    if (task.kind == TaskGraph::Kind::Compute) {
-      n.set_name(fmt::format("{} compute {}", phase, t));
+    std::sort(in.begin() + first[t], in.begin() + first[t + 1]);
+    for (std::uint32_t k = first[t]; k < first[t + 1]; ++k)
+      if (k == first[t] || in[k] != in[k - 1]) n.add_data_deps(in[k]);
+    ++nodes;
+    if (task.kind != TaskGraph::Kind::Message) {
       n.set_type(pb::COMP_NODE);
-      const std::int64_t ps = task.duration.ps();
-      n.set_duration_micros(static_cast<std::uint64_t>((ps + 500'000) / 1'000'000));
-      add_int(n, "num_ops", ps);
+      if (task.kind == TaskGraph::Kind::Join) {
+        n.set_name(fmt::format("{} join {}", phase, t));
+      } else {
+        n.set_name(fmt::format("{} compute {}", phase, t));
+        const std::int64_t ps = task.duration.ps();
+        n.set_duration_micros(static_cast<std::uint64_t>((ps + 500'000) / 1'000'000));
+        add_int(n, "num_ops", ps);
+      }
       append_record(files[r], n);
-      ++nodes;
       continue;
     }
     const net::Message& m = net.messages()[task.message];
@@ -170,7 +134,7 @@ Exported export_graph(const TaskGraph& g, const net::Network& net, const std::st
     add_int(n, "comm_size", static_cast<std::int64_t>(m.bytes));
     add_int(n, "comm_tag", t);
     append_record(files[rank_of(m.dst)], n);
-    nodes += 2;
+    ++nodes;
   }
   for (std::uint32_t r = 0; r < files.size(); ++r) {
     const std::string path = fmt::format("{}.{}.et", prefix, r);
@@ -207,15 +171,7 @@ int export_impl(const ExportOptions& opts) {
 }  // namespace
 
 int export_chakra_command(const ExportOptions& opts) {
-  try {
-    return export_impl(opts);
-  } catch (const util::UserError& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return e.exit_code();
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "error: unexpected failure: %s\n", e.what());
-    return 1;
-  }
+  return report_errors([&] { return export_impl(opts); });
 }
 
 }  // namespace fabricsim::app

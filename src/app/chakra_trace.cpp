@@ -238,17 +238,14 @@ void read_rank(const std::string& file, std::uint32_t rank, std::uint32_t ranks,
         break;
       }
       case pb::COMM_SEND_NODE:
-        n.kind = TraceNode::Kind::Send;
-        n.peer = peer("comm_dst");
+      case pb::COMM_RECV_NODE: {
+        const bool send = node.type() == pb::COMM_SEND_NODE;
+        n.kind = send ? TraceNode::Kind::Send : TraceNode::Kind::Recv;
+        n.peer = peer(send ? "comm_dst" : "comm_src");
         n.bytes = static_cast<std::uint64_t>(rd.need("comm_size", 1, kMaxBytes));
         n.tag = rd.integer("comm_tag", INT64_MIN, INT64_MAX).value_or(0);
         break;
-      case pb::COMM_RECV_NODE:
-        n.kind = TraceNode::Kind::Recv;
-        n.peer = peer("comm_src");
-        n.bytes = static_cast<std::uint64_t>(rd.need("comm_size", 1, kMaxBytes));
-        n.tag = rd.integer("comm_tag", INT64_MIN, INT64_MAX).value_or(0);
-        break;
+      }
       case pb::COMM_COLL_NODE:
         n.kind = TraceNode::Kind::Collective;
         n.op = collective(rd, rd.need("comm_type", 0, 255));

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,5 +42,9 @@ int run_command(const RunOptions& opts);
 int info_command(const InfoOptions& opts);
 int params_command();
 int export_chakra_command(const ExportOptions& opts);
+/// Runs a subcommand's body: a user error becomes its one line on stderr
+/// ("error: ...") and its exit code, anything else "error: unexpected
+/// failure" and 1.
+int report_errors(const std::function<int()>& body);
 
 }  // namespace fabricsim::app

@@ -322,9 +322,9 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
 
 }  // namespace
 
-int info_command(const InfoOptions& opts) {
+int report_errors(const std::function<int()>& body) {
   try {
-    return info_impl(opts);
+    return body();
   } catch (const util::UserError& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return e.exit_code();
@@ -332,6 +332,10 @@ int info_command(const InfoOptions& opts) {
     std::fprintf(stderr, "error: unexpected failure: %s\n", e.what());
     return 1;
   }
+}
+
+int info_command(const InfoOptions& opts) {
+  return report_errors([&] { return info_impl(opts); });
 }
 
 int params_command() {

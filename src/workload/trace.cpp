@@ -227,8 +227,12 @@ NodeTasks add_node_tasks(TaskGraph& g, const TraceParams& p, std::uint32_t job, 
     const TraceNode& n = t.nodes[i];
     switch (n.kind) {
       case TraceNode::Kind::Compute:
+        // A node of no time is a join, as ASTRA-sim skips it: done once its
+        // dependencies are, without waiting for the rank's compute stream.
         k.entry[i] = k.done[i] =
-            g.add_compute(ep(n.rank), SimTime::from_ns_f(n.duration_ns), trace_label(job, DnnPhase::Forward));
+            n.duration_ns > 0
+                ? g.add_compute(ep(n.rank), SimTime::from_ns_f(n.duration_ns), trace_label(job, DnnPhase::Forward))
+                : g.add_join(ep(n.rank), trace_label(job, DnnPhase::Control));
         compute_ns[n.rank] += n.duration_ns;
         break;
       case TraceNode::Kind::Send:
