@@ -136,11 +136,17 @@ Exported export_graph(const TaskGraph& g, const net::Network& net, const std::st
     append_record(files[rank_of(m.dst)], n);
     ++nodes;
   }
+  // All the files or none: a failure removes those written before it.
   for (std::uint32_t r = 0; r < files.size(); ++r) {
     const std::string path = fmt::format("{}.{}.et", prefix, r);
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     out.write(files[r].data(), static_cast<std::streamsize>(files[r].size()));
-    if (!out) throw util::UserError(fmt::format("{}: cannot write it (export-chakra -o)", path));
+    out.close();
+    if (!out) {
+      for (std::uint32_t k = 0; k <= r; ++k) std::remove(fmt::format("{}.{}.et", prefix, k).c_str());
+      throw util::UserError(fmt::format("{}: cannot write it (export-chakra -o); no file of the trace is left",
+                                        path));
+    }
   }
   return {static_cast<std::uint32_t>(used.size()), nodes};
 }
