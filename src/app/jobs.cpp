@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <limits>
+#include <numeric>
 #include <string>
 #include <unordered_map>
 
@@ -77,6 +78,7 @@ JobSet::JobSet(const config::Config& cfg, net::Network& network, core::Simulator
     : net_(network),
       sim_(sim),
       timeline_(cfg.get_bool("output.timeline")),
+      flows_(cfg.get_bool("output.flows")),
       queued_(cfg.get_string("workload.queue") != "none"),
       cfg_(cfg) {
   tables_ = cfg.job_count() > 0;
@@ -538,7 +540,7 @@ void JobSet::report(const par::Comm& comm, bool complete) {
       out.jobs.push_back(row);
       continue;
     }
-    const JobResults ctx{queued_ ? *graphs_[j] : *graph_, comm, timeline_};
+    const JobResults ctx{queued_ ? *graphs_[j] : *graph_, comm, timeline_, flows_};
     // Its first row of /collectives, or of /iterations.
     out.first_row.push_back((jobs_[j]->tables() & Job::kCollectives) ? out.collectives.job.size() : out.dnn.job.size());
     stats::JobRow row = jobs_[j]->report(ctx, static_cast<std::uint32_t>(j), out);
@@ -602,7 +604,20 @@ void JobSet::write(stats::H5Writer& writer, const par::Comm& comm) const {
   if (fills(Job::kCollectives)) stats::write_collectives(writer, reports_.collectives, comm.is_root());
   if (fills(Job::kIterations)) stats::write_dnn(writer, reports_.dnn, comm.is_root());
   if (fills(Job::kTimeline) && timeline_) stats::write_timeline(writer, reports_.timeline);
-  if (fills(Job::kTraceNodes) && timeline_) stats::write_trace_nodes(writer, reports_.trace_nodes);
+  if (fills(Job::kTraceNodes) && (timeline_ || flows_)) stats::write_trace_nodes(writer, reports_.trace_nodes);
+  if (fills(Job::kTraceNodes) && flows_) {
+    // /flows/trace_node: the root writes every row (-1: not a trace's message).
+    const std::size_t nf = net_.messages().size();
+    std::vector<std::uint64_t> rows;
+    std::vector<std::int64_t> node;
+    if (comm.is_root()) {
+      rows.resize(nf);
+      std::iota(rows.begin(), rows.end(), std::uint64_t{0});
+      node.assign(nf, -1);
+      for (const auto& [m, row] : reports_.flow_trace_node) node[m] = static_cast<std::int64_t>(row);
+    }
+    writer.write_rows("/flows/trace_node", nf, rows, node);
+  }
 }
 
 void JobSet::print() const {

@@ -13,6 +13,7 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "fabricsim/config/config.hpp"
@@ -37,7 +38,10 @@ struct JobReports {
   stats::DnnReport dnn;                 ///< /iterations (dnn and trace jobs)
   stats::CollectiveReport collectives;  ///< /collectives
   stats::TimelineReport timeline;       ///< output.timeline: this process's rows
-  stats::TraceNodesReport trace_nodes;  ///< output.timeline, trace jobs: every node (the root's rows)
+  stats::TraceNodesReport trace_nodes;  ///< output.timeline or output.flows, trace jobs: every node (the root's rows)
+  /// output.flows, trace jobs: (network message, the row of /trace_nodes of
+  /// its node), the root's.
+  std::vector<std::pair<net::MessageId, std::uint64_t>> flow_trace_node;
   /// Per job: its first row in `dnn` (dnn, trace) or `collectives`.
   std::vector<std::size_t> first_row;
 };
@@ -55,6 +59,7 @@ struct JobResults {
   const workload::TaskGraph& graph;
   const par::Comm& comm;
   bool timeline;  ///< output.timeline
+  bool flows;     ///< output.flows
 };
 
 class Job {
@@ -135,6 +140,7 @@ class JobSet final : public Workload, public par::GlobalSteps, private net::Mess
   net::Network& net_;
   core::Simulator& sim_;
   bool timeline_ = false;
+  bool flows_ = false;  // output.flows
   bool queued_ = false;                       ///< workload.queue = "fifo"
   bool tables_ = false;                       ///< [[jobs]] tables (errors name the job)
   const config::Config& cfg_;                 ///< the run's (outlives the workload)

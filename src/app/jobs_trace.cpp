@@ -35,7 +35,13 @@ class TraceJob final : public Job {
     d.exposed_comm_ns.push_back(res.time_ns - res.compute_ns);
     d.finished.push_back(res.finished ? 1 : 0);
     for (auto& ph : d.phase_ns) ph.push_back(0.0);  // (a trace's nodes carry no phase)
-    if (ctx.timeline) node_rows(ctx, index, out.trace_nodes);
+    if (ctx.timeline || ctx.flows) {
+      const std::uint64_t first_row = out.trace_nodes.total;
+      node_rows(ctx, index, out.trace_nodes);
+      if (ctx.flows && ctx.comm.is_root())
+        for (const auto& [task, node] : job_->message_nodes())
+          out.flow_trace_node.emplace_back(ctx.graph.task(task).message, first_row + node);
+    }
     return row;
   }
 

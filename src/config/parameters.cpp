@@ -763,11 +763,13 @@ std::vector<ParamDecl> declare() {
                           "more than 65,536 intervals, or more than 2^24 link-intervals, doubles the interval as "
                           "often as needed (the datasets' attribute `interval_ns` gives the one used).",
                           0, 1e15));
-  p.push_back(bool_param("output", "flows", true, "Write one `/flows` row per message."));
+  p.push_back(bool_param("output", "flows", true,
+                         "Write one `/flows` row per message (trace runs: with its node, `/flows/trace_node`, "
+                         "and `/trace_nodes`)."));
   p.push_back(bool_param("output", "timeline", false,
                          "dnn: write `/timeline`, one row per compute task and per communication of every "
                          "endpoint (begin and end), for `analysis/fabricsim_dnn.py --gantt`. trace: write "
-                         "`/trace_nodes`, one row per trace node with its id, name and times."));
+                         "`/trace_nodes`, one row per trace node with its id, name and times (also written by `output.flows`)."));
   p.push_back(enum_param("output", "progress", "auto", {"auto", "always", "never"},
                          "Live progress line on rank 0: `auto` shows it on a terminal once a run takes longer than "
                          "about two seconds."));

@@ -7,6 +7,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "fabricsim/util/assert.hpp"
 #include "fabricsim/util/error.hpp"
 #include "fabricsim/workload/dnn.hpp"
 
@@ -252,7 +253,8 @@ NodeTasks add_node_tasks(TaskGraph& g, const TraceParams& p, std::uint32_t job, 
 
 // Every collective over its members' entry tasks; its ends complete the nodes.
 void plan_collectives(TaskGraph& g, const TraceParams& p, std::uint32_t job, const TraceIndex& x,
-                      const std::vector<TraceCollective>& collectives, NodeTasks& k) {
+                      const std::vector<TraceCollective>& collectives, NodeTasks& k,
+                      std::vector<std::pair<TaskId, std::uint32_t>>& message_nodes) {
   for (const TraceCollective& inst : collectives) {
     const TraceNode& first = p.trace.nodes[inst.nodes[0]];
     const auto n = static_cast<std::uint32_t>(inst.members->size());
@@ -268,10 +270,18 @@ void plan_collectives(TaskGraph& g, const TraceParams& p, std::uint32_t job, con
       ranks.push_back(p.endpoints[(*inst.members)[m]]);
       begin.push_back(k.entry[inst.nodes[m]]);
     }
+    const auto first_task = static_cast<TaskId>(g.size());
     const auto end = append_collective(g, spec, ranks, begin,
                                        trace_label(job, first.op == CollectiveOp::Alltoall ? DnnPhase::Alltoall
                                                                                            : DnnPhase::DataParallel));
     for (std::size_t m = 0; m < inst.nodes.size(); ++m) k.done[inst.nodes[m]] = end[m];
+    // Its messages, each with the node of the member that sends it.
+    for (auto t = first_task; t < g.size(); ++t) {
+      if (g.task(t).kind != TaskGraph::Kind::Message) continue;
+      const auto m = std::find(ranks.begin(), ranks.end(), g.task(t).at) - ranks.begin();
+      FABRICSIM_ASSERT(static_cast<std::size_t>(m) < ranks.size(), "a collective's message from outside its group");
+      message_nodes.emplace_back(t, static_cast<std::uint32_t>(inst.nodes[static_cast<std::size_t>(m)]));
+    }
   }
 }
 
@@ -294,7 +304,10 @@ TraceJob::TraceJob(TaskGraph& g, const TraceParams& params, std::uint32_t job) :
   NodeTasks k = add_node_tasks(g, params_, job_, compute_ns_);
   for (std::size_t i = 0; i < N; ++i)
     if (x.match[i] < N) g.depend(k.msg[x.match[i]], k.done[i]);
-  plan_collectives(g, params_, job_, x, collectives, k);
+  for (std::size_t i = 0; i < N; ++i)
+    if (k.msg[i] != TaskGraph::kNone) message_nodes_.emplace_back(k.msg[i], static_cast<std::uint32_t>(i));
+  plan_collectives(g, params_, job_, x, collectives, k, message_nodes_);
+  std::sort(message_nodes_.begin(), message_nodes_.end());
   for (std::size_t i = 0; i < N; ++i) {
     for (std::size_t d : x.deps[i]) g.depend(k.done[d], k.entry[i]);
     if (x.deps[i].empty()) g.not_before(k.entry[i], params_.start);

@@ -12,6 +12,9 @@
   * in the analytic model on the ring the ring collectives take the
     alpha-beta time derived here: all_reduce 2 (p - 1) (alpha + n / (p B)),
     all_gather and reduce_scatter (p - 1) (alpha + n / (p B)), n = 1 MiB;
+  * /flows/trace_node names each message's node: a send node's message
+    goes to its comm_dst with its comm_size, a ring allreduce node's rank
+    sends 2 (p - 1) chunks of n / p (the files decoded here);
   * the custom ring allreduce (its sends, receives and 7 us reductions
     written out node by node) spends exactly the built-in ring allreduce's
     time communicating, and its reductions add 7 x 7 us: the chain of one
@@ -198,6 +201,106 @@ assert all((tables[0][k] == tables[1][k]).all() for k in tables[0]), "differs on
 checks += 1
 print(f"ok   /trace_nodes: {len(want)} nodes with the files' ids and names, reductions of 7 us, ending at the "
       "trace's end; the same on 1 and 2 ranks")
+# ---- /flows/trace_node: each message with its node
+def decode_nodes(path):
+    """Per node record of a .et file: (id, type, {attribute: integer}), protobuf's wire format read here."""
+    data = open(path, "rb").read()
+
+    def varint(buf, i):
+        v = s_ = 0
+        while True:
+            b = buf[i]
+            v |= (b & 0x7F) << s_
+            i += 1
+            s_ += 7
+            if b < 0x80:
+                return v, i
+
+    def fields(buf, at, end):
+        while at < end:
+            key, at = varint(buf, at)
+            num, wire = key >> 3, key & 7
+            if wire == 0:
+                v, at = varint(buf, at)
+                yield num, v
+            elif wire == 2:
+                ln, at = varint(buf, at)
+                yield num, buf[at:at + ln]
+                at += ln
+            elif wire == 1:
+                at += 8
+            elif wire == 5:
+                at += 4
+    out, at, first = [], 0, True
+    while at < len(data):
+        length, at = varint(data, at)
+        end = at + length
+        if not first:
+            nid, ntype, attrs = 0, 0, {}
+            for num, v in fields(data, at, end):
+                if num == 1:
+                    nid = v
+                elif num == 3:
+                    ntype = v
+                elif num == 10:
+                    name, val = "", None
+                    for an, av in fields(v, 0, len(v)):
+                        if an == 1:
+                            name = av.decode()
+                        elif an in (7, 9, 11, 13):  # int32, int64, uint32, uint64
+                            val = av
+                    attrs[name] = val
+            out.append((nid, ntype, attrs))
+        first, at = False, end
+    return out
+
+
+SEND, COLL = 5, 7
+micro = os.path.join(data, "workload/microbenchmarks/all_reduce/8npus_1MB/all_reduce")
+for label, trace in (("custom ring allreduce", custom), ("all_reduce microbenchmark", micro)):
+    for ranks in (1, 2):
+        out = os.path.join(d, f"flownodes-{ranks}.h5")
+        cmd = [exe, "run", "-o", out, "--set", 'output.progress="never"', "--set", "output.interval_ns=0",
+               "--set", "output.flows=true", "--set", 'workload.kind="trace"', "--set", f'workload.trace="{trace}"',
+               "--set", 'network.model="packet"', "--set", 'workload.algorithm="ring"', "--set",
+               'engine.partitioner="block"']
+        for s_ in fabric("ring", 8):
+            cmd += ["--set", s_]
+        if ranks > 1:
+            cmd = ["mpiexec", "-n", str(ranks)] + cmd
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        with h5py.File(out, "r") as f:
+            fl = {k: f["flows"][k][()] for k in ("src", "dst", "bytes", "trace_node")}
+            tn = {k: f["trace_nodes"][k][()] for k in ("rank", "node_id", "endpoint")}
+        if ranks == 1:
+            first = fl
+        else:
+            assert all((fl[k] == first[k]).all() for k in fl), "/flows/trace_node differs on 2 ranks"
+    nodes = {(rk, nid): (ntype, attrs) for rk in range(8) for nid, ntype, attrs in decode_nodes(f"{trace}.{rk}.et")}
+    assert (fl["trace_node"] >= 0).all() and (fl["trace_node"] < len(tn["rank"])).all()
+    assert (tn["endpoint"] == tn["rank"]).all()  # (linear placement on the ring)
+    per_node = {}
+    for fsrc, fdst, size, row in zip(fl["src"], fl["dst"], fl["bytes"], fl["trace_node"]):
+        key = (int(tn["rank"][row]), int(tn["node_id"][row]))
+        ntype, attrs = nodes[key]
+        assert fsrc == key[0], (key, fsrc)  # sent by its node's rank
+        if ntype == SEND:
+            assert fdst == attrs["comm_dst"] and size == attrs["comm_size"], (key, fdst, size, attrs)
+        else:
+            assert ntype == COLL, (key, ntype)
+        per_node.setdefault(key, []).append(int(size))
+    sends = [k for k, (t_, _) in nodes.items() if t_ == SEND]
+    colls = [k for k, (t_, _) in nodes.items() if t_ == COLL]
+    assert all(len(per_node[k]) == 1 for k in sends)
+    # A ring allreduce of N bytes over 8 ranks: each rank sends 2 x 7 chunks of N / 8.
+    assert all(sum(per_node[k]) == 2 * 7 * N // 8 and len(per_node[k]) == 14 for k in colls), \
+        {k: (len(v), sum(v)) for k, v in per_node.items() if k in colls}
+    assert len(per_node) == len(sends) + len(colls)
+    checks += 1
+    what = (f"{len(sends)} send nodes, each its one message to its comm_dst of its comm_size" if sends else
+            f"{len(colls)} collective nodes, each 14 messages of N/8 from its rank")
+    print(f"ok   /flows/trace_node ({label}): {len(fl['src'])} messages: {what}; the same on 2 ranks")
 # ---- round trip: a DNN job out as Chakra files and back
 DNN = ['topology.kind="fat_tree"', "topology.endpoints=16", "topology.radix=8", 'workload.kind="dnn"',
        f'workload.model="{os.path.join(src, "inputs/models/resnet50.toml")}"', "workload.data_parallel=2",

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fabricsim/core/time.hpp"
@@ -98,6 +99,10 @@ class TraceJob {
     std::vector<std::int64_t> start_ps, end_ps;
   };
   NodeTimes node_times(const TaskGraph& g) const;
+  /// Every message task of the job with its node's index: a send node's
+  /// message, and each message of a collective with the node of the member
+  /// that sends it.  Task order.
+  const std::vector<std::pair<TaskGraph::TaskId, std::uint32_t>>& message_nodes() const { return message_nodes_; }
 
  private:
   TraceParams params_;
@@ -105,6 +110,7 @@ class TraceJob {
   std::vector<std::vector<TaskGraph::TaskId>> done_;  // per rank: the tasks completing its nodes
   std::vector<TaskGraph::TaskId> node_start_, node_end_;  // per node: the tasks its times come from
   std::vector<double> compute_ns_;                    // per rank
+  std::vector<std::pair<TaskGraph::TaskId, std::uint32_t>> message_nodes_;
 };
 
 }  // namespace fabricsim::workload
