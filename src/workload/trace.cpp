@@ -287,7 +287,7 @@ void plan_collectives(TaskGraph& g, const TraceParams& p, std::uint32_t job, con
 
 }  // namespace
 
-TraceJob::TraceJob(TaskGraph& g, const TraceParams& params, std::uint32_t job) : params_(params), job_(job) {
+TraceJob::TraceJob(TaskGraph& g, TraceParams params, std::uint32_t job) : params_(std::move(params)), job_(job) {
   const Trace& t = params_.trace;
   const std::size_t N = t.nodes.size();
   if (params_.endpoints.size() != t.ranks)
@@ -318,6 +318,11 @@ TraceJob::TraceJob(TaskGraph& g, const TraceParams& params, std::uint32_t job) :
   node_end_ = k.done;
   for (std::size_t i = 0; i < N; ++i)
     node_start_[i] = t.nodes[i].kind == TraceNode::Kind::Recv ? k.msg[x.match[i]] : k.entry[i];
+  // Planned: what the report reads of a node is its id, rank, kind and name.
+  for (TraceNode& n : params_.trace.nodes) {
+    std::vector<std::uint64_t>().swap(n.deps);
+    std::vector<std::uint32_t>().swap(n.group);
+  }
 }
 
 TraceJob::NodeTimes TraceJob::node_times(const TaskGraph& g) const {

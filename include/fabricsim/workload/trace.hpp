@@ -73,7 +73,7 @@ class TraceJob {
   /// nodes[id]...: message" for a trace that cannot run: unmatched sends or
   /// receives, collectives whose members disagree, dependencies on unknown
   /// nodes or across ranks, cycles.
-  TraceJob(TaskGraph& g, const TraceParams& params, std::uint32_t job);
+  TraceJob(TaskGraph& g, TraceParams params, std::uint32_t job);
   const TraceParams& params() const { return params_; }
 
   /// Per rank: first start and last completion (ps; INT64_MIN unknown), to
