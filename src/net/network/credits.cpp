@@ -83,6 +83,12 @@ void NetworkImpl::return_credit(LinkId in, std::uint8_t vc, std::uint32_t bytes,
 
 SimTime NetworkImpl::wait_for_credits(LinkId o, std::uint32_t vc_mask) {
   if (port_[o].stall_since == SimTime::max()) port_[o].stall_since = sim_.now();
+  // One output, two waits in one pass (arbitrate_mixed): the in-transit
+  // packets' channels stay watched.  (Replacing them lost the wake-up for
+  // their credit when none was on the way as they blocked: the 16x16 torus
+  // then stopped with packets in flight under alltoall.)
+  vc_mask |= pass_wait_vcs_;
+  last_wait_vcs_ = vc_mask;
   const SimTime t = next_credit_time(o, vc_mask);
   FABRICSIM_DEBUG_ASSERT(t > sim_.now(), "a due credit was not absorbed");
   credit_waiting_[o / 64] |= std::uint64_t{1} << (o % 64);  // a credit returned due before t wakes it earlier

@@ -564,6 +564,12 @@ class NetworkImpl final : public NetworkModel {
   /// returns when the next pending one arrives (max() if none is on its way
   /// yet).  A credit returned later and due earlier wakes it then.
   SimTime wait_for_credits(LinkId o, std::uint32_t vc_mask);
+  // The channels the last wait_for_credits watched; and, while a
+  // forwarding endpoint's output arbitrates its NIC after its in-transit
+  // packets blocked on credits in the same pass, theirs, which the NIC's
+  // wait then adds to its own instead of replacing them (arbitrate_mixed).
+  std::uint32_t last_wait_vcs_ = 0;
+  std::uint32_t pass_wait_vcs_ = 0;
   void on_packet(LinkId in, std::uint32_t p);
   /// The packet's tail reaches its destination endpoint over `in` at `tail`.
   void deliver(LinkId in, std::uint32_t p, SimTime tail);

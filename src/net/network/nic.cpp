@@ -89,7 +89,15 @@ bool NetworkImpl::arbitrate_nic(LinkId o) {
     }
     const auto payload = static_cast<std::uint32_t>(std::min<std::uint64_t>(left, payload_per_packet_));
     const std::uint32_t bytes = payload + params_.header_bytes;
-    if ((blocked_vcs >> vc & 1u) || available_credits(o, vc) < static_cast<std::int64_t>(bytes)) {
+    // On an adaptive channel (Duato) the room promised to packets in transit
+    // queued for it is theirs: an injection that took it would leave them
+    // waiting for credits on a cyclic channel while holding their buffers
+    // (the 16x16 torus deadlocked so under alltoall with 4-packet buffers).
+    // The NIC holds no buffer of the fabric, so it may wait.
+    std::int64_t room = available_credits(o, vc);
+    if (duato_ && route == 0 && !rules_->rules().escape(state))
+      room -= reserved_[static_cast<std::size_t>(o) * params_.vcs + vc];
+    if ((blocked_vcs >> vc & 1u) || room < static_cast<std::int64_t>(bytes)) {
       credit_blocked = true;
       blocked_vcs |= 1u << vc;
       continue;

@@ -164,7 +164,13 @@ void NetworkImpl::arbitrate_mixed(LinkId o) {
   // keeps a loaded torus from saturating early (alternating turns gave the
   // 32x32 torus 20.1% instead of 22.7% of injection under 200 alltoall
   // rounds; docs/model.md).
-  if (!arbitrate_switch(o) && !arbitrate_nic(o)) return;
+  last_wait_vcs_ = 0;
+  if (!arbitrate_switch(o)) {
+    pass_wait_vcs_ = last_wait_vcs_;  // (0 unless they blocked on credits now)
+    const bool sent = arbitrate_nic(o);
+    pass_wait_vcs_ = 0;
+    if (!sent) return;
+  }
   if (!port_[o].requesters.empty() || !nic_active_[o].list.empty()) schedule_wake(o, port_[o].busy_until);
 }
 
