@@ -109,6 +109,10 @@ workload::TrafficParams traffic_params(const config::Config& cfg) {
   p.pattern = workload::parse_pattern(cfg.get_string("workload.pattern"));
   p.message_bytes = static_cast<std::uint64_t>(cfg.get_int("workload.message_bytes"));
   p.messages = cfg_u32(cfg, "workload.messages");
+  const std::string sample = cfg.get_string("workload.alltoall_sample");
+  p.alltoall_sample = sample == "first"          ? workload::AlltoallSample::First
+                      : sample == "spread_local" ? workload::AlltoallSample::SpreadLocal
+                                                 : workload::AlltoallSample::Spread;
   p.start = SimTime::from_ns_f(cfg.get_float("workload.start_ns"));
   p.load = cfg.get_float("workload.load");
   p.incast_sources = cfg_u32(cfg, "workload.incast_sources");

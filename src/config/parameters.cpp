@@ -701,9 +701,14 @@ std::vector<ParamDecl> declare() {
                         "payload each, checked).",
                         1, 1ll << 40));
   p.push_back(int_param("workload", "messages", "", 1,
-                        "Messages per source (for `alltoall`: rounds of the shift schedule, 0 = p-1). Messages x "
-                        "endpoints must stay below 2^32 (checked).",
+                        "Messages per source (for `alltoall`: rounds of the shift schedule, 0 = p-1; fewer are a "
+                        "sample, `alltoall_sample`). Messages x endpoints must stay below 2^32 (checked).",
                         0, 1 << 30));
+  p.push_back(enum_param("workload", "alltoall_sample", "spread", {"spread", "spread_local", "first"},
+                         "alltoall of R < p-1 rounds (`messages`): which shifts. `spread`: R shifts evenly over "
+                         "1 ... p-1 at an odd stride, centred, leaving out the almost-local shift 1 (an unbiased "
+                         "sample of the full alltoall); `spread_local`: the same from shift 1; `first`: shifts "
+                         "1 ... R, the most local ones (overstates what a tapered or grouped fabric delivers)."));
   p.push_back(float_param("workload", "start_ns", "ns", 0, "Time the first message is posted (dnn, [[jobs]]: when the job starts).", 0, 1e15));
   p.push_back(float_param("workload", "compute_ns", "ns", 0,
                           "collective: a training job's compute per iteration and rank, before each operation (the "

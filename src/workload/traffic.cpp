@@ -92,9 +92,9 @@ std::vector<PlannedMessage> plan_traffic(const TrafficParams& p, std::uint32_t n
       break;
     }
     case Pattern::Alltoall: {
-      const std::uint32_t rounds = p.messages == 0 ? n - 1 : std::min(p.messages, n - 1);
+      const std::vector<std::uint32_t> shifts = alltoall_shifts(n, p.messages, p.alltoall_sample);
       for (s = 0; s < n; ++s)
-        for (std::uint32_t i = 1; i <= rounds; ++i) out.push_back({s, (s + i) % n, p.message_bytes, post(i - 1)});
+        for (std::uint32_t k = 0; k < shifts.size(); ++k) out.push_back({s, (s + shifts[k]) % n, p.message_bytes, post(k)});
       break;
     }
     case Pattern::Ring: {
@@ -139,6 +139,23 @@ std::vector<PlannedMessage> plan_traffic(const TrafficParams& p, std::uint32_t n
     }
   }
   return out;
+}
+
+std::vector<std::uint32_t> alltoall_shifts(std::uint32_t n, std::uint32_t rounds, AlltoallSample sample) {
+  std::vector<std::uint32_t> shifts;
+  if (n < 2) return shifts;
+  const std::uint32_t all = n - 1;
+  if (rounds == 0 || rounds >= all || sample == AlltoallSample::First) {
+    const std::uint32_t r = rounds == 0 ? all : std::min(rounds, all);
+    for (std::uint32_t i = 1; i <= r; ++i) shifts.push_back(i);
+    return shifts;
+  }
+  std::uint32_t stride = all / rounds;  // >= 1
+  if (stride % 2 == 0) --stride;
+  const std::uint32_t span = (rounds - 1) * stride + 1;  // shifts first ... first + span - 1, within 1 ... all
+  const std::uint32_t offset = sample == AlltoallSample::SpreadLocal ? 0 : (all - span) / 2;
+  for (std::uint32_t k = 0; k < rounds; ++k) shifts.push_back(1 + offset + k * stride);
+  return shifts;
 }
 
 std::uint64_t count_traffic(const TrafficParams& p, std::uint32_t n) {

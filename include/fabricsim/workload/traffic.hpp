@@ -15,10 +15,24 @@ namespace fabricsim::workload {
 enum class Pattern : std::uint8_t { Permutation, Uniform, Alltoall, Incast, Bisection, Ring };
 Pattern parse_pattern(const std::string& name);
 
+/// Which shift rounds an alltoall of fewer than p - 1 rounds runs
+/// (workload.alltoall_sample): spread evenly over the p - 1 shifts at an odd
+/// stride, the almost-local shift 1 left out (Spread) or taken as the first
+/// round (SpreadLocal); or the first rounds 1 ... R, the most local ones (First).
+enum class AlltoallSample : std::uint8_t { Spread, SpreadLocal, First };
+
+/// The shifts of an alltoall sample of `rounds` rounds (0, or p - 1 and
+/// more: every shift 1 ... p - 1) among `endpoints` = p, in the order they
+/// run.  Spread: stride d = floor((p - 1) / R), made odd (d - 1 if even);
+/// the R shifts 1 + o + k d, k = 0 ... R - 1, centred in 1 ... p - 1
+/// (o = floor((p - 1 - (R - 1) d - 1) / 2)), or from 1 (SpreadLocal, o = 0).
+std::vector<std::uint32_t> alltoall_shifts(std::uint32_t endpoints, std::uint32_t rounds, AlltoallSample sample);
+
 struct TrafficParams {
   Pattern pattern = Pattern::Permutation;
   std::uint64_t message_bytes = 262144;
   std::uint32_t messages = 1;  ///< per source (alltoall: rounds, 0 = p-1)
+  AlltoallSample alltoall_sample = AlltoallSample::Spread;
   core::SimTime start;
   double load = 1.0;
   std::uint32_t incast_sources = 0;  ///< 0 = every other endpoint

@@ -7,11 +7,17 @@ a share of its injection bandwidth (1.6 Tb/s), next to the makespan and
 steady-state shares, the fluid bound `fabricsim info` computes, the cost and
 the global saving against the nonblocking fat tree.
 
-  jobs/papers/hammingmesh/alltoall.py [--quick | --large] [--bytes 1048576,...] [--rounds N] [--out DIR]
+  jobs/papers/hammingmesh/alltoall.py [--quick | --large] [--bytes 1048576,...] [--rounds N]
+      [--sample spread|spread_local|first] [--out DIR]
 
 Writes OUT/alltoall.csv and OUT/alltoall.png (README.md: what it reproduces,
-how long it takes).
+how long it takes).  --rounds N < p - 1 runs a sample of N shift rounds,
+spread evenly over the p - 1 shifts (workload.alltoall_sample, docs/model.md);
+each sampled figure is printed with its error against the full run of the
+small cluster (results/alltoall.csv), or, for the large cluster, with the
+error the same sample had on the small cluster (results/alltoall_sample.csv).
 """
+import csv
 import os
 import sys
 
@@ -24,16 +30,44 @@ def main():
     p.add_argument("--bytes", type=hp.integer_list(1, hp.MAX_BYTES, "message sizes in bytes"), default=None,
                    help="comma-separated message sizes (default: 1 MiB as the paper; --quick: 64 KiB)")
     p.add_argument("--rounds", type=hp.integer(0, 1 << 30), default=0,
-                   help="shift rounds (default 0: all p - 1, as the paper)")
+                   help="shift rounds (default 0: all p - 1, as the paper); fewer are a sample")
+    p.add_argument("--sample", choices=SAMPLES, default="spread",
+                   help="which shifts a sample of --rounds runs (default spread: evenly over the p - 1 shifts, "
+                        "the almost-local shift 1 left out; spread_local: from shift 1; first: shifts 1 ... N)")
     args = hp.parse(p, ["alltoall.csv", "alltoall.png"])
     if args.large:
         extra = (["--bytes", ",".join(map(str, args.bytes))] if args.bytes else []) + \
-            (["--rounds", str(args.rounds)] if args.rounds else [])
+            (["--rounds", str(args.rounds), "--sample", args.sample] if args.rounds else [])
         hp.submit_large(args, __file__, extra)
         return
     sizes = args.bytes or [65536 if args.quick else 1048576]
     with hp.Runner(args) as run:
         experiment(args, sizes, run)
+
+
+SAMPLES = ("spread", "spread_local", "first")
+RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+
+
+def stored(name):
+    """Rows of a CSV of results/ (none if it is not there)."""
+    try:
+        with open(os.path.join(RESULTS, name), newline="") as f:
+            return list(csv.DictReader(f))
+    except OSError:
+        return []
+
+
+def reference(topology, size, rounds, sample):
+    """What results/ says of this sample: the small cluster's full-run share
+    of the topology, and the error (percentage points) the same sample had
+    there; None where it has no such row."""
+    full = [r for r in stored("alltoall.csv") if r["topology"] == topology and r["mode"] == "small" and
+            int(r["message_bytes"]) == size and int(r["rounds"]) == int(r["endpoints"]) - 1]
+    samp = [r for r in stored("alltoall_sample.csv") if r["topology"] == topology and r["mode"] == "small" and
+            int(r["message_bytes"]) == size and int(r["rounds"]) == rounds and r["sample"] == sample]
+    return (float(full[0]["global_bw_share"]) if full else None,
+            float(samp[0]["sample_error_pp"]) if samp and samp[0]["sample_error_pp"] else None)
 
 
 def experiment(args, sizes, run):
@@ -43,7 +77,8 @@ def experiment(args, sizes, run):
         for size in sizes:
             o = dict(over)
             o.update({"workload.kind": "traffic", "workload.pattern": "alltoall", "workload.message_bytes": size,
-                      "workload.messages": args.rounds, "output.interval_ns": 0})
+                      "workload.messages": args.rounds, "workload.alltoall_sample": args.sample,
+                      "output.interval_ns": 0})
             info = run.info(config, o)
             h5, wall, cmd = run.run("alltoall_%s_%d" % (name, size), config, o)
             s, t, e = hp.summary(h5)
@@ -51,7 +86,8 @@ def experiment(args, sizes, run):
             rows.append({
                 "mode": hp.mode(args), "topology": name, "label": hp.TOPOLOGIES[name][0],
                 "input": os.path.relpath(config, hp.SRC), "endpoints": s["endpoints"],
-                "message_bytes": size, "rounds": args.rounds or s["endpoints"] - 1,
+                "message_bytes": size, "rounds": min(args.rounds or s["endpoints"] - 1, s["endpoints"] - 1),
+                "sample": args.sample,
                 "global_bw_share": s.get("per_source_share"), "makespan_share": s.get("throughput_share"),
                 "steady_share": s.get("steady_share"), "fluid_bound": info["fluid"]["throughput_bound"],
                 "injection_gbps": s["injection_gbps"], "cost_usd": t.get("cost_usd"),
@@ -60,9 +96,28 @@ def experiment(args, sizes, run):
                 "packet_hops": s["packet_hops"], "run_seconds": e.get("run_seconds"), "wall_seconds": round(wall, 3),
                 "fabricsim": run.version, "command": cmd,
             })
-            print("%-6s %8d B  global bw %5.1f%%  makespan %5.1f%%  fluid bound %5.1f%%  %6.1f s" % (
-                name, size, 100 * rows[-1]["global_bw_share"], 100 * rows[-1]["makespan_share"],
-                100 * rows[-1]["fluid_bound"], wall), flush=True)
+            r = rows[-1]
+            # A sample: its error against the full run (the small cluster's
+            # own; for the large cluster, what the same sample gave there).
+            r["full_run_share"] = r["sample_error_pp"] = r["small_cluster_error_pp"] = None
+            note = ""
+            if r["rounds"] < s["endpoints"] - 1:
+                full, small_err = reference(name, size, r["rounds"], args.sample)
+                if hp.mode(args) == "small" and full is not None:
+                    r["full_run_share"] = full
+                    r["sample_error_pp"] = 100 * (r["global_bw_share"] - full)
+                    note = "  %d-round %s sample: full run %5.1f%%, error %+.1f pp" % (
+                        r["rounds"], args.sample, 100 * full, r["sample_error_pp"])
+                elif hp.mode(args) == "large":
+                    r["small_cluster_error_pp"] = small_err
+                    note = "  %d-round %s sample: %s" % (
+                        r["rounds"], args.sample, "on the small cluster %+.1f pp from the full run" % small_err
+                        if small_err is not None else "its error on the small cluster is not in results/")
+                else:
+                    note = "  %d-round %s sample (no full run to compare in results/)" % (r["rounds"], args.sample)
+            print("%-6s %8d B  global bw %5.1f%%  makespan %5.1f%%  fluid bound %5.1f%%  %6.1f s%s" % (
+                name, size, 100 * r["global_bw_share"], 100 * r["makespan_share"],
+                100 * r["fluid_bound"], wall, note), flush=True)
     # Global saving (spec §9): (cost_FT / cost) x (globBW / globBW_FT), per size.
     for r in rows:
         ft = [x for x in rows if x["topology"] == "ft" and x["message_bytes"] == r["message_bytes"]]
