@@ -179,8 +179,8 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
     for (int t = 0; t < net::kCableTypeCount; ++t)
       out += fmt::format("{}\"{}\": {}", t ? ", " : "", net::to_string(static_cast<net::CableType>(t)),
                          report.cables_by_type[t]);
-    out += fmt::format("}}, \"physical_switches\": {}, \"cost_planes\": {}, \"cost_usd\": {:.2f}",
-                       report.physical_switches, report.planes, report.cost_usd);
+    out += fmt::format("}}, \"physical_switches\": {}, \"box_cables\": {}, \"cost_planes\": {}, \"cost_usd\": {:.2f}",
+                       report.physical_switches, report.box_cables, report.planes, report.cost_usd);
     out += fmt::format(", \"paper_cost_usd\": {}", std::isfinite(report.paper_cost_usd)
                                                          ? fmt::format("{:.2f}", report.paper_cost_usd)
                                                          : std::string("null"));
@@ -248,6 +248,10 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
              report.cables_by_type[static_cast<int>(net::CableType::None)]);
   fmt::print("  cost             {:.2f} M$ for {} plane{} ({} switch boxes per plane; cost.* prices)\n",
              report.cost_usd / 1e6, report.planes, report.planes == 1 ? "" : "s", report.physical_switches);
+  if (report.box_cables > 0)
+    fmt::print("                   switches of more than {} ports priced as 2-level fat trees of {}-port boxes, "
+               "with {} AoC cables inside them per plane (cost.switch_ports)\n",
+               cfg.get_int("cost.switch_ports"), cfg.get_int("cost.switch_ports"), report.box_cables);
   if (std::isfinite(report.paper_cost_usd))
     fmt::print("  paper cost       {:.4f} M$ (TopoOpt paper, Table 2: NICs, transceivers, switch ports, optics, "
                "fibres)\n",

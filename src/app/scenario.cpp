@@ -76,6 +76,7 @@ net::CostModel cost_model(const config::Config& cfg) {
   net::CostModel c;
   c.planes = cfg_u32(cfg, "cost.planes");
   c.switch_usd = cfg.get_float("cost.switch_usd");
+  c.switch_ports = cfg_u32(cfg, "cost.switch_ports");
   c.dac_usd = cfg.get_float("cost.dac_usd");
   c.aoc_usd = cfg.get_float("cost.aoc_usd");
   return c;

@@ -289,6 +289,13 @@ std::vector<ParamDecl> declare() {
                         "Dragonfly, 4 of HammingMesh and torus). The simulation always runs one.",
                         1, 1 << 16));
   p.push_back(float_param("cost", "switch_usd", "USD", 14280, "Price of one switch (64-port, spec price).", 0, 1e9));
+  p.push_back(int_param("cost", "switch_ports", "ports", 64,
+                        "Ports of the priced switch box. A switch of more ports (a switch-based HyperX router of "
+                        "255) is priced as the nonblocking 2-level fat tree of such boxes that makes it: "
+                        "ceil(ports / (switch_ports/2)) leaves, spines for their up-links, and those up-links as AoC "
+                        "cables (the HammingMesh paper's 256-port row networks: 8 + 4 boxes). Where a builder counts "
+                        "boxes itself (Dragonfly virtual routers, tapered trees' logical switches) its count stands.",
+                        2, 65535));
   p.push_back(float_param("cost", "dac_usd", "USD", 272,
                           "Price of a direct-attach copper cable (endpoint-to-switch links and the topology's other "
                           "short cables).",

@@ -101,6 +101,8 @@ Topology build_hyperx(const HyperXParams& params) {
     }
     topo.measure_bisection(endpoint_side, node_side);
   }
+  // Endpoint cable, a router hop per coordinate that can differ, endpoint cable.
+  topo.set_known_diameter(2 + (x > 1 ? 1 : 0) + (y > 1 ? 1 : 0));
   topo.set_description("switch-based 2D HyperX " + num(x) + "x" + num(y) + " routers, " + num(c) +
                        (c == 1 ? " endpoint" : " endpoints") + " per router (" + num(ports) + " ports each), " +
                        num(n) + " endpoints");

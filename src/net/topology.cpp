@@ -171,17 +171,44 @@ std::size_t Topology::count_cables(CableType type) const {
   return n;
 }
 
+SwitchBoxes switch_boxes(std::uint64_t ports, std::uint32_t box_ports) {
+  SwitchBoxes b;
+  if (ports <= box_ports) return b;
+  const std::uint64_t half = box_ports / 2;
+  if (half == 0 || ports > std::uint64_t{box_ports} * half)
+    throw util::ConfigError("topology.radix: a switch of " + std::to_string(ports) +
+                            " ports is more than a 2-level fat tree of " + std::to_string(box_ports) +
+                            "-port boxes can make (" + std::to_string(std::uint64_t{box_ports} * half) +
+                            "; cost.switch_ports)");
+  const std::uint64_t leaves = (ports + half - 1) / half;
+  b.cables = leaves * half;
+  b.boxes = leaves + (b.cables + box_ports - 1) / box_ports;
+  return b;
+}
+
 StructureReport structure_report(const Topology& topo, const CostModel& cost, std::size_t part, std::size_t parts) {
   StructureReport r;
   r.endpoints = topo.endpoint_count();
   r.switches = topo.switch_count();
   r.physical_switches = topo.physical_switches();
+  if (!topo.physical_switches_set()) {
+    // A switch of more ports than the priced box: the boxes of the 2-level
+    // tree that makes it, and its inner cables.
+    r.physical_switches = 0;
+    for (const Node& n : topo.nodes()) {
+      if (n.kind != NodeKind::Switch) continue;
+      const SwitchBoxes b = switch_boxes(n.radix, cost.switch_ports);
+      r.physical_switches += b.boxes;
+      r.box_cables += b.cables;
+    }
+  }
   for (int c = 0; c < kLinkClassCount; ++c) r.cables_by_class[c] = topo.count_links(static_cast<LinkClass>(c)) / 2;
   for (int t = 0; t < kCableTypeCount; ++t) r.cables_by_type[t] = topo.count_cables(static_cast<CableType>(t));
   r.planes = cost.planes;
   r.cost_usd = cost.planes * (static_cast<double>(r.physical_switches) * cost.switch_usd +
                               static_cast<double>(r.cables_by_type[static_cast<int>(CableType::DAC)]) * cost.dac_usd +
-                              static_cast<double>(r.cables_by_type[static_cast<int>(CableType::AoC)]) * cost.aoc_usd);
+                              static_cast<double>(r.cables_by_type[static_cast<int>(CableType::AoC)] + r.box_cables) *
+                                  cost.aoc_usd);
   r.diameter = topo.diameter(part, parts, topo.shards);  // (shards: the longest route inside one)
   try {
     r.paper_cost_usd = paper_cost(topo).total();
@@ -297,6 +324,11 @@ void detail::require_positive(std::uint64_t value, const char* key) {
 }
 
 int Topology::diameter(std::size_t part, std::size_t parts, bool finite) const {
+  if (known_diameter_ != -2) return endpoint_count() < 2 ? 0 : known_diameter_;
+  return measured_diameter(part, parts, finite);
+}
+
+int Topology::measured_diameter(std::size_t part, std::size_t parts, bool finite) const {
   if (endpoint_count() < 2) return 0;
   const detail::ReverseGraph graph = detail::make_reverse_graph(*this);
   const detail::DestinationGroups groups = detail::group_destinations(*this);

@@ -182,6 +182,7 @@ void write_topology(H5Writer& out, const net::Topology& topo, const net::Structu
   out.attr("/topology", "endpoints", static_cast<std::uint64_t>(r.endpoints));
   out.attr("/topology", "switches", static_cast<std::uint64_t>(r.switches));
   out.attr("/topology", "physical_switches", static_cast<std::uint64_t>(r.physical_switches));
+  out.attr("/topology", "box_cables", static_cast<std::uint64_t>(r.box_cables));
   for (int c = 0; c < net::kLinkClassCount; ++c)
     out.attr("/topology", std::string("cables_") + net::to_string(static_cast<net::LinkClass>(c)),
              static_cast<std::uint64_t>(r.cables_by_class[c]));

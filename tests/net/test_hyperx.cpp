@@ -21,6 +21,7 @@
 #include "fabricsim/core/simulator.hpp"
 #include "fabricsim/net/network.hpp"
 #include "fabricsim/net/state_routes.hpp"
+#include "fabricsim/util/error.hpp"
 #include "fabricsim/net/topology.hpp"
 #include "fabricsim/util/error.hpp"
 #include "fabricsim/workload/fluid.hpp"
@@ -97,10 +98,46 @@ TEST(HyperX, StructureFollowsTheConstruction) {
       }
     // Diameter in cables: endpoint, one router hop per differing
     // coordinate, endpoint; only 2D grids have pairs differing in both.
+    // (The builder states it, so that 128 x 128 routers need no BFS: the
+    // BFS checks it here.)
     const int dims = (s.x > 1 ? 1 : 0) + (s.y > 1 ? 1 : 0);
-    EXPECT_EQ(t.diameter(), 2 + dims);
+    EXPECT_EQ(t.measured_diameter(0, 1), 2 + dims);
+    EXPECT_EQ(t.diameter(), t.measured_diameter(0, 1));
   }
-  EXPECT_EQ(build_hyperx(params({32, 32, 1})).diameter(), 4);
+  EXPECT_EQ(build_hyperx(params({32, 32, 1})).measured_diameter(0, 1), 4);
+}
+
+// The paper's 16k switch-based HyperX, 128 x 128 routers of one endpoint:
+// 255 ports a router, priced as the 2-level fat tree of 64-port boxes that
+// makes a 256-port switch (spec §4.3's Hx1Mesh row networks: 8 leaves of 32
+// down / 32 up and 4 spines, 256 AoC cables inside), here derived by hand.
+TEST(HyperX, RoutersOfMorePortsThanTheBoxArePricedAsTwoLevelTrees) {
+  EXPECT_EQ(switch_boxes(64, 64).boxes, 1u);
+  EXPECT_EQ(switch_boxes(64, 64).cables, 0u);
+  EXPECT_EQ(switch_boxes(255, 64).boxes, 8u + 4u);
+  EXPECT_EQ(switch_boxes(255, 64).cables, 8u * 32);
+  EXPECT_EQ(switch_boxes(65, 64).boxes, 3u + 2u);  // 3 leaves (96 up-links) need 2 spines
+  EXPECT_EQ(switch_boxes(65, 64).cables, 3u * 32);
+  EXPECT_EQ(switch_boxes(2048, 64).boxes, 64u + 32u);
+  EXPECT_THROW(switch_boxes(2049, 64), util::ConfigError);
+  // 40 x 40 routers of one endpoint (the same path as the 128 x 128 input,
+  // inputs/hyperx_routers_large.toml, which ctest's info run prices): 79
+  // ports, 3 leaves of 32 down / 32 up and 2 spines, 96 inner cables.
+  HyperXParams p = params({40, 40, 1});
+  p.radix = 79;
+  const Topology t = build_hyperx(p);
+  const StructureReport r = structure_report(t, CostModel{16, 14280, 272, 603, 64});
+  const double routers = 40.0 * 40, dac = routers, aoc = routers * 78 / 2, inner = routers * 96;
+  EXPECT_EQ(r.physical_switches, routers * 5);
+  EXPECT_EQ(r.box_cables, inner);
+  EXPECT_EQ(r.cables_by_type[static_cast<int>(CableType::DAC)], dac);
+  EXPECT_EQ(r.cables_by_type[static_cast<int>(CableType::AoC)], aoc);
+  EXPECT_DOUBLE_EQ(r.cost_usd, 16 * (routers * 5 * 14280 + dac * 272 + (aoc + inner) * 603));
+  EXPECT_EQ(r.diameter, 4);
+  // One box per router when the box has the ports (the small input).
+  const StructureReport small = structure_report(build_hyperx(params({32, 32, 1})), CostModel{16, 14280, 272, 603, 64});
+  EXPECT_EQ(small.physical_switches, 1024u);
+  EXPECT_EQ(small.box_cables, 0u);
 }
 
 TEST(HyperX, SmallInputCountsAndCost) {

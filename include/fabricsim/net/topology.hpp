@@ -194,6 +194,8 @@ class Topology {
   /// builder packs several routers into one box (Dragonfly virtual routers,
   /// a tapered fat tree's logical switches).
   std::size_t physical_switches() const { return physical_set_ ? physical_switches_ : switch_count(); }
+  /// Whether the builder counted the boxes (set_physical_switches).
+  bool physical_switches_set() const { return physical_set_; }
   void set_physical_switches(std::size_t n) {
     physical_switches_ = n;
     physical_set_ = true;
@@ -229,6 +231,13 @@ class Topology {
   /// `finite`: the longest distance between endpoints that reach each
   /// other, never -1 (a fabric of unconnected shards).
   int diameter(std::size_t part, std::size_t parts, bool finite = false) const;
+  /// The diameter a builder knows by construction (a switch-based HyperX:
+  /// 2 + its dimensions longer than 1), which diameter() returns without the
+  /// BFS (16,384 BFS over 4 M links at 128 x 128 routers).  Its tests compare
+  /// it with measured_diameter().
+  void set_known_diameter(int d) { known_diameter_ = d; }
+  /// The BFS of diameter(), whatever the builder knows.
+  int measured_diameter(std::size_t part, std::size_t parts, bool finite = false) const;
 
   /// One line, e.g. "3-level fat tree, radix 64, 16384 endpoints (...)".
   std::string describe() const;
@@ -260,6 +269,7 @@ class Topology {
   std::string description_;
   std::size_t physical_switches_ = 0;
   bool physical_set_ = false;
+  int known_diameter_ = -2;  // -2: none
   std::size_t bisection_cables_ = 0;
   std::size_t bisection_injection_ = 0;
 };
@@ -649,7 +659,23 @@ struct CostModel {
   double switch_usd = 14280.0;
   double dac_usd = 272.0;
   double aoc_usd = 603.0;
+  /// Ports of the priced switch box.  A switch of more ports (where the
+  /// builder counts no boxes itself) is priced as the nonblocking 2-level
+  /// fat tree of such boxes that makes it (switch_boxes()).
+  std::uint32_t switch_ports = 64;
 };
+
+/// A switch of `ports` ports built from `box_ports`-port boxes as a
+/// nonblocking 2-level fat tree (the HammingMesh paper's 256-port row and
+/// column networks, spec §4.3): ceil(ports / (box_ports / 2)) leaves of
+/// box_ports / 2 ports down and up, spines for their up-links, one cable per
+/// up-link.  One box (no cable) when ports <= box_ports.  ConfigError naming
+/// topology.radix beyond box_ports^2 / 2 ports (two levels).
+struct SwitchBoxes {
+  std::uint64_t boxes = 1;
+  std::uint64_t cables = 0;
+};
+SwitchBoxes switch_boxes(std::uint64_t ports, std::uint32_t box_ports);
 
 /// What `fabricsim info` prints and a run writes to /topology.  Counts are
 /// for one plane; cost_usd covers cost.planes planes.
@@ -657,6 +683,9 @@ struct StructureReport {
   std::size_t endpoints = 0;
   std::size_t switches = 0;           ///< routers (switch nodes)
   std::size_t physical_switches = 0;  ///< switch boxes priced
+  /// AoC cables inside switches of more than CostModel::switch_ports ports
+  /// (priced, not simulated: such a switch is simulated as one).
+  std::size_t box_cables = 0;
   std::array<std::size_t, kLinkClassCount> cables_by_class{};
   std::array<std::size_t, kCableTypeCount> cables_by_type{};
   std::uint32_t planes = 1;
