@@ -348,9 +348,10 @@ class Runner:
                 _error_of(r), _status(r.returncode), " ".join(shlex.quote(c) for c in cmd)), 1)
         return h5, wall, " ".join(shlex.quote(c) for c in cmd[len(launch):])
 
-    def info(self, config, overrides):
-        """`fabricsim info --json` of a configuration (structure, cost, fluid bound)."""
-        cmd = [self.args.fabricsim, "info", config, "--json"] + set_args(overrides)
+    def info(self, config, overrides, full=False):
+        """`fabricsim info --json` of a configuration (structure, cost, fluid bound); `full`: the
+        fluid bound also on fabrics of more links than info computes it for by default."""
+        cmd = [self.args.fabricsim, "info", config, "--json"] + (["--full"] if full else []) + set_args(overrides)
         r = _call(cmd, self.args.fabricsim_where)
         where = "the command: " + " ".join(shlex.quote(c) for c in cmd)
         if r.returncode != 0:

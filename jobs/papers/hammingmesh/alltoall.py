@@ -79,7 +79,7 @@ def experiment(args, sizes, run):
             o.update({"workload.kind": "traffic", "workload.pattern": "alltoall", "workload.message_bytes": size,
                       "workload.messages": args.rounds, "workload.alltoall_sample": args.sample,
                       "output.interval_ns": 0})
-            info = run.info(config, o)
+            info = run.info(config, o, full=True)  # (the bound of every row, the 16k HyperX's 4 M links too)
             h5, wall, cmd = run.run("alltoall_%s_%d" % (name, size), config, o)
             s, t, e = hp.summary(h5)
             run.done(h5)

@@ -68,6 +68,9 @@ def parse_args(description, default_topologies):
                       help="reduced instances of the same topologies (seconds; what ctest runs)")
     size.add_argument("--large", action="store_true",
                       help="the paper's large cluster (~16k accelerators): writes and submits a Slurm array job")
+    size.add_argument("--large-here", dest="large_task", action="store_true",
+                      help="the large cluster's topologies, run here one after the other (what each task of --large "
+                           "runs; with alltoall.py --rounds, a sample of the large column on one machine)")
     p.add_argument("--topologies", type=topology_list, default=",".join(default_topologies),
                    help="comma-separated subset of: " + ", ".join(TOPOLOGIES))
     add_run_options(p, "papers-hammingmesh")
@@ -76,7 +79,7 @@ def parse_args(description, default_topologies):
     p.add_argument("--time", type=slurm_time, default="24:00:00",
                    help="--large: time limit per array task (default 24:00:00)")
     p.add_argument("--no-submit", action="store_true", help="--large: write OUT/large.sbatch, do not submit it")
-    p.add_argument("--large-task", action="store_true", help=argparse.SUPPRESS)  # one task of the --large array
+    p.add_argument("--large-task", dest="large_task", action="store_true", help=argparse.SUPPRESS)  # (--large-here)
     return p
 
 
