@@ -12,6 +12,7 @@
 #include "fabricsim/par/partition.hpp"
 #include "fabricsim/util/error.hpp"
 #include "fabricsim/workload/fluid.hpp"
+#include "jobs.hpp"
 #include "memory.hpp"
 #include "workload.hpp"
 #include "scenario.hpp"
@@ -108,13 +109,22 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
   const MemoryEstimate memory = estimate_memory(cfg, est_ranks, topo, np);
   const std::uint64_t memory_limit = memory_limit_per_rank(cfg, est_ranks);
   std::vector<workload::PlannedMessage> plan;
+  // Task-graph jobs planned up front (workload.queue = "none"): the fluid
+  // estimate of their messages; otherwise of workload.pattern's.
+  const bool jobs_traffic = runs_jobs(cfg) && cfg.get_string("workload.queue") == "none";
   workload::FluidEstimate fluid;
   fluid.link_bytes.assign(topo.link_count(), 0.0);
   // The fluid estimate routes every message: the one part of `info` whose
   // time grows with the fabric beyond seconds (71 s at 64k endpoints).
   const bool fluid_skipped = routable && !opts.full && topo.link_count() > kInfoQuickLinks;
   if (routable && !fluid_skipped) {  // (a topology that cannot run gets no estimate, and its partition weighs nodes alike)
-    plan = workload::plan_traffic(traffic_params(cfg), topo, np);
+    if (jobs_traffic) {
+      // The jobs' messages (a trace's too), all at once: the bound ignores
+      // their dependencies, so a run cannot beat it.
+      for (const LabelledMessage& m : plan_messages(cfg, topo)) plan.push_back({m.src, m.dst, m.bytes, {}});
+    } else {
+      plan = workload::plan_traffic(traffic_params(cfg), topo, np);
+    }
     if (np.state_routes) {  // direct topologies: the routes of their rules
       fluid = workload::estimate_fluid(topo, *np.state_routes, plan, np);
     } else {
@@ -203,7 +213,8 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
                        "\"queued_packets\": {}, \"partitioning\": {}}}",
                        est_ranks, memory.total(), memory_limit, memory.process, memory.description, memory.routes,
                        memory.state, memory.messages, memory.packets, memory.partition);
-    out += fmt::format(", \"fluid_left_out\": {}", fluid_skipped ? "true" : "false");
+    out += fmt::format(", \"fluid_left_out\": {}, \"fluid_traffic\": \"{}\"", fluid_skipped ? "true" : "false",
+                       jobs_traffic ? "jobs" : "pattern");
     if (!routable || fluid_skipped) out += ", \"fluid\": null";
     else out += fmt::format(", \"fluid\": {{\"messages\": {}, \"payload_bytes\": {:.0f}, \"bottleneck_link\": {}, "
                        "\"bottleneck\": \"{}\", \"bottleneck_class\": \"{}\", \"bottleneck_bytes\": {:.1f}, "
@@ -285,9 +296,14 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
   fmt::print("                   {}\n", memory.breakdown());
   if (const std::string& model = cfg.get_string("network.model"); model != "packet")
     fmt::print("  network model    {} (one rank; the memory and work figures below are the packet model's)\n", model);
-  if (runs_jobs(cfg))
-    fmt::print("  workload         {} task-graph job{} (workload.kind{}); the traffic figures below are those of "
-               "workload.pattern, not of the jobs\n",
+  if (jobs_traffic)
+    fmt::print("  workload         {} task-graph job{} (workload.kind{}); the traffic figures below are their "
+               "messages, all at once (dependencies ignored: a bound on the run's communication)\n",
+               std::max<std::size_t>(cfg.job_count(), 1), cfg.job_count() > 1 ? "s" : "",
+               cfg.job_count() > 0 ? ", [[jobs]]" : "");
+  else if (runs_jobs(cfg))
+    fmt::print("  workload         {} task-graph job{} (workload.kind{}) in a queue; the traffic figures below are "
+               "those of workload.pattern, not of the jobs\n",
                std::max<std::size_t>(cfg.job_count(), 1), cfg.job_count() > 1 ? "s" : "",
                cfg.job_count() > 0 ? ", [[jobs]]" : "");
   else if (const std::string& kind = cfg.get_string("workload.kind"); kind != "traffic")
@@ -301,7 +317,7 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
                topo.link_count(), kInfoQuickLinks);
   else {
   fmt::print("  traffic          {} messages, {:.1f} MiB payload ({})\n", plan.size(), fluid.payload_bytes / 1048576.0,
-             cfg.get_string("workload.pattern"));
+             jobs_traffic ? std::string("the jobs'") : cfg.get_string("workload.pattern"));
   fmt::print("  fluid estimate   bottleneck link {} ({}, {}) carries {:.1f} KiB\n",
              fluid.bottleneck == net::kNoLink ? -1 : static_cast<long long>(fluid.bottleneck), bn_name, bn_class,
              fluid.bottleneck_bytes / 1024.0);

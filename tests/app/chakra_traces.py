@@ -301,6 +301,22 @@ for label, trace in (("custom ring allreduce", custom), ("all_reduce microbenchm
     what = (f"{len(sends)} send nodes, each its one message to its comm_dst of its comm_size" if sends else
             f"{len(colls)} collective nodes, each 14 messages of N/8 from its rank")
     print(f"ok   /flows/trace_node ({label}): {len(fl['src'])} messages: {what}; the same on 2 ranks")
+# ---- info bounds a trace: the fluid estimate of its own messages
+import json  # noqa: E402,F811
+sets = fabric("ring", 8) + ['workload.kind="trace"', f'workload.trace="{micro}"', 'workload.algorithm="ring"']
+cmd = [exe, "info", "--json"]
+for s_ in sets:
+    cmd += ["--set", s_]
+r = subprocess.run(cmd, capture_output=True, text=True)
+assert r.returncode == 0, r.stderr
+fl = json.loads(r.stdout)
+t, _ = run("info-bound-run", sets + ['network.model="packet"'])
+# 8 ranks x 2 x 7 ring steps of N/8, and no run beats its busiest link
+assert fl["fluid_traffic"] == "jobs" and fl["fluid"]["messages"] == 8 * 14, fl["fluid"]
+assert fl["fluid"]["payload_bytes"] == 8 * 14 * (N // 8) and fl["fluid"]["min_makespan_ns"] <= t, (fl["fluid"], t)
+checks += 1
+print(f"ok   info on a trace: the fluid estimate of its 112 messages, makespan >= "
+      f"{fl['fluid']['min_makespan_ns'] / 1e3:.3f} us, the packet run {t / 1e3:.3f} us")
 # ---- round trip: a DNN job out as Chakra files and back
 DNN = ['topology.kind="fat_tree"', "topology.endpoints=16", "topology.radix=8", 'workload.kind="dnn"',
        f'workload.model="{os.path.join(src, "inputs/models/resnet50.toml")}"', "workload.data_parallel=2",
