@@ -128,61 +128,102 @@ for model in ("analytic", "packet"):
     assert whole != a  # (without the group file each allreduce spans all 8 ranks)
 checks += 1
 print("ok   communicator groups (pg_name + group file): the flows and time of the JSON trace with comm_group lists")
-# ---- /trace_nodes
-def decode(path):
-    """(id, name) of every node record of a .et file: protobuf's wire format read here."""
-    data, at, out = open(path, "rb").read(), 0, []
+# ---- protobuf's wire format, read here (independent of fabricsim's reader)
+def varint(buf, i):
+    v = s_ = 0
+    while True:
+        b = buf[i]
+        v |= (b & 0x7F) << s_
+        i += 1
+        s_ += 7
+        if b < 0x80:
+            return v, i
 
-    def varint(i):
-        v = s_ = 0
-        while True:
-            b = data[i]
-            v |= (b & 0x7F) << s_
-            i += 1
-            s_ += 7
-            if b < 0x80:
-                return v, i
-    first = True
+
+def fields(buf, at, end):
+    """(field number, value) of a message's fields: an integer, or the bytes of a length-delimited one."""
+    while at < end:
+        key, at = varint(buf, at)
+        num, wire = key >> 3, key & 7
+        if wire == 0:
+            v, at = varint(buf, at)
+            yield num, v
+        elif wire == 2:
+            ln, at = varint(buf, at)
+            yield num, buf[at:at + ln]
+            at += ln
+        elif wire == 1:
+            at += 8
+        elif wire == 5:
+            at += 4
+
+
+def node_records(path):
+    """The bytes of every node record of a .et file (the GlobalMetadata record skipped)."""
+    data, at, first = open(path, "rb").read(), 0, True
     while at < len(data):
-        length, at = varint(at)
-        end = at + length
-        if first:
-            first, at = False, end
-            continue
+        length, at = varint(data, at)
+        if not first:
+            yield data[at:at + length]
+        first, at = False, at + length
+
+
+def decode(path):
+    """(id, name) of every node of a .et file."""
+    out = []
+    for rec in node_records(path):
         nid, name = 0, ""
-        while at < end:
-            key, at = varint(at)
-            num, wire = key >> 3, key & 7
-            if wire == 0:
-                v, at = varint(at)
-                if num == 1:
-                    nid = v
-            elif wire == 2:
-                ln, at = varint(at)
-                if num == 2:
-                    name = data[at:at + ln].decode()
-                at += ln
-            elif wire == 1:
-                at += 8
-            elif wire == 5:
-                at += 4
+        for num, v in fields(rec, 0, len(rec)):
+            if num == 1:
+                nid = v
+            elif num == 2:
+                name = v.decode()
         out.append((nid, name))
     return out
 
 
+def decode_nodes(path):
+    """(id, type, {attribute: integer}) of every node of a .et file."""
+    out = []
+    for rec in node_records(path):
+        nid, ntype, attrs = 0, 0, {}
+        for num, v in fields(rec, 0, len(rec)):
+            if num == 1:
+                nid = v
+            elif num == 3:
+                ntype = v
+            elif num == 10:
+                name, val = "", None
+                for an, av in fields(v, 0, len(v)):
+                    if an == 1:
+                        name = av.decode()
+                    elif an in (7, 9, 11, 13):  # int32, int64, uint32, uint64
+                        val = av
+                attrs[name] = val
+        out.append((nid, ntype, attrs))
+    return out
+
+
+# ---- /trace_nodes
+
 tables = []
-for ranks in (1, 2):
-    name = f"nodes-{ranks}"
-    out = os.path.join(d, name + ".h5")
+def run_on(name, sets, ranks):
+    """fabricsim run on `ranks` MPI ranks (block partition); the output's path."""
+    out = os.path.join(d, f"{name}-{ranks}.h5")
     cmd = [exe, "run", "-o", out, "--set", 'output.progress="never"', "--set", "output.interval_ns=0", "--set",
-           "output.timeline=true", "--set", 'workload.kind="trace"', "--set", f'workload.trace="{custom}"',
-           "--set", 'network.model="packet"', "--set", 'engine.partitioner="block"']
-    for s_ in fabric("ring", 8):
+           'engine.partitioner="block"']
+    for s_ in sets:
         cmd += ["--set", s_]
     if ranks > 1:
         cmd = ["mpiexec", "-n", str(ranks)] + cmd
     r = subprocess.run(cmd, capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 0, (name, r.stderr)
+    return out
+
+
+for ranks in (1, 2):
+    out = run_on("nodes", fabric("ring", 8) + ["output.timeline=true", 'workload.kind="trace"',
+                                               f'workload.trace="{custom}"', 'network.model="packet"'], ranks)
     with h5py.File(out, "r") as f:
         t = f["trace_nodes"]
         cols = {k: t[k][()] for k in ("rank", "node_id", "kind", "start_ns", "end_ns", "name")}
@@ -202,74 +243,13 @@ checks += 1
 print(f"ok   /trace_nodes: {len(want)} nodes with the files' ids and names, reductions of 7 us, ending at the "
       "trace's end; the same on 1 and 2 ranks")
 # ---- /flows/trace_node: each message with its node
-def decode_nodes(path):
-    """Per node record of a .et file: (id, type, {attribute: integer}), protobuf's wire format read here."""
-    data = open(path, "rb").read()
-
-    def varint(buf, i):
-        v = s_ = 0
-        while True:
-            b = buf[i]
-            v |= (b & 0x7F) << s_
-            i += 1
-            s_ += 7
-            if b < 0x80:
-                return v, i
-
-    def fields(buf, at, end):
-        while at < end:
-            key, at = varint(buf, at)
-            num, wire = key >> 3, key & 7
-            if wire == 0:
-                v, at = varint(buf, at)
-                yield num, v
-            elif wire == 2:
-                ln, at = varint(buf, at)
-                yield num, buf[at:at + ln]
-                at += ln
-            elif wire == 1:
-                at += 8
-            elif wire == 5:
-                at += 4
-    out, at, first = [], 0, True
-    while at < len(data):
-        length, at = varint(data, at)
-        end = at + length
-        if not first:
-            nid, ntype, attrs = 0, 0, {}
-            for num, v in fields(data, at, end):
-                if num == 1:
-                    nid = v
-                elif num == 3:
-                    ntype = v
-                elif num == 10:
-                    name, val = "", None
-                    for an, av in fields(v, 0, len(v)):
-                        if an == 1:
-                            name = av.decode()
-                        elif an in (7, 9, 11, 13):  # int32, int64, uint32, uint64
-                            val = av
-                    attrs[name] = val
-            out.append((nid, ntype, attrs))
-        first, at = False, end
-    return out
-
-
 SEND, COLL = 5, 7
 micro = os.path.join(data, "workload/microbenchmarks/all_reduce/8npus_1MB/all_reduce")
 for label, trace in (("custom ring allreduce", custom), ("all_reduce microbenchmark", micro)):
     for ranks in (1, 2):
-        out = os.path.join(d, f"flownodes-{ranks}.h5")
-        cmd = [exe, "run", "-o", out, "--set", 'output.progress="never"', "--set", "output.interval_ns=0",
-               "--set", "output.flows=true", "--set", 'workload.kind="trace"', "--set", f'workload.trace="{trace}"',
-               "--set", 'network.model="packet"', "--set", 'workload.algorithm="ring"', "--set",
-               'engine.partitioner="block"']
-        for s_ in fabric("ring", 8):
-            cmd += ["--set", s_]
-        if ranks > 1:
-            cmd = ["mpiexec", "-n", str(ranks)] + cmd
-        r = subprocess.run(cmd, capture_output=True, text=True)
-        assert r.returncode == 0, r.stderr
+        out = run_on("flownodes", fabric("ring", 8) + ["output.flows=true", 'workload.kind="trace"',
+                                                       f'workload.trace="{trace}"', 'network.model="packet"',
+                                                       'workload.algorithm="ring"'], ranks)
         with h5py.File(out, "r") as f:
             fl = {k: f["flows"][k][()] for k in ("src", "dst", "bytes", "trace_node")}
             tn = {k: f["trace_nodes"][k][()] for k in ("rank", "node_id", "endpoint")}
@@ -302,7 +282,6 @@ for label, trace in (("custom ring allreduce", custom), ("all_reduce microbenchm
             f"{len(colls)} collective nodes, each 14 messages of N/8 from its rank")
     print(f"ok   /flows/trace_node ({label}): {len(fl['src'])} messages: {what}; the same on 2 ranks")
 # ---- info bounds a trace: the fluid estimate of its own messages
-import json  # noqa: E402,F811
 sets = fabric("ring", 8) + ['workload.kind="trace"', f'workload.trace="{micro}"', 'workload.algorithm="ring"']
 cmd = [exe, "info", "--json"]
 for s_ in sets:
