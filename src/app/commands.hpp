@@ -36,6 +36,10 @@ struct ExportOptions {
 /// builder announces), unless asked (--full).
 inline constexpr std::size_t kInfoQuickLinks = 200000;
 inline constexpr std::size_t kInfoBuildLinks = 10000000;
+/// Edge relaxations the any-route bound (workload::bound_any_routes) may
+/// spend: a second or two at the quick budget, about a minute with --full.
+inline constexpr double kInfoAnyRouteWork = 2e8;
+inline constexpr double kInfoAnyRouteWorkFull = 4e9;
 
 /// Each returns the process exit code.  run_command expects MPI to be initialized.
 int run_command(const RunOptions& opts);

@@ -114,6 +114,7 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
   const bool jobs_traffic = runs_jobs(cfg) && cfg.get_string("workload.queue") == "none";
   workload::FluidEstimate fluid;
   fluid.link_bytes.assign(topo.link_count(), 0.0);
+  workload::AnyRouteBound any_route;
   // The fluid estimate routes every message: the one part of `info` whose
   // time grows with the fabric beyond seconds (71 s at 64k endpoints).
   const bool fluid_skipped = routable && !opts.full && topo.link_count() > kInfoQuickLinks;
@@ -131,7 +132,16 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
       const net::RoutingTable routes(topo);  // minimal routes: what the estimate spreads traffic over
       fluid = workload::estimate_fluid(topo, routes, plan, np);
     }
+    any_route = workload::bound_any_routes(topo, plan, np, opts.full ? kInfoAnyRouteWorkFull : kInfoAnyRouteWork);
   }
+  // The bound a run of this routing obeys: the minimal-route estimate where
+  // packets take minimal routes, else the any-route bound (none if it was
+  // over its budget).
+  const bool minimal_routing = !(np.routing == net::RoutingAlgorithm::Valiant ||
+                                 np.routing == net::RoutingAlgorithm::UgalLocal ||
+                                 np.routing == net::RoutingAlgorithm::UgalGlobal || cfg.get_int("routing.k_paths") > 1);
+  const bool have_bound = minimal_routing || any_route.computed;
+  const double bound = minimal_routing ? fluid.throughput_bound : any_route.throughput_bound;
   // The work of a run: packets, packet-hops along the fluid routes (wire
   // bytes over all links per wire byte injected), events, core-hours.
   const double kEventsPerHop = 1.5;     // measured 1.1 (64k tree permutation) to 2.7 (torus alltoall)
@@ -224,6 +234,18 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
                        fluid.bottleneck == net::kNoLink ? -1 : static_cast<long long>(fluid.bottleneck), bn_name,
                        bn_class, fluid.bottleneck_bytes, fluid.min_makespan_ns, fluid.throughput_bound, packets,
                        packet_hops, events, core_hours);
+    if (routable && !fluid_skipped) {
+      out.pop_back();  // (the fluid object's closing brace)
+      out += fmt::format(", \"any_route\": {}, \"minimal_routing\": {}, \"bound\": {}}}",
+                         any_route.computed
+                             ? fmt::format("{{\"min_makespan_ns\": {:.3f}, \"throughput_bound\": {:.6f}, "
+                                           "\"rounds\": {}, \"sources\": {}}}",
+                                           any_route.min_makespan_ns, any_route.throughput_bound, any_route.rounds,
+                                           any_route.sources)
+                             : std::string("null"),
+                         minimal_routing ? "true" : "false",
+                         have_bound ? fmt::format("{:.6f}", bound) : std::string("null"));
+    }
     if (!parts.empty()) {
       out += fmt::format(", \"ranks\": {}, \"partitions\": {{", opts.ranks);
       for (std::size_t i = 0; i < parts.size(); ++i) {
@@ -321,8 +343,19 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
   fmt::print("  fluid estimate   bottleneck link {} ({}, {}) carries {:.1f} KiB\n",
              fluid.bottleneck == net::kNoLink ? -1 : static_cast<long long>(fluid.bottleneck), bn_name, bn_class,
              fluid.bottleneck_bytes / 1024.0);
-  fmt::print("                   makespan >= {:.3f} us, throughput <= {:.1f}% of injection\n",
+  fmt::print("                   minimal routes: makespan >= {:.3f} us, throughput <= {:.1f}% of injection\n",
              fluid.min_makespan_ns / 1000.0, 100.0 * fluid.throughput_bound);
+  if (any_route.computed)
+    fmt::print("                   any routes:     makespan >= {:.3f} us, throughput <= {:.1f}% of injection "
+               "({} length functions)\n",
+               any_route.min_makespan_ns / 1000.0, 100.0 * any_route.throughput_bound, any_route.rounds);
+  else
+    fmt::print("                   any routes:     left out ({} shortest-route trees per round over {} links is over "
+               "the budget{})\n",
+               any_route.sources, topo.link_count(), opts.full ? "" : "; info --full allows more");
+  fmt::print("                   bound for routing.algorithm = {}: {}\n", cfg.get_string("routing.algorithm"),
+             have_bound ? fmt::format("{:.1f}% ({})", 100.0 * bound, minimal_routing ? "minimal routes" : "any routes")
+                        : std::string("none computed (non-minimal routes; info --full)"));
   fmt::print("  expected work    {:.3g} packets over {:.3g} packet-hops ({:.2f} links per packet on the fluid routes)\n",
              packets, packet_hops, hops_per_packet);
   fmt::print("                   ~{:.3g} events ({} per packet-hop), ~{:.3g} core-hours at {:.0f} M events/s per core\n",

@@ -1,8 +1,13 @@
 // The fluid estimate: exact link loads on a hand-checked case, and an upper
 // bound that packet-level runs never beat (and meet on an incast).
+#include <OsiClpSolverInterface.hpp>
+#include <CoinPackedMatrix.hpp>
+#include <CoinPackedVector.hpp>
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
+#include <random>
 
 #include "fabricsim/core/simulator.hpp"
 #include "fabricsim/net/network.hpp"
@@ -38,7 +43,158 @@ double simulate(const net::Topology& topo, const net::NetworkParams& np,
   }
   return payload * 8.0 / (last - first).ns() / (400.0 * static_cast<double>(topo.endpoint_count()));
 }
+
+/// The exact fluid makespan of the messages over any routes: the maximum
+/// concurrent multicommodity flow, solved as an LP by CLP (written here, from
+/// the definition, independently of bound_any_routes).  Commodities are
+/// aggregated by source endpoint node (for an LP that loses nothing); links
+/// that carry no data and transit through nodes that do not forward are
+/// not used.  Returns 1 / lambda in ns, demands in wire bytes.
+double exact_makespan_ns(const net::Topology& topo, const std::vector<workload::PlannedMessage>& plan,
+                         const net::NetworkParams& np) {
+  std::map<net::NodeId, std::map<net::NodeId, double>> demand;  // source node -> sink node -> bytes
+  for (const auto& m : plan)
+    if (m.src != m.dst)
+      demand[topo.endpoint_node(m.src)][topo.endpoint_node(m.dst)] +=
+          static_cast<double>(workload::wire_bytes(m.bytes, np));
+  const int links = static_cast<int>(topo.link_count());
+  const int nodes = static_cast<int>(topo.node_count());
+  const int sources = static_cast<int>(demand.size());
+  const int lambda = sources * links;  // the last column
+  const int cols = lambda + 1;
+  const double inf = 1e30;
+  std::vector<double> col_lb(cols, 0.0), col_ub(cols, inf), obj(cols, 0.0);
+  obj[lambda] = 1.0;
+  CoinPackedMatrix m(false, 0, 0);
+  std::vector<double> row_lb, row_ub;
+  int k = 0;
+  for (const auto& [s, sinks] : demand) {
+    for (int v = 0; v < nodes; ++v) {
+      // inflow - outflow - lambda * demand(v) = 0 at every node but s
+      if (v == static_cast<int>(s)) continue;
+      CoinPackedVector row;
+      for (net::LinkId l : topo.node(v).in) row.insert(k * links + static_cast<int>(l), 1.0);
+      for (net::LinkId l : topo.node(v).out) row.insert(k * links + static_cast<int>(l), -1.0);
+      const auto it = sinks.find(static_cast<net::NodeId>(v));
+      if (it != sinks.end()) row.insert(lambda, -it->second);
+      m.appendRow(row);
+      row_lb.push_back(0.0);
+      row_ub.push_back(0.0);
+      if (!topo.node(v).forwards)
+        for (net::LinkId l : topo.node(v).out) col_ub[k * links + static_cast<int>(l)] = 0.0;
+    }
+    for (int l = 0; l < links; ++l)
+      if (!topo.link(l).carries_data) col_ub[k * links + l] = 0.0;
+    ++k;
+  }
+  for (int l = 0; l < links; ++l) {  // sum of flows <= capacity (bytes per ns)
+    CoinPackedVector row;
+    for (int j = 0; j < sources; ++j) row.insert(j * links + l, 1.0);
+    m.appendRow(row);
+    row_lb.push_back(-inf);
+    row_ub.push_back(topo.link(l).carries_data ? topo.link(l).bandwidth_gbps / 8.0 : 0.0);
+  }
+  OsiClpSolverInterface lp;
+  lp.messageHandler()->setLogLevel(0);
+  lp.loadProblem(m, col_lb.data(), col_ub.data(), obj.data(), row_lb.data(), row_ub.data());
+  lp.setObjSense(-1.0);
+  lp.initialSolve();
+  EXPECT_TRUE(lp.isProvenOptimal());
+  return 1.0 / lp.getObjValue();
+}
+
+workload::TrafficParams traffic(workload::Pattern pattern, std::uint32_t messages) {
+  workload::TrafficParams tp;
+  tp.pattern = pattern;
+  tp.message_bytes = 65536;
+  tp.messages = messages;
+  tp.seed = 3;
+  return tp;
+}
+
+net::Topology dragonfly(std::uint32_t groups) {
+  net::DragonflyParams p;
+  p.a = 4;
+  p.p = 2;
+  p.h = 2;
+  p.groups = groups;
+  p.host = p.local = p.global = net::LinkParams{400.0, SimTime::from_ns(20)};
+  return net::build_dragonfly(p);
+}
 }  // namespace
+
+TEST(AnyRouteBound, RingAlltoallIsItsVolume) {
+  // A bidirectional ring of 8 forwarding endpoints (400 Gb/s = 50 B/ns per
+  // direction), an alltoall of d wire bytes per pair: every message needs
+  // min(i, 8 - i) hops, 16 per source over the 7 others, and 16 links carry
+  // them, so the makespan is 8 d * 16 / (16 * 50) ns, which shortest routes
+  // (the two antipodal ones split) reach.
+  net::TorusParams tp;
+  tp.dims = {8};
+  tp.boards = false;
+  tp.link = net::LinkParams{400.0, SimTime::from_ns(20)};
+  const net::Topology ring = net::build_torus(tp);
+  net::NetworkParams np;
+  const auto plan = workload::plan_traffic(traffic(workload::Pattern::Alltoall, 0), ring, np);
+  const double d = static_cast<double>(workload::wire_bytes(65536, np));
+  const auto b = workload::bound_any_routes(ring, plan, np, 1e9);
+  ASSERT_TRUE(b.computed);
+  EXPECT_NEAR(b.min_makespan_ns, 8.0 * d * 16.0 / (16.0 * 50.0), 1e-6 * b.min_makespan_ns);
+}
+
+TEST(AnyRouteBound, NeverAboveTheExactLpAndClose) {
+  struct Case {
+    const char* name;
+    net::Topology topo;
+    workload::Pattern pattern;
+    std::uint32_t messages;
+  };
+  std::vector<Case> cases;
+  cases.push_back({"tree alltoall", tree(16, 8), workload::Pattern::Alltoall, 0});
+  cases.push_back({"tapered tree permutation", tree(48, 16, 12), workload::Pattern::Permutation, 2});
+  cases.push_back({"dragonfly uniform", dragonfly(9), workload::Pattern::Uniform, 6});
+  cases.push_back({"dragonfly alltoall, 8 rounds", dragonfly(9), workload::Pattern::Alltoall, 8});
+  cases.push_back({"dragonfly permutation", dragonfly(5), workload::Pattern::Permutation, 1});
+  for (const auto& c : cases) {
+    net::NetworkParams np;
+    const auto plan = workload::plan_traffic(traffic(c.pattern, c.messages), c.topo, np);
+    const auto b = workload::bound_any_routes(c.topo, plan, np, 1e9);
+    ASSERT_TRUE(b.computed) << c.name;
+    const double exact = exact_makespan_ns(c.topo, plan, np);
+    EXPECT_LE(b.min_makespan_ns, exact * (1 + 1e-6)) << c.name;  // a bound
+    EXPECT_GE(b.min_makespan_ns, 0.9 * exact) << c.name;        // and a useful one
+    std::printf("[any-route] %-30s bound %.1f ns exact %.1f ns (%.3f) rounds %u\n", c.name, b.min_makespan_ns,
+                exact, b.min_makespan_ns / exact, b.rounds);
+  }
+}
+
+TEST(AnyRouteBound, BelowTheMinimalRoutesWhereValiantPathsHelp) {
+  // Group to group: in an alltoall round of shift 8 = 4 routers x 2
+  // endpoints, the 8 endpoints of each group all send to the next group, over
+  // the one cable between them; routes through other groups carry more.
+  const net::Topology df = dragonfly(9);
+  net::NetworkParams np;
+  std::vector<workload::PlannedMessage> plan;
+  const auto n = static_cast<net::EndpointId>(df.endpoint_count());
+  for (net::EndpointId s = 0; s < n; ++s) plan.push_back({s, (s + 8) % n, 65536, SimTime::zero()});
+  const auto minimal = workload::estimate_fluid(df, net::RoutingTable(df), plan, np);
+  const auto b = workload::bound_any_routes(df, plan, np, 1e9);
+  const double exact = exact_makespan_ns(df, plan, np);
+  std::printf("[any-route] group shift: bound %.1f ns exact %.1f ns (%.3f) minimal routes %.1f ns\n",
+              b.min_makespan_ns, exact, b.min_makespan_ns / exact, minimal.min_makespan_ns);
+  EXPECT_LT(exact, 0.5 * minimal.min_makespan_ns);  // non-minimal routes beat the minimal estimate
+  EXPECT_LE(b.min_makespan_ns, exact * (1 + 1e-6));
+  EXPECT_GE(b.min_makespan_ns, 0.9 * exact);
+}
+
+TEST(AnyRouteBound, OverTheBudgetComputesNothing) {
+  const net::Topology topo = tree(16, 8);
+  net::NetworkParams np;
+  const auto plan = workload::plan_traffic(traffic(workload::Pattern::Alltoall, 0), topo, np);
+  const auto b = workload::bound_any_routes(topo, plan, np, 10.0);
+  EXPECT_FALSE(b.computed);
+  EXPECT_GT(b.sources, 0u);
+}
 
 TEST(Fluid, SplitsEquallyOverMinimalNextHops) {
   // 4 leaves of 4 down / 4 up, 2 spines, two cables per leaf-spine pair.

@@ -33,4 +33,34 @@ FluidEstimate estimate_fluid(const net::Topology& topo, const net::RoutingTable&
 FluidEstimate estimate_fluid(const net::Topology& topo, const net::StateRoutes& routes,
                              const std::vector<PlannedMessage>& messages, const net::NetworkParams& np);
 
+/// A lower bound on the makespan of delivering the messages, all posted at
+/// once, over any routes at all (minimal or not, split in any way): the
+/// fluid estimate above assumes minimal routes, which Valiant and UGAL
+/// paths, or k > 1 listed routes, can beat.
+///
+/// It is the dual of the multicommodity-flow LP: for any lengths l >= 0 on
+/// the links, a message of d wire bytes whose shortest route is dist_l long
+/// occupies at least d * dist_l of the length-weighted capacity, of which the
+/// network offers sum_e c_e l_e per ns; so the makespan is at least
+/// sum_k d_k dist_l(k) / sum_e c_e l_e.  Lengths tried: 1 on a node's links
+/// out (its injection cut) or in (ejection), then l = 1 / c and rounds of
+/// multiplicative updates toward the links the last round's shortest routes
+/// overload (Garg and Koenemann's scheme, a fixed number of rounds, so the
+/// result repeats).  Every round's value is a valid bound; the largest is
+/// kept.  Links that carry no data and transit through nodes that do not
+/// forward are not used.
+struct AnyRouteBound {
+  bool computed = false;            ///< false: over the work budget (no bound)
+  double min_makespan_ns = 0;
+  double throughput_bound = 0;      ///< as FluidEstimate::throughput_bound, <= 1
+  std::uint32_t rounds = 0;         ///< length functions from shortest routes tried
+  std::uint32_t sources = 0;        ///< shortest-route trees per round
+};
+
+/// work_budget: edge relaxations of all rounds together (one round costs
+/// sources x (links + nodes)); with less than one round's worth, nothing is
+/// computed.  max_rounds caps the rounds below the budget.
+AnyRouteBound bound_any_routes(const net::Topology& topo, const std::vector<PlannedMessage>& messages,
+                               const net::NetworkParams& np, double work_budget, std::uint32_t max_rounds = 16);
+
 }  // namespace fabricsim::workload

@@ -1,0 +1,68 @@
+"""The fluid bounds of `fabricsim info` against packet-level runs on a small
+Dragonfly (8 groups of 4 routers, 2 endpoints and 2 global cables each) under
+one alltoall shift round of 32 = 4 groups: every group's traffic goes to one
+other group, over one global cable, or over detours through other groups.
+  * UGAL-L and Valiant take those detours and beat the minimal-route estimate
+    (so it is no bound for them), while staying within the any-route bound;
+  * `fluid.bound` is the any-route bound for them and the minimal-route
+    estimate for minimal routing, and every run's makespan share is within
+    the bound info names for its routing;
+  * the any-route bound is at most the minimal-route one's (it allows more).
+  fluid_bounds.py EXE
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import h5py
+
+exe = sys.argv[1]
+src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+config = os.path.join(src, "inputs", "dragonfly_small.toml")
+sets = {"topology.a": 4, "topology.p": 2, "topology.h": 2, "topology.groups": 8, "workload.kind": '"traffic"',
+        "workload.pattern": '"alltoall"', "workload.message_bytes": 262144, "workload.messages": 1,
+        "output.interval_ns": 0}
+tmp = tempfile.TemporaryDirectory()
+d = tmp.name
+failures = []
+
+
+def args(routing):
+    out = []
+    for k, v in list(sets.items()) + [("routing.algorithm", '"%s"' % routing)]:
+        out += ["--set", "%s=%s" % (k, v)]
+    return out
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what)
+    if not ok:
+        failures.append(what)
+
+
+for routing, minimal in (("ugal_local", False), ("valiant", False), ("minimal", True)):
+    info = json.loads(subprocess.run([exe, "info", config, "--json"] + args(routing), check=True,
+                                     capture_output=True, text=True).stdout)["fluid"]
+    h5 = os.path.join(d, routing + ".h5")
+    subprocess.run([exe, "run", config, "-o", h5] + args(routing), check=True, capture_output=True)
+    with h5py.File(h5, "r") as f:
+        share = float(f["summary"].attrs["throughput_share"])
+    any_route = info["any_route"]["throughput_bound"]
+    check(info["minimal_routing"] == minimal, "%s: minimal_routing is %s" % (routing, minimal))
+    check(info["bound"] == (info["throughput_bound"] if minimal else any_route),
+          "%s: fluid.bound is the %s bound" % (routing, "minimal-route" if minimal else "any-route"))
+    check(share <= info["bound"] * (1 + 1e-9),
+          "%s: makespan share %.4f within its bound %.4f" % (routing, share, info["bound"]))
+    check(share <= any_route * (1 + 1e-9), "%s: within the any-route bound %.4f" % (routing, any_route))
+    check(any_route >= info["throughput_bound"] * (1 - 1e-9), "%s: any-route bound %.4f >= minimal-route %.4f" % (
+        routing, any_route, info["throughput_bound"]))
+    if routing == "ugal_local":
+        check(share > 1.2 * info["throughput_bound"],
+              "ugal_local: its detours beat the minimal-route estimate (%.4f > 1.2 x %.4f)" % (
+                  share, info["throughput_bound"]))
+
+if failures:
+    sys.exit("%d check(s) failed" % len(failures))
+print("all fluid-bound checks passed")
