@@ -4,7 +4,8 @@
 accelerator j sends to j + i) on every topology of the small cluster; the
 per-accelerator achieved injection rate (bytes sent / its completion time) as
 a share of its injection bandwidth (1.6 Tb/s), next to the makespan and
-steady-state shares, the fluid bound `fabricsim info` computes, the cost and
+steady-state shares, the fluid bound `fabricsim info` computes for the routing
+(minimal routes, or any routes for UGAL and Valiant), the cost and
 the global saving against the nonblocking fat tree.
 
   jobs/papers/hammingmesh/alltoall.py [--quick | --large] [--bytes 1048576,...] [--rounds N]
@@ -89,7 +90,9 @@ def experiment(args, sizes, run):
                 "message_bytes": size, "rounds": min(args.rounds or s["endpoints"] - 1, s["endpoints"] - 1),
                 "sample": args.sample,
                 "global_bw_share": s.get("per_source_share"), "makespan_share": s.get("throughput_share"),
-                "steady_share": s.get("steady_share"), "fluid_bound": info["fluid"]["throughput_bound"],
+                "steady_share": s.get("steady_share"), "fluid_bound": info["fluid"]["bound"],
+                "minimal_route_bound": info["fluid"]["throughput_bound"],
+                "any_route_bound": (info["fluid"]["any_route"] or {}).get("throughput_bound"),
                 "injection_gbps": s["injection_gbps"], "cost_usd": t.get("cost_usd"),
                 "cost_planes": t.get("cost_planes"), "relative_bisection": t.get("bisection_relative"),
                 "diameter": t.get("diameter"), "sim_time_ns": s["sim_time_ns"], "messages": s["messages"],
@@ -115,9 +118,10 @@ def experiment(args, sizes, run):
                         if small_err is not None else "its error on the small cluster is not in results/")
                 else:
                     note = "  %d-round %s sample (no full run to compare in results/)" % (r["rounds"], args.sample)
-            print("%-6s %8d B  global bw %5.1f%%  makespan %5.1f%%  fluid bound %5.1f%%  %6.1f s%s" % (
+            print("%-6s %8d B  global bw %5.1f%%  makespan %5.1f%%  fluid bound %s  %6.1f s%s" % (
                 name, size, 100 * r["global_bw_share"], 100 * r["makespan_share"],
-                100 * r["fluid_bound"], wall, note), flush=True)
+                "%5.1f%%" % (100 * r["fluid_bound"]) if r["fluid_bound"] is not None else " none ", wall, note),
+                flush=True)
     # Global saving (spec §9): (cost_FT / cost) x (globBW / globBW_FT), per size.
     for r in rows:
         ft = [x for x in rows if x["topology"] == "ft" and x["message_bytes"] == r["message_bytes"]]
@@ -131,7 +135,9 @@ def experiment(args, sizes, run):
         sel = [r for r in rows if r["message_bytes"] == big]
         xs = range(len(sel))
         ax.bar(xs, [100 * r["global_bw_share"] for r in sel], label="global bandwidth (per accelerator)")
-        ax.scatter(xs, [100 * r["fluid_bound"] for r in sel], color="black", marker="_", s=400, zorder=3,
+        ax.scatter([x for x, r in zip(xs, sel) if r["fluid_bound"] is not None],
+                   [100 * r["fluid_bound"] for r in sel if r["fluid_bound"] is not None], color="black", marker="_",
+                   s=400, zorder=3,
                    label="fluid bound")
         ax.set_xticks(list(xs), [r["topology"] for r in sel])
         ax.set_ylabel("% of injection bandwidth")
