@@ -557,6 +557,16 @@ class NetworkImpl final : public NetworkModel {
     return cs_[k].due > sim_.now() ? cs_[k].credits : absorb_credits(k);
   }
   std::int64_t absorb_credits(std::size_t k);
+  /// Room on (out, vc) that a packet moving in route state `state` may
+  /// take: the credits usable now, less, on an adaptive channel of Duato's
+  /// scheme, the room promised to packets in transit queued for it
+  /// (reserved_).  Escape channels keep all of it.  The one rule for both
+  /// a switch's adaptive pick (pick_option) and a NIC's injection.
+  std::int64_t adaptive_room(LinkId out, std::uint8_t vc, std::uint8_t state) {
+    std::int64_t room = available_credits(out, vc);
+    if (duato_ && !rules_->rules().escape(state)) room -= reserved_[static_cast<std::size_t>(out) * params_.vcs + vc];
+    return room;
+  }
   /// Earliest pending credit among the VCs in `vc_mask` (after their due
   /// credits were absorbed, so it lies in the future), or max().
   SimTime next_credit_time(LinkId out, std::uint32_t vc_mask) const;

@@ -94,9 +94,7 @@ bool NetworkImpl::arbitrate_nic(LinkId o) {
     // waiting for credits on a cyclic channel while holding their buffers
     // (the 16x16 torus deadlocked so under alltoall with 4-packet buffers).
     // The NIC holds no buffer of the fabric, so it may wait.
-    std::int64_t room = available_credits(o, vc);
-    if (duato_ && route == 0 && !rules_->rules().escape(state))
-      room -= reserved_[static_cast<std::size_t>(o) * params_.vcs + vc];
+    const std::int64_t room = route == 0 ? adaptive_room(o, vc, state) : available_credits(o, vc);
     if ((blocked_vcs >> vc & 1u) || room < static_cast<std::int64_t>(bytes)) {
       credit_blocked = true;
       blocked_vcs |= 1u << vc;

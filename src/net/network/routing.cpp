@@ -97,8 +97,7 @@ std::size_t NetworkImpl::pick_option(NodeId at, const Message& msg, std::uint32_
   if (duato_ && bytes > 0) {
     // Adaptive moves only with room promised downstream (see reserved_).
     const auto room = [&](const StateRoutes::Option& o) {
-      const std::size_t k = static_cast<std::size_t>(o.link) * params_.vcs + o.vc;
-      return rules_->rules().escape(o.state) || available_credits(o.link, o.vc) - reserved_[k] >= bytes;
+      return rules_->rules().escape(o.state) || adaptive_room(o.link, o.vc, o.state) >= bytes;
     };
     // (With failures the live moves may all be adaptive: then one without
     // the promise rather than none.)
