@@ -193,14 +193,17 @@ void check_acyclic(const TraceIndex& x, const std::vector<TraceCollective>& inst
   }
 }
 
-// The algorithm of a collective node: its operation's only one, or the
-// job's for allreduce, reduce_scatter and allgather.
+// The algorithm of a collective node: its operation's own, or the job's for
+// allreduce, reduce_scatter and allgather (and for gather and scatter when
+// the job's is tacos, the other one that implements them).
 CollectiveSpec collective_spec(const TraceNode& first, std::uint32_t n, const std::string& algorithm) {
   CollectiveSpec spec;
   spec.op = first.op;
+  const bool rooted_parts = first.op == CollectiveOp::Gather || first.op == CollectiveOp::Scatter;
   spec.algorithm = first.op == CollectiveOp::Alltoall                                        ? "pairwise"
                    : first.op == CollectiveOp::Barrier                                       ? "dissemination"
                    : first.op == CollectiveOp::Broadcast || first.op == CollectiveOp::Reduce ? "tree"
+                   : rooted_parts && algorithm != "tacos"                                    ? "direct"
                                                                                              : algorithm;
   spec.root = first.root;
   spec.bytes = first.op == CollectiveOp::Barrier ? 0 : std::max(first.bytes, min_collective_bytes(spec, n));

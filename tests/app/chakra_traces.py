@@ -96,9 +96,57 @@ for model in ("analytic", "flow", "packet"):
         checks += 1
         print(f"ok   {model:8s} {kind:8s}: custom ring allreduce {t / 1e3:.3f} us = the built-in ring allreduce "
               f"{b / 1e3:.3f} us + 7 reductions of 7 us")
-# ---- communicator groups
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import make_bad_chakra as enc  # noqa: E402  (the protobuf wire format by hand)
+
+# ---- GATHER and SCATTER nodes (comm_type 3 and 4; not in ASTRA-sim's examples): written here,
+# each as long as fabricsim's own direct gather / scatter of the same size, root rank 0, in every
+# model; and never faster than the root's own links allow: (p - 1) parts of n / p over its two
+# ring links, at least ceil((p - 1) / 2) parts on one of them
+for op, ctype in (("gather", 3), ("scatter", 4)):
+    p = 8
+    prefix = os.path.join(d, op)
+    for r in range(p):
+        with open(f"{prefix}.{r}.et", "wb") as f:
+            f.write(enc.META + enc.record(enc.node(0, enc.COLL, [("comm_type", "int64", ctype),
+                                                                 ("comm_size", "int64", N)])))
+    for model in ("analytic", "flow", "packet"):
+        for kind in ("ring", "fat_tree"):
+            base = fabric(kind, p) + [f'network.model="{model}"']
+            t, _ = run(f"{op}-{kind}-{model}", base + ['workload.kind="trace"', f'workload.trace="{prefix}"'])
+            b, _ = run(f"{op}-{kind}-{model}-builtin",
+                       base + ['workload.kind="collective"', f'workload.op="{op}"', 'workload.algorithm="direct"',
+                               f"workload.ranks={p}", f"workload.sizes=[{N}]"])
+            assert t == b, (op, kind, model, t, b)
+            if kind == "ring":
+                assert t >= ((p - 1 + 1) // 2) * (N / p / GBYTES) + ALPHA_NS - 1e-3, (op, model, t)
+    checks += 1
+    print(f"ok   {op.upper()} nodes: as long as fabricsim's direct {op} in all three models, on the ring and a fat tree")
+
+# ---- memory nodes: MEM_LOAD_NODE of tensor_size bytes at workload.trace_memory_gbytes_per_s, and
+# MEM_STORE_NODE of duration_micros; both on the rank's compute stream
+MEM_LOAD, MEM_STORE = 2, 3
+prefix = os.path.join(d, "memory")
+with open(f"{prefix}.0.et", "wb") as f:  # load 3 MB at 100 GB/s (30 us), then 5 us of compute after it
+    f.write(enc.META + enc.record(enc.node(0, MEM_LOAD, [("tensor_size", "int64", 3000000)])) +
+            enc.record(enc.node(1, enc.COMP, deps=[0], duration=5)))
+with open(f"{prefix}.1.et", "wb") as f:  # a 7 us store, and a 4 us compute beside it: one stream, 11 us
+    f.write(enc.META + enc.record(enc.node(0, MEM_STORE, duration=7)) + enc.record(enc.node(1, enc.COMP, duration=4)))
+for model in ("analytic", "packet"):
+    t, compute = run(f"memory-{model}", fabric("ring", 2) + [f'network.model="{model}"', 'workload.kind="trace"',
+                                                           f'workload.trace="{prefix}"',
+                                                           "workload.trace_memory_gbytes_per_s=100"])
+    assert compute == 35000.0 and t == 35000.0, (model, t, compute)  # rank 0: 3e6 B / 100 B/ns + 5 us
+r = subprocess.run([exe, "run", "-o", os.path.join(d, "memory-none.h5"), "--set", 'workload.kind="trace"',
+                    "--set", f'workload.trace="{prefix}"'], capture_output=True, text=True)
+assert r.returncode == 2 and "trace_memory_gbytes_per_s" in r.stderr and len(r.stderr.strip().splitlines()) == 1, \
+    r.stderr
+assert not os.path.exists(os.path.join(d, "memory-none.h5"))
+checks += 1
+print("ok   memory nodes: a 3 MB load at 100 GB/s takes 30 us on the compute stream, a store its duration; without "
+      "a bandwidth the load is refused in one line")
+
+# ---- communicator groups
 
 import json  # noqa: E402
 
