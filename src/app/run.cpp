@@ -606,6 +606,19 @@ void print_summary(const std::string& out_path, const config::Config& cfg, const
 /// the job rather than leave the others waiting in a collective call.
 int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Config& cfg, Clock::time_point t_start);
 
+/// A value the user set that nothing read in this run (on any rank) changed
+/// nothing: say so, one line each, at the end (a cluster queue reads its
+/// jobs' keys as it admits them, so only the end knows).  `workload.placement`
+/// with `kind = "traffic"`, a packet-model key in a flow run, `output.file`
+/// under `-o`.
+void warn_unread(const config::Config& cfg, const par::Comm& comm) {
+  std::vector<std::int64_t> read = cfg.read_flags();
+  comm.allreduce_max(read);
+  if (!comm.is_root()) return;
+  for (const std::string& s : cfg.unread_settings(read))
+    std::fprintf(stderr, "warning: %s: set, but this run never read it: it changed nothing\n", s.c_str());
+}
+
 int run_impl(const RunOptions& opts, const par::Comm& comm) {
   const auto t_start = Clock::now();
   const config::Config cfg = config::load(opts.config, opts.overrides);
@@ -669,6 +682,7 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
     const Results res = gather_results(comm, m, *work, run, work->messages_total());
     const stats::EngineTelemetry eng = write_output(out_path, temp_file, cfg, comm, m, p, run, res, *work, t_start);
     if (comm.is_root()) print_summary(out_path, cfg, comm, m, p, run, res, eng, *work);
+    warn_unread(cfg, comm);
     return 0;
   } catch (const std::exception& e) {
     // One rank, or a failure every rank agreed on (the output writer's):

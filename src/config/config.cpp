@@ -374,7 +374,28 @@ const Config::Entry& Config::entry(std::string_view name) const {
   return it->second;
 }
 
-const Value& Config::get(std::string_view name) const { return entry(name).value; }
+const Value& Config::get(std::string_view name) const {
+  const Entry& e = entry(name);
+  e.read->store(true, std::memory_order_relaxed);
+  return e.value;
+}
+
+std::vector<std::int64_t> Config::read_flags() const {
+  std::vector<std::int64_t> out;
+  for (const auto& d : parameters()) out.push_back(entry(d.name()).read->load(std::memory_order_relaxed) ? 1 : 0);
+  return out;
+}
+
+std::vector<std::string> Config::unread_settings(const std::vector<std::int64_t>& read) const {
+  std::vector<std::string> out;
+  std::size_t i = 0;
+  for (const auto& d : parameters()) {
+    const Entry& e = entry(d.name());
+    if (!e.origin.empty() && i < read.size() && read[i] == 0) out.push_back(e.origin + ": " + d.name());
+    ++i;
+  }
+  return out;
+}
 
 template <class T>
 static const T& typed(const Value& v, std::string_view name) {
@@ -400,7 +421,8 @@ bool Config::is_set(std::string_view n) const { return !entry(n).origin.empty();
 void Config::set(const std::string& name, Value v, std::string origin) {
   auto it = values_.find(name);
   if (it == values_.end()) throw std::logic_error(fmt::format("parameter {} is not declared", name));
-  it->second = Entry{std::move(v), std::move(origin)};
+  it->second.value = std::move(v);
+  it->second.origin = std::move(origin);
 }
 
 std::string Config::locate(const std::string& message) const {
@@ -428,11 +450,15 @@ const std::vector<Config::Row>& Config::rows(std::string_view name) const {
 void Config::add_row(const std::string& name, Row row) { rows_[name].push_back(std::move(row)); }
 
 Config Config::job(std::size_t j) const {
-  Config c;  // this one without the [[jobs]] (copying them per job was quadratic)
-  c.values_ = values_;
+  Config c{NoDefaults{}};  // this one without the [[jobs]] (copying them per job was quadratic)
+  c.values_ = values_;  // (the read flags shared: what a job reads counts here)
   c.source_ = source_;
   c.base_dir_ = base_dir_;
-  for (const auto& k : rows("jobs").at(j).keys) c.values_[k.name] = Entry{k.value, k.origin};
+  for (const auto& k : rows("jobs").at(j).keys) {
+    Entry& e = c.values_.at(k.name);
+    e.value = k.value;
+    e.origin = k.origin;
+  }
   return c;
 }
 
@@ -442,7 +468,7 @@ std::string Config::to_toml() const {
     out += fmt::format("\n[{}]\n", sec);
     for (const auto& d : parameters()) {
       if (d.section != sec) continue;
-      std::string line = fmt::format("{} = {}", d.key, to_toml_value(get(d.name())));
+      std::string line = fmt::format("{} = {}", d.key, to_toml_value(entry(d.name()).value));  // (not a read)
       if (!d.unit.empty()) line = fmt::format("{:<40} # {}", line, d.unit);
       out += line + "\n";
     }

@@ -102,4 +102,20 @@ for n in 2 3; do
     && printf '%s\n' "$out" | grep -qx 'error: injected failure (FABRICSIM_TEST_FAIL_RANK) (rank 1)' \
     && ! ls "$dir"/inj.h5 "$dir"/.inj.h5* >/dev/null 2>&1; } || { echo "FAIL one rank failing on $n ranks: rc=$rc $out"; fail=1; }
 done
+
+# A value the run never reads changed nothing: one warning line naming it and
+# where it was set, exit 0, the output written; once on 2 ranks; none when
+# the run reads it (a collective places its ranks).
+printf '[topology]\nkind = "fat_tree"\nendpoints = 16\nradix = 8\n[workload]\nplacement = "random"\n' > unread.toml
+for launch in "" "$mpiexec -n 2"; do
+  out=$(timeout 60 $launch "$exe" run unread.toml --output "$dir/unread.h5" 2>&1 >/dev/null); rc=$?
+  { [ "$rc" -eq 0 ] && [ -f "$dir/unread.h5" ] && [ "$(printf '%s\n' "$out" | grep -c .)" -eq 1 ] \
+    && printf '%s\n' "$out" | grep -qx 'warning: unread\.toml:6:1: workload\.placement: set, but this run never read it: it changed nothing'; } \
+    || { echo "FAIL unread key (${launch:-1 rank}): rc=$rc $out"; fail=1; }
+  rm -f "$dir/unread.h5"
+done
+out=$("$exe" run unread.toml --set 'workload.kind="collective"' --set workload.ranks=8 --output "$dir/read.h5" 2>&1 >/dev/null); rc=$?
+{ [ "$rc" -eq 0 ] && [ -z "$out" ]; } || { echo "FAIL a read placement warned: rc=$rc $out"; fail=1; }
+rm -f "$dir/read.h5"
+[ $fail -eq 0 ] && echo "ok   unread keys: one warning line each, on 1 and 2 ranks; none when read"
 exit $fail

@@ -6,8 +6,10 @@
 // before anything runs.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -87,6 +89,17 @@ class Config {
   /// rejecting a combination of values), so they too name file and line.
   std::string locate(const std::string& message) const;
 
+  /// Which parameters the program has read (get, get_int, ...; not is_set
+  /// or to_toml), in parameters() order, 1 for read: the reads of copies and
+  /// of job() configurations count for the configuration they came from.
+  /// For combining over processes (element-wise maximum) before
+  /// unread_settings.
+  std::vector<std::int64_t> read_flags() const;
+  /// Parameters the user set (file, --set) whose flag in `read` (as
+  /// read_flags gives, maybe combined) is 0: each as "ORIGIN: NAME", in
+  /// parameters() order.  A run warns about them: they changed nothing.
+  std::vector<std::string> unread_settings(const std::vector<std::int64_t>& read) const;
+
   /// The resolved configuration as TOML text (every parameter, with units as
   /// comments); loading it back gives the same configuration.
   std::string to_toml() const;
@@ -124,7 +137,11 @@ class Config {
   struct Entry {
     Value value;
     std::string origin;  // "" for default, else "FILE:LINE:COL" or "--set"
+    // Set by the first read; shared by the copies of this configuration.
+    std::shared_ptr<std::atomic<bool>> read = std::make_shared<std::atomic<bool>>(false);
   };
+  struct NoDefaults {};
+  explicit Config(NoDefaults) {}
   const Entry& entry(std::string_view name) const;
   std::map<std::string, Entry, std::less<>> values_;
   // Arrays of tables, by name: each row's keys (full names), in file order.
