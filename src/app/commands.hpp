@@ -37,7 +37,8 @@ struct ExportOptions {
 inline constexpr std::size_t kInfoQuickLinks = 200000;
 inline constexpr std::size_t kInfoBuildLinks = 10000000;
 /// Edge relaxations the any-route bound (workload::bound_any_routes) may
-/// spend: a second or two at the quick budget, about a minute with --full.
+/// spend: a few seconds at the quick budget; with --full, for non-minimal
+/// routing (whose bound it is), about a minute (36 s on the 16k Dragonfly).
 inline constexpr double kInfoAnyRouteWork = 2e8;
 inline constexpr double kInfoAnyRouteWorkFull = 4e9;
 
