@@ -231,17 +231,17 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
                        memory.state, memory.messages, memory.packets, memory.partition);
     out += fmt::format(", \"fluid_left_out\": {}, \"fluid_traffic\": \"{}\"", fluid_skipped ? "true" : "false",
                        jobs_traffic ? "jobs" : "pattern");
-    if (!routable || fluid_skipped) out += ", \"fluid\": null";
-    else out += fmt::format(", \"fluid\": {{\"messages\": {}, \"payload_bytes\": {:.0f}, \"bottleneck_link\": {}, "
-                       "\"bottleneck\": \"{}\", \"bottleneck_class\": \"{}\", \"bottleneck_bytes\": {:.1f}, "
-                       "\"min_makespan_ns\": {:.3f}, \"throughput_bound\": {:.6f}, \"packets\": {:.0f}, "
-                       "\"packet_hops\": {:.0f}, \"events\": {:.0f}, \"core_hours\": {:.6g}}}",
-                       plan.size(), fluid.payload_bytes,
-                       fluid.bottleneck == net::kNoLink ? -1 : static_cast<long long>(fluid.bottleneck), bn_name,
-                       bn_class, fluid.bottleneck_bytes, fluid.min_makespan_ns, fluid.throughput_bound, packets,
-                       packet_hops, events, core_hours);
-    if (routable && !fluid_skipped) {
-      out.pop_back();  // (the fluid object's closing brace)
+    if (!routable || fluid_skipped) {
+      out += ", \"fluid\": null";
+    } else {
+      out += fmt::format(", \"fluid\": {{\"messages\": {}, \"payload_bytes\": {:.0f}, \"bottleneck_link\": {}, "
+                         "\"bottleneck\": \"{}\", \"bottleneck_class\": \"{}\", \"bottleneck_bytes\": {:.1f}, "
+                         "\"min_makespan_ns\": {:.3f}, \"throughput_bound\": {:.6f}, \"packets\": {:.0f}, "
+                         "\"packet_hops\": {:.0f}, \"events\": {:.0f}, \"core_hours\": {:.6g}",
+                         plan.size(), fluid.payload_bytes,
+                         fluid.bottleneck == net::kNoLink ? -1 : static_cast<long long>(fluid.bottleneck), bn_name,
+                         bn_class, fluid.bottleneck_bytes, fluid.min_makespan_ns, fluid.throughput_bound, packets,
+                         packet_hops, events, core_hours);
       out += fmt::format(", \"any_route\": {}, \"minimal_routing\": {}, \"bound\": {}}}",
                          any_route.computed
                              ? fmt::format("{{\"min_makespan_ns\": {:.3f}, \"throughput_bound\": {:.6f}, "

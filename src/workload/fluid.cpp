@@ -19,6 +19,27 @@ namespace {
 /// rounds on all of them; 1.5 and more oscillate).
 constexpr double kStep = 0.75;
 
+// Wire bytes per (source, destination) pair of the messages to another
+// endpoint, keyed source << 32 | destination, in key order (a fixed order,
+// whatever the hash map's); `payload` gets every message's payload.
+std::vector<std::pair<std::uint64_t, double>> pair_wire_bytes(const std::vector<PlannedMessage>& messages,
+                                                              const net::NetworkParams& np, double& payload) {
+  std::unordered_map<std::uint64_t, double> bytes;
+  for (const auto& m : messages) {
+    payload += static_cast<double>(m.bytes);
+    if (m.src != m.dst)
+      bytes[(static_cast<std::uint64_t>(m.src) << 32) | m.dst] += static_cast<double>(wire_bytes(m.bytes, np));
+  }
+  std::vector<std::pair<std::uint64_t, double>> pairs(bytes.begin(), bytes.end());
+  std::sort(pairs.begin(), pairs.end());
+  return pairs;
+}
+
+// payload x 8 / makespan over the endpoints' total injection rate, at most 1.
+double injection_share(double payload, double makespan_ns, const net::Topology& topo) {
+  return std::min(1.0, payload * 8.0 / makespan_ns / std::max(topo.total_injection_gbps(), 1e-9));
+}
+
 // A routing's next hops: next(node, state, dst, out) appends the (link,
 // state after) moves on a minimal route; the walk starts in `initial`.
 struct Hop {
@@ -33,19 +54,13 @@ FluidEstimate estimate(const net::Topology& topo, Next&& next_hops, std::uint8_t
   est.link_bytes.assign(topo.link_count(), 0.0);
   // Flows with the same (source, destination) share their spread: add their
   // bytes first, then walk each pair's minimal-route DAG once.
-  std::unordered_map<std::uint64_t, double> pair_bytes;
-  for (const auto& m : messages) {
-    pair_bytes[(static_cast<std::uint64_t>(m.src) << 32) | m.dst] += static_cast<double>(wire_bytes(m.bytes, np));
-    est.payload_bytes += static_cast<double>(m.bytes);
-  }
+  const auto pairs = pair_wire_bytes(messages, np, est.payload_bytes);
   // Each pair's bytes spread over its routes' DAG: a node passes its share
   // on equally over its next hops, and every hop adds share x bytes to its
   // link's load.  The loads are added up directly, pair after pair, in a
   // fixed order: no routing matrix (a batch of one on the 16k trees, whose
   // routes spread over more than a thousand links per pair, took more
   // memory than the network's whole state).
-  std::vector<std::pair<std::uint64_t, double>> pairs(pair_bytes.begin(), pair_bytes.end());
-  std::sort(pairs.begin(), pairs.end());  // a fixed order, whatever the hash map's
   std::vector<double>& loads = est.link_bytes;
   struct At {
     net::NodeId node;
@@ -96,8 +111,7 @@ FluidEstimate estimate(const net::Topology& topo, Next&& next_hops, std::uint8_t
     }
   }
   if (est.min_makespan_ns > 0 && topo.endpoint_count() > 0) {
-    est.throughput_bound =
-        std::min(1.0, est.payload_bytes * 8.0 / est.min_makespan_ns / std::max(topo.total_injection_gbps(), 1e-9));
+    est.throughput_bound = injection_share(est.payload_bytes, est.min_makespan_ns, topo);
   }
   return est;
 }
@@ -129,12 +143,7 @@ AnyRouteBound bound_any_routes(const net::Topology& topo, const std::vector<Plan
   const std::size_t n_nodes = topo.node_count();
   const std::size_t n_links = topo.link_count();
   double payload = 0;
-  std::unordered_map<std::uint64_t, double> pair_bytes;
-  for (const auto& m : messages) {
-    payload += static_cast<double>(m.bytes);
-    if (m.src != m.dst)
-      pair_bytes[(static_cast<std::uint64_t>(m.src) << 32) | m.dst] += static_cast<double>(wire_bytes(m.bytes, np));
-  }
+  const auto pairs = pair_wire_bytes(messages, np, payload);
   std::vector<double> cap(n_links, 0.0);  // bytes per ns
   for (net::LinkId l = 0; l < n_links; ++l)
     if (topo.link(l).carries_data) cap[l] = topo.link(l).bandwidth_gbps / 8.0;
@@ -155,8 +164,6 @@ AnyRouteBound bound_any_routes(const net::Topology& topo, const std::vector<Plan
   std::vector<std::pair<net::NodeId, Demand>> demands;
   std::vector<double> out_bytes(n_nodes, 0.0), in_bytes(n_nodes, 0.0);
   {
-    std::vector<std::pair<std::uint64_t, double>> pairs(pair_bytes.begin(), pair_bytes.end());
-    std::sort(pairs.begin(), pairs.end());
     for (const auto& [key, bytes] : pairs) {
       const net::NodeId s = topo.endpoint_node(static_cast<net::EndpointId>(key >> 32));
       const net::NodeId t = topo.endpoint_node(static_cast<net::EndpointId>(key & 0xFFFFFFFFu));
@@ -271,7 +278,7 @@ AnyRouteBound bound_any_routes(const net::Topology& topo, const std::vector<Plan
   // only (the global cables of a Dragonfly, say, where the others barely
   // matter: they get a millionth, which keeps ties broken towards fewer
   // hops and lets them grow later), and the same with 2 / c on the links of
-  // the class that minimal routes load above the class's mean (the dual of
+  // the class that those class-only routes load above the class's mean (the dual of
   // a shift over a Dragonfly's groups: a detour takes two global cables,
   // the direct cable is worth two).
   std::vector<double> len, best_len, best_load;
@@ -344,7 +351,7 @@ AnyRouteBound bound_any_routes(const net::Topology& topo, const std::vector<Plan
   out.computed = true;
   out.min_makespan_ns = best_ns;
   if (best_ns > 0 && topo.endpoint_count() > 0)
-    out.throughput_bound = std::min(1.0, payload * 8.0 / best_ns / std::max(topo.total_injection_gbps(), 1e-9));
+    out.throughput_bound = injection_share(payload, best_ns, topo);
   return out;
 }
 
