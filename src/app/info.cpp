@@ -132,11 +132,14 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
     } else {
       plan = workload::plan_traffic(traffic_params(cfg), topo, np);
     }
+    // The per-source share's bound holds where every source starts at once:
+    // a pattern's traffic, not jobs' (whose sources start when their tasks do).
+    const bool per_source = !jobs_traffic;
     if (np.state_routes) {  // direct topologies: the routes of their rules
-      fluid = workload::estimate_fluid(topo, *np.state_routes, plan, np);
+      fluid = workload::estimate_fluid(topo, *np.state_routes, plan, np, per_source);
     } else {
       const net::RoutingTable routes(topo);  // minimal routes: what the estimate spreads traffic over
-      fluid = workload::estimate_fluid(topo, routes, plan, np);
+      fluid = workload::estimate_fluid(topo, routes, plan, np, per_source);
     }
     // Where it is the routing's bound: within the quick budget, or the full
     // one with --full.  For minimal routing it is only a comparison, which
@@ -148,6 +151,12 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
   }
   const bool have_bound = minimal_routing || any_route.computed;
   const double bound = minimal_routing ? fluid.throughput_bound : any_route.throughput_bound;
+  // The per-source share's: both are valid for minimal routing (-1: none).
+  const double any_route_per_source = jobs_traffic || !any_route.computed ? -1.0 : any_route.per_source_bound;
+  double per_source_bound = any_route_per_source;
+  if (minimal_routing && fluid.per_source_bound >= 0)
+    per_source_bound = per_source_bound < 0 ? fluid.per_source_bound : std::min(per_source_bound, fluid.per_source_bound);
+  const auto json_bound = [](double b) { return b >= 0 ? fmt::format("{:.6f}", b) : std::string("null"); };
   // The work of a run: packets, packet-hops along the fluid routes (wire
   // bytes over all links per wire byte injected), events, core-hours.
   const double kEventsPerHop = 1.5;     // measured 1.1 (64k tree permutation) to 2.7 (torus alltoall)
@@ -242,15 +251,16 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
                          fluid.bottleneck == net::kNoLink ? -1 : static_cast<long long>(fluid.bottleneck), bn_name,
                          bn_class, fluid.bottleneck_bytes, fluid.min_makespan_ns, fluid.throughput_bound, packets,
                          packet_hops, events, core_hours);
-      out += fmt::format(", \"any_route\": {}, \"minimal_routing\": {}, \"bound\": {}}}",
+      out += fmt::format(", \"per_source_throughput_bound\": {}", json_bound(fluid.per_source_bound));
+      out += fmt::format(", \"any_route\": {}, \"minimal_routing\": {}, \"bound\": {}, \"per_source_bound\": {}}}",
                          any_route.computed
                              ? fmt::format("{{\"min_makespan_ns\": {:.3f}, \"throughput_bound\": {:.6f}, "
-                                           "\"rounds\": {}, \"sources\": {}}}",
-                                           any_route.min_makespan_ns, any_route.throughput_bound, any_route.rounds,
-                                           any_route.sources)
+                                           "\"per_source_bound\": {}, \"rounds\": {}, \"sources\": {}}}",
+                                           any_route.min_makespan_ns, any_route.throughput_bound,
+                                           json_bound(any_route_per_source), any_route.rounds, any_route.sources)
                              : std::string("null"),
                          minimal_routing ? "true" : "false",
-                         have_bound ? fmt::format("{:.6f}", bound) : std::string("null"));
+                         have_bound ? fmt::format("{:.6f}", bound) : std::string("null"), json_bound(per_source_bound));
     }
     if (!parts.empty()) {
       out += fmt::format(", \"ranks\": {}, \"partitions\": {{", opts.ranks);
@@ -364,6 +374,10 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
   fmt::print("                   bound for routing.algorithm = {}: {}\n", cfg.get_string("routing.algorithm"),
              have_bound ? fmt::format("{:.1f}% ({})", 100.0 * bound, minimal_routing ? "minimal routes" : "any routes")
                         : std::string("none computed (non-minimal routes; info --full)"));
+  if (per_source_bound >= 0)
+    fmt::print("                   per-source share (mean of each source's rate) <= {:.1f}% (sources that finish "
+               "early count for more: docs/model.md)\n",
+               100.0 * per_source_bound);
   fmt::print("  expected work    {:.3g} packets over {:.3g} packet-hops ({:.2f} links per packet on the fluid routes)\n",
              packets, packet_hops, hops_per_packet);
   fmt::print("                   ~{:.3g} events ({} per packet-hop), ~{:.3g} core-hours at {:.0f} M events/s per core\n",

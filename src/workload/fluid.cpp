@@ -40,6 +40,57 @@ double injection_share(double payload, double makespan_ns, const net::Topology& 
   return std::min(1.0, payload * 8.0 / makespan_ns / std::max(topo.total_injection_gbps(), 1e-9));
 }
 
+// What the per-source share's bound needs of the sources: the most
+// payload per wire byte and the most payload time at the injection rate of
+// any sending source; `ok` false where one sends nothing over the network.
+struct SourceTotals {
+  std::vector<std::uint8_t> sends;  // per endpoint
+  double ratio_max = 0, payload_ns_max = 0;
+  bool ok = true;
+};
+
+SourceTotals source_totals(const net::Topology& topo, const std::vector<PlannedMessage>& messages,
+                           const net::NetworkParams& np) {
+  const std::size_t n = topo.endpoint_count();
+  SourceTotals t;
+  t.sends.assign(n, 0);
+  std::vector<double> payload(n, 0.0), wire(n, 0.0);
+  for (const auto& m : messages) {
+    t.sends[m.src] = 1;
+    payload[m.src] += static_cast<double>(m.bytes);
+    if (m.src != m.dst) wire[m.src] += static_cast<double>(wire_bytes(m.bytes, np));
+  }
+  for (net::EndpointId e = 0; e < n; ++e) {
+    if (!t.sends[e]) continue;
+    if (!(wire[e] > 0) || !(topo.injection_gbps(e) > 0)) {
+      t.ok = false;
+      continue;
+    }
+    t.ratio_max = std::max(t.ratio_max, payload[e] / wire[e]);
+    t.payload_ns_max = std::max(t.payload_ns_max, payload[e] * 8.0 / topo.injection_gbps(e));
+  }
+  return t;
+}
+
+// The bound of per_source_bound (fluid.hpp) from x (ns) per endpoint.
+double sorted_completion_bound(const SourceTotals& t, const std::vector<double>& x) {
+  if (!t.ok) return -1;
+  std::vector<double> v;
+  for (std::size_t e = 0; e < t.sends.size(); ++e)
+    if (t.sends[e]) v.push_back(std::max(0.0, x[e]));
+  if (v.empty()) return -1;
+  std::sort(v.begin(), v.end());
+  double prefix = 0, sum = 0;
+  for (double xk : v) {
+    prefix += xk;
+    sum += prefix > 0 ? std::min(t.ratio_max, t.payload_ns_max / prefix) : t.ratio_max;
+  }
+  return std::min(1.0, sum / static_cast<double>(v.size()));
+}
+
+// The lesser of two bounds where -1 is none.
+double least_bound(double a, double b) { return a < 0 ? b : b < 0 ? a : std::min(a, b); }
+
 // A routing's next hops: next(node, state, dst, out) appends the (link,
 // state after) moves on a minimal route; the walk starts in `initial`.
 struct Hop {
@@ -49,7 +100,7 @@ struct Hop {
 
 template <class Next>
 FluidEstimate estimate(const net::Topology& topo, Next&& next_hops, std::uint8_t initial,
-                       const std::vector<PlannedMessage>& messages, const net::NetworkParams& np) {
+                       const std::vector<PlannedMessage>& messages, const net::NetworkParams& np, bool per_source) {
   FluidEstimate est;
   est.link_bytes.assign(topo.link_count(), 0.0);
   // Flows with the same (source, destination) share their spread: add their
@@ -70,7 +121,8 @@ FluidEstimate estimate(const net::Topology& topo, Next&& next_hops, std::uint8_t
   std::vector<At> frontier, next;
   std::vector<Hop> hops;
   std::unordered_map<std::uint64_t, std::size_t> slot;
-  {
+  // Each pair's DAG, hop by hop: visit(src, link, share x bytes).
+  const auto walk = [&](auto&& visit) {
     for (const auto& [key, bytes] : pairs) {
       const auto src = static_cast<net::EndpointId>(key >> 32);
       const auto dst = static_cast<net::EndpointId>(key & 0xFFFFFFFFu);
@@ -89,7 +141,7 @@ FluidEstimate estimate(const net::Topology& topo, Next&& next_hops, std::uint8_t
           if (hops.empty()) continue;
           const double share = at.share / static_cast<double>(hops.size());
           for (const Hop& h : hops) {
-            loads[h.link] += share * bytes;
+            visit(src, h.link, share * bytes);
             const net::NodeId to = topo.link(h.link).dst;
             auto [it, fresh] = slot.try_emplace(static_cast<std::uint64_t>(to) << 8 | h.state, next.size());
             if (fresh)
@@ -101,7 +153,8 @@ FluidEstimate estimate(const net::Topology& topo, Next&& next_hops, std::uint8_t
         frontier.swap(next);
       }
     }
-  }
+  };
+  walk([&](net::EndpointId, net::LinkId l, double b) { loads[l] += b; });
   for (net::LinkId l = 0; l < topo.link_count(); ++l) {
     const double t = est.link_bytes[l] * 8.0 / topo.link(l).bandwidth_gbps;  // ns
     if (t > est.min_makespan_ns) {
@@ -113,28 +166,66 @@ FluidEstimate estimate(const net::Topology& topo, Next&& next_hops, std::uint8_t
   if (est.min_makespan_ns > 0 && topo.endpoint_count() > 0) {
     est.throughput_bound = injection_share(est.payload_bytes, est.min_makespan_ns, topo);
   }
+  if (per_source && est.min_makespan_ns > 0) {
+    // Lengths l_e = u_e^q / c_e (u: utilization relative to the most loaded
+    // link; q = infinity: the most loaded links only).  With the routes
+    // fixed, a set S of sources keeps link e busy for its own bytes there,
+    // so max_e (S's bytes on e) / c_e >= sum_e l_e (S's bytes on e) /
+    // sum_e c_e l_e: x_s = s's bytes x lengths / sum c l.
+    const std::size_t n_links = topo.link_count();
+    constexpr std::array<double, 3> kPowers{-1.0, 8.0, 2.0};  // -1: the most loaded links only
+    std::vector<std::array<double, kPowers.size()>> len(n_links);
+    std::array<double, kPowers.size()> capacity{};
+    for (net::LinkId l = 0; l < n_links; ++l) {
+      const double cap = topo.link(l).bandwidth_gbps / 8.0;  // bytes per ns
+      if (!(cap > 0)) continue;
+      const double u = est.link_bytes[l] / cap / est.min_makespan_ns;
+      for (std::size_t v = 0; v < kPowers.size(); ++v) {
+        len[l][v] = kPowers[v] < 0 ? (u >= 1.0 - 1e-9 ? 1.0 / cap : 0.0) : std::pow(u, kPowers[v]) / cap;
+        capacity[v] += cap * len[l][v];
+      }
+    }
+    std::vector<std::array<double, kPowers.size()>> w(topo.endpoint_count());
+    walk([&](net::EndpointId src, net::LinkId l, double b) {
+      for (std::size_t v = 0; v < kPowers.size(); ++v) w[src][v] += b * len[l][v];
+    });
+    const SourceTotals totals = source_totals(topo, messages, np);
+    std::vector<double> x(topo.endpoint_count());
+    for (std::size_t v = 0; v < kPowers.size(); ++v) {
+      if (!(capacity[v] > 0)) continue;
+      for (std::size_t e = 0; e < x.size(); ++e) x[e] = w[e][v] / capacity[v];
+      est.per_source_bound = least_bound(est.per_source_bound, sorted_completion_bound(totals, x));
+    }
+  }
   return est;
 }
 
 }  // namespace
 
 FluidEstimate estimate_fluid(const net::Topology& topo, const net::RoutingTable& routes,
-                             const std::vector<PlannedMessage>& messages, const net::NetworkParams& np) {
+                             const std::vector<PlannedMessage>& messages, const net::NetworkParams& np,
+                             bool per_source) {
   const auto next = [&](net::NodeId node, std::uint8_t, net::EndpointId dst, std::vector<Hop>& out) {
     for (auto port : routes.candidates(node, dst)) out.push_back(Hop{topo.node(node).out[port], 0});
   };
-  return estimate(topo, next, 0, messages, np);
+  return estimate(topo, next, 0, messages, np, per_source);
+}
+
+double per_source_bound(const net::Topology& topo, const std::vector<PlannedMessage>& messages,
+                        const net::NetworkParams& np, const std::vector<double>& x) {
+  return sorted_completion_bound(source_totals(topo, messages, np), x);
 }
 
 FluidEstimate estimate_fluid(const net::Topology& topo, const net::StateRoutes& routes,
-                             const std::vector<PlannedMessage>& messages, const net::NetworkParams& np) {
+                             const std::vector<PlannedMessage>& messages, const net::NetworkParams& np,
+                             bool per_source) {
   std::vector<net::StateRoutes::Option> opts;
   const auto next = [&](net::NodeId node, std::uint8_t state, net::EndpointId dst, std::vector<Hop>& out) {
     opts.clear();
     routes.options(node, state, dst, opts);
     for (const auto& o : opts) out.push_back(Hop{o.link, o.state});
   };
-  return estimate(topo, next, routes.rules().initial_state(), messages, np);
+  return estimate(topo, next, routes.rules().initial_state(), messages, np, per_source);
 }
 
 AnyRouteBound bound_any_routes(const net::Topology& topo, const std::vector<PlannedMessage>& messages,
@@ -160,38 +251,62 @@ AnyRouteBound bound_any_routes(const net::Topology& topo, const std::vector<Plan
     net::NodeId dst;
     double bytes;
     net::LinkId first;  ///< the source's only link out, or kNoLink
+    net::EndpointId src;
   };
   std::vector<std::pair<net::NodeId, Demand>> demands;
   std::vector<double> out_bytes(n_nodes, 0.0), in_bytes(n_nodes, 0.0);
   {
     for (const auto& [key, bytes] : pairs) {
-      const net::NodeId s = topo.endpoint_node(static_cast<net::EndpointId>(key >> 32));
+      const auto src = static_cast<net::EndpointId>(key >> 32);
+      const net::NodeId s = topo.endpoint_node(src);
       const net::NodeId t = topo.endpoint_node(static_cast<net::EndpointId>(key & 0xFFFFFFFFu));
       out_bytes[s] += bytes;
       in_bytes[t] += bytes;
       if (adj[s].size() == 1 && topo.link(adj[s][0]).dst != t)
-        demands.push_back({topo.link(adj[s][0]).dst, Demand{t, bytes, adj[s][0]}});
+        demands.push_back({topo.link(adj[s][0]).dst, Demand{t, bytes, adj[s][0], src}});
       else
-        demands.push_back({s, Demand{t, bytes, net::kNoLink}});
+        demands.push_back({s, Demand{t, bytes, net::kNoLink, src}});
     }
     std::stable_sort(demands.begin(), demands.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });
   }
   // Injection and ejection cuts.
   double best_ns = 0;
+  net::NodeId worst_in = 0;  // the tightest ejection cut
+  double worst_in_ns = 0, worst_in_cap = 0;
   for (net::NodeId v = 0; v < n_nodes; ++v) {
     double c_out = 0, c_in = 0;
     for (net::LinkId l : topo.node(v).out) c_out += cap[l];
     for (net::LinkId l : topo.node(v).in) c_in += cap[l];
     if (out_bytes[v] > 0 && c_out > 0) best_ns = std::max(best_ns, out_bytes[v] / c_out);
-    if (in_bytes[v] > 0 && c_in > 0) best_ns = std::max(best_ns, in_bytes[v] / c_in);
+    if (in_bytes[v] > 0 && c_in > 0) {
+      best_ns = std::max(best_ns, in_bytes[v] / c_in);
+      if (in_bytes[v] / c_in > worst_in_ns) {
+        worst_in_ns = in_bytes[v] / c_in;
+        worst_in = v;
+        worst_in_cap = c_in;
+      }
+    }
+  }
+  // The per-source share's bound, from the tightest ejection cut (x_s: s's
+  // bytes into it at its rate) and from every length function below.
+  const SourceTotals totals = source_totals(topo, messages, np);
+  std::vector<double> src_volume(topo.endpoint_count(), 0.0);
+  if (worst_in_cap > 0) {
+    for (const auto& [key, bytes] : pairs)
+      if (topo.endpoint_node(static_cast<net::EndpointId>(key & 0xFFFFFFFFu)) == worst_in)
+        src_volume[key >> 32] += bytes / worst_in_cap;
+    out.per_source_bound = sorted_completion_bound(totals, src_volume);
   }
   std::uint32_t sources = 0;
   for (std::size_t i = 0; i < demands.size(); ++i)
     if (i == 0 || demands[i].first != demands[i - 1].first) ++sources;
   out.sources = sources;
   const double per_round = static_cast<double>(sources) * static_cast<double>(n_links + n_nodes);
-  if (per_round > work_budget) return out;
+  if (per_round > work_budget) {
+    out.per_source_bound = -1;  // (nothing computed)
+    return out;
+  }
   const auto rounds =
       static_cast<std::uint32_t>(std::min<double>(max_rounds, per_round > 0 ? std::floor(work_budget / per_round) : 1));
 
@@ -206,6 +321,7 @@ AnyRouteBound bound_any_routes(const net::Topology& topo, const std::vector<Plan
   // in `load` the demands spread over their shortest routes.
   const auto evaluate = [&](const std::vector<double>& len) {
     std::fill(load.begin(), load.end(), 0.0);
+    std::fill(src_volume.begin(), src_volume.end(), 0.0);
     double volume = 0;  // sum of d x dist
     for (std::size_t i = 0; i < demands.size();) {
       const net::NodeId s = demands[i].first;
@@ -240,7 +356,9 @@ AnyRouteBound bound_any_routes(const net::Topology& topo, const std::vector<Plan
       for (std::size_t k = i; k < j; ++k) {
         const Demand& dm = demands[k].second;
         if (dist[dm.dst] == kInf) continue;  // unreachable: the run strands it; no bound from it
-        volume += dm.bytes * (dist[dm.dst] + (dm.first != net::kNoLink ? len[dm.first] : 0.0));
+        const double v = dm.bytes * (dist[dm.dst] + (dm.first != net::kNoLink ? len[dm.first] : 0.0));
+        volume += v;
+        src_volume[dm.src] += v;
         acc[dm.dst] += dm.bytes;
         if (dm.first != net::kNoLink) load[dm.first] += dm.bytes;
       }
@@ -271,7 +389,10 @@ AnyRouteBound bound_any_routes(const net::Topology& topo, const std::vector<Plan
     }
     double capacity = 0;  // sum of c x l per ns
     for (net::LinkId l = 0; l < n_links; ++l) capacity += cap[l] * len[l];
-    return capacity > 0 ? volume / capacity : 0.0;
+    if (!(capacity > 0)) return 0.0;
+    for (double& x : src_volume) x /= capacity;
+    out.per_source_bound = least_bound(out.per_source_bound, sorted_completion_bound(totals, src_volume));
+    return volume / capacity;
   };
   // Seeds: l = 1 / c (time per byte) on every link, whose shortest routes
   // are the minimal ones; then, per class of links, 1 / c on that class

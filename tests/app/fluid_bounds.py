@@ -8,7 +8,11 @@ other group, over one global cable, or over detours through other groups.
     estimate for minimal routing, and every run's makespan share is within
     the bound info names for its routing;
   * the any-route bound is at most the minimal-route one's (it allows more);
-    `info` computes it for minimal routing with --full only.
+    `info` computes it for minimal routing with --full only;
+  * every run's per-source share (the mean of each source's own rate, the
+    HammingMesh paper's global bandwidth) is within `fluid.per_source_bound`,
+    which is above the makespan bound (sources that finish early count for
+    more) and is none for jobs' traffic.
   fluid_bounds.py EXE
 """
 import json
@@ -50,6 +54,7 @@ for routing, minimal in (("ugal_local", False), ("valiant", False), ("minimal", 
     subprocess.run([exe, "run", config, "-o", h5] + args(routing), check=True, capture_output=True)
     with h5py.File(h5, "r") as f:
         share = float(f["summary"].attrs["throughput_share"])
+        per_source = float(f["summary"].attrs["per_source_share"])
     any_route = info["any_route"]["throughput_bound"]
     check(info["minimal_routing"] == minimal, "%s: minimal_routing is %s" % (routing, minimal))
     check(info["bound"] == (info["throughput_bound"] if minimal else any_route),
@@ -59,6 +64,11 @@ for routing, minimal in (("ugal_local", False), ("valiant", False), ("minimal", 
     check(share <= any_route * (1 + 1e-9), "%s: within the any-route bound %.4f" % (routing, any_route))
     check(any_route >= info["throughput_bound"] * (1 - 1e-9), "%s: any-route bound %.4f >= minimal-route %.4f" % (
         routing, any_route, info["throughput_bound"]))
+    ps_bound = info["per_source_bound"]
+    check(ps_bound is not None and per_source <= ps_bound * (1 + 1e-9),
+          "%s: per-source share %.4f within its bound %s" % (routing, per_source, ps_bound))
+    check(ps_bound is not None and ps_bound >= info["bound"] * (1 - 1e-9),
+          "%s: the per-source bound %s is at least the makespan bound %.4f" % (routing, ps_bound, info["bound"]))
     if routing == "ugal_local":
         check(share > 1.2 * info["throughput_bound"],
               "ugal_local: its detours beat the minimal-route estimate (%.4f > 1.2 x %.4f)" % (
@@ -68,6 +78,14 @@ plain = json.loads(subprocess.run([exe, "info", config, "--json"] + args("minima
                                   capture_output=True, text=True).stdout)["fluid"]
 check(plain["any_route"] is None and plain["bound"] == plain["throughput_bound"],
       "minimal, without --full: no any-route bound, the minimal-route one applies")
+
+jobs = json.loads(subprocess.run([exe, "info", config, "--json", "--full"] + args("minimal") +
+                                 ["--set", "workload.kind=\"collective\""], check=True, capture_output=True,
+                                 text=True).stdout)
+check(jobs["fluid_traffic"] == "jobs", "a collective: info estimates its messages")
+jobs = jobs["fluid"]
+check(jobs["per_source_bound"] is None and jobs["per_source_throughput_bound"] is None,
+      "a collective's messages (sources start when their tasks do): no per-source bound")
 
 if failures:
     sys.exit("%d check(s) failed" % len(failures))

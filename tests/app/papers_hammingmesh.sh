@@ -38,6 +38,10 @@ for r in a:
     for k in ("global_bw_share", "makespan_share", "fluid_bound"):
         assert 0 < f(r, k) <= 1.0, (r["topology"], k, r[k])
     assert f(r, "makespan_share") <= f(r, "fluid_bound") * 1.001, (r["topology"], r["makespan_share"], r["fluid_bound"])
+    # The per-accelerator share has a bound of its own (early finishers count for more).
+    assert f(r, "global_bw_share") <= f(r, "per_source_bound") * 1.001, (r["topology"], r["global_bw_share"],
+                                                                          r["per_source_bound"])
+    assert f(r, "per_source_bound") >= f(r, "fluid_bound") * 0.999, (r["topology"], r["per_source_bound"])
 ft = next(r for r in a if r["topology"] == "ft")
 assert abs(f(ft, "global_saving") - 1.0) < 1e-12 and f(ft, "global_bw_share") > 0.85, ft
 g = {r["topology"]: f(r, "global_bw_share") for r in a}

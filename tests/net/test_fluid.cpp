@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <map>
 #include <random>
+#include <tuple>
 
 #include "fabricsim/core/simulator.hpp"
 #include "fabricsim/net/network.hpp"
@@ -142,14 +143,16 @@ TEST(AnyRouteBound, RingAlltoallIsItsVolume) {
   EXPECT_NEAR(b.min_makespan_ns, 8.0 * d * 16.0 / (16.0 * 50.0), 1e-6 * b.min_makespan_ns);
 }
 
+// A topology and a synthetic pattern of `messages` per source.
+struct TrafficCase {
+  const char* name;
+  net::Topology topo;
+  workload::Pattern pattern;
+  std::uint32_t messages;
+};
+
 TEST(AnyRouteBound, NeverAboveTheExactLpAndClose) {
-  struct Case {
-    const char* name;
-    net::Topology topo;
-    workload::Pattern pattern;
-    std::uint32_t messages;
-  };
-  std::vector<Case> cases;
+  std::vector<TrafficCase> cases;
   cases.push_back({"tree alltoall", tree(16, 8), workload::Pattern::Alltoall, 0});
   cases.push_back({"tapered tree permutation", tree(48, 16, 12), workload::Pattern::Permutation, 2});
   cases.push_back({"dragonfly uniform", dragonfly(9), workload::Pattern::Uniform, 6});
@@ -253,4 +256,98 @@ TEST(Fluid, BoundsPacketLevelThroughput) {
     }
     std::printf("[fluid] %-22s bound %.4f simulated %.4f\n", c.name, est.throughput_bound, sim);
   }
+}
+
+namespace {
+/// The per-source share of a packet-level run, as stats::throughput_shares
+/// defines it (written here from the definition): the mean over sending
+/// sources of payload x 8 / (last delivery - first post) / 400 Gb/s.
+double simulate_per_source(const net::Topology& topo, const net::NetworkParams& np,
+                           const std::vector<workload::PlannedMessage>& plan) {
+  core::Simulator sim(topo.node_count());
+  net::Network network(topo, np, sim);
+  for (const auto& m : plan) network.send(m.src, m.dst, m.bytes, m.post);
+  sim.run();
+  std::map<net::EndpointId, std::tuple<double, SimTime, SimTime>> per;  // payload, first post, last end
+  for (const auto& m : network.messages()) {
+    auto [it, fresh] = per.try_emplace(m.src, 0.0, SimTime::max(), SimTime::zero());
+    auto& [payload, first, last] = it->second;
+    payload += static_cast<double>(m.bytes);
+    first = std::min(first, m.post_time);
+    last = std::max(last, m.end_time);
+  }
+  double sum = 0;
+  for (const auto& [src, v] : per) sum += std::get<0>(v) * 8.0 / (std::get<2>(v) - std::get<1>(v)).ns() / 400.0;
+  return sum / static_cast<double>(per.size());
+}
+}  // namespace
+
+TEST(PerSourceBound, IncastIsHarmonic) {
+  // n equal messages into one endpoint, whose link runs at the injection
+  // rate: the k-th source to finish cannot be done before k messages have
+  // crossed that link, so its share is at most P / (k W) (P payload, W wire
+  // bytes), and the mean at most (P / W) H_n / n; served one after another
+  // they reach it.  Both bounds find it: the minimal routes' most loaded
+  // link, the any-route ejection cut.
+  const net::Topology topo = tree(16, 8);
+  net::NetworkParams np;
+  for (std::uint32_t n : {1u, 5u, 9u, 15u}) {
+    workload::TrafficParams tp;
+    tp.pattern = workload::Pattern::Incast;
+    tp.message_bytes = 262144;
+    tp.incast_sources = n;
+    const auto plan = workload::plan_traffic(tp, topo, np);
+    ASSERT_EQ(plan.size(), n);
+    const double ratio = 262144.0 / static_cast<double>(workload::wire_bytes(262144, np));
+    double harmonic = 0;
+    for (std::uint32_t k = 1; k <= n; ++k) harmonic += 1.0 / k;
+    const double expect = ratio * harmonic / n;
+    const auto est = workload::estimate_fluid(topo, net::RoutingTable(topo), plan, np, true);
+    EXPECT_NEAR(est.per_source_bound, expect, 1e-12) << n;
+    const auto any = workload::bound_any_routes(topo, plan, np, 1e9);
+    ASSERT_TRUE(any.computed);
+    EXPECT_NEAR(any.per_source_bound, expect, 1e-12) << n;
+    // Not asked for: none.
+    EXPECT_LT(workload::estimate_fluid(topo, net::RoutingTable(topo), plan, np).per_source_bound, 0);
+  }
+}
+
+TEST(PerSourceBound, SendingOnlyToItselfHasNone) {
+  const net::Topology topo = tree(16, 8);
+  net::NetworkParams np;
+  const std::vector<workload::PlannedMessage> plan = {{0, 1, 4096, SimTime::zero()}, {2, 2, 4096, SimTime::zero()}};
+  EXPECT_LT(workload::per_source_bound(topo, plan, np, std::vector<double>(16, 1.0)), 0);
+  EXPECT_GT(workload::per_source_bound(topo, {plan[0]}, np, std::vector<double>(16, 1.0)), 0);
+}
+
+TEST(PerSourceBound, BoundsPacketLevelRunsAboveTheMakespanBound) {
+  // Packet runs' per-source share never beats either bound; on the tapered
+  // trees and the incast it exceeds the makespan bound, which is why it
+  // needs its own.
+  std::vector<TrafficCase> cases;
+  cases.push_back({"alltoall tree", tree(32, 8), workload::Pattern::Alltoall, 0});
+  cases.push_back({"alltoall tapered", tree(48, 16, 12), workload::Pattern::Alltoall, 0});
+  cases.push_back({"permutation tapered", tree(96, 16, 12), workload::Pattern::Permutation, 2});
+  cases.push_back({"incast", tree(64, 16), workload::Pattern::Incast, 1});
+  bool above = false;
+  for (const auto& c : cases) {
+    net::NetworkParams np;
+    np.routing = net::RoutingAlgorithm::Adaptive;
+    workload::TrafficParams tp;
+    tp.pattern = c.pattern;
+    tp.message_bytes = 65536;
+    tp.messages = c.messages;
+    tp.incast_sources = 12;
+    const auto plan = workload::plan_traffic(tp, c.topo, np);
+    const auto est = workload::estimate_fluid(c.topo, net::RoutingTable(c.topo), plan, np, true);
+    const auto any = workload::bound_any_routes(c.topo, plan, np, 1e9);
+    const double sim = simulate_per_source(c.topo, np, plan);
+    EXPECT_LE(sim, est.per_source_bound * (1 + 1e-9)) << c.name;
+    EXPECT_LE(sim, any.per_source_bound * (1 + 1e-9)) << c.name;
+    EXPECT_GE(est.per_source_bound, est.throughput_bound * (1 - 1e-9)) << c.name;
+    above = above || sim > est.throughput_bound;
+    std::printf("[per-source] %-20s makespan bound %.4f per-source bound %.4f (any routes %.4f) simulated %.4f\n",
+                c.name, est.throughput_bound, est.per_source_bound, any.per_source_bound, sim);
+  }
+  EXPECT_TRUE(above) << "no case where the per-source share exceeds the makespan bound";
 }

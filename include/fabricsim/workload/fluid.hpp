@@ -24,14 +24,41 @@ struct FluidEstimate {
   double payload_bytes = 0;
   /// Upper bound on delivered payload * 8 / makespan / (endpoints * injection rate).
   double throughput_bound = 0;
+  /// Upper bound on the per-source share (per_source_bound below) over the
+  /// same routes; -1: not asked for, or none (a source that sends only to
+  /// itself).
+  double per_source_bound = -1;
 };
 
+/// per_source: also bound the per-source share (a second walk over the
+/// routes).  Valid where every source posts its first message at the same
+/// time (synthetic traffic), as per_source_bound says.
 FluidEstimate estimate_fluid(const net::Topology& topo, const net::RoutingTable& routes,
-                             const std::vector<PlannedMessage>& messages, const net::NetworkParams& np);
+                             const std::vector<PlannedMessage>& messages, const net::NetworkParams& np,
+                             bool per_source = false);
 /// The same over the moves of route rules (direct topologies): the spread
 /// follows the routes packets can take, and needs no per-destination table.
 FluidEstimate estimate_fluid(const net::Topology& topo, const net::StateRoutes& routes,
-                             const std::vector<PlannedMessage>& messages, const net::NetworkParams& np);
+                             const std::vector<PlannedMessage>& messages, const net::NetworkParams& np,
+                             bool per_source = false);
+
+/// The per-source share (stats::throughput_shares: the mean over sending
+/// sources s of payload_s x 8 / (T_s - t0) / injection rate_s, T_s its
+/// last delivery, t0 the common first post) is not bounded by the makespan
+/// bound: sources that finish early count for more.  What bounds it is the
+/// order of completion.  Given x_s >= 0 (ns) such that any set S of sources
+/// needs at least sum over S of x_s to deliver its own traffic (from a
+/// length function: x_s = s's bytes x their route lengths / the fabric's
+/// length-weighted capacity), the k-th source to finish has T >= L_k, the
+/// sum of the k smallest x; it also has T_s >= its wire bytes x 8 / its
+/// injection rate.  So the k-th term is at most min(max_s payload_s /
+/// wire_s, max_s payload_s x 8 / rate_s / L_k), and the share at most the
+/// mean of those.  Exact for an incast of n equal messages through one
+/// link at the injection rate, served one source after another: H_n / n.
+/// `x` per endpoint (those that send nothing are skipped); -1 where a
+/// sending source puts nothing on the network.
+double per_source_bound(const net::Topology& topo, const std::vector<PlannedMessage>& messages,
+                        const net::NetworkParams& np, const std::vector<double>& x);
 
 /// A lower bound on the makespan of delivering the messages, all posted at
 /// once, over any routes at all (minimal or not, split in any way): the
@@ -55,6 +82,9 @@ struct AnyRouteBound {
   double throughput_bound = 0;      ///< as FluidEstimate::throughput_bound, <= 1
   std::uint32_t rounds = 0;         ///< length functions from shortest routes tried
   std::uint32_t sources = 0;        ///< shortest-route trees per round
+  /// The per-source share's bound (per_source_bound below) from the same
+  /// length functions and the ejection cut, the least found; -1: none.
+  double per_source_bound = -1;
 };
 
 /// work_budget: edge relaxations of all rounds together (one round costs

@@ -4,9 +4,11 @@
 accelerator j sends to j + i) on every topology of the small cluster; the
 per-accelerator achieved injection rate (bytes sent / its completion time) as
 a share of its injection bandwidth (1.6 Tb/s), next to the makespan and
-steady-state shares, the fluid bound `fabricsim info` computes for the routing
-(minimal routes, or any routes for UGAL and Valiant), the cost and
-the global saving against the nonblocking fat tree.
+steady-state shares, the fluid bounds `fabricsim info` computes for the routing
+(minimal routes, or any routes for UGAL and Valiant) on the makespan share
+(`fluid_bound`) and on the per-accelerator share (`per_source_bound`, higher:
+sources that finish early count for more), the cost and the global saving
+against the nonblocking fat tree.
 
   jobs/papers/hammingmesh/alltoall.py [--quick | --large] [--bytes 1048576,...] [--rounds N]
       [--sample spread|spread_local|first] [--out DIR]
@@ -91,6 +93,7 @@ def experiment(args, sizes, run):
                 "sample": args.sample,
                 "global_bw_share": s.get("per_source_share"), "makespan_share": s.get("throughput_share"),
                 "steady_share": s.get("steady_share"), "fluid_bound": info["fluid"]["bound"],
+                "per_source_bound": info["fluid"]["per_source_bound"],
                 "minimal_route_bound": info["fluid"]["throughput_bound"],
                 "any_route_bound": (info["fluid"]["any_route"] or {}).get("throughput_bound"),
                 "injection_gbps": s["injection_gbps"], "cost_usd": t.get("cost_usd"),
@@ -118,10 +121,11 @@ def experiment(args, sizes, run):
                         if small_err is not None else "its error on the small cluster is not in results/")
                 else:
                     note = "  %d-round %s sample (no full run to compare in results/)" % (r["rounds"], args.sample)
-            print("%-6s %8d B  global bw %5.1f%%  makespan %5.1f%%  fluid bound %s  %6.1f s%s" % (
-                name, size, 100 * r["global_bw_share"], 100 * r["makespan_share"],
-                "%5.1f%%" % (100 * r["fluid_bound"]) if r["fluid_bound"] is not None else " none ", wall, note),
-                flush=True)
+            def pct(b):
+                return "%5.1f%%" % (100 * b) if b is not None else " none "
+            print("%-6s %8d B  global bw %5.1f%% (bound %s)  makespan %5.1f%% (bound %s)  %6.1f s%s" % (
+                name, size, 100 * r["global_bw_share"], pct(r["per_source_bound"]), 100 * r["makespan_share"],
+                pct(r["fluid_bound"]), wall, note), flush=True)
     # Global saving (spec §9): (cost_FT / cost) x (globBW / globBW_FT), per size.
     for r in rows:
         ft = [x for x in rows if x["topology"] == "ft" and x["message_bytes"] == r["message_bytes"]]
@@ -135,10 +139,14 @@ def experiment(args, sizes, run):
         sel = [r for r in rows if r["message_bytes"] == big]
         xs = range(len(sel))
         ax.bar(xs, [100 * r["global_bw_share"] for r in sel], label="global bandwidth (per accelerator)")
+        ax.scatter([x for x, r in zip(xs, sel) if r["per_source_bound"] is not None],
+                   [100 * r["per_source_bound"] for r in sel if r["per_source_bound"] is not None], color="black",
+                   marker="_", s=400, zorder=3, label="its fluid bound")
+        ax.scatter(list(xs), [100 * r["makespan_share"] for r in sel], color="tab:orange", marker="o", zorder=3,
+                   label="makespan share")
         ax.scatter([x for x, r in zip(xs, sel) if r["fluid_bound"] is not None],
-                   [100 * r["fluid_bound"] for r in sel if r["fluid_bound"] is not None], color="black", marker="_",
-                   s=400, zorder=3,
-                   label="fluid bound")
+                   [100 * r["fluid_bound"] for r in sel if r["fluid_bound"] is not None], color="tab:orange",
+                   marker="_", s=400, zorder=3, label="its fluid bound")
         ax.set_xticks(list(xs), [r["topology"] for r in sel])
         ax.set_ylabel("% of injection bandwidth")
         ax.set_title("alltoall, %d B messages (%s)" % (big, hp.mode(args)))
