@@ -169,6 +169,7 @@ void read_rank(const std::string& file, std::uint32_t rank, std::uint32_t ranks,
   constexpr std::int64_t kMaxBytes = INT64_C(1) << 40;  // as workload.sizes
   const auto max_rank = static_cast<std::int64_t>(ranks) - 1;
   pb::Node node;
+  std::vector<std::uint64_t> deps;
   while (at < size) {
     google::protobuf::io::CodedInputStream coded(&stream);
     std::uint32_t length = 0;
@@ -198,9 +199,8 @@ void read_rank(const std::string& file, std::uint32_t rank, std::uint32_t ranks,
     TraceNode n;
     n.id = node.id();
     n.rank = rank;
-    n.name = node.name();
-    n.deps.assign(node.data_deps().begin(), node.data_deps().end());
-    n.deps.insert(n.deps.end(), node.ctrl_deps().begin(), node.ctrl_deps().end());
+    deps.assign(node.data_deps().begin(), node.data_deps().end());
+    deps.insert(deps.end(), node.ctrl_deps().begin(), node.ctrl_deps().end());
     const auto peer = [&](const char* key) {
       const auto r = static_cast<std::uint32_t>(rd.need(key, 0, max_rank));
       if (r == rank) rd.fail(fmt::format("attribute \"{}\": a rank does not send to itself", key));
@@ -261,7 +261,7 @@ void read_rank(const std::string& file, std::uint32_t rank, std::uint32_t ranks,
             rd.fail(fmt::format("attribute \"pg_name\": no communicator group \"{}\" in {} "
                                 "(workload.trace_comm_groups)",
                                 pg->string_val(), opt.comm_groups_file));
-          n.group = g->second;
+          n.group = tr.add_group(g->second);
         }
         break;
       default:
@@ -269,7 +269,7 @@ void read_rank(const std::string& file, std::uint32_t rank, std::uint32_t ranks,
                             "COMM_SEND_NODE 5, COMM_RECV_NODE 6, COMM_COLL_NODE 7)",
                             static_cast<int>(node.type())));
     }
-    tr.nodes.push_back(std::move(n));
+    tr.add_node(n, node.name(), deps.data(), deps.data() + deps.size());
   }
   if (record == 0) throw ConfigError(fmt::format("{}: empty (a Chakra trace starts with its GlobalMetadata)", file));
 }

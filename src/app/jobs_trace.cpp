@@ -77,7 +77,8 @@ class TraceJob final : public Job {
         t.kind.push_back(static_cast<std::uint8_t>(nodes[i].kind));
         t.start_ns.push_back(ns(times.start_ps[i]));
         t.end_ns.push_back(ns(times.end_ps[i]));
-        t.name.push_back(nodes[i].name);
+        t.names.append(p.trace.name_of(nodes[i]));
+        t.name_end.push_back(t.names.size());
       }
     }
     t.total += nodes.size();

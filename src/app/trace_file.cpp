@@ -83,6 +83,9 @@ workload::Trace load_trace(const std::string& path) {
   const Value& nodes = rd.need(root, "trace", "nodes");
   if (nodes.type != Value::Type::Array || nodes.array.empty()) rd.fail(nodes, "nodes", "expected a non-empty array");
   std::vector<double> compute_us(tr.ranks, 0.0);  // per rank
+  std::vector<std::uint64_t> deps;
+  std::vector<std::uint32_t> group;
+  std::string name;
   for (std::size_t i = 0; i < nodes.array.size(); ++i) {
     const Value& v = nodes.array[i];
     const std::string ctx = fmt::format("nodes[{}]", i);
@@ -91,11 +94,13 @@ workload::Trace load_trace(const std::string& path) {
     n.line = v.line;
     n.id = rd.integer(rd.need(v, ctx, "id"), ctx + ".id");
     n.rank = static_cast<std::uint32_t>(rd.integer(rd.need(v, ctx, "rank"), ctx + ".rank", tr.ranks - 1));
-    if (const Value* x = v.find("name")) n.name = rd.text(*x, ctx + ".name");
+    name.clear();
+    if (const Value* x = v.find("name")) name = rd.text(*x, ctx + ".name");
+    deps.clear();
     for (const char* k : {"data_deps", "ctrl_deps"})
       if (const Value* x = v.find(k)) {
         const auto d = rd.ids(*x, ctx + "." + k);
-        n.deps.insert(n.deps.end(), d.begin(), d.end());
+        deps.insert(deps.end(), d.begin(), d.end());
       }
     const Value& type = rd.need(v, ctx, "type");
     const std::string t = rd.text(type, ctx + ".type");
@@ -148,11 +153,12 @@ workload::Trace load_trace(const std::string& path) {
       n.kind = workload::TraceNode::Kind::Collective;
       n.op = comm_type(rd, rd.need(v, ctx, "comm_type"), ctx + ".comm_type");
       n.bytes = n.op == workload::CollectiveOp::Barrier ? 0 : bytes();
+      group.clear();
       if (const Value* gr = v.find("comm_group")) {
         if (gr->type != Value::Type::Array) rd.fail(*gr, ctx + ".comm_group", "expected an array of ranks");
         for (const Value& e : gr->array)
-          n.group.push_back(static_cast<std::uint32_t>(rd.integer(e, ctx + ".comm_group", tr.ranks - 1)));
-        std::vector<std::uint32_t> sorted = n.group;
+          group.push_back(static_cast<std::uint32_t>(rd.integer(e, ctx + ".comm_group", tr.ranks - 1)));
+        std::vector<std::uint32_t> sorted = group;
         std::sort(sorted.begin(), sorted.end());
         if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
           rd.fail(*gr, ctx + ".comm_group", "a rank appears twice");
@@ -161,14 +167,15 @@ workload::Trace load_trace(const std::string& path) {
         rd.fail(v, ctx, "a collective needs at least 2 ranks");
       }
       if (const Value* x = v.find("comm_root")) {
-        const std::size_t members = n.group.empty() ? tr.ranks : n.group.size();
+        const std::size_t members = group.empty() ? tr.ranks : group.size();
         n.root = static_cast<std::uint32_t>(rd.integer(*x, ctx + ".comm_root", members - 1));
       }
+      if (!group.empty()) n.group = tr.add_group(group);
     } else {
       rd.fail(type, ctx + ".type",
               fmt::format("unknown node type \"{}\" (COMP_NODE, COMM_SEND_NODE, COMM_RECV_NODE, COMM_COLL_NODE)", t));
     }
-    tr.nodes.push_back(std::move(n));
+    tr.add_node(n, name, deps.data(), deps.data() + deps.size());
   }
   return tr;
 }

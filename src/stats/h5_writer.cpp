@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "fabricsim/util/assert.hpp"
 #include "fabricsim/util/error.hpp"
 #include "fabricsim/util/path.hpp"
 #include "fabricsim/util/signals.hpp"
@@ -485,12 +486,32 @@ template void H5Writer::write_rows<double>(const std::string&, std::uint64_t, co
 
 void H5Writer::write_string_rows(const std::string& dataset, std::uint64_t total_rows,
                                  const std::vector<std::uint64_t>& rows, const std::vector<std::string>& values) {
+  FABRICSIM_ASSERT(values.size() == rows.size(), "a string per row");
+  write_string_rows(dataset, total_rows, rows, [&](std::size_t i) { return std::string_view(values[i]); });
+}
+
+void H5Writer::write_string_rows(const std::string& dataset, std::uint64_t total_rows,
+                                 const std::vector<std::uint64_t>& rows, const std::string& blob,
+                                 const std::vector<std::uint64_t>& ends) {
+  FABRICSIM_ASSERT(ends.size() == rows.size() && (ends.empty() || ends.back() <= blob.size()), "a string per row");
+  write_string_rows(dataset, total_rows, rows, [&](std::size_t i) {
+    const std::uint64_t from = i == 0 ? 0 : ends[i - 1];
+    return std::string_view(blob).substr(from, ends[i] - from);
+  });
+}
+
+void H5Writer::write_string_rows(const std::string& dataset, std::uint64_t total_rows,
+                                 const std::vector<std::uint64_t>& rows,
+                                 const std::function<std::string_view(std::size_t)>& value) {
   std::uint64_t width = 1;
-  for (const auto& s : values) width = std::max<std::uint64_t>(width, s.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) width = std::max<std::uint64_t>(width, value(i).size());
   std::uint64_t all_width = 1;
   MPI_Allreduce(&width, &all_width, 1, MPI_UINT64_T, MPI_MAX, comm_);
-  std::vector<char> buf(values.size() * all_width, '\0');
-  for (std::size_t i = 0; i < values.size(); ++i) std::memcpy(&buf[i * all_width], values[i].data(), values[i].size());
+  std::vector<char> buf(rows.size() * all_width, '\0');
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const std::string_view v = value(i);
+    std::memcpy(&buf[i * all_width], v.data(), v.size());
+  }
   Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
   H5Tset_size(type.get(), all_width);
   H5Tset_strpad(type.get(), H5T_STR_NULLPAD);

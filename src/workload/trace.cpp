@@ -17,19 +17,47 @@ using core::SimTime;
 using util::ConfigError;
 using TaskId = TaskGraph::TaskId;
 
+TraceNode& Trace::add_node(TraceNode n, std::string_view node_name, const std::uint64_t* deps_first,
+                           const std::uint64_t* deps_last) {
+  n.deps_begin = deps.size();
+  n.deps_count = static_cast<std::uint32_t>(deps_last - deps_first);
+  deps.insert(deps.end(), deps_first, deps_last);
+  n.name_begin = names.size();
+  n.name_size = static_cast<std::uint32_t>(node_name.size());
+  names.append(node_name);
+  nodes.push_back(n);
+  return nodes.back();
+}
+
+std::uint32_t Trace::add_group(const std::vector<std::uint32_t>& members) {
+  bool all = members.size() == ranks;
+  for (std::size_t i = 0; all && i < members.size(); ++i) all = members[i] == i;
+  if (all) return 0;
+  const auto [it, fresh] = group_index.try_emplace(members, static_cast<std::uint32_t>(groups.size()));
+  if (fresh) groups.push_back(members);
+  return it->second;
+}
+
 namespace {
 
 // What the checks of a trace find out about its nodes (indices into
-// trace.nodes), on the way to its tasks.
+// trace.nodes), on the way to its tasks.  Flat arrays of 32-bit indices: a
+// trace of a million nodes has as many entries of each, and a vector per
+// node (or a hash map of them) took several times the nodes themselves.
 struct TraceIndex {
   const Trace& t;
-  std::vector<std::vector<std::size_t>> by_rank;  // per rank: its nodes by id
-  std::vector<std::vector<std::size_t>> deps;     // per node: the nodes it depends on
-  std::vector<std::size_t> match;                 // per recv node: its send (N: none)
+  std::vector<std::size_t> rank_begin;   // per rank r: its nodes, by id, are rank_nodes[rank_begin[r], rank_begin[r + 1])
+  std::vector<std::uint32_t> rank_nodes;
+  std::vector<std::uint32_t> dep_node;   // per entry of t.deps: the node it names
+  std::vector<std::uint32_t> match;      // per recv node: its send (N: none)
   std::string where(std::size_t i) const {
     if (!t.rank_files.empty()) return t.rank_files[t.nodes[i].rank] + ": node " + std::to_string(t.nodes[i].id);
     return t.file + ":" + std::to_string(t.nodes[i].line) + ": node " + std::to_string(t.nodes[i].id);
   }
+  const std::uint32_t* rank_first(std::uint32_t r) const { return rank_nodes.data() + rank_begin[r]; }
+  const std::uint32_t* rank_last(std::uint32_t r) const { return rank_nodes.data() + rank_begin[r + 1]; }
+  const std::uint32_t* deps_first(std::size_t i) const { return dep_node.data() + t.nodes[i].deps_begin; }
+  const std::uint32_t* deps_last(std::size_t i) const { return deps_first(i) + t.nodes[i].deps_count; }
 };
 
 // One collective: per member (in group order), its node.
@@ -44,29 +72,50 @@ struct TraceCollective {
 void index_nodes(TraceIndex& x) {
   const Trace& t = x.t;
   const std::size_t N = t.nodes.size();
+  if (N >= std::numeric_limits<std::uint32_t>::max())
+    throw ConfigError(t.file + ": " + std::to_string(N) + " nodes, more than a trace can hold (2^32 - 2)");
   const bool per_rank = !t.rank_files.empty();
-  std::vector<std::unordered_map<std::uint64_t, std::size_t>> ids(per_rank ? t.ranks : 1);
-  const auto index_of = [&](std::uint32_t rank) -> auto& { return ids[per_rank ? rank : 0]; };
-  for (std::size_t i = 0; i < N; ++i)
-    if (!index_of(t.nodes[i].rank).emplace(t.nodes[i].id, i).second)
-      throw ConfigError(x.where(i) + ": id: used by an earlier node too");
-  x.by_rank.assign(t.ranks, {});
-  for (std::size_t i = 0; i < N; ++i) x.by_rank[t.nodes[i].rank].push_back(i);
-  for (auto& v : x.by_rank)
-    std::sort(v.begin(), v.end(), [&](std::size_t a, std::size_t b) { return t.nodes[a].id < t.nodes[b].id; });
-  x.deps.assign(N, {});
-  for (std::size_t i = 0; i < N; ++i)
-    for (std::uint64_t d : t.nodes[i].deps) {
-      const auto& index = index_of(t.nodes[i].rank);
-      const auto it = index.find(d);
-      if (it == index.end())
+  // The nodes by (rank, id), or by id where ids are unique in the whole
+  // trace; equal ids by index, so the first repeat is found as a map of
+  // the ids filled in node order would find it.
+  const auto key = [&](std::uint32_t i) { return std::make_pair(per_rank ? t.nodes[i].rank : 0u, t.nodes[i].id); };
+  std::vector<std::uint32_t> by_id(N);
+  std::iota(by_id.begin(), by_id.end(), 0u);
+  std::sort(by_id.begin(), by_id.end(), [&](std::uint32_t a, std::uint32_t b) {
+    const auto ka = key(a), kb = key(b);
+    return ka < kb || (ka == kb && a < b);
+  });
+  std::size_t repeat = N;  // the first node (in node order) whose id an earlier node has
+  for (std::size_t k = 1; k < N; ++k)
+    if (key(by_id[k]) == key(by_id[k - 1]) && (k < 2 || key(by_id[k - 2]) != key(by_id[k])))
+      repeat = std::min<std::size_t>(repeat, by_id[k]);
+  if (repeat < N) throw ConfigError(x.where(repeat) + ": id: used by an earlier node too");
+  // Per rank, in id order: a stable counting sort of by_id by rank.
+  x.rank_begin.assign(t.ranks + 1, 0);
+  for (const TraceNode& n : t.nodes) ++x.rank_begin[n.rank + 1];
+  for (std::uint32_t r = 0; r < t.ranks; ++r) x.rank_begin[r + 1] += x.rank_begin[r];
+  x.rank_nodes.assign(N, 0);
+  {
+    std::vector<std::size_t> at(x.rank_begin.begin(), x.rank_begin.end() - 1);
+    for (std::uint32_t i : by_id) x.rank_nodes[at[t.nodes[i].rank]++] = i;
+  }
+  x.dep_node.assign(t.deps.size(), 0);
+  for (std::size_t i = 0; i < N; ++i) {
+    const TraceNode& n = t.nodes[i];
+    for (std::uint32_t j = 0; j < n.deps_count; ++j) {
+      const std::uint64_t d = t.deps[n.deps_begin + j];
+      const auto want = std::make_pair(per_rank ? n.rank : 0u, d);
+      const auto it = std::lower_bound(by_id.begin(), by_id.end(), want,
+                                       [&](std::uint32_t a, const auto& v) { return key(a) < v; });
+      if (it == by_id.end() || key(*it) != want)
         throw ConfigError(x.where(i) + ": data_deps/ctrl_deps: no node has id " + std::to_string(d));
-      if (t.nodes[it->second].rank != t.nodes[i].rank)
+      if (t.nodes[*it].rank != n.rank)
         throw ConfigError(x.where(i) + ": data_deps/ctrl_deps: node " + std::to_string(d) + " is on rank " +
-                          std::to_string(t.nodes[it->second].rank) + ", not " + std::to_string(t.nodes[i].rank) +
+                          std::to_string(t.nodes[*it].rank) + ", not " + std::to_string(n.rank) +
                           " (ranks depend on each other only through send/recv and collective nodes)");
-      x.deps[i].push_back(it->second);
+      x.dep_node[n.deps_begin + j] = *it;
     }
+  }
 }
 
 // Point to point: the k-th send a -> b with a tag matches the k-th receive
@@ -74,74 +123,98 @@ void index_nodes(TraceIndex& x) {
 void match_point_to_point(TraceIndex& x) {
   const Trace& t = x.t;
   const std::size_t N = t.nodes.size();
-  using Key = std::tuple<std::uint32_t, std::uint32_t, std::int64_t>;
-  std::map<Key, std::vector<std::size_t>> sends, recvs;
+  // (sender, receiver, tag) and the node, in the order of the key, then of
+  // the node's id on its rank.
+  struct End {
+    std::uint32_t from, to;
+    std::int64_t tag;
+    std::uint32_t node;
+  };
+  std::vector<End> sends, recvs;
   for (std::uint32_t r = 0; r < t.ranks; ++r)
-    for (std::size_t i : x.by_rank[r]) {
-      const TraceNode& n = t.nodes[i];
-      if (n.kind == TraceNode::Kind::Send) sends[{r, n.peer, n.tag}].push_back(i);
-      if (n.kind == TraceNode::Kind::Recv) recvs[{n.peer, r, n.tag}].push_back(i);
+    for (const std::uint32_t* p = x.rank_first(r); p != x.rank_last(r); ++p) {
+      const TraceNode& n = t.nodes[*p];
+      if (n.kind == TraceNode::Kind::Send) sends.push_back({r, n.peer, n.tag, *p});
+      if (n.kind == TraceNode::Kind::Recv) recvs.push_back({n.peer, r, n.tag, *p});
     }
-  x.match.assign(N, N);
-  for (const auto& [key, s] : sends) {
-    const auto it = recvs.find(key);
-    const std::size_t have = it == recvs.end() ? 0 : it->second.size();
-    if (have < s.size())
-      throw ConfigError(x.where(s[have]) + ": send to rank " + std::to_string(std::get<1>(key)) + " (tag " +
-                        std::to_string(std::get<2>(key)) + ") has no matching recv node there");
-    for (std::size_t k = 0; k < s.size(); ++k) {
-      const std::size_t rv = it->second[k];
-      if (t.nodes[rv].bytes != t.nodes[s[k]].bytes)
+  const auto key = [](const End& e) { return std::make_tuple(e.from, e.to, e.tag); };
+  const auto by_key = [&](const End& a, const End& b) { return key(a) < key(b); };
+  std::stable_sort(sends.begin(), sends.end(), by_key);
+  std::stable_sort(recvs.begin(), recvs.end(), by_key);
+  // [first, last) of the ends of `v` with e's key.
+  const auto run = [&](const std::vector<End>& v, const End& e) {
+    const auto [a, b] = std::equal_range(v.begin(), v.end(), e, by_key);
+    return std::make_pair(static_cast<std::size_t>(a - v.begin()), static_cast<std::size_t>(b - v.begin()));
+  };
+  x.match.assign(N, static_cast<std::uint32_t>(N));
+  for (std::size_t i = 0; i < sends.size();) {
+    const auto [s0, s1] = run(sends, sends[i]);
+    const auto [r0, r1] = run(recvs, sends[i]);
+    const std::size_t have = r1 - r0;
+    if (have < s1 - s0)
+      throw ConfigError(x.where(sends[s0 + have].node) + ": send to rank " + std::to_string(sends[i].to) + " (tag " +
+                        std::to_string(sends[i].tag) + ") has no matching recv node there");
+    for (std::size_t k = 0; k < s1 - s0; ++k) {
+      const std::uint32_t rv = recvs[r0 + k].node, sd = sends[s0 + k].node;
+      if (t.nodes[rv].bytes != t.nodes[sd].bytes)
         throw ConfigError(x.where(rv) + ": comm_size: " + std::to_string(t.nodes[rv].bytes) +
-                          " bytes, but the matching send (node " + std::to_string(t.nodes[s[k]].id) + ") sends " +
-                          std::to_string(t.nodes[s[k]].bytes));
-      x.match[rv] = s[k];
+                          " bytes, but the matching send (node " + std::to_string(t.nodes[sd].id) + ") sends " +
+                          std::to_string(t.nodes[sd].bytes));
+      x.match[rv] = sd;
     }
+    i = s1;
   }
-  for (const auto& [key, rv] : recvs) {
-    const auto it = sends.find(key);
-    const std::size_t have = it == sends.end() ? 0 : it->second.size();
-    if (have < rv.size())
-      throw ConfigError(x.where(rv[have]) + ": recv from rank " + std::to_string(std::get<0>(key)) + " (tag " +
-                        std::to_string(std::get<2>(key)) + ") has no matching send node there");
+  for (std::size_t i = 0; i < recvs.size();) {
+    const auto [r0, r1] = run(recvs, recvs[i]);
+    const auto [s0, s1] = run(sends, recvs[i]);
+    const std::size_t have = s1 - s0;
+    if (have < r1 - r0)
+      throw ConfigError(x.where(recvs[r0 + have].node) + ": recv from rank " + std::to_string(recvs[i].from) +
+                        " (tag " + std::to_string(recvs[i].tag) + ") has no matching send node there");
+    i = r1;
   }
 }
 
 // Collectives: the k-th node of a rank with a given group matches the k-th
-// of every other member, and they agree on what it is.  `groups` holds the
-// member lists the result points into.
-std::vector<TraceCollective> match_collectives(
-    const TraceIndex& x, std::map<std::vector<std::uint32_t>, std::vector<std::vector<std::size_t>>>& groups) {
+// of every other member, and they agree on what it is.  Groups in the order
+// of their member lists (`all`: every rank, for group 0).
+std::vector<TraceCollective> match_collectives(const TraceIndex& x, const std::vector<std::uint32_t>& all) {
   const Trace& t = x.t;
-  std::vector<std::uint32_t> all(t.ranks);
-  std::iota(all.begin(), all.end(), 0u);
-  for (std::uint32_t r = 0; r < t.ranks; ++r)  // group -> per member, its nodes
-    for (std::size_t i : x.by_rank[r]) {
-      const TraceNode& n = t.nodes[i];
+  const auto members_of = [&](std::uint32_t g) -> const std::vector<std::uint32_t>& {
+    return g == 0 ? all : t.groups[g];
+  };
+  std::vector<std::vector<std::vector<std::uint32_t>>> per(t.groups.size());  // group -> per member, its nodes
+  for (std::uint32_t r = 0; r < t.ranks; ++r)
+    for (const std::uint32_t* p = x.rank_first(r); p != x.rank_last(r); ++p) {
+      const TraceNode& n = t.nodes[*p];
       if (n.kind != TraceNode::Kind::Collective) continue;
-      const std::vector<std::uint32_t>& members = n.group.empty() ? all : n.group;
+      const std::vector<std::uint32_t>& members = members_of(n.group);
       const auto pos = std::find(members.begin(), members.end(), r);
       if (pos == members.end())
-        throw ConfigError(x.where(i) + ": comm_group: rank " + std::to_string(r) + " is not in its own group");
-      auto& per = groups[members];
-      per.resize(members.size());
-      per[static_cast<std::size_t>(pos - members.begin())].push_back(i);
+        throw ConfigError(x.where(*p) + ": comm_group: rank " + std::to_string(r) + " is not in its own group");
+      per[n.group].resize(members.size());
+      per[n.group][static_cast<std::size_t>(pos - members.begin())].push_back(*p);
     }
+  std::vector<std::uint32_t> order(t.groups.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return members_of(a) < members_of(b); });
   std::vector<TraceCollective> instances;
-  for (const auto& [members, per] : groups) {
+  for (std::uint32_t g : order) {
+    const auto& members = members_of(g);
+    const auto& of = per[g];
     std::size_t count = 0;
-    for (const auto& v : per) count = std::max(count, v.size());
+    for (const auto& v : of) count = std::max(count, v.size());
     for (std::size_t k = 0; k < count; ++k) {
       TraceCollective inst{&members, {}};
       for (std::size_t m = 0; m < members.size(); ++m) {
-        if (k >= per[m].size()) {
+        if (k >= of[m].size()) {
           std::size_t any = 0;  // a node that has a k-th collective in this group
-          for (const auto& v : per)
+          for (const auto& v : of)
             if (v.size() > k) any = v[k];
           throw ConfigError(x.where(any) + ": comm_group: rank " + std::to_string(members[m]) + " has only " +
-                            std::to_string(per[m].size()) + " collective nodes in this group, others more");
+                            std::to_string(of[m].size()) + " collective nodes in this group, others more");
         }
-        const std::size_t i = per[m][k], first = per[0][k];
+        const std::size_t i = of[m][k], first = of[0][k];
         const TraceNode &a = t.nodes[i], &b = t.nodes[first];
         if (a.op != b.op || a.bytes != b.bytes || a.root != b.root)
           throw ConfigError(x.where(i) + ": comm_type/comm_size/comm_root: differs from node " + std::to_string(b.id) +
@@ -158,31 +231,40 @@ std::vector<TraceCollective> match_collectives(
 // nodes, with the members of one collective merged (Kahn's algorithm).
 void check_acyclic(const TraceIndex& x, const std::vector<TraceCollective>& instances) {
   const std::size_t N = x.t.nodes.size();
-  std::vector<std::size_t> rep(N);
-  std::iota(rep.begin(), rep.end(), std::size_t{0});
+  std::vector<std::uint32_t> rep(N);
+  std::iota(rep.begin(), rep.end(), 0u);
   for (const TraceCollective& inst : instances)
-    for (std::size_t i : inst.nodes) rep[i] = inst.nodes[0];
-  std::vector<std::vector<std::size_t>> out(N);
+    for (std::size_t i : inst.nodes) rep[i] = static_cast<std::uint32_t>(inst.nodes[0]);
+  // The edges, counted and then placed (one array, not a vector per node).
+  std::vector<std::size_t> begin(N + 1, 0);
   std::vector<std::uint32_t> indeg(N, 0);
-  const auto edge = [&](std::size_t a, std::size_t b) {
-    out[rep[a]].push_back(rep[b]);
-    ++indeg[rep[b]];
+  const auto each_edge = [&](auto&& edge) {
+    for (std::size_t i = 0; i < N; ++i) {
+      for (const std::uint32_t* d = x.deps_first(i); d != x.deps_last(i); ++d) edge(rep[*d], rep[i]);
+      if (x.match[i] < N) edge(rep[x.match[i]], rep[i]);
+    }
   };
-  for (std::size_t i = 0; i < N; ++i) {
-    for (std::size_t d : x.deps[i]) edge(d, i);
-    if (x.match[i] < N) edge(x.match[i], i);
+  each_edge([&](std::uint32_t a, std::uint32_t b) {
+    ++begin[a + 1];
+    ++indeg[b];
+  });
+  for (std::size_t v = 0; v < N; ++v) begin[v + 1] += begin[v];
+  std::vector<std::uint32_t> out(begin[N]);
+  {
+    std::vector<std::size_t> at(begin.begin(), begin.end() - 1);
+    each_edge([&](std::uint32_t a, std::uint32_t b) { out[at[a]++] = b; });
   }
-  std::vector<std::size_t> ready;
+  std::vector<std::uint32_t> ready;
   for (std::size_t i = 0; i < N; ++i)
-    if (rep[i] == i && indeg[i] == 0) ready.push_back(i);
+    if (rep[i] == i && indeg[i] == 0) ready.push_back(static_cast<std::uint32_t>(i));
   std::size_t seen = 0, vertices = 0;
   for (std::size_t i = 0; i < N; ++i) vertices += rep[i] == i;
   while (!ready.empty()) {
-    const std::size_t v = ready.back();
+    const std::uint32_t v = ready.back();
     ready.pop_back();
     ++seen;
-    for (std::size_t w : out[v])
-      if (--indeg[w] == 0) ready.push_back(w);
+    for (std::size_t e = begin[v]; e < begin[v + 1]; ++e)
+      if (--indeg[out[e]] == 0) ready.push_back(out[e]);
   }
   if (seen != vertices) {
     std::size_t stuck = 0;
@@ -297,11 +379,12 @@ TraceJob::TraceJob(TaskGraph& g, TraceParams params, std::uint32_t job) : params
     throw ConfigError("workload.placement: the trace has " + std::to_string(t.ranks) + " ranks, " +
                       std::to_string(params_.endpoints.size()) + " endpoints were placed");
   // Check and match the nodes.
-  TraceIndex x{t, {}, {}, {}};
+  TraceIndex x{t, {}, {}, {}, {}};
   index_nodes(x);
   match_point_to_point(x);
-  std::map<std::vector<std::uint32_t>, std::vector<std::vector<std::size_t>>> groups;
-  const std::vector<TraceCollective> collectives = match_collectives(x, groups);
+  std::vector<std::uint32_t> all(t.ranks);
+  std::iota(all.begin(), all.end(), 0u);
+  const std::vector<TraceCollective> collectives = match_collectives(x, all);
   check_acyclic(x, collectives);
   // Plan them: tasks, receives after their sends, collectives, dependencies.
   NodeTasks k = add_node_tasks(g, params_, job_, compute_ns_);
@@ -312,8 +395,8 @@ TraceJob::TraceJob(TaskGraph& g, TraceParams params, std::uint32_t job) : params
   plan_collectives(g, params_, job_, x, collectives, k, message_nodes_);
   std::sort(message_nodes_.begin(), message_nodes_.end());
   for (std::size_t i = 0; i < N; ++i) {
-    for (std::size_t d : x.deps[i]) g.depend(k.done[d], k.entry[i]);
-    if (x.deps[i].empty()) g.not_before(k.entry[i], params_.start);
+    for (const std::uint32_t* d = x.deps_first(i); d != x.deps_last(i); ++d) g.depend(k.done[*d], k.entry[i]);
+    if (t.nodes[i].deps_count == 0) g.not_before(k.entry[i], params_.start);
   }
   done_.assign(t.ranks, {});
   for (std::size_t i = 0; i < N; ++i) done_[t.nodes[i].rank].push_back(k.done[i]);
@@ -322,9 +405,13 @@ TraceJob::TraceJob(TaskGraph& g, TraceParams params, std::uint32_t job) : params
   for (std::size_t i = 0; i < N; ++i)
     node_start_[i] = t.nodes[i].kind == TraceNode::Kind::Recv ? k.msg[x.match[i]] : k.entry[i];
   // Planned: what the report reads of a node is its id, rank, kind and name.
-  for (TraceNode& n : params_.trace.nodes) {
-    std::vector<std::uint64_t>().swap(n.deps);
-    std::vector<std::uint32_t>().swap(n.group);
+  Trace& planned = params_.trace;
+  std::vector<std::uint64_t>().swap(planned.deps);
+  planned.groups.assign(1, {});
+  planned.group_index.clear();
+  for (TraceNode& n : planned.nodes) {
+    n.deps_count = 0;
+    n.group = 0;
   }
 }
 

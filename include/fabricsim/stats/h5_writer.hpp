@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace fabricsim::stats {
@@ -59,6 +60,10 @@ class H5Writer {
   /// Fixed-length string column (width = longest string over all ranks).
   void write_string_rows(const std::string& dataset, std::uint64_t total_rows, const std::vector<std::uint64_t>& rows,
                          const std::vector<std::string>& values);
+  /// The same from one blob: row rows[i] is blob[ends[i - 1], ends[i])
+  /// (from 0 for i = 0), so a million names need no string each.
+  void write_string_rows(const std::string& dataset, std::uint64_t total_rows, const std::vector<std::uint64_t>& rows,
+                         const std::string& blob, const std::vector<std::uint64_t>& ends);
   /// 2-D dataset [total_rows x columns], chunked and deflate-compressed; this
   /// rank writes whole rows (`values` holds rows.size() x columns, row-major).
   void write_matrix_rows(const std::string& dataset, std::uint64_t total_rows, std::uint64_t columns,
@@ -75,6 +80,8 @@ class H5Writer {
   static bool library_unusable();
 
  private:
+  void write_string_rows(const std::string& dataset, std::uint64_t total_rows, const std::vector<std::uint64_t>& rows,
+                         const std::function<std::string_view(std::size_t)>& value);
   hid_t open_group(const std::string& path);
   /// Collective: every rank says whether its part of an operation failed
   /// (`error` null: it did not); if any did, every rank throws the same

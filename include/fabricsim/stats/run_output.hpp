@@ -253,7 +253,9 @@ struct TraceNodesReport {
   std::vector<std::uint64_t> node_id;
   std::vector<std::uint8_t> kind;
   std::vector<double> start_ns, end_ns;
-  std::vector<std::string> name;
+  /// The names, one after another: row i's is names[name_end[i - 1], name_end[i]).
+  std::string names;
+  std::vector<std::uint64_t> name_end;
 };
 void write_trace_nodes(H5Writer& out, const TraceNodesReport& t);
 

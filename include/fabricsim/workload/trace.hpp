@@ -18,7 +18,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -29,21 +31,27 @@
 
 namespace fabricsim::workload {
 
+/// One node of a trace.  Its name, dependencies and communicator group are
+/// held by its Trace (Trace::add_node), so that a node is a fixed 80 bytes
+/// with nothing of its own on the heap: a trace of millions of nodes is
+/// read into one vector and a few blobs (issue 33).
 struct TraceNode {
   enum class Kind : std::uint8_t { Compute, Send, Recv, Collective };
   std::uint64_t id = 0;
-  std::uint32_t rank = 0;
-  Kind kind = Kind::Compute;
-  std::string name;
-  double duration_ns = 0;  ///< compute
-  std::uint32_t peer = 0;  ///< send: destination rank; recv: source rank
-  std::int64_t tag = 0;    ///< send, recv
+  std::int64_t tag = 0;     ///< send, recv
   std::uint64_t bytes = 0;  ///< communication: message size, or a collective's size per rank
+  double duration_ns = 0;   ///< compute
+  std::uint64_t deps_begin = 0;  ///< its dependencies: Trace::deps[deps_begin, + deps_count)
+  std::uint64_t name_begin = 0;  ///< its name: Trace::names[name_begin, + name_size)
+  std::uint32_t deps_count = 0;
+  std::uint32_t name_size = 0;
+  std::uint32_t rank = 0;
+  std::uint32_t peer = 0;   ///< send: destination rank; recv: source rank
+  std::uint32_t group = 0;  ///< collective: Trace::groups[group] (0: all ranks)
+  std::uint32_t root = 0;   ///< broadcast / reduce: index in the group
+  std::uint32_t line = 0;   ///< where in the file (for errors)
+  Kind kind = Kind::Compute;
   CollectiveOp op = CollectiveOp::Allreduce;  ///< collective
-  std::vector<std::uint32_t> group;           ///< collective: member ranks in rank order (empty: all)
-  std::uint32_t root = 0;                     ///< broadcast / reduce: index in the group
-  std::vector<std::uint64_t> deps;            ///< ids of nodes of the same rank
-  std::uint32_t line = 0;                     ///< where in the file (for errors)
 };
 
 struct Trace {
@@ -54,6 +62,26 @@ struct Trace {
   std::string name;
   std::uint32_t ranks = 0;
   std::vector<TraceNode> nodes;
+  /// Every node's dependencies (ids of nodes of the same rank), node after
+  /// node; freed once the trace is planned (TraceJob).
+  std::vector<std::uint64_t> deps;
+  /// Every node's name, one after another.
+  std::string names;
+  /// Communicator groups: their member ranks, in the order the trace gives
+  /// them (a collective runs over its members in that order); groups[0] is
+  /// empty: all ranks, 0 ... ranks - 1.  Each distinct list once (add_group).
+  std::vector<std::vector<std::uint32_t>> groups{{}};
+  std::map<std::vector<std::uint32_t>, std::uint32_t> group_index;  ///< (add_group's)
+
+  /// Appends `n` with its name and dependencies (n's deps_* and name_*
+  /// are set here).
+  TraceNode& add_node(TraceNode n, std::string_view name, const std::uint64_t* deps_first,
+                      const std::uint64_t* deps_last);
+  /// The index of a group of these members, added if new; 0 for all ranks
+  /// in rank order (set `ranks` first).
+  std::uint32_t add_group(const std::vector<std::uint32_t>& members);
+  std::string_view name_of(const TraceNode& n) const { return std::string_view(names).substr(n.name_begin, n.name_size); }
+  const std::uint64_t* deps_of(const TraceNode& n) const { return deps.data() + n.deps_begin; }
 };
 
 struct TraceParams {
