@@ -106,7 +106,7 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
   // Peak memory per rank of a run of this configuration on --ranks ranks
   // (1 by default), all on this machine.
   const int est_ranks = std::max(opts.ranks, 1);
-  const MemoryEstimate memory = estimate_memory(cfg, est_ranks, topo, np);
+  MemoryEstimate memory = estimate_memory(cfg, est_ranks, topo, np);
   const std::uint64_t memory_limit = memory_limit_per_rank(cfg, est_ranks);
   std::vector<workload::PlannedMessage> plan;
   // Task-graph jobs planned up front (workload.queue = "none"): the fluid
@@ -128,7 +128,8 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
     if (jobs_traffic) {
       // The jobs' messages (a trace's too), all at once: the bound ignores
       // their dependencies, so a run cannot beat it.
-      for (const LabelledMessage& m : plan_messages(cfg, topo)) plan.push_back({m.src, m.dst, m.bytes, {}});
+      // (Planning them also tells what they hold: the memory estimate's jobs.)
+      for (const LabelledMessage& m : plan_messages(cfg, topo, &memory.jobs)) plan.push_back({m.src, m.dst, m.bytes, {}});
     } else {
       plan = workload::plan_traffic(traffic_params(cfg), topo, np);
     }
@@ -235,9 +236,11 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
     out += fmt::format(", \"diameter\": {}, \"build_seconds\": {:.6f}", diameter, build_s);
     out += fmt::format(", \"memory\": {{\"ranks\": {}, \"per_rank_bytes\": {}, \"limit_per_rank_bytes\": {}, "
                        "\"program\": {}, \"topology\": {}, \"routes\": {}, \"network_state\": {}, \"messages\": {}, "
-                       "\"queued_packets\": {}, \"partitioning\": {}}}",
+                       "\"queued_packets\": {}, \"planned_jobs\": {}, \"partitioning\": {}}}",
                        est_ranks, memory.total(), memory_limit, memory.process, memory.description, memory.routes,
-                       memory.state, memory.messages, memory.packets, memory.partition);
+                       memory.state, memory.messages, memory.packets,
+                       jobs_traffic && (!routable || fluid_skipped) ? std::string("null") : std::to_string(memory.jobs),
+                       memory.partition);
     out += fmt::format(", \"fluid_left_out\": {}, \"fluid_traffic\": \"{}\"", fluid_skipped ? "true" : "false",
                        jobs_traffic ? "jobs" : "pattern");
     if (!routable || fluid_skipped) {
@@ -331,7 +334,9 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
              human_bytes(static_cast<double>(memory.total())), est_ranks, est_ranks == 1 ? "" : "s",
              memory.total() <= memory_limit ? "within" : "OVER", human_bytes(static_cast<double>(memory_limit)),
              est_ranks, est_ranks == 1 ? "" : "s");
-  fmt::print("                   {}\n", memory.breakdown());
+  fmt::print("                   {}{}\n", memory.breakdown(),
+             jobs_traffic && (!routable || fluid_skipped) ? "; the jobs, not planned here, are not counted (info --full)"
+                                                          : "");
   if (const std::string& model = cfg.get_string("network.model"); model != "packet")
     fmt::print("  network model    {} (one rank; the memory and work figures below are the packet model's)\n", model);
   if (jobs_traffic)

@@ -653,19 +653,33 @@ void JobSet::print() const {
     if (jobs_[j]) jobs_[j]->print(reports_, static_cast<std::uint32_t>(j), several);
 }
 
+std::uint64_t JobSet::planned_bytes() const {
+  std::uint64_t b = static_cast<std::uint64_t>(net_.messages().capacity()) * net::Network::message_bytes() +
+                    job_of_message_.capacity() * sizeof(std::uint32_t);
+  if (graph_) b += graph_->memory_bytes();
+  for (const auto& g : graphs_)
+    if (g) b += g->memory_bytes();
+  for (const auto& j : jobs_)
+    if (j) b += j->memory_bytes();
+  return b;
+}
+
 void visit_planned_jobs(const config::Config& cfg, const net::Topology& topo,
                         const std::function<void(const workload::TaskGraph&, const net::Network&,
-                                                 const std::vector<std::size_t>&)>& visit) {
+                                                 const std::vector<std::size_t>&)>& visit,
+                        std::uint64_t* planned_bytes) {
   if (cfg.get_string("workload.queue") != "none")
     throw util::ConfigError("workload.queue: planning the jobs up front (a fabric built from their traffic, an "
                             "export) needs workload.queue = \"none\"");
   core::Simulator sim(topo.node_count());
   PlanningNetwork network(topo, network_params(cfg), sim);
   const JobSet jobs(cfg, network, sim);
+  if (planned_bytes != nullptr) *planned_bytes = jobs.planned_bytes();
   visit(*jobs.plan_graph(), network, jobs.first_message());
 }
 
-std::vector<LabelledMessage> plan_messages(const config::Config& cfg, const net::Topology& topo) {
+std::vector<LabelledMessage> plan_messages(const config::Config& cfg, const net::Topology& topo,
+                                           std::uint64_t* planned_bytes) {
   std::vector<LabelledMessage> out;
   visit_planned_jobs(cfg, topo, [&](const workload::TaskGraph& g, const net::Network& network,
                                     const std::vector<std::size_t>& first) {
@@ -678,7 +692,7 @@ std::vector<LabelledMessage> plan_messages(const config::Config& cfg, const net:
           std::upper_bound(first.begin(), first.end(), static_cast<std::size_t>(task.message)) - first.begin() - 1);
       out.push_back({m.src, m.dst, m.bytes, task.label, job});
     }
-  });
+  }, planned_bytes);
   return out;
 }
 

@@ -73,6 +73,8 @@ class Job {
   virtual stats::JobRow report(const JobResults& ctx, std::uint32_t index, JobReports& out) const = 0;
   /// Its table on stdout; its rows start at r.first_row[index].
   virtual void print(const JobReports& r, std::uint32_t index, bool several) const = 0;
+  /// Bytes it holds beyond its tasks and messages (a trace's nodes).
+  virtual std::uint64_t memory_bytes() const { return 0; }
 };
 
 /// The Workload of task-graph jobs, in one of two ways (workload.queue):
@@ -99,6 +101,7 @@ class JobSet final : public Workload, public par::GlobalSteps, private net::Mess
   /// are planned one after the other).
   const std::vector<std::size_t>& first_message() const { return first_message_; }
   std::uint64_t messages_total() const override { return net_.messages().size(); }
+  std::uint64_t planned_bytes() const override;
   bool posts_known_at_sender_only() const override { return true; }
   void report(const par::Comm& comm, bool complete) override;
   void write(stats::H5Writer& writer, const par::Comm& comm) const override;
@@ -212,13 +215,16 @@ struct LabelledMessage {
 /// `topo` into a network that only numbers them, without running anything:
 /// what TopoOpt's construction from a job reads (topo_topoopt.cpp).
 /// ConfigError as a run of the same configuration would give.
-std::vector<LabelledMessage> plan_messages(const config::Config& cfg, const net::Topology& topo);
+/// `planned_bytes`, if given: what the planned jobs hold (JobSet::planned_bytes).
+std::vector<LabelledMessage> plan_messages(const config::Config& cfg, const net::Topology& topo,
+                                           std::uint64_t* planned_bytes = nullptr);
 /// The configured task-graph jobs planned on `topo` as plan_messages does
 /// (nothing runs), handed to `visit` with the graph, its network and the
 /// first message of each job.
 void visit_planned_jobs(const config::Config& cfg, const net::Topology& topo,
                         const std::function<void(const workload::TaskGraph&, const net::Network&,
-                                                 const std::vector<std::size_t>&)>& visit);
+                                                 const std::vector<std::size_t>&)>& visit,
+                        std::uint64_t* planned_bytes = nullptr);
 /// TopoOpt built from a job (Topology::allreduce_links): pins the jobs'
 /// AllReduce messages to CoinChangeMod's routes over the AllReduce rings
 /// (net::ServerPaths::allreduce; one of them by the message, as listed

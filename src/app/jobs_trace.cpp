@@ -13,6 +13,7 @@ class TraceJob final : public Job {
   TraceJob(const config::Config& cfg, JobPlanning& plan)
       : job_(std::make_unique<workload::TraceJob>(plan.graph, trace_params(cfg, plan.pool), plan.index)) {}
   unsigned tables() const override { return kIterations | kTraceNodes; }
+  std::uint64_t memory_bytes() const override { return job_->memory_bytes(); }
 
   stats::JobRow report(const JobResults& ctx, std::uint32_t index, JobReports& out) const override {
     auto partial = job_->partial(ctx.graph);

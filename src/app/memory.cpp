@@ -100,6 +100,7 @@ std::string MemoryEstimate::breakdown() const {
                              : fmt::format("program {}, topology {}, routes {}, network state and series {}, messages {}",
                                            h(process), h(description), h(routes), h(state), h(messages));
   if (packets > 0) s += fmt::format(", queued packets up to {}", h(packets));
+  if (jobs > 0) s += fmt::format(", planned jobs {}", h(jobs));
   if (partition > 0) s += fmt::format(", partitioning {}", h(partition));
   return s;
 }

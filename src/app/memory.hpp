@@ -25,9 +25,11 @@ struct MemoryEstimate {
                                   ///< (traffic workloads), at most what the buffers hold
   std::uint64_t partition = 0;    ///< multi-rank runs: the node graph, the fluid estimate, METIS (freed
                                   ///< before the network state is allocated)
+  std::uint64_t jobs = 0;         ///< task-graph jobs as planned (Workload::planned_bytes: tasks, their
+                                  ///< messages, a trace's nodes), known once they are
   bool sizes_only = false;        ///< from sizes alone: routes and messages not counted
   std::uint64_t total() const {
-    return process + description + routes + messages + packets + std::max(state, partition);
+    return process + description + routes + messages + packets + jobs + std::max(state, partition);
   }
   /// "program 32.0 MiB, topology 9.2 MiB, ...".
   std::string breakdown() const;
@@ -40,8 +42,8 @@ struct MemoryEstimate {
 /// messages, which need the built topology, are left at zero).
 MemoryEstimate estimate_memory(const config::Config& cfg, int ranks, std::uint64_t nodes, std::uint64_t links);
 /// The estimate for a built topology with its routing set up in `np`: adds
-/// the route tables and the messages of a traffic workload (a task graph's
-/// messages, built later, are not counted).
+/// the route tables and the messages of a traffic workload (task-graph
+/// jobs, planned later, are added then as MemoryEstimate::jobs).
 MemoryEstimate estimate_memory(const config::Config& cfg, int ranks, const net::Topology& topo,
                                const net::NetworkParams& np);
 

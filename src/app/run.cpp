@@ -118,6 +118,8 @@ struct Model {
   net::NetworkParams np;
   Routing routing;  ///< (np points into it)
   MemoryEstimate memory_estimate;
+  std::uint64_t memory_limit = UINT64_MAX;  ///< per rank (engine.memory_limit_gib or this machine's share)
+  int ranks_here = 1;                       ///< ranks on the busiest machine
   std::unique_ptr<core::Simulator> sim;
   /// network.model; the flow and analytic models' routes (over `table`
   /// where the fabric routes by a minimal-route table).
@@ -163,6 +165,8 @@ void build_model(Model& m, const config::Config& cfg, const par::Comm& comm) {
   m.routing = setup_routing(cfg, m.topo, m.np);
   m.memory_estimate = estimate_memory(cfg, comm.size(), m.topo, m.np);
   check_memory(m.memory_estimate, memory_limit, ranks_here);
+  m.memory_limit = memory_limit;
+  m.ranks_here = ranks_here;
   if (const net::RoutePolicy& policy = net::route_policy(m.np.routing); policy.whole_fabric && comm.size() > 1)
     throw util::ConfigError(fmt::format(
         "routing.algorithm: {} reads the queues of the whole fabric, which one rank "
@@ -653,6 +657,11 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
   // nodes) and started after it.
   const auto t_part = Clock::now();
   const std::unique_ptr<Workload> work = make_workload(cfg, *m.network, *m.sim);
+  // Task graphs are known once planned: checked again with them, before
+  // the partition and the run allocate more.
+  m.memory_estimate.jobs = static_cast<std::uint64_t>(
+      comm.allreduce_max(static_cast<std::int64_t>(std::min<std::uint64_t>(work->planned_bytes(), INT64_MAX))));
+  if (m.memory_estimate.jobs > 0) check_memory(m.memory_estimate, m.memory_limit, m.ranks_here);
   // An optical fabric: its dark circuits start down, its controller takes the global steps.
   m.reconfig = make_ocs_reconfig(cfg, m.topo, *m.network, *work);
   if (m.reconfig) {

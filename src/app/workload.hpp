@@ -32,6 +32,10 @@ class Workload {
   virtual void start() = 0;
   /// Messages a complete run delivers (the conservation check).
   virtual std::uint64_t messages_total() const = 0;
+  /// Bytes of what it planned before the run that the memory estimate
+  /// cannot know from the configuration (task graphs, their messages, a
+  /// trace's nodes); 0 where it can.
+  virtual std::uint64_t planned_bytes() const { return 0; }
   /// Whether a message's post time is known only where its sender runs
   /// (a task graph posts when dependencies are met): /flows then combines
   /// them over the ranks.

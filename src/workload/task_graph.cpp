@@ -1,5 +1,6 @@
 #include "fabricsim/workload/task_graph.hpp"
 
+#include <type_traits>
 #include <algorithm>
 
 #include "fabricsim/util/assert.hpp"
@@ -262,6 +263,15 @@ void TaskGraph::on_message_sent(net::MessageId id) {
   const SimTime now = net_.now();
   release(t, true, now);
   drain(now);
+}
+
+std::uint64_t TaskGraph::memory_bytes() const {
+  const auto bytes = [](const auto& v) {
+    return static_cast<std::uint64_t>(v.capacity()) * sizeof(typename std::decay_t<decltype(v)>::value_type);
+  };
+  return bytes(tasks_) + bytes(of_message_) + bytes(pending_) + bytes(first_done_) + bytes(first_sent_) +
+         bytes(done_edges_) + bytes(sent_edges_) + bytes(delays_) + bytes(queue_head_) + bytes(queue_tail_) +
+         bytes(running_) + bytes(work_);
 }
 
 }  // namespace fabricsim::workload

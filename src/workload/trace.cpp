@@ -1,5 +1,6 @@
 #include "fabricsim/workload/trace.hpp"
 
+#include <type_traits>
 #include <algorithm>
 #include <limits>
 #include <map>
@@ -451,6 +452,16 @@ TraceJob::Result TraceJob::result(const Partial& combined, const TaskGraph&) con
   r.time_ns = r.finished ? r.end_ns - r.start_ns : std::numeric_limits<double>::quiet_NaN();
   for (double c : compute_ns_) r.compute_ns = std::max(r.compute_ns, c);
   return r;
+}
+
+std::uint64_t TraceJob::memory_bytes() const {
+  const auto bytes = [](const auto& v) {
+    return static_cast<std::uint64_t>(v.capacity()) * sizeof(typename std::decay_t<decltype(v)>::value_type);
+  };
+  std::uint64_t b = bytes(params_.trace.nodes) + params_.trace.names.capacity() + bytes(node_start_) + bytes(node_end_) +
+                    bytes(message_nodes_) + bytes(compute_ns_);
+  for (const auto& v : done_) b += bytes(v);
+  return b;
 }
 
 }  // namespace fabricsim::workload

@@ -5,7 +5,9 @@
 # Hx2Mesh, 1 and 2 ranks, short workloads; an incast whose packets fill the
 # 32 MB buffers of the 1k tree), and `info --json` reports it; `info` on a
 # 64k tree leaves out the fluid estimate and on a 16M tree does not build,
-# both reporting the memory a run needs.
+# both reporting the memory a run needs; task-graph jobs (a DNN job, a
+# Chakra trace) counted once planned, by `info` and by the run, which
+# refuses them then if they are over engine.memory_limit_gib.
 set -u
 exe=$1
 py=$2
@@ -35,6 +37,25 @@ run hx2_large_1 1 "$src/inputs/hammingmesh_hx2_large.toml" --set workload.messag
 # 4 GiB into one endpoint: every packet waits in a switch buffer at once.
 run incast_1k_32mb 1 "$src/inputs/fat_tree_1k.toml" --set workload.pattern=\"incast\" --set workload.messages=4 \
   --set workload.message_bytes=1048576
+# Task-graph jobs are counted once planned: a DNN job, and the same job
+# exported as a Chakra trace (1,024 files, 0.27 M nodes), whose nodes the
+# estimate left out before (36 MiB estimated for a 522 MiB run).
+"$exe" export-chakra "$src/inputs/chakra_bench_1024.toml" --set workload.iterations=1 -o "$dir/rn" > /dev/null ||
+  { echo "FAIL export-chakra"; fail=1; }
+run dnn_1k 1 "$src/inputs/chakra_bench_1024.toml" --set workload.iterations=1 --set network.model=\"analytic\"
+trace=(--set workload.kind=\"trace\" --set workload.trace=\"$dir/rn\" --set workload.trace_peak_tflops=1
+       --set network.model=\"analytic\")
+run trace_1k 1 "$src/inputs/chakra_bench_1024.toml" "${trace[@]}"
+# Over the limit once planned (not before): refused in one line, no output.
+"$exe" run "$src/inputs/chakra_bench_1024.toml" "${trace[@]}" --set engine.memory_limit_gib=0.1 \
+  -o "$dir/refused.h5" > /dev/null 2> "$dir/err"
+rc=$?
+if [ $rc -eq 2 ] && [ "$(grep -c . "$dir/err")" -eq 1 ] && grep -q "engine.memory_limit_gib: .*planned jobs" "$dir/err" &&
+   [ ! -e "$dir/refused.h5" ]; then
+  echo "ok   a trace over engine.memory_limit_gib once planned: $(cat "$dir/err")"
+else
+  echo "FAIL a trace over engine.memory_limit_gib once planned: exit $rc: $(cat "$dir/err")"; fail=1
+fi
 info_json() {  # name, expected python condition on the parsed object m, info arguments...
   local name=$1 cond=$2
   shift 2
@@ -59,9 +80,12 @@ printf '%s' "$json" | "$py" -c '
 import json, sys
 m = json.load(sys.stdin)["memory"]
 # (the partitioning is freed before the network state is allocated: the larger counts)
-parts = (m["program"] + m["topology"] + m["routes"] + m["messages"] + m["queued_packets"]
+parts = (m["program"] + m["topology"] + m["routes"] + m["messages"] + m["queued_packets"] + (m["planned_jobs"] or 0)
          + max(m["network_state"], m["partitioning"]))
 ok = m["ranks"] == 4 and m["per_rank_bytes"] == parts and m["partitioning"] > 0 and m["limit_per_rank_bytes"] > 0
 print(("ok  " if ok else "FAIL") + " info --json memory:", m)
 sys.exit(0 if ok else 1)' || fail=1
+info_json "info on a trace: its planned jobs counted" \
+  'm["memory"]["planned_jobs"] > 50 * 2**20 and m["fluid_traffic"] == "jobs"' \
+  "$src/inputs/chakra_bench_1024.toml" "${trace[@]}"
 exit $fail

@@ -95,6 +95,9 @@ class TaskGraph final : public net::MessageListener {
   const Task& task(TaskId t) const { return tasks_[t]; }
   net::Network& network() const { return net_; }
   std::size_t size() const { return tasks_.size(); }
+  /// Bytes its tasks, edges and queues hold (capacities: what a run's
+  /// memory estimate counts for a planned graph).
+  std::uint64_t memory_bytes() const;
   /// Where task t completes: its endpoint, or a message's destination.
   net::EndpointId completes_at(TaskId t) const;
   /// Tasks completed on this process (of those it simulates).

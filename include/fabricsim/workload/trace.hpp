@@ -103,6 +103,9 @@ class TraceJob {
   /// nodes or across ranks, cycles.
   TraceJob(TaskGraph& g, TraceParams params, std::uint32_t job);
   const TraceParams& params() const { return params_; }
+  /// Bytes the planned trace holds beyond its tasks: its nodes and names,
+  /// and what the report reads of them.
+  std::uint64_t memory_bytes() const;
 
   /// Per rank: first start and last completion (ps; INT64_MIN unknown), to
   /// be combined over processes by element-wise maximum (starts negated).
