@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -161,7 +162,7 @@ void build_model(Model& m, const config::Config& cfg, const par::Comm& comm) {
     });
     return build_topology(cfg);
   }();
-  m.np = network_params(cfg);
+  m.np = network_params(cfg, cfg.get_string("network.model") == "packet");
   m.routing = setup_routing(cfg, m.topo, m.np);
   m.memory_estimate = estimate_memory(cfg, comm.size(), m.topo, m.np);
   check_memory(m.memory_estimate, memory_limit, ranks_here);
@@ -619,8 +620,18 @@ void warn_unread(const config::Config& cfg, const par::Comm& comm) {
   std::vector<std::int64_t> read = cfg.read_flags();
   comm.allreduce_max(read);
   if (!comm.is_root()) return;
-  for (const std::string& s : cfg.unread_settings(read))
-    std::fprintf(stderr, "warning: %s: set, but this run never read it: it changed nothing\n", s.c_str());
+  // Keys only one network model reads (network_params, build_model).
+  static const std::pair<const char*, const char*> kModelKeys[] = {
+      {"network.buffer_bytes", "packet"}, {"network.crossbar_speedup", "packet"}, {"network.flow_rate_cap_gbps", "flow"}};
+  const std::string& model = cfg.get_string("network.model");
+  for (const std::string& s : cfg.unread_settings(read)) {
+    std::string why;
+    for (const auto& [key, reader] : kModelKeys)
+      if (s.size() >= std::strlen(key) && s.compare(s.size() - std::strlen(key), std::string::npos, key) == 0 &&
+          model != reader)
+        why = fmt::format(" (only the {} model reads it; network.model is \"{}\")", reader, model);
+    std::fprintf(stderr, "warning: %s: set, but this run never read it: it changed nothing%s\n", s.c_str(), why.c_str());
+  }
 }
 
 int run_impl(const RunOptions& opts, const par::Comm& comm) {

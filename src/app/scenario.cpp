@@ -82,14 +82,16 @@ net::CostModel cost_model(const config::Config& cfg) {
   return c;
 }
 
-net::NetworkParams network_params(const config::Config& cfg) {
+net::NetworkParams network_params(const config::Config& cfg, bool packet_keys) {
   net::NetworkParams p;
   p.packet_bytes = cfg_u32(cfg, "network.packet_bytes");
   p.header_bytes = cfg_u32(cfg, "network.header_bytes");
-  p.buffer_bytes = static_cast<std::uint64_t>(cfg.get_int("network.buffer_bytes"));
-  p.vcs = cfg_u32(cfg, "network.vcs");
+  if (packet_keys) {
+    p.buffer_bytes = static_cast<std::uint64_t>(cfg.get_int("network.buffer_bytes"));
+    p.crossbar_speedup = cfg.get_float("network.crossbar_speedup");
+  }
+  p.vcs = cfg_u32(cfg, "network.vcs");  // (the direct topologies' route rules need them in every model)
   p.switch_latency = SimTime::from_ns_f(cfg.get_float("network.switch_latency_ns"));
-  p.crossbar_speedup = cfg.get_float("network.crossbar_speedup");
   p.send_engines = cfg_u32(cfg, "network.send_engines");
   p.routing = net::parse_routing_algorithm(cfg.get_string("routing.algorithm"));
   p.ecmp_hash = net::parse_ecmp_hash(cfg.get_string("routing.ecmp_hash"));
@@ -99,7 +101,7 @@ net::NetworkParams network_params(const config::Config& cfg) {
   if (p.header_bytes >= p.packet_bytes)
     throw util::ConfigError("network.header_bytes: " + std::to_string(p.header_bytes) +
                             " leaves no payload in network.packet_bytes " + std::to_string(p.packet_bytes));
-  if (p.buffer_bytes < p.packet_bytes)
+  if (packet_keys && p.buffer_bytes < p.packet_bytes)
     throw util::ConfigError("network.buffer_bytes: " + std::to_string(p.buffer_bytes) +
                             " cannot hold one packet of network.packet_bytes " + std::to_string(p.packet_bytes));
   return p;

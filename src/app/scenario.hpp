@@ -36,7 +36,11 @@ struct Routing {
 Routing setup_routing(const config::Config& cfg, const net::Topology& topo, net::NetworkParams& np);
 /// The cost section of the configuration.
 net::CostModel cost_model(const config::Config& cfg);
-net::NetworkParams network_params(const config::Config& cfg);
+/// The network section.  packet_keys false (a run of the flow or analytic
+/// model): the keys only the packet model's switches read (buffer_bytes,
+/// crossbar_speedup) are left at their defaults and unread, so that a run
+/// warns where the user set them (config::Config::unread_settings).
+net::NetworkParams network_params(const config::Config& cfg, bool packet_keys = true);
 workload::TrafficParams traffic_params(const config::Config& cfg);
 /// The endpoints of a hammingmesh in the order of placement "by_board":
 /// board after board in a snake over the board grid, each board's

@@ -117,5 +117,16 @@ done
 out=$("$exe" run unread.toml --set 'workload.kind="collective"' --set workload.ranks=8 --output "$dir/read.h5" 2>&1 >/dev/null); rc=$?
 { [ "$rc" -eq 0 ] && [ -z "$out" ]; } || { echo "FAIL a read placement warned: rc=$rc $out"; fail=1; }
 rm -f "$dir/read.h5"
-[ $fail -eq 0 ] && echo "ok   unread keys: one warning line each, on 1 and 2 ranks; none when read"
+# A key only another network model reads: the packet model's switch buffers
+# in a flow run, the flow model's rate cap in a packet run; each says which.
+printf '[topology]\nkind = "fat_tree"\nendpoints = 16\nradix = 8\n[network]\nbuffer_bytes = 1048576\n' > model.toml
+out=$("$exe" run model.toml --set 'network.model="flow"' --output "$dir/flow.h5" 2>&1 >/dev/null); rc=$?
+{ [ "$rc" -eq 0 ] && printf '%s\n' "$out" | grep -qx 'warning: model\.toml:6:1: network\.buffer_bytes: set, but this run never read it: it changed nothing (only the packet model reads it; network\.model is "flow")'; } ||
+  { echo "FAIL buffer_bytes in a flow run: rc=$rc $out"; fail=1; }
+out=$("$exe" run model.toml --set network.flow_rate_cap_gbps=100 --output "$dir/packet.h5" 2>&1 >/dev/null); rc=$?
+{ [ "$rc" -eq 0 ] && [ "$(printf '%s\n' "$out" | grep -c .)" -eq 1 ] &&
+  printf '%s\n' "$out" | grep -qx 'warning: --set: network\.flow_rate_cap_gbps: set, but this run never read it: it changed nothing (only the flow model reads it; network\.model is "packet")'; } ||
+  { echo "FAIL flow_rate_cap_gbps in a packet run: rc=$rc $out"; fail=1; }
+rm -f "$dir/flow.h5" "$dir/packet.h5"
+[ $fail -eq 0 ] && echo "ok   unread keys: one warning line each, on 1 and 2 ranks; none when read; another model's keys named"
 exit $fail
