@@ -158,6 +158,8 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
   if (minimal_routing && fluid.per_source_bound >= 0)
     per_source_bound = per_source_bound < 0 ? fluid.per_source_bound : std::min(per_source_bound, fluid.per_source_bound);
   const auto json_bound = [](double b) { return b >= 0 ? fmt::format("{:.6f}", b) : std::string("null"); };
+  // Jobs whose messages info did not plan: their memory is not known.
+  const bool jobs_unplanned = jobs_traffic && (!routable || fluid_skipped);
   // The work of a run: packets, packet-hops along the fluid routes (wire
   // bytes over all links per wire byte injected), events, core-hours.
   const double kEventsPerHop = 1.5;     // measured 1.1 (64k tree permutation) to 2.7 (torus alltoall)
@@ -239,7 +241,7 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
                        "\"queued_packets\": {}, \"planned_jobs\": {}, \"partitioning\": {}}}",
                        est_ranks, memory.total(), memory_limit, memory.process, memory.description, memory.routes,
                        memory.state, memory.messages, memory.packets,
-                       jobs_traffic && (!routable || fluid_skipped) ? std::string("null") : std::to_string(memory.jobs),
+                       jobs_unplanned ? std::string("null") : std::to_string(memory.jobs),
                        memory.partition);
     out += fmt::format(", \"fluid_left_out\": {}, \"fluid_traffic\": \"{}\"", fluid_skipped ? "true" : "false",
                        jobs_traffic ? "jobs" : "pattern");
@@ -335,8 +337,7 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
              memory.total() <= memory_limit ? "within" : "OVER", human_bytes(static_cast<double>(memory_limit)),
              est_ranks, est_ranks == 1 ? "" : "s");
   fmt::print("                   {}{}\n", memory.breakdown(),
-             jobs_traffic && (!routable || fluid_skipped) ? "; the jobs, not planned here, are not counted (info --full)"
-                                                          : "");
+             jobs_unplanned ? "; the jobs, not planned here, are not counted (info --full)" : "");
   if (const std::string& model = cfg.get_string("network.model"); model != "packet")
     fmt::print("  network model    {} (one rank; the memory and work figures below are the packet model's)\n", model);
   if (jobs_traffic)

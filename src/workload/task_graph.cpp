@@ -1,9 +1,9 @@
 #include "fabricsim/workload/task_graph.hpp"
 
-#include <type_traits>
 #include <algorithm>
 
 #include "fabricsim/util/assert.hpp"
+#include "fabricsim/util/capacity.hpp"
 
 namespace fabricsim::workload {
 
@@ -266,12 +266,11 @@ void TaskGraph::on_message_sent(net::MessageId id) {
 }
 
 std::uint64_t TaskGraph::memory_bytes() const {
-  const auto bytes = [](const auto& v) {
-    return static_cast<std::uint64_t>(v.capacity()) * sizeof(typename std::decay_t<decltype(v)>::value_type);
-  };
-  return bytes(tasks_) + bytes(of_message_) + bytes(pending_) + bytes(first_done_) + bytes(first_sent_) +
-         bytes(done_edges_) + bytes(sent_edges_) + bytes(delays_) + bytes(queue_head_) + bytes(queue_tail_) +
-         bytes(running_) + bytes(work_);
+  using util::capacity_bytes;
+  return capacity_bytes(tasks_) + capacity_bytes(of_message_) + capacity_bytes(pending_) +
+         capacity_bytes(first_done_) + capacity_bytes(first_sent_) + capacity_bytes(done_edges_) +
+         capacity_bytes(sent_edges_) + capacity_bytes(delays_) + capacity_bytes(queue_head_) +
+         capacity_bytes(queue_tail_) + capacity_bytes(running_) + capacity_bytes(work_);
 }
 
 }  // namespace fabricsim::workload

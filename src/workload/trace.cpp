@@ -1,6 +1,5 @@
 #include "fabricsim/workload/trace.hpp"
 
-#include <type_traits>
 #include <algorithm>
 #include <limits>
 #include <map>
@@ -9,6 +8,7 @@
 #include <unordered_map>
 
 #include "fabricsim/util/assert.hpp"
+#include "fabricsim/util/capacity.hpp"
 #include "fabricsim/util/error.hpp"
 #include "fabricsim/workload/dnn.hpp"
 
@@ -455,12 +455,11 @@ TraceJob::Result TraceJob::result(const Partial& combined, const TaskGraph&) con
 }
 
 std::uint64_t TraceJob::memory_bytes() const {
-  const auto bytes = [](const auto& v) {
-    return static_cast<std::uint64_t>(v.capacity()) * sizeof(typename std::decay_t<decltype(v)>::value_type);
-  };
-  std::uint64_t b = bytes(params_.trace.nodes) + params_.trace.names.capacity() + bytes(node_start_) + bytes(node_end_) +
-                    bytes(message_nodes_) + bytes(compute_ns_);
-  for (const auto& v : done_) b += bytes(v);
+  using util::capacity_bytes;
+  std::uint64_t b = capacity_bytes(params_.trace.nodes) + params_.trace.names.capacity() +
+                    capacity_bytes(node_start_) + capacity_bytes(node_end_) + capacity_bytes(message_nodes_) +
+                    capacity_bytes(compute_ns_);
+  for (const auto& v : done_) b += capacity_bytes(v);
   return b;
 }
 

@@ -28,16 +28,22 @@ net::Topology tree(std::uint32_t endpoints, std::uint32_t radix, std::uint32_t d
   return net::build_fat_tree(p);
 }
 
-/// Runs the messages and returns payload * 8 / makespan / (endpoints * 400 Gb/s).
-double simulate(const net::Topology& topo, const net::NetworkParams& np,
-                const std::vector<workload::PlannedMessage>& plan) {
+/// Runs the messages at packet level; their records after the run.
+std::vector<net::Message> run_packets(const net::Topology& topo, const net::NetworkParams& np,
+                                      const std::vector<workload::PlannedMessage>& plan) {
   core::Simulator sim(topo.node_count());
   net::Network network(topo, np, sim);
   for (const auto& m : plan) network.send(m.src, m.dst, m.bytes, m.post);
   sim.run();
+  return network.messages();
+}
+
+/// Runs the messages and returns payload * 8 / makespan / (endpoints * 400 Gb/s).
+double simulate(const net::Topology& topo, const net::NetworkParams& np,
+                const std::vector<workload::PlannedMessage>& plan) {
   double payload = 0;
   SimTime first = SimTime::max(), last = SimTime::zero();
-  for (const auto& m : network.messages()) {
+  for (const auto& m : run_packets(topo, np, plan)) {
     payload += static_cast<double>(m.bytes);
     first = std::min(first, m.post_time);
     last = std::max(last, m.end_time);
@@ -264,12 +270,8 @@ namespace {
 /// sources of payload x 8 / (last delivery - first post) / 400 Gb/s.
 double simulate_per_source(const net::Topology& topo, const net::NetworkParams& np,
                            const std::vector<workload::PlannedMessage>& plan) {
-  core::Simulator sim(topo.node_count());
-  net::Network network(topo, np, sim);
-  for (const auto& m : plan) network.send(m.src, m.dst, m.bytes, m.post);
-  sim.run();
   std::map<net::EndpointId, std::tuple<double, SimTime, SimTime>> per;  // payload, first post, last end
-  for (const auto& m : network.messages()) {
+  for (const auto& m : run_packets(topo, np, plan)) {
     auto [it, fresh] = per.try_emplace(m.src, 0.0, SimTime::max(), SimTime::zero());
     auto& [payload, first, last] = it->second;
     payload += static_cast<double>(m.bytes);
