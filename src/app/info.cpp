@@ -158,8 +158,10 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
   if (minimal_routing && fluid.per_source_bound >= 0)
     per_source_bound = per_source_bound < 0 ? fluid.per_source_bound : std::min(per_source_bound, fluid.per_source_bound);
   const auto json_bound = [](double b) { return b >= 0 ? fmt::format("{:.6f}", b) : std::string("null"); };
-  // Jobs whose messages info did not plan: their memory is not known.
-  const bool jobs_unplanned = jobs_traffic && (!routable || fluid_skipped);
+  // Jobs whose messages info did not plan: their memory is not known.  A
+  // queue's jobs are planned only as they are admitted, so never here.
+  const bool queued_jobs = runs_jobs(cfg) && !jobs_traffic;
+  const bool jobs_unplanned = queued_jobs || (jobs_traffic && (!routable || fluid_skipped));
   // The work of a run: packets, packet-hops along the fluid routes (wire
   // bytes over all links per wire byte injected), events, core-hours.
   const double kEventsPerHop = 1.5;     // measured 1.1 (64k tree permutation) to 2.7 (torus alltoall)
@@ -337,7 +339,9 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
              memory.total() <= memory_limit ? "within" : "OVER", human_bytes(static_cast<double>(memory_limit)),
              est_ranks, est_ranks == 1 ? "" : "s");
   fmt::print("                   {}{}\n", memory.breakdown(),
-             jobs_unplanned ? "; the jobs, not planned here, are not counted (info --full)" : "");
+             !jobs_unplanned ? ""
+             : queued_jobs   ? "; the queue's jobs, planned as they are admitted, are not counted"
+                             : "; the jobs, not planned here, are not counted (info --full)");
   if (const std::string& model = cfg.get_string("network.model"); model != "packet")
     fmt::print("  network model    {} (one rank; the memory and work figures below are the packet model's)\n", model);
   if (jobs_traffic)

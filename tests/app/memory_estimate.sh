@@ -88,4 +88,8 @@ sys.exit(0 if ok else 1)' || fail=1
 info_json "info on a trace: its planned jobs counted" \
   'm["memory"]["planned_jobs"] > 50 * 2**20 and m["fluid_traffic"] == "jobs"' \
   "$src/inputs/chakra_bench_1024.toml" "${trace[@]}"
+# A queue's jobs are planned only as they are admitted: not known to info (null, not 0).
+info_json "info on a cluster queue: its jobs not counted" \
+  'm["memory"]["planned_jobs"] is None and m["memory"]["per_rank_bytes"] > 0' \
+  "$src/inputs/vclos_cluster512.toml"
 exit $fail
