@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 
@@ -384,60 +385,84 @@ void H5Writer::write_rows_raw(const std::string& dataset, hid_t mem_type, hid_t 
 
   // Two-phase write.  The rows a rank owns are scattered over the dataset
   // (a link's row follows its id, not its rank), and building a selection
-  // of many small runs is quadratic in HDF5; so rows first move (one
-  // MPI_Alltoallv) to the rank that writes the contiguous block they fall
-  // in, and each rank then writes a single hyperslab.
+  // of many small runs is quadratic in HDF5; so rows first move (MPI_Alltoallv)
+  // to the rank that writes the contiguous block they fall in, and each rank
+  // then writes a single hyperslab.  The rows move in rounds of at most
+  // round_bytes arriving at a rank, so that a table of millions of rows (a
+  // trace's /trace_nodes, held by the root) needs no copy of its whole self
+  // on top of the block (and MPI's int counts cannot overflow).  One rank
+  // that holds every row in order writes straight from `data`.
   int nranks = 1;
   MPI_Comm_size(comm_, &nranks);
   const std::size_t row_bytes = H5Tget_size(mem_type) * std::max<std::uint64_t>(columns, 1);
   const auto p = static_cast<std::uint64_t>(nranks);
   auto block_start = [&](std::uint64_t r) { return (r * total_rows + p - 1) / p; };  // first row of rank r
-  const std::size_t entry = sizeof(std::uint64_t) + row_bytes;
-  std::vector<int> send_counts(static_cast<std::size_t>(nranks), 0), recv_counts(static_cast<std::size_t>(nranks));
-  std::vector<int> dest(rows.size());
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    // The rank whose block [block_start(r), block_start(r+1)) holds the row.
-    auto r = static_cast<int>(rows[i] * p / std::max<std::uint64_t>(total_rows, 1));
-    while (r + 1 < nranks && block_start(static_cast<std::uint64_t>(r) + 1) <= rows[i]) ++r;
-    while (r > 0 && block_start(static_cast<std::uint64_t>(r)) > rows[i]) --r;
-    dest[i] = r;
-    send_counts[static_cast<std::size_t>(r)] += static_cast<int>(entry);
-  }
-  std::vector<int> send_displs(static_cast<std::size_t>(nranks), 0), recv_displs(static_cast<std::size_t>(nranks), 0);
-  for (int r = 1; r < nranks; ++r)
-    send_displs[static_cast<std::size_t>(r)] = send_displs[static_cast<std::size_t>(r) - 1] + send_counts[static_cast<std::size_t>(r) - 1];
-  std::vector<char> send_buf(rows.size() * entry);
-  {
-    std::vector<int> pos(send_displs);
-    const char* src = static_cast<const char*>(data);
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      char* out = send_buf.data() + pos[static_cast<std::size_t>(dest[i])];
-      std::memcpy(out, &rows[i], sizeof(std::uint64_t));
-      std::memcpy(out + sizeof(std::uint64_t), src + i * row_bytes, row_bytes);
-      pos[static_cast<std::size_t>(dest[i])] += static_cast<int>(entry);
-    }
-  }
-  MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, comm_);
-  int recv_total = 0;
-  for (int r = 0; r < nranks; ++r) {
-    recv_displs[static_cast<std::size_t>(r)] = recv_total;
-    recv_total += recv_counts[static_cast<std::size_t>(r)];
-  }
-  std::vector<char> recv_buf(static_cast<std::size_t>(recv_total));
-  MPI_Alltoallv(send_buf.data(), send_counts.data(), send_displs.data(), MPI_BYTE, recv_buf.data(), recv_counts.data(),
-                recv_displs.data(), MPI_BYTE, comm_);
   const std::uint64_t first = block_start(static_cast<std::uint64_t>(rank_));
   const std::uint64_t last = block_start(static_cast<std::uint64_t>(rank_) + 1);
   const std::size_t n = static_cast<std::size_t>(last - first);
-  std::vector<char> block(n * row_bytes, 0);
-  std::size_t got = 0;
-  for (std::size_t off = 0; off < recv_buf.size(); off += entry, ++got) {
-    std::uint64_t row = 0;
-    std::memcpy(&row, recv_buf.data() + off, sizeof(std::uint64_t));
-    if (row < first || row >= last) fail(fmt::format("{}: internal error placing row {} of {}", final_path_, row, dataset));
-    std::memcpy(block.data() + (row - first) * row_bytes, recv_buf.data() + off + sizeof(std::uint64_t), row_bytes);
+  const void* out_data = data;
+  std::vector<char> block;
+  bool in_place = nranks == 1 && rows.size() == n;
+  for (std::size_t i = 0; in_place && i < rows.size(); ++i) in_place = rows[i] == i;
+  if (!in_place) {
+    block.assign(n * row_bytes, 0);
+    out_data = block.data();
+    std::size_t round_bytes = std::size_t{32} << 20;
+    // For the test suite: tiny rounds, so that small runs move their rows
+    // in many rounds (tests/app/mpi_identical.sh).
+    if (const char* round = std::getenv("FABRICSIM_TEST_WRITE_ROUND_BYTES"); round && *round)
+      round_bytes = std::max<std::size_t>(1, std::strtoull(round, nullptr, 10));
+    const std::size_t entry = sizeof(std::uint64_t) + row_bytes;
+    const std::size_t per_round = std::max<std::size_t>(1, round_bytes / entry / static_cast<std::size_t>(nranks));
+    std::uint64_t rounds = (rows.size() + per_round - 1) / per_round;
+    MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_UINT64_T, MPI_MAX, comm_);
+    std::vector<int> send_counts(static_cast<std::size_t>(nranks)), recv_counts(static_cast<std::size_t>(nranks));
+    std::vector<int> send_displs(static_cast<std::size_t>(nranks)), recv_displs(static_cast<std::size_t>(nranks));
+    std::vector<int> dest, pos;
+    std::vector<char> send_buf, recv_buf;
+    const char* src = static_cast<const char*>(data);
+    std::size_t got = 0;
+    for (std::uint64_t round = 0; round < rounds; ++round) {
+      const std::size_t from = std::min<std::size_t>(rows.size(), round * per_round);
+      const std::size_t to = std::min<std::size_t>(rows.size(), from + per_round);
+      std::fill(send_counts.begin(), send_counts.end(), 0);
+      dest.resize(to - from);
+      for (std::size_t i = from; i < to; ++i) {
+        // The rank whose block [block_start(r), block_start(r+1)) holds the row.
+        auto r = static_cast<int>(rows[i] * p / std::max<std::uint64_t>(total_rows, 1));
+        while (r + 1 < nranks && block_start(static_cast<std::uint64_t>(r) + 1) <= rows[i]) ++r;
+        while (r > 0 && block_start(static_cast<std::uint64_t>(r)) > rows[i]) --r;
+        dest[i - from] = r;
+        send_counts[static_cast<std::size_t>(r)] += static_cast<int>(entry);
+      }
+      for (std::size_t r = 1; r < send_displs.size(); ++r) send_displs[r] = send_displs[r - 1] + send_counts[r - 1];
+      send_buf.resize((to - from) * entry);
+      pos = send_displs;
+      for (std::size_t i = from; i < to; ++i) {
+        char* out = send_buf.data() + pos[static_cast<std::size_t>(dest[i - from])];
+        std::memcpy(out, &rows[i], sizeof(std::uint64_t));
+        std::memcpy(out + sizeof(std::uint64_t), src + i * row_bytes, row_bytes);
+        pos[static_cast<std::size_t>(dest[i - from])] += static_cast<int>(entry);
+      }
+      MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, comm_);
+      int recv_total = 0;
+      for (std::size_t r = 0; r < recv_counts.size(); ++r) {
+        recv_displs[r] = recv_total;
+        recv_total += recv_counts[r];
+      }
+      recv_buf.resize(static_cast<std::size_t>(recv_total));
+      MPI_Alltoallv(send_buf.data(), send_counts.data(), send_displs.data(), MPI_BYTE, recv_buf.data(),
+                    recv_counts.data(), recv_displs.data(), MPI_BYTE, comm_);
+      for (std::size_t off = 0; off < recv_buf.size(); off += entry, ++got) {
+        std::uint64_t row = 0;
+        std::memcpy(&row, recv_buf.data() + off, sizeof(std::uint64_t));
+        if (row < first || row >= last)
+          fail(fmt::format("{}: internal error placing row {} of {}", final_path_, row, dataset));
+        std::memcpy(block.data() + (row - first) * row_bytes, recv_buf.data() + off + sizeof(std::uint64_t), row_bytes);
+      }
+    }
+    if (got != n) fail(fmt::format("{}: {} of {} rows of {} were written by no rank", final_path_, n - got, n, dataset));
   }
-  if (got != n) fail(fmt::format("{}: {} of {} rows of {} were written by no rank", final_path_, n - got, n, dataset));
   H5Sselect_none(fspace.get());
   if (n > 0) {
     hsize_t start[2] = {first, 0};
@@ -449,7 +474,6 @@ void H5Writer::write_rows_raw(const std::string& dataset, hid_t mem_type, hid_t 
   Handle mspace(H5Screate_simple(rank, mdims, nullptr), H5Sclose);
   if (n == 0) H5Sselect_none(mspace.get());
   const hid_t ms = mspace.get();
-  const void* out_data = block.data();
   Handle dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
   H5Pset_dxpl_mpio(dxpl.get(), H5FD_MPIO_COLLECTIVE);
   {
