@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "fabricsim/net/state_routes.hpp"
+#include "fabricsim/util/assert.hpp"
 
 namespace fabricsim::workload {
 
@@ -91,6 +92,46 @@ double sorted_completion_bound(const SourceTotals& t, const std::vector<double>&
 // The lesser of two bounds where -1 is none.
 double least_bound(double a, double b) { return a < 0 ? b : b < 0 ? a : std::min(a, b); }
 
+// A map of 64-bit keys to 64-bit values by open addressing, cleared in time
+// proportional to what it holds: the fluid walk's per-level and
+// per-destination indices of (node, state), looked up millions of times.
+class FlatIndex {
+ public:
+  /// The value of `key`, inserted as `fresh` if absent.  (The reference is
+  /// valid until the next call.)
+  std::uint64_t& at(std::uint64_t key, std::uint64_t fresh) {
+    if (2 * (used_.size() + 1) > keys_.size()) grow();
+    std::size_t mask = keys_.size() - 1;
+    for (std::size_t i = hash(key) & mask;; i = (i + 1) & mask) {
+      if (keys_[i] == key) return values_[i];
+      if (keys_[i] == kEmpty) {
+        keys_[i] = key;
+        values_[i] = fresh;
+        used_.push_back(i);
+        return values_[i];
+      }
+    }
+  }
+  void clear() {
+    for (std::size_t i : used_) keys_[i] = kEmpty;
+    used_.clear();
+  }
+
+ private:
+  static constexpr std::uint64_t kEmpty = UINT64_MAX;
+  static std::size_t hash(std::uint64_t k) { return static_cast<std::size_t>((k * 0x9E3779B97F4A7C15ull) >> 20); }
+  void grow() {
+    std::vector<std::uint64_t> keys = std::move(keys_), values = std::move(values_);
+    const std::vector<std::size_t> used = std::move(used_);
+    keys_.assign(std::max<std::size_t>(64, 2 * keys.size()), kEmpty);
+    values_.assign(keys_.size(), 0);
+    used_.clear();
+    for (std::size_t i : used) at(keys[i], 0) = values[i];
+  }
+  std::vector<std::uint64_t> keys_, values_;
+  std::vector<std::size_t> used_;
+};
+
 // A routing's next hops: next(node, state, dst, out) appends the (link,
 // state after) moves on a minimal route; the walk starts in `initial`.
 struct Hop {
@@ -112,6 +153,17 @@ FluidEstimate estimate(const net::Topology& topo, Next&& next_hops, std::uint8_t
   // fixed order: no routing matrix (a batch of one on the 16k trees, whose
   // routes spread over more than a thousand links per pair, took more
   // memory than the network's whole state).
+  //
+  // The pairs are walked destination after destination, and a destination's
+  // next hops from each (node, state) are computed once for all its sources:
+  // the routing rules are what the walk spends its time on (a torus's
+  // distances), and one destination's DAGs from a thousand sources share
+  // their nodes (the 1k torus's full alltoall: 77 s of info before, most of
+  // it recomputing the same hops).
+  std::vector<std::pair<std::uint64_t, double>> by_dst(pairs.size());
+  for (std::size_t i = 0; i < pairs.size(); ++i)
+    by_dst[i] = {(pairs[i].first << 32) | (pairs[i].first >> 32), pairs[i].second};
+  std::sort(by_dst.begin(), by_dst.end());
   std::vector<double>& loads = est.link_bytes;
   struct At {
     net::NodeId node;
@@ -119,13 +171,22 @@ FluidEstimate estimate(const net::Topology& topo, Next&& next_hops, std::uint8_t
     double share;
   };
   std::vector<At> frontier, next;
-  std::vector<Hop> hops;
-  std::unordered_map<std::uint64_t, std::size_t> slot;
+  std::vector<Hop> arena;  // the current destination's next hops, (node, state) after (node, state)
+  FlatIndex memo;          // (node, state) -> its hops: arena[begin, begin + count), packed begin << 8 | count
+  FlatIndex slot;          // (node, state) -> its place in `next`, per level
   // Each pair's DAG, hop by hop: visit(src, link, share x bytes).
   const auto walk = [&](auto&& visit) {
-    for (const auto& [key, bytes] : pairs) {
-      const auto src = static_cast<net::EndpointId>(key >> 32);
-      const auto dst = static_cast<net::EndpointId>(key & 0xFFFFFFFFu);
+    net::EndpointId memo_dst = 0;
+    bool memo_valid = false;
+    for (const auto& [key, bytes] : by_dst) {
+      const auto dst = static_cast<net::EndpointId>(key >> 32);
+      const auto src = static_cast<net::EndpointId>(key & 0xFFFFFFFFu);
+      if (!memo_valid || dst != memo_dst) {
+        memo.clear();
+        arena.clear();
+        memo_dst = dst;
+        memo_valid = true;
+      }
       const net::NodeId target = topo.endpoint_node(dst);
       frontier.assign(1, At{topo.endpoint_node(src), initial, 1.0});
       // Minimal routes shorten the distance by one per hop, so the DAG is
@@ -136,18 +197,28 @@ FluidEstimate estimate(const net::Topology& topo, Next&& next_hops, std::uint8_t
         slot.clear();
         for (const At& at : frontier) {
           if (at.node == target) continue;
-          hops.clear();
-          next_hops(at.node, at.state, dst, hops);
-          if (hops.empty()) continue;
-          const double share = at.share / static_cast<double>(hops.size());
-          for (const Hop& h : hops) {
+          const std::uint64_t at_key = static_cast<std::uint64_t>(at.node) << 8 | at.state;
+          std::uint64_t& span = memo.at(at_key, UINT64_MAX);
+          if (span == UINT64_MAX) {
+            const std::size_t begin = arena.size();
+            next_hops(at.node, at.state, dst, arena);
+            FABRICSIM_ASSERT(arena.size() - begin < 256, "more than 255 next hops");
+            span = static_cast<std::uint64_t>(begin) << 8 | (arena.size() - begin);
+          }
+          const std::size_t count = span & 0xFF, begin = span >> 8;
+          if (count == 0) continue;
+          const double share = at.share / static_cast<double>(count);
+          for (std::size_t k = begin; k < begin + count; ++k) {
+            const Hop h = arena[k];
             visit(src, h.link, share * bytes);
             const net::NodeId to = topo.link(h.link).dst;
-            auto [it, fresh] = slot.try_emplace(static_cast<std::uint64_t>(to) << 8 | h.state, next.size());
-            if (fresh)
+            std::uint64_t& place = slot.at(static_cast<std::uint64_t>(to) << 8 | h.state, UINT64_MAX);
+            if (place == UINT64_MAX) {
+              place = next.size();
               next.push_back(At{to, h.state, share});
-            else
-              next[it->second].share += share;
+            } else {
+              next[place].share += share;
+            }
           }
         }
         frontier.swap(next);
