@@ -63,7 +63,7 @@ Exported export_graph(const TaskGraph& g, const net::Network& net, const std::st
   for (TaskId t = 0; t < T; ++t) {
     used.push_back(g.task(t).at);
     if (g.task(t).kind == TaskGraph::Kind::Message) used.push_back(dst_of(t));
-    if (g.task(t).kind == TaskGraph::Kind::Join && g.task(t).reduce_gbps > 0) throw ConfigError(kNoReduction);
+    if (g.task(t).kind == TaskGraph::Kind::Join && g.task(t).reduce_gbps() > 0) throw ConfigError(kNoReduction);
   }
   std::sort(used.begin(), used.end());
   used.erase(std::unique(used.begin(), used.end()), used.end());
@@ -112,7 +112,7 @@ Exported export_graph(const TaskGraph& g, const net::Network& net, const std::st
         n.set_name(fmt::format("{} join {}", phase, t));
       } else {
         n.set_name(fmt::format("{} compute {}", phase, t));
-        const std::int64_t ps = task.duration.ps();
+        const std::int64_t ps = task.duration().ps();
         n.set_duration_micros(static_cast<std::uint64_t>((ps + 500'000) / 1'000'000));
         add_int(n, "num_ops", ps);
       }

@@ -395,7 +395,7 @@ std::vector<DnnIteration> DnnJob::results(const Partial& combined, const TaskGra
   // Compute per (iteration, endpoint, phase), from the plan.
   std::vector<double> phase(std::size_t{iters} * K * kDnnPhases, 0.0);
   each_compute(g, [&](std::size_t k, std::uint32_t it, const TaskGraph::Task& task) {
-    phase[(it * K + k) * kDnnPhases + (task.label & 0xFF)] += task.duration.ns();
+    phase[(it * K + k) * kDnnPhases + (task.label & 0xFF)] += task.duration().ns();
   });
   const std::size_t base = 2 * iters * K;
   for (std::size_t i = 0; i < ops_.size(); ++i) {

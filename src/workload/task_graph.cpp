@@ -42,7 +42,7 @@ TaskGraph::TaskId TaskGraph::add_compute(net::EndpointId at, SimTime duration, s
   Task t;
   t.kind = Kind::Compute;
   t.at = at;
-  t.duration = duration;
+  t.param = duration.ps();
   t.label = label;
   return add(t);
 }
@@ -64,7 +64,7 @@ TaskGraph::TaskId TaskGraph::add_join(net::EndpointId at, std::uint32_t label, d
   t.kind = Kind::Join;
   t.at = at;
   t.label = label;
-  t.reduce_gbps = reduce_gbps;
+  t.param = std::bit_cast<std::int64_t>(reduce_gbps);
   return add(t);
 }
 
@@ -157,8 +157,8 @@ void TaskGraph::release(TaskId from, bool sent, SimTime at, SimTime extra) {
     Task& t = tasks_[edges[k].to];
     t.ready = std::max(t.ready, at + delays_[edges[k].delay] + extra);
     if (--t.waits != 0) continue;
-    if (t.kind == Kind::Join && t.reduce_gbps > 0 && tasks_[from].kind == Kind::Message)
-      t.ready = std::max(t.ready, at + core::serialization_time(net_.messages()[tasks_[from].message].bytes, t.reduce_gbps));
+    if (t.kind == Kind::Join && t.reduce_gbps() > 0 && tasks_[from].kind == Kind::Message)
+      t.ready = std::max(t.ready, at + core::serialization_time(net_.messages()[tasks_[from].message].bytes, t.reduce_gbps()));
     work_.push_back(edges[k].to);
   }
 }
@@ -225,7 +225,7 @@ void TaskGraph::run_stream(net::EndpointId e, SimTime now) {
   if (queue_head_[e] == kNone) queue_tail_[e] = kNone;
   running_[e] = 1;
   t.start = now;
-  sim_.schedule_bound(now + t.duration, kPrioTask, net_.topology().endpoint_node(e), binding_, id, tag_ | kComputeDone);
+  sim_.schedule_bound(now + t.duration(), kPrioTask, net_.topology().endpoint_node(e), binding_, id, tag_ | kComputeDone);
 }
 
 void TaskGraph::on_event(const core::Event& ev) {
