@@ -36,6 +36,13 @@ struct ExportOptions {
 /// builder announces), unless asked (--full).
 inline constexpr std::size_t kInfoQuickLinks = 200000;
 inline constexpr std::size_t kInfoBuildLinks = 10000000;
+/// Nor does it plan a pattern of more messages than kInfoQuickMessages for
+/// the fluid estimate (the 1k torus's full alltoall, 1 M messages, takes
+/// 9 s), unless asked; and never one whose plan and per-pair sums, about
+/// kInfoFluidBytesPerMessage each, would not fit in engine.memory_limit_gib
+/// (a 16k tree's full alltoall, 268 M messages, took 22 GB and minutes).
+inline constexpr std::uint64_t kInfoQuickMessages = std::uint64_t{1} << 22;
+inline constexpr std::uint64_t kInfoFluidBytesPerMessage = 128;
 /// Edge relaxations the any-route bound (workload::bound_any_routes) may
 /// spend: a few seconds at the quick budget; with --full, for non-minimal
 /// routing (whose bound it is), about a minute (36 s on the 16k Dragonfly).

@@ -123,7 +123,25 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
   workload::AnyRouteBound any_route;
   // The fluid estimate routes every message: the one part of `info` whose
   // time grows with the fabric beyond seconds (71 s at 64k endpoints).
-  const bool fluid_skipped = routable && !opts.full && topo.link_count() > kInfoQuickLinks;
+  // So do a pattern's messages, each planned and added to its pair's sum.
+  const std::uint64_t pattern_messages =
+      jobs_traffic ? 0 : workload::count_traffic(traffic_params(cfg), static_cast<std::uint32_t>(topo.endpoint_count()));
+  const std::uint64_t info_limit = memory_limit_per_rank(cfg, 1);
+  std::string fluid_left_out;  // why, if it is
+  if (!opts.full && topo.link_count() > kInfoQuickLinks)
+    fluid_left_out = fmt::format("{} directed links is over {} (info --full computes it; it routes every message, "
+                                 "minutes on the largest fabrics)",
+                                 topo.link_count(), kInfoQuickLinks);
+  else if (pattern_messages > info_limit / kInfoFluidBytesPerMessage)
+    fluid_left_out = fmt::format("planning {} messages would take about {}, over the {} of engine.memory_limit_gib "
+                                 "(sample the pattern: workload.messages)",
+                                 pattern_messages,
+                                 human_bytes(static_cast<double>(pattern_messages) * kInfoFluidBytesPerMessage),
+                                 human_bytes(static_cast<double>(info_limit)));
+  else if (!opts.full && pattern_messages > kInfoQuickMessages)
+    fluid_left_out = fmt::format("{} messages is over {} (info --full computes it; it routes every message)",
+                                 pattern_messages, kInfoQuickMessages);
+  const bool fluid_skipped = routable && !fluid_left_out.empty();
   if (routable && !fluid_skipped) {  // (a topology that cannot run gets no estimate, and its partition weighs nodes alike)
     if (jobs_traffic) {
       // The jobs' messages (a trace's too), all at once: the bound ignores
@@ -245,7 +263,9 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
                        memory.state, memory.messages, memory.packets,
                        jobs_unplanned ? std::string("null") : std::to_string(memory.jobs),
                        memory.partition);
-    out += fmt::format(", \"fluid_left_out\": {}, \"fluid_traffic\": \"{}\"", fluid_skipped ? "true" : "false",
+    out += fmt::format(", \"fluid_left_out\": {}, \"fluid_left_out_why\": {}, \"fluid_traffic\": \"{}\"",
+                       fluid_skipped ? "true" : "false",
+                       fluid_skipped ? "\"" + json_escape(fluid_left_out) + "\"" : std::string("null"),
                        jobs_traffic ? "jobs" : "pattern");
     if (!routable || fluid_skipped) {
       out += ", \"fluid\": null";
@@ -360,9 +380,7 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
                kind);
   if (!routable) fmt::print("  traffic          (no fluid estimate: the topology cannot run as configured)\n");
   else if (fluid_skipped)
-    fmt::print("  fluid estimate   left out: {} directed links is over {} (info --full computes it; it routes every "
-               "message, minutes on the largest fabrics)\n",
-               topo.link_count(), kInfoQuickLinks);
+    fmt::print("  fluid estimate   left out: {}\n", fluid_left_out);
   else {
   fmt::print("  traffic          {} messages, {:.1f} MiB payload ({})\n", plan.size(), fluid.payload_bytes / 1048576.0,
              jobs_traffic ? std::string("the jobs'") : cfg.get_string("workload.pattern"));

@@ -88,6 +88,24 @@ sys.exit(0 if ok else 1)' || fail=1
 info_json "info on a trace: its planned jobs counted" \
   'm["memory"]["planned_jobs"] > 50 * 2**20 and m["fluid_traffic"] == "jobs"' \
   "$src/inputs/chakra_bench_1024.toml" "${trace[@]}"
+# A pattern too large to plan for the fluid estimate is left out at once, saying why (a 16k
+# tree's full alltoall, 268 M messages, took info minutes and 22 GB before), with --full too;
+# one over the quick budget is left out without --full.
+a2a=(--set 'workload.kind="traffic"' --set 'workload.pattern="alltoall"' --set workload.messages=0
+     --set engine.memory_limit_gib=8)
+info_json "info on a 16k full alltoall: over the memory limit" \
+  'm["fluid"] is None and "memory_limit_gib" in m["fluid_left_out_why"] and "268419072 messages" in m["fluid_left_out_why"]' \
+  "$src/inputs/fat_tree_16k.toml" "${a2a[@]}"
+info_json "info --full on a 16k full alltoall: over the memory limit" \
+  'm["fluid"] is None and "memory_limit_gib" in m["fluid_left_out_why"]' \
+  "$src/inputs/fat_tree_16k.toml" "${a2a[@]}" --full
+info_json "info on 5 M uniform messages: over the quick budget" \
+  'm["fluid"] is None and "5120000 messages is over 4194304" in m["fluid_left_out_why"]' \
+  "$src/inputs/fat_tree_1k.toml" --set 'workload.kind="traffic"' --set 'workload.pattern="uniform"' \
+  --set workload.messages=5000
+info_json "info on the 1k torus full alltoall: estimated (1 M messages, within both budgets)" \
+  'm["fluid"] is not None and m["fluid_left_out_why"] is None and m["fluid"]["messages"] == 1047552' \
+  "$src/inputs/torus_small.toml" "${a2a[@]}"
 # A queue's jobs are planned only as they are admitted: not known to info (null, not 0).
 info_json "info on a cluster queue: its jobs not counted" \
   'm["memory"]["planned_jobs"] is None and m["memory"]["per_rank_bytes"] > 0' \
