@@ -12,6 +12,7 @@
 #include "fabricsim/util/assert.hpp"
 #include "fabricsim/util/error.hpp"
 #include "fabricsim/workload/dnn.hpp"
+#include "memory.hpp"
 #include "scenario.hpp"
 #include "topology_kinds.hpp"
 
@@ -673,6 +674,7 @@ void visit_planned_jobs(const config::Config& cfg, const net::Topology& topo,
                             "export) needs workload.queue = \"none\"");
   core::Simulator sim(topo.node_count());
   PlanningNetwork network(topo, network_params(cfg), sim);
+  network.set_plan_budget(memory_limit_per_rank(cfg, 1));  // (one process plans here)
   const JobSet jobs(cfg, network, sim);
   if (planned_bytes != nullptr) *planned_bytes = jobs.planned_bytes();
   visit(*jobs.plan_graph(), network, jobs.first_message());

@@ -667,6 +667,9 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
   // A task graph is planned before the partition (its messages weigh the
   // nodes) and started after it.
   const auto t_part = Clock::now();
+  // Planning stops where it would outgrow what the limit leaves it (a
+  // ring over 16k ranks: 25 GB of schedule before a task is made).
+  m.network->set_plan_budget(m.memory_limit - std::min(m.memory_limit, m.memory_estimate.total()));
   const std::unique_ptr<Workload> work = make_workload(cfg, *m.network, *m.sim);
   // Task graphs are known once planned: checked again with them, before
   // the partition and the run allocate more.

@@ -127,8 +127,22 @@ struct Barrier {
   std::int32_t wait = -1;  // an earlier barrier at the same rank it also waits for
 };
 
+// A schedule's sends: a vector whose push_back stops planning that
+// outgrows the budget (the TaskGraph's plan_budget_left: a ring over 16k
+// ranks is half a billion sends, 25 GB, before any task is made).
+class SendList : public std::vector<Send> {
+ public:
+  std::uint64_t budget = UINT64_MAX;  // bytes
+  void push_back(const Send& x) {
+    // Where the vector grows, its old and new arrays are held at once.
+    if (size() == capacity() && 3 * std::max<std::uint64_t>(size(), 1) * sizeof(Send) > budget)
+      throw PlanOverBudget(3 * std::max<std::uint64_t>(size(), 1) * sizeof(Send), budget);
+    std::vector<Send>::push_back(x);
+  }
+};
+
 struct Schedule {
-  std::vector<Send> sends;
+  SendList sends;
   std::vector<Barrier> barriers;
   // One new barrier per rank 0..n-1.
   std::vector<std::int32_t> barrier_per_rank(std::uint32_t n, bool reduce) {
@@ -155,7 +169,7 @@ std::uint64_t part(std::uint64_t S, std::uint32_t n, std::uint32_t j) { return S
 void append_ring(Schedule& sc, CollectiveOp op, std::uint64_t S, std::uint32_t n, std::uint64_t chunk_bytes, int dir,
                  const std::vector<std::uint32_t>* member = nullptr, const std::vector<std::int32_t>* wait = nullptr,
                  const std::vector<std::int32_t>* feed = nullptr) {
-  std::vector<Send>& out = sc.sends;
+  SendList& out = sc.sends;
   const auto rank_of = [&](std::uint32_t i) { return member ? (*member)[i] : i; };
   const bool allreduce = op == CollectiveOp::Allreduce;
   const bool reduces = allreduce || op == CollectiveOp::ReduceScatter;
@@ -322,7 +336,7 @@ void append_barrier(Schedule& sc, std::uint32_t n) {
 void append_tree(Schedule& sc, std::uint64_t S, std::uint32_t n, std::uint64_t chunk_bytes, bool reversed) {
   const std::uint64_t C =
       chunk_bytes == 0 ? 1 : std::max<std::uint64_t>(1, std::min<std::uint64_t>(S, (S + chunk_bytes - 1) / chunk_bytes));
-  std::vector<Send>& out = sc.sends;
+  SendList& out = sc.sends;
   const auto rank = [&](std::uint32_t pos) { return reversed ? n - 1 - pos : pos; };
   const std::int64_t up0 = static_cast<std::int64_t>(out.size());
   const std::int64_t down0 = up0 + static_cast<std::int64_t>((n - 1) * C);
@@ -357,7 +371,7 @@ void append_rooted(Schedule& sc, CollectiveOp op, std::uint64_t S, std::uint32_t
                    std::uint32_t root, bool tree) {
   const std::uint64_t C =
       chunk_bytes == 0 ? 1 : std::max<std::uint64_t>(1, std::min<std::uint64_t>(S, (S + chunk_bytes - 1) / chunk_bytes));
-  std::vector<Send>& out = sc.sends;
+  SendList& out = sc.sends;
   const bool reduce = op == CollectiveOp::Reduce;
   const std::int64_t base = static_cast<std::int64_t>(out.size());
   const auto bytes = [&](std::uint64_t c) { return S / C + (c < S % C ? 1 : 0); };
@@ -395,7 +409,7 @@ void append_halving_doubling(Schedule& sc, std::uint64_t S, std::uint32_t n) {
   std::uint32_t m = 0;
   while ((2u << m) <= n) ++m;
   const std::uint32_t p = 1u << m;
-  std::vector<Send>& out = sc.sends;
+  SendList& out = sc.sends;
   std::vector<std::int64_t> last_recv(n, -1);  // schedule index of each rank's latest receive
   std::vector<std::uint8_t> last_reduced(n, 0);
   auto send = [&](std::uint32_t from, std::uint32_t to, std::uint64_t bytes) {
@@ -443,6 +457,7 @@ struct ScheduleContext {
   std::uint32_t n;
   const net::Topology& topology;
   const std::vector<net::EndpointId>& ranks;
+  std::uint64_t budget = UINT64_MAX;  ///< bytes its sends may take (SendList)
 };
 
 struct CollectiveAlgorithm {
@@ -813,6 +828,7 @@ Schedule collective_schedule(const CollectiveSpec& spec, const ScheduleContext& 
                                     : "'" + spec.algorithm + "' is not implemented for " + to_string(spec.op)) +
                       " (" + algorithms_by_op() + ")");
   Schedule sc;
+  sc.sends.budget = cx.budget;
   a->schedule(sc, spec, cx);
   return sc;
 }
@@ -835,7 +851,7 @@ std::vector<TaskGraph::TaskId> append_collective(TaskGraph& g, const CollectiveS
   for (std::uint32_t c = 0; c < channels; ++c) {
     CollectiveSpec part = spec;
     part.bytes = spec.bytes / channels + (c < spec.bytes % channels ? 1 : 0);
-    const Schedule sc = collective_schedule(part, ScheduleContext{n, g.network().topology(), ranks});
+    const Schedule sc = collective_schedule(part, ScheduleContext{n, g.network().topology(), ranks, g.plan_budget_left()});
     std::vector<TaskId> msg(sc.sends.size()), bar(sc.barriers.size());
     for (std::size_t k = 0; k < sc.sends.size(); ++k)
       msg[k] = g.add_message(ranks[sc.sends[k].from], ranks[sc.sends[k].to], sc.sends[k].bytes, label);

@@ -1,6 +1,9 @@
 #include "fabricsim/workload/task_graph.hpp"
 
 #include <algorithm>
+#include <string>
+
+#include <fmt/format.h>
 
 #include "fabricsim/util/assert.hpp"
 #include "fabricsim/util/capacity.hpp"
@@ -31,9 +34,37 @@ TaskGraph::TaskGraph(net::Network& network, core::Simulator& sim, core::Simulato
   net_.set_listener(this);
 }
 
+namespace {
+std::string mib_or_gib(std::uint64_t bytes) {
+  const double b = static_cast<double>(bytes);
+  return b >= 1073741824.0 ? fmt::format("{:.1f} GiB", b / 1073741824.0) : fmt::format("{:.1f} MiB", b / 1048576.0);
+}
+}  // namespace
+
+PlanOverBudget::PlanOverBudget(std::uint64_t planned, std::uint64_t budget)
+    : util::ConfigError(fmt::format(
+          "engine.memory_limit_gib: planning the jobs would outgrow the {} the memory limit leaves them (it was "
+          "about to hold {} of tasks, messages and collective schedules); plan fewer ranks, iterations or chunks "
+          "(workload.chunk_bytes), or raise engine.memory_limit_gib",
+          mib_or_gib(budget), mib_or_gib(planned))) {}
+
+std::uint64_t TaskGraph::plan_budget_left() const {
+  const std::uint64_t used = memory_bytes() + net_.messages().capacity() * net::Network::message_bytes();
+  const std::uint64_t budget = net_.plan_budget();
+  return used >= budget ? 0 : budget - used;
+}
+
+// `growing`: the bytes of the array about to be allocated (a vector grows
+// by doubling, its old array held until the new one is filled).
+void TaskGraph::check_plan_budget(std::uint64_t growing) const {
+  const std::uint64_t used = memory_bytes() + net_.messages().capacity() * net::Network::message_bytes() + growing;
+  if (used > net_.plan_budget()) throw PlanOverBudget(used, net_.plan_budget());
+}
+
 TaskGraph::TaskId TaskGraph::add(Task t) {
   FABRICSIM_ASSERT(!started_, "task added after start");
   FABRICSIM_ASSERT(t.at < running_.size(), "task on a missing endpoint");
+  if (tasks_.size() == tasks_.capacity()) check_plan_budget(2 * std::max<std::size_t>(tasks_.size(), 1) * sizeof(Task));
   tasks_.push_back(t);
   return static_cast<TaskId>(tasks_.size() - 1);
 }
@@ -81,6 +112,8 @@ void TaskGraph::depend(TaskId before, TaskId after, SimTime delay) {
     d = static_cast<std::uint32_t>(delays_.size());
     delays_.push_back(delay);
   }
+  if (pending_.size() == pending_.capacity())
+    check_plan_budget(2 * std::max<std::size_t>(pending_.size(), 1) * sizeof(PendingEdge));
   pending_.push_back(PendingEdge{before, Edge{after, d}, false});
   ++tasks_[after].waits;
 }
@@ -95,6 +128,8 @@ std::vector<TaskGraph::Dependency> TaskGraph::dependencies() const {
 void TaskGraph::depend_sent(TaskId msg, TaskId after) {
   FABRICSIM_ASSERT(tasks_[msg].kind == Kind::Message, "depend_sent needs a message");
   FABRICSIM_ASSERT(tasks_[msg].at == tasks_[after].at, "a send dependency must be at the message's source");
+  if (pending_.size() == pending_.capacity())
+    check_plan_budget(2 * std::max<std::size_t>(pending_.size(), 1) * sizeof(PendingEdge));
   pending_.push_back(PendingEdge{msg, Edge{after, 0}, true});
   ++tasks_[after].waits;
 }

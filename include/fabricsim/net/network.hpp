@@ -230,6 +230,12 @@ class Network {
                                    std::uint32_t vcs, bool duato, bool series);
   /// Bytes held per message (its record and per-message routing indices).
   static std::uint64_t message_bytes();
+  /// What workloads may plan on this network (task graphs, collective
+  /// schedules, the messages they create) before planning stops with
+  /// engine.memory_limit_gib's error (workload::PlanOverBudget): what the
+  /// memory limit leaves after the rest of the run.  Unlimited by default.
+  void set_plan_budget(std::uint64_t bytes) { plan_budget_ = bytes; }
+  std::uint64_t plan_budget() const { return plan_budget_; }
   Network(const Network&) = delete;
   Network& operator=(const Network&) = delete;
 
@@ -375,6 +381,7 @@ class Network {
   NetworkParams params_;
   core::Simulator& sim_;
   std::unique_ptr<NetworkModel> model_;
+  std::uint64_t plan_budget_ = UINT64_MAX;
 };
 
 }  // namespace fabricsim::net

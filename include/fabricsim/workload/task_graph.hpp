@@ -26,8 +26,17 @@
 #include "fabricsim/core/simulator.hpp"
 #include "fabricsim/core/time.hpp"
 #include "fabricsim/net/network.hpp"
+#include "fabricsim/util/error.hpp"
 
 namespace fabricsim::workload {
+
+/// Planning outgrew what engine.memory_limit_gib leaves it
+/// (net::Network::plan_budget): `planned` bytes of task graphs, messages
+/// and collective schedules against `budget`.  A ConfigError naming the key.
+class PlanOverBudget : public util::ConfigError {
+ public:
+  PlanOverBudget(std::uint64_t planned, std::uint64_t budget);
+};
 
 class TaskGraph final : public net::MessageListener {
  public:
@@ -106,6 +115,9 @@ class TaskGraph final : public net::MessageListener {
   /// Bytes its tasks, edges and queues hold (capacities: what a run's
   /// memory estimate counts for a planned graph).
   std::uint64_t memory_bytes() const;
+  /// What planning may still add before it throws PlanOverBudget: the
+  /// network's plan budget less this graph and the network's messages.
+  std::uint64_t plan_budget_left() const;
   /// Where task t completes: its endpoint, or a message's destination.
   net::EndpointId completes_at(TaskId t) const;
   /// Tasks completed on this process (of those it simulates).
@@ -126,6 +138,7 @@ class TaskGraph final : public net::MessageListener {
     std::uint32_t delay;  // index into delays_ (0: none)
   };
   TaskId add(Task t);
+  void check_plan_budget(std::uint64_t growing) const;  // throws PlanOverBudget
   void finalize();
   void drain(core::SimTime now);  // begins every task in work_
   void release(TaskId from, bool sent, core::SimTime at, core::SimTime extra = {});
