@@ -10,6 +10,8 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "fabricsim/util/disjoint_sets.hpp"
+
 namespace fabricsim::ctrl {
 
 namespace {
@@ -57,11 +59,6 @@ std::size_t lowest_demand(const std::vector<Link>& links, const std::vector<doub
     if (ti < tb || (ti == tb && links[i] < links[best])) best = i;
   }
   return best;
-}
-
-std::uint32_t find(std::vector<std::uint32_t>& parent, std::uint32_t x) {
-  while (parent[x] != x) x = parent[x] = parent[parent[x]];
-  return x;
 }
 
 }  // namespace
@@ -133,20 +130,16 @@ OcsReconfigResult ocs_reconfig(std::uint32_t n, std::uint32_t d, const std::vect
 
   // 3. Merge the weak components (strongly connected: every degree is d) by
   // rotating one lowest-demand link per component.
-  std::vector<std::uint32_t> parent(n);
-  std::iota(parent.begin(), parent.end(), 0u);
-  for (const auto& [a, b] : links) {
-    const std::uint32_t ra = find(parent, a), rb = find(parent, b);
-    if (ra != rb) parent[std::max(ra, rb)] = std::min(ra, rb);
-  }
+  util::DisjointSets<std::uint32_t> sets(n);
+  for (const auto& [a, b] : links) sets.join(a, b);
   std::vector<std::uint32_t> roots;  // ascending by smallest member: a root is its component's smallest server
   for (std::uint32_t v = 0; v < n; ++v)
-    if (find(parent, v) == v) roots.push_back(v);
+    if (sets.find(v) == v) roots.push_back(v);
   if (roots.size() >= 2) {
     std::vector<std::size_t> pick;
     for (std::uint32_t r : roots) {
       const std::size_t i =
-          lowest_demand(links, demand, n, [&parent, r](const Link& l) { return find(parent, l.first) == r; });
+          lowest_demand(links, demand, n, [&sets, r](const Link& l) { return sets.find(l.first) == r; });
       if (i == links.size()) throw std::logic_error("ocs_reconfig: a component without links");
       pick.push_back(i);
     }

@@ -23,6 +23,7 @@
 
 #include "fabricsim/net/topology.hpp"
 #include "fabricsim/net/state_routes.hpp"
+#include "fabricsim/util/disjoint_sets.hpp"
 #include "fabricsim/util/error.hpp"
 #include "net/route_detail.hpp"
 #include "net/topology_detail.hpp"
@@ -386,17 +387,12 @@ class HammingMeshDistance final : public RouteDistance {
     col_sw_.assign(boards * 2 * a, kNoNode);
     sw_.assign(switches, SwitchInfo{});
     // Networks: the switches joined by fabric links (union-find).
-    std::vector<std::uint32_t> parent(switches);
-    std::iota(parent.begin(), parent.end(), 0u);
-    const auto find = [&](std::uint32_t v) {
-      while (parent[v] != v) v = parent[v] = parent[parent[v]];
-      return v;
-    };
+    util::DisjointSets<std::uint32_t> nets(switches);
     for (const Link& l : topo.links())
-      if (l.src >= accs_ && l.dst >= accs_) parent[find(l.src - accs_)] = find(l.dst - accs_);
+      if (l.src >= accs_ && l.dst >= accs_) nets.join_into(l.src - accs_, l.dst - accs_);
     for (std::uint32_t s = 0; s < switches; ++s) {
       const Node& n = topo.node(accs_ + s);
-      sw_[s].net = find(s);
+      sw_[s].net = nets.find(s);
       sw_[s].spine = n.level >= 2;
       sw_[s].col = n.name.rfind("col", 0) == 0;
     }

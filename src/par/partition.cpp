@@ -7,6 +7,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "fabricsim/util/disjoint_sets.hpp"
 #include "fabricsim/util/error.hpp"
 
 namespace fabricsim::par {
@@ -119,18 +120,11 @@ PartitionPlan plan_partition(const Graph& g, int ranks, Partitioner how, core::S
   const std::size_t n = g.vertex_count();
   // Merge the ends of links shorter than min_cut (union-find), partition
   // the merged graph, and give every node the part of its group.
-  std::vector<std::size_t> parent(n);
-  std::iota(parent.begin(), parent.end(), std::size_t{0});
-  auto find = [&](std::size_t v) {
-    while (parent[v] != v) v = parent[v] = parent[parent[v]];
-    return v;
-  };
+  util::DisjointSets<std::size_t> sets(n);
+  const auto find = [&](std::size_t v) { return sets.find(v); };
   for (std::size_t v = 0; v < n; ++v)
     for (auto i = g.xadj[v]; i < g.xadj[v + 1]; ++i)
-      if (g.latency[static_cast<std::size_t>(i)] < min_cut) {
-        const std::size_t a = find(v), b = find(static_cast<std::size_t>(g.adjncy[static_cast<std::size_t>(i)]));
-        if (a != b) parent[std::max(a, b)] = std::min(a, b);
-      }
+      if (g.latency[static_cast<std::size_t>(i)] < min_cut) sets.join(v, static_cast<std::size_t>(g.adjncy[static_cast<std::size_t>(i)]));
   if (units.size() == n && ranks > 1) {
     std::uint32_t unit_count = 0;
     for (auto u : units) unit_count = std::max(unit_count, u + 1);
@@ -139,8 +133,7 @@ PartitionPlan plan_partition(const Graph& g, int ranks, Partitioner how, core::S
       std::vector<std::size_t> first(unit_count, n);
       for (std::size_t v = 0; v < n; ++v) {
         if (first[units[v]] == n) first[units[v]] = v;
-        const std::size_t a = find(v), b = find(first[units[v]]);
-        if (a != b) parent[std::max(a, b)] = std::min(a, b);
+        sets.join(v, first[units[v]]);
       }
     }
   }

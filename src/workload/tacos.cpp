@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "fabricsim/synth/ilp.hpp"
+#include "fabricsim/util/disjoint_sets.hpp"
 #include "fabricsim/util/error.hpp"
 
 namespace fabricsim::workload {
@@ -24,17 +25,6 @@ namespace fabricsim::workload {
 using util::ConfigError;
 
 namespace {
-
-// Union-find over switch nodes.
-struct Components {
-  std::vector<net::NodeId> parent;
-  explicit Components(std::size_t n) : parent(n) { std::iota(parent.begin(), parent.end(), net::NodeId{0}); }
-  net::NodeId find(net::NodeId x) {
-    while (parent[x] != x) x = parent[x] = parent[parent[x]];
-    return x;
-  }
-  void join(net::NodeId a, net::NodeId b) { parent[find(a)] = find(b); }
-};
 
 // The unwinding degree of a switch of `members` endpoints.
 std::uint32_t unwind_degree(const std::string& unwind, std::uint32_t members, const std::string& prefix) {
@@ -97,7 +87,7 @@ synth::NpuGraph npu_graph(const net::Topology& topo, const std::vector<net::Endp
   for (std::uint32_t r = 0; r < ranks.size(); ++r) rank_of[topo.endpoint_node(ranks[r])] = r;
   const auto& links = topo.links();
   // Direct cables between two ranks, and the switch components.
-  Components comp(nodes);
+  util::DisjointSets<net::NodeId> comp(nodes);  // the switch components
   for (net::LinkId li = 0; li < links.size(); ++li) {
     const net::Link& l = links[li];
     if (!l.carries_data || down[li] != 0) continue;
@@ -106,7 +96,7 @@ synth::NpuGraph npu_graph(const net::Topology& topo, const std::vector<net::Endp
     if (s_ep && d_ep && rank_of[l.src] != UINT32_MAX && rank_of[l.dst] != UINT32_MAX)
       g.links.push_back(synth::Link{rank_of[l.src], rank_of[l.dst], l.latency.ns(), l.bandwidth_gbps});
     else if (!s_ep && !d_ep)
-      comp.join(l.src, l.dst);
+      comp.join_into(l.src, l.dst);
   }
   // Members of each switch component, with their uplink (bandwidth summed
   // over parallel cables, latency of the first) and downlink latency.
