@@ -414,8 +414,9 @@ void pin_allreduce_routes(const config::Config& cfg, const JobSet& jobs, net::Ne
     if (!labels.allreduce(job, task.label)) continue;
     const net::Message& m = network.messages()[task.message];
     const std::size_t choice = rings.choice(m.src, m.dst, seed, task.message);
-    if (rings.server_hops(m.src, m.dst, choice) == 0) continue;  // inside a server
-    if (!listed && rings.server_hops(m.src, m.dst, choice) == 1) continue;
+    const std::size_t hops = rings.server_hops(m.src, m.dst, choice);
+    // Inside a server; or one server hop without k_paths, whose shortest path is the ring link already.
+    if (hops == 0 || (!listed && hops == 1)) continue;
     path.clear();
     rings.path(m.src, m.dst, choice, path);
     network.pin(task.message, path, net::PinnedVc::PerHop, true);

@@ -127,12 +127,16 @@ std::vector<std::vector<std::uint32_t>> k_shortest_coin_routes(std::uint32_t n, 
   return result;
 }
 
-std::size_t ListedPaths::choice(EndpointId src, EndpointId dst, std::uint64_t seed, std::uint32_t message) const {
+std::size_t ListedPaths::require_routes(EndpointId src, EndpointId dst) const {
   const std::size_t routes = count(src, dst);
   if (routes == 0)
     throw util::ConfigError("routing: endpoint " + std::to_string(src) + " sends to endpoint " + std::to_string(dst) +
                             ", but no route joins them (servers in different shards, or a fabric not connected)");
-  return util::hash2(seed ^ 0x4B50'4154'4853ull, message) % routes;
+  return routes;
+}
+
+std::size_t ListedPaths::choice(EndpointId src, EndpointId dst, std::uint64_t seed, std::uint32_t message) const {
+  return util::hash2(seed ^ 0x4B50'4154'4853ull, message) % require_routes(src, dst);
 }
 
 CoinPaths::CoinPaths(const Topology& topo, std::uint32_t k) {

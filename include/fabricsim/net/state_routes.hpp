@@ -247,6 +247,8 @@ class ListedPaths {
   /// `seed`: hash(seed, message) mod count, uniform over the pair's routes
   /// (the packet model's pick; the flow models take the same).
   std::size_t choice(EndpointId src, EndpointId dst, std::uint64_t seed, std::uint32_t message) const;
+  /// count(src, dst), or a ConfigError naming the pair where it is 0.
+  std::size_t require_routes(EndpointId src, EndpointId dst) const;
 };
 
 /// On a circulant TopoOpt fabric (topology.construction = "rings", one GPU

@@ -343,9 +343,7 @@ ListedRoutes::ListedRoutes(const Topology& topo, const ListedPaths& paths, PathS
 
 void ListedRoutes::route(EndpointId src, EndpointId dst, std::uint64_t key, FlowRoute& out) {
   if (split_ == PathSplit::Even) return even(src, dst, out);
-  const std::size_t routes = paths_.count(src, dst);
-  if (routes == 0) (void)paths_.choice(src, dst, seed_, 0);  // (a ConfigError naming the pair)
-  single(src, dst, util::hash2(seed_, key) % routes, out);
+  single(src, dst, util::hash2(seed_, key) % paths_.require_routes(src, dst), out);
 }
 
 void ListedRoutes::route_message(EndpointId src, EndpointId dst, std::uint64_t key, std::uint32_t message,
