@@ -135,8 +135,10 @@ class SendList : public std::vector<Send> {
   std::uint64_t budget = UINT64_MAX;  // bytes
   void push_back(const Send& x) {
     // Where the vector grows, its old and new arrays are held at once.
-    if (size() == capacity() && 3 * std::max<std::uint64_t>(size(), 1) * sizeof(Send) > budget)
-      throw PlanOverBudget(3 * std::max<std::uint64_t>(size(), 1) * sizeof(Send), budget);
+    if (size() == capacity()) {
+      const std::uint64_t held = 3 * std::max<std::uint64_t>(size(), 1) * sizeof(Send);
+      if (held > budget) throw PlanOverBudget(held, budget);
+    }
     std::vector<Send>::push_back(x);
   }
 };

@@ -146,7 +146,7 @@ FluidEstimate estimate(const net::Topology& topo, Next&& next_hops, std::uint8_t
   est.link_bytes.assign(topo.link_count(), 0.0);
   // Flows with the same (source, destination) share their spread: add their
   // bytes first, then walk each pair's minimal-route DAG once.
-  const auto pairs = pair_wire_bytes(messages, np, est.payload_bytes);
+  auto pairs = pair_wire_bytes(messages, np, est.payload_bytes);
   // Each pair's bytes spread over its routes' DAG: a node passes its share
   // on equally over its next hops, and every hop adds share x bytes to its
   // link's load.  The loads are added up directly, pair after pair, in a
@@ -160,10 +160,10 @@ FluidEstimate estimate(const net::Topology& topo, Next&& next_hops, std::uint8_t
   // distances), and one destination's DAGs from a thousand sources share
   // their nodes (the 1k torus's full alltoall: 77 s of info before, most of
   // it recomputing the same hops).
-  std::vector<std::pair<std::uint64_t, double>> by_dst(pairs.size());
-  for (std::size_t i = 0; i < pairs.size(); ++i)
-    by_dst[i] = {(pairs[i].first << 32) | (pairs[i].first >> 32), pairs[i].second};
-  std::sort(by_dst.begin(), by_dst.end());
+  // (Keys turned to destination << 32 | source, in place.)
+  for (auto& [key, bytes] : pairs) key = (key << 32) | (key >> 32);
+  std::sort(pairs.begin(), pairs.end());
+  const auto& by_dst = pairs;
   std::vector<double>& loads = est.link_bytes;
   struct At {
     net::NodeId node;
@@ -176,16 +176,14 @@ FluidEstimate estimate(const net::Topology& topo, Next&& next_hops, std::uint8_t
   FlatIndex slot;          // (node, state) -> its place in `next`, per level
   // Each pair's DAG, hop by hop: visit(src, link, share x bytes).
   const auto walk = [&](auto&& visit) {
-    net::EndpointId memo_dst = 0;
-    bool memo_valid = false;
+    std::uint64_t memo_dst = UINT64_MAX;  // (none yet)
     for (const auto& [key, bytes] : by_dst) {
       const auto dst = static_cast<net::EndpointId>(key >> 32);
       const auto src = static_cast<net::EndpointId>(key & 0xFFFFFFFFu);
-      if (!memo_valid || dst != memo_dst) {
+      if (dst != memo_dst) {
         memo.clear();
         arena.clear();
         memo_dst = dst;
-        memo_valid = true;
       }
       const net::NodeId target = topo.endpoint_node(dst);
       frontier.assign(1, At{topo.endpoint_node(src), initial, 1.0});

@@ -48,17 +48,26 @@ PlanOverBudget::PlanOverBudget(std::uint64_t planned, std::uint64_t budget)
           "(workload.chunk_bytes), or raise engine.memory_limit_gib",
           mib_or_gib(budget), mib_or_gib(planned))) {}
 
+std::uint64_t TaskGraph::planned_bytes() const {
+  return memory_bytes() + net_.messages().capacity() * net::Network::message_bytes();
+}
+
 std::uint64_t TaskGraph::plan_budget_left() const {
-  const std::uint64_t used = memory_bytes() + net_.messages().capacity() * net::Network::message_bytes();
-  const std::uint64_t budget = net_.plan_budget();
-  return used >= budget ? 0 : budget - used;
+  const std::uint64_t used = planned_bytes();
+  return used >= net_.plan_budget() ? 0 : net_.plan_budget() - used;
 }
 
 // `growing`: the bytes of the array about to be allocated (a vector grows
 // by doubling, its old array held until the new one is filled).
 void TaskGraph::check_plan_budget(std::uint64_t growing) const {
-  const std::uint64_t used = memory_bytes() + net_.messages().capacity() * net::Network::message_bytes() + growing;
+  const std::uint64_t used = planned_bytes() + growing;
   if (used > net_.plan_budget()) throw PlanOverBudget(used, net_.plan_budget());
+}
+
+void TaskGraph::add_pending(const PendingEdge& e) {
+  if (pending_.size() == pending_.capacity())
+    check_plan_budget(2 * std::max<std::size_t>(pending_.size(), 1) * sizeof(PendingEdge));
+  pending_.push_back(e);
 }
 
 TaskGraph::TaskId TaskGraph::add(Task t) {
@@ -112,9 +121,7 @@ void TaskGraph::depend(TaskId before, TaskId after, SimTime delay) {
     d = static_cast<std::uint32_t>(delays_.size());
     delays_.push_back(delay);
   }
-  if (pending_.size() == pending_.capacity())
-    check_plan_budget(2 * std::max<std::size_t>(pending_.size(), 1) * sizeof(PendingEdge));
-  pending_.push_back(PendingEdge{before, Edge{after, d}, false});
+  add_pending(PendingEdge{before, Edge{after, d}, false});
   ++tasks_[after].waits;
 }
 
@@ -128,9 +135,7 @@ std::vector<TaskGraph::Dependency> TaskGraph::dependencies() const {
 void TaskGraph::depend_sent(TaskId msg, TaskId after) {
   FABRICSIM_ASSERT(tasks_[msg].kind == Kind::Message, "depend_sent needs a message");
   FABRICSIM_ASSERT(tasks_[msg].at == tasks_[after].at, "a send dependency must be at the message's source");
-  if (pending_.size() == pending_.capacity())
-    check_plan_budget(2 * std::max<std::size_t>(pending_.size(), 1) * sizeof(PendingEdge));
-  pending_.push_back(PendingEdge{msg, Edge{after, 0}, true});
+  add_pending(PendingEdge{msg, Edge{after, 0}, true});
   ++tasks_[after].waits;
 }
 

@@ -138,6 +138,7 @@ class TaskGraph final : public net::MessageListener {
     std::uint32_t delay;  // index into delays_ (0: none)
   };
   TaskId add(Task t);
+  std::uint64_t planned_bytes() const;                  // this graph and the network's messages
   void check_plan_budget(std::uint64_t growing) const;  // throws PlanOverBudget
   void finalize();
   void drain(core::SimTime now);  // begins every task in work_
@@ -163,6 +164,7 @@ class TaskGraph final : public net::MessageListener {
     bool sent;
   };
   std::vector<PendingEdge> pending_;
+  void add_pending(const PendingEdge& e);  // (checks the plan budget where pending_ grows)
   std::vector<std::uint32_t> first_done_, first_sent_;
   std::vector<Edge> done_edges_, sent_edges_;
   std::vector<core::SimTime> delays_{core::SimTime::zero()};
