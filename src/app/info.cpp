@@ -147,7 +147,11 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
       // The jobs' messages (a trace's too), all at once: the bound ignores
       // their dependencies, so a run cannot beat it.
       // (Planning them also tells what they hold: the memory estimate's jobs.)
-      for (const LabelledMessage& m : plan_messages(cfg, topo, &memory.jobs)) plan.push_back({m.src, m.dst, m.bytes, {}});
+      PlannedSize planned;
+      for (const LabelledMessage& m : plan_messages(cfg, topo, &planned)) plan.push_back({m.src, m.dst, m.bytes, {}});
+      memory.jobs = planned.bytes;
+      memory.run_lower_bound_ns = planned.end_lower_bound.ns();
+      estimate_series(memory, cfg, topo.link_count(), local_links_estimate(topo.link_count(), est_ranks));
     } else {
       plan = workload::plan_traffic(traffic_params(cfg), topo, np);
     }
@@ -260,7 +264,7 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
                        "\"program\": {}, \"topology\": {}, \"routes\": {}, \"network_state\": {}, \"messages\": {}, "
                        "\"queued_packets\": {}, \"planned_jobs\": {}, \"partitioning\": {}}}",
                        est_ranks, memory.total(), memory_limit, memory.process, memory.description, memory.routes,
-                       memory.state, memory.messages, memory.packets,
+                       memory.state + memory.series, memory.messages, memory.packets,
                        jobs_unplanned ? std::string("null") : std::to_string(memory.jobs),
                        memory.partition);
     out += fmt::format(", \"fluid_left_out\": {}, \"fluid_left_out_why\": {}, \"fluid_traffic\": \"{}\"",

@@ -665,10 +665,18 @@ std::uint64_t JobSet::planned_bytes() const {
   return b;
 }
 
+core::SimTime JobSet::end_lower_bound() const {
+  core::SimTime b;
+  if (graph_) b = std::max(b, graph_->end_lower_bound());
+  for (const auto& g : graphs_)
+    if (g) b = std::max(b, g->end_lower_bound());
+  return b;
+}
+
 void visit_planned_jobs(const config::Config& cfg, const net::Topology& topo,
                         const std::function<void(const workload::TaskGraph&, const net::Network&,
                                                  const std::vector<std::size_t>&)>& visit,
-                        std::uint64_t* planned_bytes) {
+                        PlannedSize* size) {
   if (cfg.get_string("workload.queue") != "none")
     throw util::ConfigError("workload.queue: planning the jobs up front (a fabric built from their traffic, an "
                             "export) needs workload.queue = \"none\"");
@@ -676,12 +684,12 @@ void visit_planned_jobs(const config::Config& cfg, const net::Topology& topo,
   PlanningNetwork network(topo, network_params(cfg), sim);
   network.set_plan_budget(memory_limit_per_rank(cfg, 1));  // (one process plans here)
   const JobSet jobs(cfg, network, sim);
-  if (planned_bytes != nullptr) *planned_bytes = jobs.planned_bytes();
+  if (size != nullptr) *size = {jobs.planned_bytes(), jobs.end_lower_bound()};
   visit(*jobs.plan_graph(), network, jobs.first_message());
 }
 
 std::vector<LabelledMessage> plan_messages(const config::Config& cfg, const net::Topology& topo,
-                                           std::uint64_t* planned_bytes) {
+                                           PlannedSize* size) {
   std::vector<LabelledMessage> out;
   visit_planned_jobs(cfg, topo, [&](const workload::TaskGraph& g, const net::Network& network,
                                     const std::vector<std::size_t>& first) {
@@ -694,7 +702,7 @@ std::vector<LabelledMessage> plan_messages(const config::Config& cfg, const net:
           std::upper_bound(first.begin(), first.end(), static_cast<std::size_t>(task.message)) - first.begin() - 1);
       out.push_back({m.src, m.dst, m.bytes, task.label, job});
     }
-  }, planned_bytes);
+  }, size);
   return out;
 }
 

@@ -102,6 +102,7 @@ class JobSet final : public Workload, public par::GlobalSteps, private net::Mess
   const std::vector<std::size_t>& first_message() const { return first_message_; }
   std::uint64_t messages_total() const override { return net_.messages().size(); }
   std::uint64_t planned_bytes() const override;
+  core::SimTime end_lower_bound() const override;
   bool posts_known_at_sender_only() const override { return true; }
   void report(const par::Comm& comm, bool complete) override;
   void write(stats::H5Writer& writer, const par::Comm& comm) const override;
@@ -215,16 +216,22 @@ struct LabelledMessage {
 /// `topo` into a network that only numbers them, without running anything:
 /// what TopoOpt's construction from a job reads (topo_topoopt.cpp).
 /// ConfigError as a run of the same configuration would give.
-/// `planned_bytes`, if given: what the planned jobs hold (JobSet::planned_bytes).
+/// What planned jobs hold and how long they run at least: what the memory
+/// estimate adds for them (JobSet::planned_bytes, end_lower_bound).
+struct PlannedSize {
+  std::uint64_t bytes = 0;
+  core::SimTime end_lower_bound;
+};
+/// `size`, if given: the planned jobs' PlannedSize.
 std::vector<LabelledMessage> plan_messages(const config::Config& cfg, const net::Topology& topo,
-                                           std::uint64_t* planned_bytes = nullptr);
+                                           PlannedSize* size = nullptr);
 /// The configured task-graph jobs planned on `topo` as plan_messages does
 /// (nothing runs), handed to `visit` with the graph, its network and the
 /// first message of each job.
 void visit_planned_jobs(const config::Config& cfg, const net::Topology& topo,
                         const std::function<void(const workload::TaskGraph&, const net::Network&,
                                                  const std::vector<std::size_t>&)>& visit,
-                        std::uint64_t* planned_bytes = nullptr);
+                        PlannedSize* size = nullptr);
 /// TopoOpt built from a job (Topology::allreduce_links): pins the jobs'
 /// AllReduce messages to CoinChangeMod's routes over the AllReduce rings
 /// (net::ServerPaths::allreduce; one of them by the message, as listed

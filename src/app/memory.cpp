@@ -40,24 +40,43 @@ constexpr double kTableBuildFactor = 1.5;
 constexpr double kBytesPerQueuedPacket = 76;
 
 // Time series: two series of 8-byte cells per link, at most 2^24 cells per
-// series in all and 65,536 per link (the network doubles the interval to
-// stay within them); the same in all three models (the flow and analytic
-// models keep them in the same form, flow_detail::LinkSeries).  A series vector grows by doubling, and the write
-// gathers and converts them: about four times the cells' bytes at the
-// peak (measured: inputs/torus_small.toml at interval_ns 1000 and 100,
-// 40 and 345 MiB above interval_ns 0).  The length of a run is not known
-// before it; the estimate takes twice the time the busiest source needs to
-// inject its bytes at its link rate (congestion makes runs longer).
+// series in all and 65,536 per link: the network doubles the interval while
+// the run's bins would be more, so a long run ends with between half and
+// all of them (model.cpp, NetworkImpl::finish); the same in all three
+// models (the flow and analytic models keep them in the same form,
+// flow_detail::LinkSeries).  At the end every link's series is padded to
+// the run's bins (a busy link's vector, grown by doubling, may hold up to
+// twice them) and the write gathers them into one array: about 2.2 times
+// the cells' bytes at the peak (measured, MiB above output.interval_ns = 0
+// against the cells' MiB: inputs/torus_small.toml at interval_ns 1000 and
+// 100, 27 of 12.6 and 217 of 126; a 64-GPU ResNet-50 job on
+// inputs/chakra_bench_1024.toml's tree at 1000 and 100,000, 479 of 230 and
+// 82 of 37); 2.5 here.  The length of a run is not known before it; the
+// estimate takes twice a lower bound (congestion makes runs longer): the
+// time the busiest source of a traffic pattern needs to inject its bytes
+// at its link rate, or the planned jobs' end_lower_bound.  A pattern on a
+// fabric whose routes are long and shared runs longer still (the torus
+// above: 134 us against 2 x 1.3 us), so its series are underestimated.
+constexpr double kSeriesPeakPerCellByte = 2.5;
+
 std::uint64_t series_bytes(const config::Config& cfg, std::uint64_t links, std::uint64_t local,
-                           double busiest_source_bytes, double injection_gbps) {
-  const double interval = cfg.get_float("output.interval_ns");
+                           double lower_bound_ns) {
+  double interval = cfg.get_float("output.interval_ns");
   if (interval <= 0 || links == 0) return 0;
   const double end = cfg.get_float("engine.end_ns");
-  double span = end > 0 ? end : 2.0 * busiest_source_bytes * 8.0 / std::max(injection_gbps, 1e-9);
+  const double span = end > 0 ? end : 2.0 * lower_bound_ns;
   const double max_cells = std::clamp<double>(static_cast<double>(std::uint64_t{1} << 24) / static_cast<double>(links),
                                               64, 65536);
-  const double cells = std::min(std::max(span / interval, 1.0), max_cells);
-  return static_cast<std::uint64_t>(4.0 * 2.0 * cells * static_cast<double>(local) * sizeof(std::uint64_t));
+  double cells = max_cells;
+  if (std::isfinite(span)) {
+    cells = std::max(std::ceil(span / interval), 1.0);
+    while (cells > max_cells) {  // (as the network coarsens)
+      interval *= 2;
+      cells = std::max(std::ceil(span / interval), 1.0);
+    }
+  }
+  return static_cast<std::uint64_t>(kSeriesPeakPerCellByte * 2.0 * cells * static_cast<double>(local) *
+                                    sizeof(std::uint64_t));
 }
 
 std::uint64_t topology_bytes(std::uint64_t nodes, std::uint64_t links) {
@@ -74,15 +93,19 @@ std::uint64_t topology_bytes(const net::Topology& topo) {
   return b;
 }
 
-// Links a rank simulates an end of: its share, plus the cut links it shares
-// with others (METIS cuts a few percent on the large fabrics: 6,000 of the
-// Dragonfly's 130,000 links at 4 ranks).
-std::uint64_t local_links(std::uint64_t links, int ranks) {
+std::uint64_t local_links(std::uint64_t links, int ranks) { return local_links_estimate(links, ranks); }
+
+}  // namespace
+
+// Its share, plus the cut links it shares with others (METIS cuts a few
+// percent on the large fabrics: 6,000 of the Dragonfly's 130,000 links at 4
+// ranks).  A partition weighted by jobs' traffic can leave one rank most of
+// the fabric's idle links; the run corrects the series' share once it is
+// known (estimate_series).
+std::uint64_t local_links_estimate(std::uint64_t links, int ranks) {
   if (ranks <= 1) return links;
   return std::min<std::uint64_t>(links, static_cast<std::uint64_t>(1.1 * static_cast<double>(links) / ranks));
 }
-
-}  // namespace
 
 std::string human_bytes(double b) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -98,7 +121,7 @@ std::string MemoryEstimate::breakdown() const {
   auto h = [](std::uint64_t b) { return human_bytes(static_cast<double>(b)); };
   std::string s = sizes_only ? fmt::format("program {}, topology {}, network state {}", h(process), h(description), h(state))
                              : fmt::format("program {}, topology {}, routes {}, network state and series {}, messages {}",
-                                           h(process), h(description), h(routes), h(state), h(messages));
+                                           h(process), h(description), h(routes), h(state + series), h(messages));
   if (packets > 0) s += fmt::format(", queued packets up to {}", h(packets));
   if (jobs > 0) s += fmt::format(", planned jobs {}", h(jobs));
   if (partition > 0) s += fmt::format(", partitioning {}", h(partition));
@@ -151,8 +174,8 @@ MemoryEstimate estimate_memory(const config::Config& cfg, int ranks, const net::
       busiest = static_cast<double>(count) * static_cast<double>(tp.message_bytes);  // all into one
   }
   if (topo.endpoint_count() > 0 && !topo.node(topo.endpoint_node(0)).out.empty())
-    e.state += series_bytes(cfg, links, local_links(links, ranks), busiest,
-                            topo.injection_gbps(0));
+    e.run_lower_bound_ns = busiest * 8.0 / std::max(topo.injection_gbps(0), 1e-9);
+  estimate_series(e, cfg, links, local_links(links, ranks));
   // Packets queued in the switches: each takes a 32-byte slot in a pool
   // that grows by doubling, and a free-list entry (measured: 76 bytes a
   // packet, an incast of 4 GiB in 1 MiB messages on inputs/fat_tree_1k.toml,
@@ -172,6 +195,10 @@ MemoryEstimate estimate_memory(const config::Config& cfg, int ranks, const net::
   if (ranks > 1)
     e.partition = links * kPartitionPerLink + nodes * kPartitionPerNode + count * sizeof(workload::PlannedMessage);
   return e;
+}
+
+void estimate_series(MemoryEstimate& est, const config::Config& cfg, std::uint64_t links, std::uint64_t local) {
+  est.series = series_bytes(cfg, links, local, est.run_lower_bound_ns);
 }
 
 std::uint64_t memory_limit_per_rank(const config::Config& cfg, int ranks_here) {

@@ -36,6 +36,10 @@ class Workload {
   /// cannot know from the configuration (task graphs, their messages, a
   /// trace's nodes); 0 where it can.
   virtual std::uint64_t planned_bytes() const { return 0; }
+  /// A lower bound on the run's length from what it planned (task graphs:
+  /// TaskGraph::end_lower_bound), zero where it planned nothing: what the
+  /// memory estimate sizes the link time series by for jobs.
+  virtual core::SimTime end_lower_bound() const { return {}; }
   /// Whether a message's post time is known only where its sender runs
   /// (a task graph posts when dependencies are met): /flows then combines
   /// them over the ranks.

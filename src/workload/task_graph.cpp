@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -303,6 +304,43 @@ void TaskGraph::on_message_sent(net::MessageId id) {
   const SimTime now = net_.now();
   release(t, true, now);
   drain(now);
+}
+
+SimTime TaskGraph::end_lower_bound() const {
+  const net::Topology& topo = net_.topology();
+  const std::size_t endpoints = topo.endpoint_count();
+  // Per endpoint: compute time, bytes sent, bytes received.
+  std::vector<std::int64_t> compute_ps(endpoints, 0);
+  std::vector<double> out_bytes(endpoints, 0.0), in_bytes(endpoints, 0.0);
+  std::int64_t bound_ps = 0;
+  const auto& msgs = net_.messages();
+  for (const Task& t : tasks_) {
+    bound_ps = std::max(bound_ps, t.ready.ps() + t.duration().ps());
+    if (t.kind == Kind::Compute) {
+      compute_ps[t.at] += t.duration().ps();
+    } else if (t.kind == Kind::Message && t.message < msgs.size()) {
+      const net::Message& m = msgs[t.message];
+      out_bytes[m.src] += static_cast<double>(m.bytes);
+      in_bytes[m.dst] += static_cast<double>(m.bytes);
+    }
+  }
+  // Every data link of the endpoint counts (an NVLink beside a NIC too):
+  // a bound, not an estimate.
+  const auto rate = [&](const std::vector<net::LinkId>& links) {
+    double gbps = 0.0;
+    for (const net::LinkId l : links)
+      if (topo.links()[l].carries_data) gbps += topo.links()[l].bandwidth_gbps;
+    return gbps;
+  };
+  for (std::size_t e = 0; e < endpoints; ++e) {
+    bound_ps = std::max(bound_ps, compute_ps[e]);
+    const net::Node& n = topo.node(topo.endpoint_node(static_cast<net::EndpointId>(e)));
+    // bytes x 8 / Gb/s = ns; x 1000 = ps.
+    for (const auto& [bytes, gbps] : {std::pair{out_bytes[e], rate(n.out)}, std::pair{in_bytes[e], rate(n.in)}})
+      if (bytes > 0 && gbps > 0)
+        bound_ps = std::max(bound_ps, static_cast<std::int64_t>(std::min(bytes * 8.0 / gbps * 1000.0, 9e18)));
+  }
+  return SimTime::from_ps(bound_ps);
 }
 
 std::uint64_t TaskGraph::memory_bytes() const {

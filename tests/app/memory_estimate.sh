@@ -7,7 +7,9 @@
 # 64k tree leaves out the fluid estimate and on a 16M tree does not build,
 # both reporting the memory a run needs; task-graph jobs (a DNN job, a
 # Chakra trace) counted once planned, by `info` and by the run, which
-# refuses them then if they are over engine.memory_limit_gib.
+# refuses them then if they are over engine.memory_limit_gib; a job's link
+# time series, sized by its planned length, and at 2 ranks by the links
+# the partition gives the busiest rank.
 set -u
 exe=$1
 py=$2
@@ -16,10 +18,11 @@ src=$4
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 fail=0
-run() {  # name, ranks, config, overrides...
+run() {  # name, ranks, config, overrides...  (output.interval_ns: $interval, 0 if unset)
   local name=$1 ranks=$2 config=$3
   shift 3
-  "$mpiexec" -n "$ranks" "$exe" run "$config" "$@" --set output.interval_ns=0 -o "$dir/$name.h5" > "$dir/log" 2>&1 || {
+  "$mpiexec" -n "$ranks" "$exe" run "$config" "$@" --set output.interval_ns="${interval:-0}" -o "$dir/$name.h5" \
+    > "$dir/log" 2>&1 || {
     echo "FAIL $name: run failed"; cat "$dir/log"; fail=1; return; }
   "$py" - "$dir/$name.h5" "$name" <<'PY' || fail=1
 import sys, h5py
@@ -46,6 +49,13 @@ run dnn_1k 1 "$src/inputs/chakra_bench_1024.toml" --set workload.iterations=1 --
 trace=(--set workload.kind=\"trace\" --set workload.trace=\"$dir/rn\" --set workload.trace_peak_tflops=1
        --set network.model=\"analytic\")
 run trace_1k 1 "$src/inputs/chakra_bench_1024.toml" "${trace[@]}"
+# A job's link time series: 4,096 links of about 2,500 bins, 0.5 GB, where
+# the estimate once counted none (38.6 MiB estimated for a 518 MiB run).
+# The run's length is not known before it; the planned compute bounds it.
+# At 2 ranks the traffic-weighted partition leaves one rank most links.
+dnn64=(--set workload.data_parallel=64 --set workload.minibatch=2048 --set workload.iterations=1)
+interval=1000 run dnn64_series_1 1 "$src/inputs/chakra_bench_1024.toml" "${dnn64[@]}"
+interval=1000 run dnn64_series_2 2 "$src/inputs/chakra_bench_1024.toml" "${dnn64[@]}"
 # Over the limit once planned (not before): refused in one line, no output.
 "$exe" run "$src/inputs/chakra_bench_1024.toml" "${trace[@]}" --set engine.memory_limit_gib=0.1 \
   -o "$dir/refused.h5" > /dev/null 2> "$dir/err"

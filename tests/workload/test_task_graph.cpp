@@ -2,6 +2,7 @@
 // delays, on a two-endpoint star whose message time is known exactly.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "fabricsim/core/simulator.hpp"
@@ -66,6 +67,27 @@ TEST(TaskGraph, OneComputeStreamPerEndpointInReadyOrder) {
   EXPECT_EQ(s.g->task(b).start.ps(), 10'000);
   EXPECT_EQ(s.g->task(b).end.ps(), 17'000);
   EXPECT_EQ(s.g->task(c).end.ps(), 3'000);
+}
+
+// The memory estimate's lower bound on a graph's length (it sizes a job's
+// link time series): the busiest endpoint's compute in a row, its bytes in
+// or out at its links' rate (80 ps a byte here), the latest start.  Derived
+// by hand, then held against the run.
+TEST(TaskGraph, EndLowerBoundIsComputeBytesOrLatestStart) {
+  Star s(3);
+  s.g->add_compute(0, SimTime::from_ns(10));
+  s.g->add_compute(0, SimTime::from_ns(7));
+  s.g->add_compute(1, SimTime::from_ns(3));
+  EXPECT_EQ(s.g->end_lower_bound().ps(), 17'000);  // endpoint 0's computes, one after the other
+  const auto m0 = s.g->add_message(0, 2, 100'000);
+  const auto m1 = s.g->add_message(1, 2, 100'000);
+  EXPECT_EQ(s.g->end_lower_bound().ps(), 200'000 * 80);  // endpoint 2 receives both
+  const auto late = s.g->add_compute(1, SimTime::from_ns(1));
+  s.g->not_before(late, SimTime::from_ns(20'000));
+  EXPECT_EQ(s.g->end_lower_bound().ps(), 20'001'000);
+  s.run();
+  EXPECT_GE(s.g->task(late).end, SimTime::from_ps(20'001'000));
+  EXPECT_GE(std::max(s.g->task(m0).end, s.g->task(m1).end).ps(), 200'000 * 80);
 }
 
 // Graphs whose events go to an owner's handler (a cluster queue's jobs):

@@ -115,6 +115,13 @@ class TaskGraph final : public net::MessageListener {
   /// Bytes its tasks, edges and queues hold (capacities: what a run's
   /// memory estimate counts for a planned graph).
   std::uint64_t memory_bytes() const;
+  /// A lower bound on when the whole graph completes, from its tasks as
+  /// planned (call before start()): the latest not_before plus its task's own
+  /// duration, and each endpoint's compute tasks run one after another
+  /// and its messages' bytes in and out at its links' full rates, from
+  /// time zero.  What the memory estimate sizes a job's link time series
+  /// by (the run's length is not known before it).
+  core::SimTime end_lower_bound() const;
   /// What planning may still add before it throws PlanOverBudget: the
   /// network's plan budget less this graph and the network's messages.
   std::uint64_t plan_budget_left() const;
