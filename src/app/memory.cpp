@@ -107,16 +107,6 @@ std::uint64_t local_links_estimate(std::uint64_t links, int ranks) {
   return std::min<std::uint64_t>(links, static_cast<std::uint64_t>(1.1 * static_cast<double>(links) / ranks));
 }
 
-std::string human_bytes(double b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (b >= 1024 && u < 4) {
-    b /= 1024;
-    ++u;
-  }
-  return fmt::format("{:.1f} {}", b, units[u]);
-}
-
 std::string MemoryEstimate::breakdown() const {
   auto h = [](std::uint64_t b) { return human_bytes(static_cast<double>(b)); };
   std::string s = sizes_only ? fmt::format("program {}, topology {}, network state {}", h(process), h(description), h(state))

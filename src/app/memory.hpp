@@ -9,6 +9,7 @@
 #include "fabricsim/config/config.hpp"
 #include "fabricsim/net/network.hpp"
 #include "fabricsim/net/topology.hpp"
+#include "fabricsim/util/capacity.hpp"
 
 namespace fabricsim::app {
 
@@ -67,7 +68,7 @@ std::uint64_t memory_limit_per_rank(const config::Config& cfg, int ranks_here);
 /// estimate exceeds the limit.
 void check_memory(const MemoryEstimate& est, std::uint64_t limit_per_rank, int ranks_here);
 
-/// "12.3 MiB".
-std::string human_bytes(double bytes);
+/// "12.3 MiB" (the workload layer's PlanOverBudget writes the same).
+using util::human_bytes;
 
 }  // namespace fabricsim::app

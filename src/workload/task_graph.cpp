@@ -35,19 +35,12 @@ TaskGraph::TaskGraph(net::Network& network, core::Simulator& sim, core::Simulato
   net_.set_listener(this);
 }
 
-namespace {
-std::string mib_or_gib(std::uint64_t bytes) {
-  const double b = static_cast<double>(bytes);
-  return b >= 1073741824.0 ? fmt::format("{:.1f} GiB", b / 1073741824.0) : fmt::format("{:.1f} MiB", b / 1048576.0);
-}
-}  // namespace
-
 PlanOverBudget::PlanOverBudget(std::uint64_t planned, std::uint64_t budget)
     : util::ConfigError(fmt::format(
           "engine.memory_limit_gib: planning the jobs would outgrow the {} the memory limit leaves them (it was "
           "about to hold {} of tasks, messages and collective schedules); plan fewer ranks, iterations or chunks "
           "(workload.chunk_bytes), or raise engine.memory_limit_gib",
-          mib_or_gib(budget), mib_or_gib(planned))) {}
+          util::human_bytes(static_cast<double>(budget)), util::human_bytes(static_cast<double>(planned)))) {}
 
 std::uint64_t TaskGraph::planned_bytes() const {
   return memory_bytes() + net_.messages().capacity() * net::Network::message_bytes();

@@ -76,7 +76,7 @@ def parameter_table(exe):
 
 # Parameters whose large values make a run big (more nodes, messages, bytes, iterations).
 SCALE = re.compile(r"topology\.(endpoints|radix|down_ports|leaves|spines|links_per_pair|servers_per_leaf|"
-                   r"gpus_per_server|board_a|board_b|x|y|dims|a|p|h|groups|servers|degree|concentration)|"
+                   r"gpus_per_server|gpus_per_nic|board_a|board_b|x|y|dims|a|p|h|groups|servers|degree|concentration)|"
                    r"workload\.(sizes|min_bytes|max_bytes|message_bytes|messages|iterations|warmup|ranks|"
                    r"data_parallel|pipeline_parallel|tensor_parallel|expert_parallel|micro_batches|minibatch|"
                    r"incast_sources|channels)|network\.(buffer_bytes|vcs|send_engines)|routing\.k_paths")
