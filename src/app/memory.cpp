@@ -44,20 +44,22 @@ constexpr double kBytesPerQueuedPacket = 76;
 // the run's bins would be more, so a long run ends with between half and
 // all of them (model.cpp, NetworkImpl::finish); the same in all three
 // models (the flow and analytic models keep them in the same form,
-// flow_detail::LinkSeries).  At the end every link's series is padded to
-// the run's bins (a busy link's vector, grown by doubling, may hold up to
-// twice them) and the write gathers them into one array: about 2.2 times
-// the cells' bytes at the peak (measured, MiB above output.interval_ns = 0
+// flow_detail::LinkSeries).  At the end a link's series stops at its last
+// nonzero bin, without spare room, and the write gathers every row, padded,
+// into one array: between 1 and 2 times the cells' bytes at the peak, 1
+// where few links carry traffic (measured, MiB above output.interval_ns = 0
 // against the cells' MiB: inputs/torus_small.toml at interval_ns 1000 and
-// 100, 27 of 12.6 and 217 of 126; a 64-GPU ResNet-50 job on
-// inputs/chakra_bench_1024.toml's tree at 1000 and 100,000, 479 of 230 and
-// 82 of 37); 2.5 here.  The length of a run is not known before it; the
-// estimate takes twice a lower bound (congestion makes runs longer): the
-// time the busiest source of a traffic pattern needs to inject its bytes
-// at its link rate, or the planned jobs' end_lower_bound.  A pattern on a
-// fabric whose routes are long and shared runs longer still (the torus
-// above: 134 us against 2 x 1.3 us), so its series are underestimated.
-constexpr double kSeriesPeakPerCellByte = 2.5;
+// 100, 22 of 12.6 and 189 of 126; a 64-GPU ResNet-50 job on
+// inputs/chakra_bench_1024.toml's tree at 1000, 245 of 230 at 1 rank, 327
+// of 228 on the busier of 2); 1.5 here.  The length of a run is not known
+// before it; the estimate takes twice a lower bound (congestion makes runs
+// longer): the time the busiest source of a traffic pattern needs to inject
+// its bytes at its link rate, or the planned jobs' end_lower_bound.  A
+// pattern on a fabric whose routes are long and shared runs longer still
+// (the torus above: 134 us against 2 x 1.3 us), and so does one whose
+// sources share a NIC (topology.gpus_per_nic), so their series are
+// underestimated.
+constexpr double kSeriesPeakPerCellByte = 1.5;
 
 std::uint64_t series_bytes(const config::Config& cfg, std::uint64_t links, std::uint64_t local,
                            double lower_bound_ns) {

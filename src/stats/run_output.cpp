@@ -345,9 +345,15 @@ void write_network(H5Writer& out, const net::Network& network, const net::Networ
     std::vector<std::uint64_t> tx, q;
     tx.reserve(rows.size() * cols);
     q.reserve(rows.size() * cols);
+    // A row may end at its last nonzero bin (NetworkImpl::finish): padded here.
+    const auto append_row = [cols](std::vector<std::uint64_t>& dst, const std::vector<std::uint64_t>& row) {
+      const std::size_t n = std::min<std::size_t>(row.size(), cols);
+      dst.insert(dst.end(), row.begin(), row.begin() + static_cast<std::ptrdiff_t>(n));
+      dst.resize(dst.size() + (cols - n), 0);
+    };
     for (auto o : at) {
-      tx.insert(tx.end(), st.series_tx_bytes[o].begin(), st.series_tx_bytes[o].end());
-      q.insert(q.end(), st.series_queue_bytes[o].begin(), st.series_queue_bytes[o].end());
+      append_row(tx, st.series_tx_bytes[o]);
+      append_row(q, st.series_queue_bytes[o]);
     }
     out.write_matrix_rows("/links/timeseries/tx_bytes", nl, cols, rows, tx);
     out.write_matrix_rows("/links/timeseries/queue_bytes", nl, cols, rows, q);

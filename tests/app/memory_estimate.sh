@@ -49,10 +49,10 @@ run dnn_1k 1 "$src/inputs/chakra_bench_1024.toml" --set workload.iterations=1 --
 trace=(--set workload.kind=\"trace\" --set workload.trace=\"$dir/rn\" --set workload.trace_peak_tflops=1
        --set network.model=\"analytic\")
 run trace_1k 1 "$src/inputs/chakra_bench_1024.toml" "${trace[@]}"
-# A job's link time series: 4,096 links of about 2,500 bins, 0.5 GB, where
-# the estimate once counted none (38.6 MiB estimated for a 518 MiB run).
-# The run's length is not known before it; the planned compute bounds it.
-# At 2 ranks the traffic-weighted partition leaves one rank most links.
+# A job's link time series: 4,096 links of about 2,500 bins, 0.25 GB, where
+# the estimate once counted none (38.6 MiB estimated for a run then of 518
+# MiB).  The run's length is not known before it; the planned compute bounds
+# it.  At 2 ranks the traffic-weighted partition leaves one rank most links.
 dnn64=(--set workload.data_parallel=64 --set workload.minibatch=2048 --set workload.iterations=1)
 interval=1000 run dnn64_series_1 1 "$src/inputs/chakra_bench_1024.toml" "${dnn64[@]}"
 interval=1000 run dnn64_series_2 2 "$src/inputs/chakra_bench_1024.toml" "${dnn64[@]}"

@@ -369,6 +369,10 @@ void NetworkImpl::sync_stats() {
     for (std::size_t o = 0; o < st.series_tx_bytes.size(); ++o) {
       stats_.series_tx_bytes[li_[o].global] = st.series_tx_bytes[o];
       stats_.series_queue_bytes[li_[o].global] = st.series_queue_bytes[o];
+      if (series_bins_ > 0) {  // (finished: every row series_bins_ long)
+        stats_.series_tx_bytes[li_[o].global].resize(series_bins_, 0);
+        stats_.series_queue_bytes[li_[o].global].resize(series_bins_, 0);
+      }
     }
   }
 }
@@ -586,9 +590,17 @@ void NetworkImpl::finish(SimTime end) {
     // interval and bin count (a rank may have coarsened less during the run).
     auto bins = [&] { return static_cast<std::size_t>((end.ps() + interval_.ps() - 1) / interval_.ps()); };
     while (bins() > max_intervals_) coarsen_series();
+    // A series ends at its last nonzero bin: a link idle since (or idle
+    // throughout, a job on part of a fabric) holds no zeros here.  The
+    // readers pad to series_bins_ (sync_stats, the output's gather), so
+    // the run's end does not allocate every local link's full row.  Nor
+    // does it keep the doubling's spare room while the output gathers them.
     const std::size_t k = std::max<std::size_t>(bins(), 1);
-    for (auto& s : st.series_tx_bytes) s.resize(k, 0);
-    for (auto& s : st.series_queue_bytes) s.resize(k, 0);
+    for (auto* series : {&st.series_tx_bytes, &st.series_queue_bytes})
+      for (auto& s : *series) {
+        if (s.size() > k) s.resize(k);
+        s.shrink_to_fit();
+      }
     series_bins_ = k;
   }
 }
