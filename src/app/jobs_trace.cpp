@@ -1,4 +1,6 @@
 // workload.kind = "trace": an execution-trace replay as a job.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "fabricsim/workload/trace.hpp"
@@ -7,6 +9,14 @@
 
 namespace fabricsim::app {
 namespace {
+
+// Room for `n` more: a million-node trace's report columns sized for its
+// rows, not up to twice them by doubling (several jobs still grow
+// geometrically).
+template <class V>
+void fit(V& v, std::size_t n) {
+  if (v.capacity() < v.size() + n) v.reserve(std::max(v.size() + n, v.capacity() + v.capacity() / 2));
+}
 
 class TraceJob final : public Job {
  public:
@@ -39,9 +49,11 @@ class TraceJob final : public Job {
     if (ctx.timeline || ctx.flows) {
       const std::uint64_t first_row = out.trace_nodes.total;
       node_rows(ctx, index, out.trace_nodes);
-      if (ctx.flows && ctx.comm.is_root())
+      if (ctx.flows && ctx.comm.is_root()) {
+        fit(out.flow_trace_node, job_->message_nodes().size());
         for (const auto& [task, node] : job_->message_nodes())
           out.flow_trace_node.emplace_back(ctx.graph.task(task).message, first_row + node);
+      }
     }
     return row;
   }
@@ -69,6 +81,16 @@ class TraceJob final : public Job {
     if (t.kind_names.empty()) t.kind_names = {"compute", "send", "recv", "collective"};
     if (ctx.comm.is_root()) {
       const auto ns = [](std::int64_t ps) { return ps < 0 ? -1.0 : static_cast<double>(ps) / 1000.0; };
+      fit(t.rows, nodes.size());
+      fit(t.node_id, nodes.size());
+      fit(t.name_end, nodes.size());
+      fit(t.job, nodes.size());
+      fit(t.rank, nodes.size());
+      fit(t.endpoint, nodes.size());
+      fit(t.kind, nodes.size());
+      fit(t.start_ns, nodes.size());
+      fit(t.end_ns, nodes.size());
+      fit(t.names, p.trace.names.size());
       for (std::size_t i = 0; i < nodes.size(); ++i) {
         t.rows.push_back(t.total + i);
         t.job.push_back(index);
