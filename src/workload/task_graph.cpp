@@ -302,15 +302,15 @@ void TaskGraph::on_message_sent(net::MessageId id) {
 SimTime TaskGraph::end_lower_bound() const {
   const net::Topology& topo = net_.topology();
   const std::size_t endpoints = topo.endpoint_count();
-  // Per endpoint: compute time, bytes sent, bytes received.
-  std::vector<std::int64_t> compute_ps(endpoints, 0);
-  std::vector<double> out_bytes(endpoints, 0.0), in_bytes(endpoints, 0.0);
-  std::int64_t bound_ps = 0;
+  // Per endpoint: compute time, bytes sent, bytes received.  In doubles (ps):
+  // sums of durations near SimTime's range may not fit it.
+  std::vector<double> compute_ps(endpoints, 0.0), out_bytes(endpoints, 0.0), in_bytes(endpoints, 0.0);
+  double bound_ps = 0;
   const auto& msgs = net_.messages();
   for (const Task& t : tasks_) {
-    bound_ps = std::max(bound_ps, t.ready.ps() + t.duration().ps());
+    bound_ps = std::max(bound_ps, static_cast<double>(t.ready.ps()) + static_cast<double>(t.duration().ps()));
     if (t.kind == Kind::Compute) {
-      compute_ps[t.at] += t.duration().ps();
+      compute_ps[t.at] += static_cast<double>(t.duration().ps());
     } else if (t.kind == Kind::Message && t.message < msgs.size()) {
       const net::Message& m = msgs[t.message];
       out_bytes[m.src] += static_cast<double>(m.bytes);
@@ -330,10 +330,9 @@ SimTime TaskGraph::end_lower_bound() const {
     const net::Node& n = topo.node(topo.endpoint_node(static_cast<net::EndpointId>(e)));
     // bytes x 8 / Gb/s = ns; x 1000 = ps.
     for (const auto& [bytes, gbps] : {std::pair{out_bytes[e], rate(n.out)}, std::pair{in_bytes[e], rate(n.in)}})
-      if (bytes > 0 && gbps > 0)
-        bound_ps = std::max(bound_ps, static_cast<std::int64_t>(std::min(bytes * 8.0 / gbps * 1000.0, 9e18)));
+      if (bytes > 0 && gbps > 0) bound_ps = std::max(bound_ps, bytes * 8.0 / gbps * 1000.0);
   }
-  return SimTime::from_ps(bound_ps);
+  return SimTime::from_ps(static_cast<std::int64_t>(std::min(bound_ps, 9e18)));
 }
 
 std::uint64_t TaskGraph::memory_bytes() const {
