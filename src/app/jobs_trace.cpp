@@ -77,34 +77,35 @@ class TraceJob final : public Job {
     ctx.comm.allreduce_max(times.start_ps);
     ctx.comm.allreduce_max(times.end_ps);
     const auto& p = job_->params();
-    const auto& nodes = p.trace.nodes;
+    const std::size_t count = job_->node_count();
     if (t.kind_names.empty()) t.kind_names = {"compute", "send", "recv", "collective"};
     if (ctx.comm.is_root()) {
       const auto ns = [](std::int64_t ps) { return ps < 0 ? -1.0 : static_cast<double>(ps) / 1000.0; };
-      fit(t.rows, nodes.size());
-      fit(t.node_id, nodes.size());
-      fit(t.name_end, nodes.size());
-      fit(t.job, nodes.size());
-      fit(t.rank, nodes.size());
-      fit(t.endpoint, nodes.size());
-      fit(t.kind, nodes.size());
-      fit(t.start_ns, nodes.size());
-      fit(t.end_ns, nodes.size());
+      fit(t.rows, count);
+      fit(t.node_id, count);
+      fit(t.name_end, count);
+      fit(t.job, count);
+      fit(t.rank, count);
+      fit(t.endpoint, count);
+      fit(t.kind, count);
+      fit(t.start_ns, count);
+      fit(t.end_ns, count);
       fit(t.names, p.trace.names.size());
-      for (std::size_t i = 0; i < nodes.size(); ++i) {
+      for (std::size_t i = 0; i < count; ++i) {
+        const workload::PlannedTraceNode& n = job_->node(i);
         t.rows.push_back(t.total + i);
         t.job.push_back(index);
-        t.rank.push_back(nodes[i].rank);
-        t.endpoint.push_back(p.endpoints[nodes[i].rank]);
-        t.node_id.push_back(nodes[i].id);
-        t.kind.push_back(static_cast<std::uint8_t>(nodes[i].kind));
+        t.rank.push_back(n.rank);
+        t.endpoint.push_back(p.endpoints[n.rank]);
+        t.node_id.push_back(n.id);
+        t.kind.push_back(static_cast<std::uint8_t>(n.kind));
         t.start_ns.push_back(ns(times.start_ps[i]));
         t.end_ns.push_back(ns(times.end_ps[i]));
-        t.names.append(p.trace.name_of(nodes[i]));
+        t.names.append(job_->name_of(n));
         t.name_end.push_back(t.names.size());
       }
     }
-    t.total += nodes.size();
+    t.total += count;
   }
 
   std::unique_ptr<workload::TraceJob> job_;

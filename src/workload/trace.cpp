@@ -405,20 +405,23 @@ TraceJob::TraceJob(TaskGraph& g, TraceParams params, std::uint32_t job) : params
   node_end_ = k.done;
   for (std::size_t i = 0; i < N; ++i)
     node_start_[i] = t.nodes[i].kind == TraceNode::Kind::Recv ? k.msg[x.match[i]] : k.entry[i];
-  // Planned: what the report reads of a node is its id, rank, kind and name.
-  Trace& planned = params_.trace;
-  std::vector<std::uint64_t>().swap(planned.deps);
-  planned.groups.assign(1, {});
-  planned.group_index.clear();
-  for (TraceNode& n : planned.nodes) {
-    n.deps_count = 0;
-    n.group = 0;
-  }
+  // Planned: what the report reads of a node is its id, rank, kind and
+  // name; the rest of the trace goes (but its names).
+  planned_.reserve(N);
+  for (const TraceNode& n : t.nodes) planned_.push_back({n.id, n.name_begin, n.name_size, n.rank, n.kind});
+  Trace& rest = params_.trace;
+  // (Its size, not its capacity: a vector's room beyond its size, never
+  // written, is never resident.)
+  planning_bytes_ = rest.nodes.size() * sizeof(TraceNode);
+  std::vector<TraceNode>().swap(rest.nodes);
+  std::vector<std::uint64_t>().swap(rest.deps);
+  rest.groups.assign(1, {});
+  rest.group_index.clear();
 }
 
 TraceJob::NodeTimes TraceJob::node_times(const TaskGraph& g) const {
   const net::Network& net = g.network();
-  const std::size_t N = params_.trace.nodes.size();
+  const std::size_t N = planned_.size();
   NodeTimes out{std::vector<std::int64_t>(N, INT64_MIN), std::vector<std::int64_t>(N, INT64_MIN)};
   const auto local = [&](TaskId t) { return net.owns(net.topology().endpoint_node(g.task(t).at)); };
   const auto ps = [](SimTime t) { return t == SimTime::max() ? std::int64_t{-1} : t.ps(); };
@@ -456,9 +459,9 @@ TraceJob::Result TraceJob::result(const Partial& combined, const TaskGraph&) con
 
 std::uint64_t TraceJob::memory_bytes() const {
   using util::capacity_bytes;
-  std::uint64_t b = capacity_bytes(params_.trace.nodes) + params_.trace.names.capacity() +
+  std::uint64_t b = capacity_bytes(params_.trace.nodes) + capacity_bytes(planned_) + params_.trace.names.capacity() +
                     capacity_bytes(node_start_) + capacity_bytes(node_end_) + capacity_bytes(message_nodes_) +
-                    capacity_bytes(compute_ns_);
+                    capacity_bytes(compute_ns_) + planning_bytes_;
   for (const auto& v : done_) b += capacity_bytes(v);
   return b;
 }

@@ -94,6 +94,17 @@ struct TraceParams {
   std::vector<net::EndpointId> endpoints;
 };
 
+/// What the report reads of a node once the trace is planned (TraceJob::node):
+/// 32 bytes where a TraceNode is 80, a million of them in a large trace.
+struct PlannedTraceNode {
+  std::uint64_t id = 0;
+  std::uint64_t name_begin = 0;  ///< its name: Trace::names[name_begin, + name_size)
+  std::uint32_t name_size = 0;
+  std::uint32_t rank = 0;
+  TraceNode::Kind kind = TraceNode::Kind::Compute;
+};
+static_assert(sizeof(PlannedTraceNode) == 32, "a planned node's layout (TraceJob::memory_bytes)");
+
 class TraceJob {
  public:
   /// Plans the trace into `g` (tasks labelled job << 8 | DnnPhase: compute
@@ -102,9 +113,18 @@ class TraceJob {
   /// receives, collectives whose members disagree, dependencies on unknown
   /// nodes or across ranks, cycles.
   TraceJob(TaskGraph& g, TraceParams params, std::uint32_t job);
+  /// Its parameters; the trace's `nodes` are empty once planned (node()).
   const TraceParams& params() const { return params_; }
-  /// Bytes the planned trace holds beyond its tasks: its nodes and names,
-  /// and what the report reads of them.
+  /// The trace's nodes, in its order, as the report reads them.
+  std::size_t node_count() const { return planned_.size(); }
+  const PlannedTraceNode& node(std::size_t i) const { return planned_[i]; }
+  std::string_view name_of(const PlannedTraceNode& n) const {
+    return std::string_view(params_.trace.names).substr(n.name_begin, n.name_size);
+  }
+  /// Bytes the planned trace holds beyond its tasks (what the report reads
+  /// of its nodes, their names, their tasks), and the nodes it held while
+  /// it was planned: freed since, but the peak of a large trace's run is
+  /// its planning (the 1,024-rank benchmark's, docs/performance.md).
   std::uint64_t memory_bytes() const;
 
   /// Per rank: first start and last completion (ps; INT64_MIN unknown), to
@@ -139,6 +159,8 @@ class TraceJob {
   TraceParams params_;
   std::uint32_t job_;
   std::vector<std::vector<TaskGraph::TaskId>> done_;  // per rank: the tasks completing its nodes
+  std::vector<PlannedTraceNode> planned_;             // per node: what the report reads
+  std::uint64_t planning_bytes_ = 0;                  // the trace's nodes, freed once planned
   std::vector<TaskGraph::TaskId> node_start_, node_end_;  // per node: the tasks its times come from
   std::vector<double> compute_ns_;                    // per rank
   std::vector<std::pair<TaskGraph::TaskId, std::uint32_t>> message_nodes_;
