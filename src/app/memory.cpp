@@ -95,8 +95,6 @@ std::uint64_t topology_bytes(const net::Topology& topo) {
   return b;
 }
 
-std::uint64_t local_links(std::uint64_t links, int ranks) { return local_links_estimate(links, ranks); }
-
 }  // namespace
 
 // Its share, plus the cut links it shares with others (METIS cuts a few
@@ -131,7 +129,7 @@ MemoryEstimate estimate_memory(const config::Config& cfg, int ranks, std::uint64
   e.process = kProcessBytes;
   e.description = topology_bytes(nodes, links);
   const auto vcs = static_cast<std::uint32_t>(cfg.get_int("network.vcs"));
-  e.state = net::Network::state_bytes(nodes, links, local_links(links, ranks), vcs, false,
+  e.state = net::Network::state_bytes(nodes, links, local_links_estimate(links, ranks), vcs, false,
                                       cfg.get_float("output.interval_ns") > 0);
   if (ranks > 1) e.partition = links * kPartitionPerLink + nodes * kPartitionPerNode;
   return e;
@@ -152,7 +150,7 @@ MemoryEstimate estimate_memory(const config::Config& cfg, int ranks, const net::
   } else if (np.listed_paths == nullptr) {
     e.routes = static_cast<std::uint64_t>(kTableBuildFactor * static_cast<double>(net::RoutingTable::estimate_bytes(topo)));
   }
-  e.state = net::Network::state_bytes(nodes, links, local_links(links, ranks), np.vcs, duato,
+  e.state = net::Network::state_bytes(nodes, links, local_links_estimate(links, ranks), np.vcs, duato,
                                       np.interval > core::SimTime::zero());
   std::uint64_t count = 0;
   double busiest = 0;  // payload bytes of the busiest source (traffic patterns: they are even)
@@ -167,7 +165,7 @@ MemoryEstimate estimate_memory(const config::Config& cfg, int ranks, const net::
   }
   if (topo.endpoint_count() > 0 && !topo.node(topo.endpoint_node(0)).out.empty())
     e.run_lower_bound_ns = busiest * 8.0 / std::max(topo.injection_gbps(0), 1e-9);
-  estimate_series(e, cfg, links, local_links(links, ranks));
+  estimate_series(e, cfg, links, local_links_estimate(links, ranks));
   // Packets queued in the switches: each takes a 32-byte slot in a pool
   // that grows by doubling, and a free-list entry (measured: 76 bytes a
   // packet, an incast of 4 GiB in 1 MiB messages on inputs/fat_tree_1k.toml,
@@ -178,7 +176,7 @@ MemoryEstimate estimate_memory(const config::Config& cfg, int ranks, const net::
     const double payload = np.packet_bytes - np.header_bytes;
     const double workload_packets =
         static_cast<double>(count) * std::ceil(static_cast<double>(tp.message_bytes) / payload);
-    const double buffer_packets = static_cast<double>(local_links(links, ranks)) * np.vcs *
+    const double buffer_packets = static_cast<double>(local_links_estimate(links, ranks)) * np.vcs *
                                   std::ceil(static_cast<double>(np.buffer_bytes) / np.packet_bytes);
     e.packets = static_cast<std::uint64_t>(kBytesPerQueuedPacket * std::min(workload_packets, buffer_packets));
   }
