@@ -67,8 +67,7 @@ std::uint64_t series_bytes(const config::Config& cfg, std::uint64_t links, std::
   if (interval <= 0 || links == 0) return 0;
   const double end = cfg.get_float("engine.end_ns");
   const double span = end > 0 ? end : 2.0 * lower_bound_ns;
-  const double max_cells = std::clamp<double>(static_cast<double>(std::uint64_t{1} << 24) / static_cast<double>(links),
-                                              64, 65536);
+  const auto max_cells = static_cast<double>(net::series_max_intervals(links));
   double cells = max_cells;
   if (std::isfinite(span)) {
     cells = std::max(std::ceil(span / interval), 1.0);

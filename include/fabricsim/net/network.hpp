@@ -26,6 +26,8 @@
 // entity, sequence) key of core, random choices draw from per-node streams.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -160,6 +162,16 @@ struct NetworkTotals {
 /// network.packet_bytes if it would need more than 2^32 - 1 packets.
 Message new_message(MessageId id, EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint32_t tag,
                     std::uint64_t seed, std::uint64_t payload_per_packet);
+
+/// The most intervals a link's time series holds, on a fabric of `links`
+/// directed links, before every series coarsens (its interval doubles and
+/// pairs of bins merge): 2^24 cells in all, at least 64 and at most 65,536
+/// per link.  Every network model keeps its series to it, and the memory
+/// estimate sizes them by it (one function, so the two cannot drift apart);
+/// the whole fabric's count, so that series coarsen alike on every rank.
+constexpr std::size_t series_max_intervals(std::size_t links) {
+  return std::clamp<std::size_t>((std::size_t{1} << 24) / std::max<std::size_t>(links, 1), 64, std::size_t{1} << 16);
+}
 
 /// One network model behind a Network: the packet model (the reference,
 /// src/net/network/), the flow-level model or the analytic model

@@ -29,7 +29,7 @@ class LinkSeries {
   void start(std::size_t links, core::SimTime interval) {
     if (interval <= core::SimTime::zero()) return;
     interval_ps_ = interval.ps();
-    max_bins_ = std::clamp<std::size_t>((std::size_t{1} << 24) / std::max<std::size_t>(links, 1), 64, 1u << 16);
+    max_bins_ = series_max_intervals(links);
     rows_.resize(links);
   }
   bool on() const { return interval_ps_ > 0; }

@@ -46,8 +46,7 @@ NetworkImpl::NetworkImpl(const Topology& topo, const NetworkParams& params, core
   interval_ = params_.interval;
   // The same on every rank (it sets when the series coarsen): the whole
   // fabric's link count.
-  const std::size_t nl = topo_.link_count();
-  max_intervals_ = std::clamp<std::size_t>((std::size_t{1} << 24) / std::max<std::size_t>(nl, 1), 64, 1u << 16);
+  max_intervals_ = series_max_intervals(topo_.link_count());
   node_rng_.reserve(topo_.node_count());
   for (NodeId n = 0; n < topo_.node_count(); ++n) node_rng_.emplace_back(params_.seed, 0x5350'0000'0000ull + n);
 
