@@ -157,12 +157,12 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
     }
     // The per-source share's bound holds where every source starts at once:
     // a pattern's traffic, not jobs' (whose sources start when their tasks do).
-    const bool per_source = !jobs_traffic;
+    const auto detail = jobs_traffic ? workload::FluidDetail::Bound : workload::FluidDetail::PerSourceBound;
     if (np.state_routes) {  // direct topologies: the routes of their rules
-      fluid = workload::estimate_fluid(topo, *np.state_routes, plan, np, per_source);
+      fluid = workload::estimate_fluid(topo, *np.state_routes, plan, np, detail);
     } else {
       const net::RoutingTable routes(topo);  // minimal routes: what the estimate spreads traffic over
-      fluid = workload::estimate_fluid(topo, routes, plan, np, per_source);
+      fluid = workload::estimate_fluid(topo, routes, plan, np, detail);
     }
     // Where it is the routing's bound: within the quick budget, or the full
     // one with --full.  For minimal routing it is only a comparison, which
@@ -173,7 +173,11 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
                                              opts.full && !minimal_routing ? kInfoAnyRouteWorkFull : kInfoAnyRouteWork);
   }
   const bool have_bound = minimal_routing || any_route.computed;
-  const double bound = minimal_routing ? fluid.throughput_bound : any_route.throughput_bound;
+  // (For minimal routing both are bounds, the any-route one when --full
+  // computed it: the tighter one holds.)
+  const double bound = !minimal_routing         ? any_route.throughput_bound
+                       : any_route.computed     ? std::min(fluid.throughput_bound, any_route.throughput_bound)
+                                                : fluid.throughput_bound;
   // The per-source share's: both are valid for minimal routing (-1: none).
   const double any_route_per_source = jobs_traffic || !any_route.computed ? -1.0 : any_route.per_source_bound;
   double per_source_bound = any_route_per_source;
@@ -276,12 +280,14 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
     } else {
       out += fmt::format(", \"fluid\": {{\"messages\": {}, \"payload_bytes\": {:.0f}, \"bottleneck_link\": {}, "
                          "\"bottleneck\": \"{}\", \"bottleneck_class\": \"{}\", \"bottleneck_bytes\": {:.1f}, "
-                         "\"min_makespan_ns\": {:.3f}, \"throughput_bound\": {:.6f}, \"packets\": {:.0f}, "
+                         "\"min_makespan_ns\": {:.3f}, \"throughput_bound\": {:.6f}, "
+                         "\"equal_split_makespan_ns\": {:.3f}, \"equal_split_throughput\": {:.6f}, \"packets\": {:.0f}, "
                          "\"packet_hops\": {:.0f}, \"events\": {:.0f}, \"core_hours\": {:.6g}",
                          plan.size(), fluid.payload_bytes,
                          fluid.bottleneck == net::kNoLink ? -1 : static_cast<long long>(fluid.bottleneck), bn_name,
-                         bn_class, fluid.bottleneck_bytes, fluid.min_makespan_ns, fluid.throughput_bound, packets,
-                         packet_hops, events, core_hours);
+                         bn_class, fluid.bottleneck_bytes, fluid.min_makespan_ns, fluid.throughput_bound,
+                         fluid.equal_split_makespan_ns, fluid.equal_split_throughput, packets, packet_hops, events,
+                         core_hours);
       out += fmt::format(", \"per_source_throughput_bound\": {}", json_bound(fluid.per_source_bound));
       out += fmt::format(", \"any_route\": {}, \"minimal_routing\": {}, \"bound\": {}, \"per_source_bound\": {}}}",
                          any_route.computed
@@ -391,8 +397,10 @@ int info_loaded(const InfoOptions& opts, const config::Config& cfg) {
   fmt::print("  fluid estimate   bottleneck link {} ({}, {}) carries {:.1f} KiB\n",
              fluid.bottleneck == net::kNoLink ? -1 : static_cast<long long>(fluid.bottleneck), bn_name, bn_class,
              fluid.bottleneck_bytes / 1024.0);
-  fmt::print("                   minimal routes: makespan >= {:.3f} us, throughput <= {:.1f}% of injection\n",
-             fluid.min_makespan_ns / 1000.0, 100.0 * fluid.throughput_bound);
+  fmt::print("                   minimal routes: makespan >= {:.3f} us, throughput <= {:.1f}% of injection (split "
+             "in any way; split equally, as ECMP and spraying expect: {:.3f} us, {:.1f}%)\n",
+             fluid.min_makespan_ns / 1000.0, 100.0 * fluid.throughput_bound, fluid.equal_split_makespan_ns / 1000.0,
+             100.0 * fluid.equal_split_throughput);
   if (any_route.computed)
     fmt::print("                   any routes:     makespan >= {:.3f} us, throughput <= {:.1f}% of injection "
                "({} length functions)\n",

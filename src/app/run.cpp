@@ -231,9 +231,11 @@ void partition_model(Partitioning& p, const config::Config& cfg, const par::Comm
     // (The network's own route table where it has one: a second one is the
     // largest transient of a large tree's partitioning.)
     const auto& np = m.np;
-    const auto fluid = np.state_routes           ? workload::estimate_fluid(topo, *np.state_routes, planned, np)
-                       : network.routing_table() ? workload::estimate_fluid(topo, *network.routing_table(), planned, np)
-                                                 : workload::estimate_fluid(topo, net::RoutingTable(topo), planned, np);
+    constexpr auto kLoads = workload::FluidDetail::Loads;
+    const auto fluid =
+        np.state_routes           ? workload::estimate_fluid(topo, *np.state_routes, planned, np, kLoads)
+        : network.routing_table() ? workload::estimate_fluid(topo, *network.routing_table(), planned, np, kLoads)
+                                  : workload::estimate_fluid(topo, net::RoutingTable(topo), planned, np, kLoads);
     auto r = par::plan_partition(node_graph(topo, fluid.link_bytes, np.packet_bytes), comm.size(),
                                  par::parse_partitioner(p.partitioner),
                                  core::SimTime::from_ns_f(cfg.get_float("engine.min_cut_latency_ns")),

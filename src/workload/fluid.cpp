@@ -89,6 +89,20 @@ double sorted_completion_bound(const SourceTotals& t, const std::vector<double>&
   return std::min(1.0, sum / static_cast<double>(v.size()));
 }
 
+// A multiplicative update of link lengths (the bounds are scale-free): each
+// link of capacity > 0 grows e^(step x its load / cap / umax) times, umax
+// the most loaded link's load / cap, and the longest is then 1.
+void lengthen(std::vector<double>& len, const std::vector<double>& load, const std::vector<double>& cap, double umax,
+              double step) {
+  double lmax = 0;
+  for (std::size_t l = 0; l < len.size(); ++l)
+    if (cap[l] > 0) {
+      len[l] *= std::exp(step * load[l] / cap[l] / umax);
+      lmax = std::max(lmax, len[l]);
+    }
+  for (double& x : len) x /= lmax;
+}
+
 // The lesser of two bounds where -1 is none.
 double least_bound(double a, double b) { return a < 0 ? b : b < 0 ? a : std::min(a, b); }
 
@@ -139,128 +153,278 @@ struct Hop {
   std::uint8_t state;
 };
 
+// A (node, state) of a pair's DAG and what the walk carries to it.
+template <class Carry>
+struct At {
+  net::NodeId node;
+  std::uint8_t state;
+  Carry carry;
+};
+
+// Walks every pair's minimal-route DAG (pairs: destination << 32 | source
+// -> wire bytes, in key order) level by level from its source, carrying a
+// value along the hops: level(frontier) sees each level before its hops are
+// taken (level 0: the source), hop(src, bytes, from, i, hop, count) is what
+// a next hop of `count` gets from `from` (frontier[i]; and may add to its
+// link), merge(into, value) joins what two hops bring to the same (node,
+// state) of a level, arrive(src, bytes, value) is called at the
+// destination, done(src, bytes) once the pair is walked.  Minimal routes shorten the distance by one per
+// hop, so a level holds each (node, state) once.  A destination's next hops
+// from each (node, state) are computed once for all its sources: the
+// routing rules are what the walk spends its time on (a torus's
+// distances), and one destination's DAGs from a thousand sources share
+// their nodes (the 1k torus's full alltoall: 77 s of info before, most of
+// it recomputing the same hops).
+template <class Carry, class Next, class Level, class HopFn, class Merge, class Arrive, class Done>
+void walk_pairs(const net::Topology& topo, Next& next_hops, std::uint8_t initial,
+                const std::vector<std::pair<std::uint64_t, double>>& by_dst, Carry start, Level&& level, HopFn&& hop,
+                Merge&& merge, Arrive&& arrive, Done&& done) {
+  std::vector<At<Carry>> frontier, next;
+  std::vector<Hop> arena;  // the current destination's next hops, (node, state) after (node, state)
+  FlatIndex memo;          // (node, state) -> its hops: arena[begin, begin + count), packed begin << 8 | count
+  FlatIndex slot;          // (node, state) -> its place in `next`, per level
+  std::uint64_t memo_dst = UINT64_MAX;  // (none yet)
+  for (const auto& [key, bytes] : by_dst) {
+    const auto dst = static_cast<net::EndpointId>(key >> 32);
+    const auto src = static_cast<net::EndpointId>(key & 0xFFFFFFFFu);
+    if (dst != memo_dst) {
+      memo.clear();
+      arena.clear();
+      memo_dst = dst;
+    }
+    const net::NodeId target = topo.endpoint_node(dst);
+    frontier.assign(1, At<Carry>{topo.endpoint_node(src), initial, start});
+    while (!frontier.empty()) {
+      level(frontier);
+      next.clear();
+      slot.clear();
+      for (std::uint32_t i = 0; i < frontier.size(); ++i) {
+        const At<Carry>& at = frontier[i];
+        if (at.node == target) {
+          arrive(src, bytes, at.carry);
+          continue;
+        }
+        const std::uint64_t at_key = static_cast<std::uint64_t>(at.node) << 8 | at.state;
+        std::uint64_t& span = memo.at(at_key, UINT64_MAX);
+        if (span == UINT64_MAX) {
+          const std::size_t begin = arena.size();
+          next_hops(at.node, at.state, dst, arena);
+          FABRICSIM_ASSERT(arena.size() - begin < 256, "more than 255 next hops");
+          span = static_cast<std::uint64_t>(begin) << 8 | (arena.size() - begin);
+        }
+        const std::size_t count = span & 0xFF, begin = span >> 8;
+        for (std::size_t k = begin; k < begin + count; ++k) {
+          const Hop h = arena[k];
+          const Carry value = hop(src, bytes, at.carry, i, h, count);
+          const net::NodeId to = topo.link(h.link).dst;
+          std::uint64_t& place = slot.at(static_cast<std::uint64_t>(to) << 8 | h.state, UINT64_MAX);
+          if (place == UINT64_MAX) {
+            place = next.size();
+            next.push_back(At<Carry>{to, h.state, value});
+          } else {
+            merge(next[place].carry, value);
+          }
+        }
+      }
+      frontier.swap(next);
+    }
+    done(src, bytes);
+  }
+}
+
+// Length functions of the split bound: l_e = u_e^q / c_e, u_e the equal
+// split's load of e relative to the most loaded link; q = infinity (-1
+// here): the most loaded links only; q = 0: every link the routes use.
+constexpr std::array<double, 4> kSplitPowers{-1.0, 8.0, 2.0, 0.0};
+using SplitLengths = std::array<double, kSplitPowers.size()>;
+// Multiplicative-update rounds of the split bound (each a walk over the
+// routes), and their step (as kStep above, larger: 16 rounds of 3.0 reach
+// 0.99 of the exact LP on the 8x8 torus's permutation, of 0.75 only 0.52).
+constexpr std::uint32_t kSplitRounds = 16;
+constexpr double kSplitStep = 3.0;
+// Their work: at most kSplitRoundsWork walks beyond the estimate's own two,
+// or up to kSplitRounds on traffic whose walk takes fewer than
+// kSplitWorkFloor / kSplitRounds hops (the test cases, the small fabrics).
+// The 128x128 torus's permutation (inputs/torus_large.toml): a walk of 106 M
+// hops, two rounds (info 23 s; 11 s without the bound, 99 s with all
+// sixteen rounds).
+constexpr double kSplitRoundsWork = 2.0;
+constexpr double kSplitWorkFloor = 5e7;
+
 template <class Next>
 FluidEstimate estimate(const net::Topology& topo, Next&& next_hops, std::uint8_t initial,
-                       const std::vector<PlannedMessage>& messages, const net::NetworkParams& np, bool per_source) {
+                       const std::vector<PlannedMessage>& messages, const net::NetworkParams& np, FluidDetail detail) {
   FluidEstimate est;
   est.link_bytes.assign(topo.link_count(), 0.0);
   // Flows with the same (source, destination) share their spread: add their
-  // bytes first, then walk each pair's minimal-route DAG once.
+  // bytes first, then walk each pair's minimal-route DAG once, destination
+  // after destination.
   auto pairs = pair_wire_bytes(messages, np, est.payload_bytes);
+  for (auto& [key, bytes] : pairs) key = (key << 32) | (key >> 32);  // destination << 32 | source
+  std::sort(pairs.begin(), pairs.end());
   // Each pair's bytes spread over its routes' DAG: a node passes its share
   // on equally over its next hops, and every hop adds share x bytes to its
   // link's load.  The loads are added up directly, pair after pair, in a
   // fixed order: no routing matrix (a batch of one on the 16k trees, whose
   // routes spread over more than a thousand links per pair, took more
   // memory than the network's whole state).
-  //
-  // The pairs are walked destination after destination, and a destination's
-  // next hops from each (node, state) are computed once for all its sources:
-  // the routing rules are what the walk spends its time on (a torus's
-  // distances), and one destination's DAGs from a thousand sources share
-  // their nodes (the 1k torus's full alltoall: 77 s of info before, most of
-  // it recomputing the same hops).
-  // (Keys turned to destination << 32 | source, in place.)
-  for (auto& [key, bytes] : pairs) key = (key << 32) | (key >> 32);
-  std::sort(pairs.begin(), pairs.end());
-  const auto& by_dst = pairs;
   std::vector<double>& loads = est.link_bytes;
-  struct At {
-    net::NodeId node;
-    std::uint8_t state;
-    double share;
-  };
-  std::vector<At> frontier, next;
-  std::vector<Hop> arena;  // the current destination's next hops, (node, state) after (node, state)
-  FlatIndex memo;          // (node, state) -> its hops: arena[begin, begin + count), packed begin << 8 | count
-  FlatIndex slot;          // (node, state) -> its place in `next`, per level
-  // Each pair's DAG, hop by hop: visit(src, link, share x bytes).
-  const auto walk = [&](auto&& visit) {
-    std::uint64_t memo_dst = UINT64_MAX;  // (none yet)
-    for (const auto& [key, bytes] : by_dst) {
-      const auto dst = static_cast<net::EndpointId>(key >> 32);
-      const auto src = static_cast<net::EndpointId>(key & 0xFFFFFFFFu);
-      if (dst != memo_dst) {
-        memo.clear();
-        arena.clear();
-        memo_dst = dst;
-      }
-      const net::NodeId target = topo.endpoint_node(dst);
-      frontier.assign(1, At{topo.endpoint_node(src), initial, 1.0});
-      // Minimal routes shorten the distance by one per hop, so the DAG is
-      // walked level by level; (node, state) pairs reached twice in a level
-      // are merged.
-      while (!frontier.empty()) {
-        next.clear();
-        slot.clear();
-        for (const At& at : frontier) {
-          if (at.node == target) continue;
-          const std::uint64_t at_key = static_cast<std::uint64_t>(at.node) << 8 | at.state;
-          std::uint64_t& span = memo.at(at_key, UINT64_MAX);
-          if (span == UINT64_MAX) {
-            const std::size_t begin = arena.size();
-            next_hops(at.node, at.state, dst, arena);
-            FABRICSIM_ASSERT(arena.size() - begin < 256, "more than 255 next hops");
-            span = static_cast<std::uint64_t>(begin) << 8 | (arena.size() - begin);
-          }
-          const std::size_t count = span & 0xFF, begin = span >> 8;
-          if (count == 0) continue;
-          const double share = at.share / static_cast<double>(count);
-          for (std::size_t k = begin; k < begin + count; ++k) {
-            const Hop h = arena[k];
-            visit(src, h.link, share * bytes);
-            const net::NodeId to = topo.link(h.link).dst;
-            std::uint64_t& place = slot.at(static_cast<std::uint64_t>(to) << 8 | h.state, UINT64_MAX);
-            if (place == UINT64_MAX) {
-              place = next.size();
-              next.push_back(At{to, h.state, share});
-            } else {
-              next[place].share += share;
-            }
-          }
-        }
-        frontier.swap(next);
-      }
-    }
-  };
-  walk([&](net::EndpointId, net::LinkId l, double b) { loads[l] += b; });
+  double walk_hops = 0;  // hops one walk takes (what the split bound's rounds are budgeted by)
+  walk_pairs(
+      topo, next_hops, initial, pairs, 1.0, [](const auto&) {},
+      [&](net::EndpointId, double bytes, double share, std::uint32_t, Hop h, std::size_t count) {
+        ++walk_hops;
+        const double part = share / static_cast<double>(count);
+        loads[h.link] += part * bytes;
+        return part;
+      },
+      [](double& into, double add) { into += add; }, [](net::EndpointId, double, double) {},
+      [](net::EndpointId, double) {});
   for (net::LinkId l = 0; l < topo.link_count(); ++l) {
     const double t = est.link_bytes[l] * 8.0 / topo.link(l).bandwidth_gbps;  // ns
-    if (t > est.min_makespan_ns) {
-      est.min_makespan_ns = t;
+    if (t > est.equal_split_makespan_ns) {
+      est.equal_split_makespan_ns = t;
       est.bottleneck = l;
       est.bottleneck_bytes = est.link_bytes[l];
     }
   }
-  if (est.min_makespan_ns > 0 && topo.endpoint_count() > 0) {
-    est.throughput_bound = injection_share(est.payload_bytes, est.min_makespan_ns, topo);
-  }
-  if (per_source && est.min_makespan_ns > 0) {
-    // Lengths l_e = u_e^q / c_e (u: utilization relative to the most loaded
-    // link; q = infinity: the most loaded links only).  With the routes
-    // fixed, a set S of sources keeps link e busy for its own bytes there,
-    // so max_e (S's bytes on e) / c_e >= sum_e l_e (S's bytes on e) /
-    // sum_e c_e l_e: x_s = s's bytes x lengths / sum c l.
-    const std::size_t n_links = topo.link_count();
-    constexpr std::array<double, 3> kPowers{-1.0, 8.0, 2.0};  // -1: the most loaded links only
-    std::vector<std::array<double, kPowers.size()>> len(n_links);
-    std::array<double, kPowers.size()> capacity{};
-    for (net::LinkId l = 0; l < n_links; ++l) {
-      const double cap = topo.link(l).bandwidth_gbps / 8.0;  // bytes per ns
-      if (!(cap > 0)) continue;
-      const double u = est.link_bytes[l] / cap / est.min_makespan_ns;
-      for (std::size_t v = 0; v < kPowers.size(); ++v) {
-        len[l][v] = kPowers[v] < 0 ? (u >= 1.0 - 1e-9 ? 1.0 / cap : 0.0) : std::pow(u, kPowers[v]) / cap;
-        capacity[v] += cap * len[l][v];
-      }
+  if (!(est.equal_split_makespan_ns > 0)) return est;
+  if (topo.endpoint_count() > 0)
+    est.equal_split_throughput = injection_share(est.payload_bytes, est.equal_split_makespan_ns, topo);
+  if (detail == FluidDetail::Loads) return est;
+  const bool per_source = detail == FluidDetail::PerSourceBound;
+  // The split bound.  Routing that chooses among the minimal routes by load
+  // (adaptive) can beat the equal split, so its makespan is not a bound for
+  // it.  What bounds every split over these routes is the dual of the
+  // maximum concurrent flow restricted to them: for lengths l >= 0, a pair
+  // of d wire bytes whose shortest route *among its minimal ones* is
+  // dist_l long takes d x dist_l of length-weighted capacity, of which the
+  // fabric offers sum_e c_e l_e per ns.  The lengths come from the equal
+  // split's loads (kSplitPowers); where the equal split is the best split
+  // (symmetric traffic), the first of them meets it.  The same lengths give
+  // the per-source share's bound: a set S of sources needs at least sum over
+  // S of x_s, x_s = s's bytes x dist_l / sum_e c_e l_e.
+  const std::size_t n_links = topo.link_count();
+  std::vector<SplitLengths> len(n_links, SplitLengths{});
+  SplitLengths capacity{};
+  for (net::LinkId l = 0; l < n_links; ++l) {
+    const double cap = topo.link(l).bandwidth_gbps / 8.0;  // bytes per ns
+    if (!(cap > 0) || !(est.link_bytes[l] > 0)) continue;  // (on no route)
+    const double u = est.link_bytes[l] / cap / est.equal_split_makespan_ns;
+    for (std::size_t v = 0; v < kSplitPowers.size(); ++v) {
+      len[l][v] = kSplitPowers[v] < 0 ? (u >= 1.0 - 1e-9 ? 1.0 / cap : 0.0) : std::pow(u, kSplitPowers[v]) / cap;
+      capacity[v] += cap * len[l][v];
     }
-    std::vector<std::array<double, kPowers.size()>> w(topo.endpoint_count());
-    walk([&](net::EndpointId src, net::LinkId l, double b) {
-      for (std::size_t v = 0; v < kPowers.size(); ++v) w[src][v] += b * len[l][v];
-    });
+  }
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  SplitLengths best, total{};
+  best.fill(kInf);
+  std::vector<SplitLengths> w(per_source ? topo.endpoint_count() : 0, SplitLengths{});
+  walk_pairs(
+      topo, next_hops, initial, pairs, SplitLengths{}, [](const auto&) {},
+      [&](net::EndpointId, double, const SplitLengths& from, std::uint32_t, Hop h, std::size_t) {
+        SplitLengths to;
+        for (std::size_t v = 0; v < to.size(); ++v) to[v] = from[v] + len[h.link][v];
+        return to;
+      },
+      [](SplitLengths& into, const SplitLengths& add) {
+        for (std::size_t v = 0; v < into.size(); ++v) into[v] = std::min(into[v], add[v]);
+      },
+      [&](net::EndpointId, double, const SplitLengths& d) {
+        for (std::size_t v = 0; v < best.size(); ++v) best[v] = std::min(best[v], d[v]);
+      },
+      [&](net::EndpointId src, double bytes) {
+        for (std::size_t v = 0; v < best.size(); ++v) {
+          const double d = best[v] == kInf ? 0.0 : best[v];  // (a pair without a route adds nothing)
+          total[v] += bytes * d;
+          if (per_source) w[src][v] += bytes * d;
+        }
+        best.fill(kInf);
+      });
+  std::size_t best_v = 0;
+  for (std::size_t v = 0; v < kSplitPowers.size(); ++v)
+    if (capacity[v] > 0 && total[v] / capacity[v] > est.min_makespan_ns) {
+      est.min_makespan_ns = total[v] / capacity[v];
+      best_v = v;
+    }
+  // Where the equal split is not the best split (an asymmetric pattern: the
+  // 8x8 torus's permutation bound at half the exact LP's value from these
+  // lengths), multiplicative updates from the best of them, as for the
+  // any-route bound but over each pair's minimal routes: route every pair
+  // on one shortest of them, lengthen the links by how loaded that leaves
+  // them, and evaluate again.  Each round is one more walk; none where the
+  // bound already meets the equal split.
+  if (est.min_makespan_ns < est.equal_split_makespan_ns * (1 - 1e-9)) {
+    struct Step {
+      double dist;
+      std::uint32_t parent;  // its index in the level before
+      net::LinkId link;      // the hop from there
+    };
+    std::vector<double> l1(n_links, 0.0), cap(n_links, 0.0), load(n_links, 0.0);
+    double floor_len = std::numeric_limits<double>::infinity();
+    for (net::LinkId l = 0; l < n_links; ++l)
+      if (len[l][best_v] > 0) floor_len = std::min(floor_len, len[l][best_v]);
+    for (net::LinkId l = 0; l < n_links; ++l) {
+      if (!(est.link_bytes[l] > 0) || !(topo.link(l).bandwidth_gbps > 0)) continue;
+      cap[l] = topo.link(l).bandwidth_gbps / 8.0;
+      // (Every link of the routes gets a length, so that ties do not all
+      // fall on the first route.)
+      l1[l] = len[l][best_v] + 1e-3 * floor_len;
+    }
+    std::vector<std::vector<At<Step>>> levels;
+    Step arrived{kInf, 0, net::kNoLink};
+    std::size_t arrived_level = 0;
+    const double budget = std::max(kSplitRoundsWork * walk_hops, kSplitWorkFloor);
+    for (std::uint32_t round = 0; round < kSplitRounds && (round + 1) * walk_hops <= budget; ++round) {
+      std::fill(load.begin(), load.end(), 0.0);
+      double sum_dist = 0;
+      walk_pairs(
+          topo, next_hops, initial, pairs, Step{0.0, 0, net::kNoLink},
+          [&](const std::vector<At<Step>>& frontier) {
+            if (frontier.size() == 1 && frontier[0].carry.link == net::kNoLink) levels.clear();  // a new pair
+            levels.push_back(frontier);
+          },
+          [&](net::EndpointId, double, const Step& from, std::uint32_t i, Hop h, std::size_t) {
+            return Step{from.dist + l1[h.link], i, h.link};
+          },
+          [](Step& into, const Step& add) {
+            if (add.dist < into.dist) into = add;
+          },
+          [&](net::EndpointId, double, const Step& at) {
+            if (at.dist < arrived.dist) {
+              arrived = at;
+              arrived_level = levels.size() - 1;
+            }
+          },
+          [&](net::EndpointId, double bytes) {
+            if (arrived.dist < kInf) {
+              sum_dist += bytes * arrived.dist;
+              Step at = arrived;
+              for (std::size_t lv = arrived_level; lv > 0; --lv) {
+                load[at.link] += bytes;
+                at = levels[lv - 1][at.parent].carry;
+              }
+            }
+            arrived = Step{kInf, 0, net::kNoLink};
+          });
+      double offered = 0, umax = 0;
+      for (net::LinkId l = 0; l < n_links; ++l) {
+        offered += cap[l] * l1[l];
+        if (cap[l] > 0) umax = std::max(umax, load[l] / cap[l]);
+      }
+      if (offered > 0) est.min_makespan_ns = std::max(est.min_makespan_ns, sum_dist / offered);
+      if (umax <= 0 || est.min_makespan_ns >= est.equal_split_makespan_ns * (1 - 1e-9)) break;
+      lengthen(l1, load, cap, umax, kSplitStep);
+    }
+  }
+  // (Rounding aside, no split beats the equal one's makespan.)
+  est.min_makespan_ns = std::min(est.min_makespan_ns, est.equal_split_makespan_ns);
+  if (est.min_makespan_ns > 0 && topo.endpoint_count() > 0)
+    est.throughput_bound = injection_share(est.payload_bytes, est.min_makespan_ns, topo);
+  if (per_source) {
     const SourceTotals totals = source_totals(topo, messages, np);
     std::vector<double> x(topo.endpoint_count());
-    for (std::size_t v = 0; v < kPowers.size(); ++v) {
+    for (std::size_t v = 0; v < kSplitPowers.size(); ++v) {
       if (!(capacity[v] > 0)) continue;
       for (std::size_t e = 0; e < x.size(); ++e) x[e] = w[e][v] / capacity[v];
       est.per_source_bound = least_bound(est.per_source_bound, sorted_completion_bound(totals, x));
@@ -273,11 +437,11 @@ FluidEstimate estimate(const net::Topology& topo, Next&& next_hops, std::uint8_t
 
 FluidEstimate estimate_fluid(const net::Topology& topo, const net::RoutingTable& routes,
                              const std::vector<PlannedMessage>& messages, const net::NetworkParams& np,
-                             bool per_source) {
+                             FluidDetail detail) {
   const auto next = [&](net::NodeId node, std::uint8_t, net::EndpointId dst, std::vector<Hop>& out) {
     for (auto port : routes.candidates(node, dst)) out.push_back(Hop{topo.node(node).out[port], 0});
   };
-  return estimate(topo, next, 0, messages, np, per_source);
+  return estimate(topo, next, 0, messages, np, detail);
 }
 
 double per_source_bound(const net::Topology& topo, const std::vector<PlannedMessage>& messages,
@@ -287,14 +451,14 @@ double per_source_bound(const net::Topology& topo, const std::vector<PlannedMess
 
 FluidEstimate estimate_fluid(const net::Topology& topo, const net::StateRoutes& routes,
                              const std::vector<PlannedMessage>& messages, const net::NetworkParams& np,
-                             bool per_source) {
+                             FluidDetail detail) {
   std::vector<net::StateRoutes::Option> opts;
   const auto next = [&](net::NodeId node, std::uint8_t state, net::EndpointId dst, std::vector<Hop>& out) {
     opts.clear();
     routes.options(node, state, dst, opts);
     for (const auto& o : opts) out.push_back(Hop{o.link, o.state});
   };
-  return estimate(topo, next, routes.rules().initial_state(), messages, np, per_source);
+  return estimate(topo, next, routes.rules().initial_state(), messages, np, detail);
 }
 
 AnyRouteBound bound_any_routes(const net::Topology& topo, const std::vector<PlannedMessage>& messages,
@@ -528,13 +692,7 @@ AnyRouteBound bound_any_routes(const net::Topology& topo, const std::vector<Plan
     for (net::LinkId l = 0; l < n_links; ++l)
       if (cap[l] > 0) umax = std::max(umax, load[l] / cap[l]);
     if (umax <= 0) break;
-    double lmax = 0;
-    for (net::LinkId l = 0; l < n_links; ++l)
-      if (cap[l] > 0) {
-        len[l] *= std::exp(kStep * load[l] / cap[l] / umax);
-        lmax = std::max(lmax, len[l]);
-      }
-    for (double& x : len) x /= lmax;
+    lengthen(len, load, cap, umax, kStep);
     best_ns = std::max(best_ns, evaluate(len));
     ++out.rounds;
   }

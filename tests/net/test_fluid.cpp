@@ -12,6 +12,7 @@
 
 #include "fabricsim/core/simulator.hpp"
 #include "fabricsim/net/network.hpp"
+#include "fabricsim/net/state_routes.hpp"
 #include "fabricsim/workload/fluid.hpp"
 #include "fabricsim/workload/traffic.hpp"
 
@@ -49,6 +50,19 @@ double simulate(const net::Topology& topo, const net::NetworkParams& np,
     last = std::max(last, m.end_time);
   }
   return payload * 8.0 / (last - first).ns() / (400.0 * static_cast<double>(topo.endpoint_count()));
+}
+
+/// 1 / the maximum of the LP (CLP), its objective's one column lambda.
+double inverse_of_max(const CoinPackedMatrix& m, const std::vector<double>& col_lb, const std::vector<double>& col_ub,
+                      const std::vector<double>& obj, const std::vector<double>& row_lb,
+                      const std::vector<double>& row_ub) {
+  OsiClpSolverInterface lp;
+  lp.messageHandler()->setLogLevel(0);
+  lp.loadProblem(m, col_lb.data(), col_ub.data(), obj.data(), row_lb.data(), row_ub.data());
+  lp.setObjSense(-1.0);
+  lp.initialSolve();
+  EXPECT_TRUE(lp.isProvenOptimal());
+  return 1.0 / lp.getObjValue();
 }
 
 /// The exact fluid makespan of the messages over any routes: the maximum
@@ -101,13 +115,7 @@ double exact_makespan_ns(const net::Topology& topo, const std::vector<workload::
     row_lb.push_back(-inf);
     row_ub.push_back(topo.link(l).carries_data ? topo.link(l).bandwidth_gbps / 8.0 : 0.0);
   }
-  OsiClpSolverInterface lp;
-  lp.messageHandler()->setLogLevel(0);
-  lp.loadProblem(m, col_lb.data(), col_ub.data(), obj.data(), row_lb.data(), row_ub.data());
-  lp.setObjSense(-1.0);
-  lp.initialSolve();
-  EXPECT_TRUE(lp.isProvenOptimal());
-  return 1.0 / lp.getObjValue();
+  return inverse_of_max(m, col_lb, col_ub, obj, row_lb, row_ub);
 }
 
 workload::TrafficParams traffic(workload::Pattern pattern, std::uint32_t messages) {
@@ -127,6 +135,86 @@ net::Topology dragonfly(std::uint32_t groups) {
   p.groups = groups;
   p.host = p.local = p.global = net::LinkParams{400.0, SimTime::from_ns(20)};
   return net::build_dragonfly(p);
+}
+
+/// The exact fluid makespan of the messages over their minimal routes only,
+/// split in any way: the maximum concurrent flow with one commodity per
+/// (source, destination) node pair whose flow may use only the links of its
+/// shortest routes (hop distances by BFS here, over links that carry data
+/// and through nodes that forward), solved by CLP.  What adaptive minimal
+/// routing could reach at best.  1 / lambda in ns.
+double exact_minimal_makespan_ns(const net::Topology& topo, const std::vector<workload::PlannedMessage>& plan,
+                                 const net::NetworkParams& np) {
+  const int nodes = static_cast<int>(topo.node_count());
+  const int links = static_cast<int>(topo.link_count());
+  // Hop distances from every node.
+  std::vector<std::vector<int>> dist(nodes, std::vector<int>(nodes, -1));
+  for (int s = 0; s < nodes; ++s) {
+    std::vector<int> queue{s};
+    dist[s][s] = 0;
+    for (std::size_t i = 0; i < queue.size(); ++i) {
+      const int u = queue[i];
+      if (u != s && !topo.node(u).forwards) continue;
+      for (net::LinkId l : topo.node(u).out) {
+        const int v = static_cast<int>(topo.link(l).dst);
+        if (topo.link(l).carries_data && dist[s][v] < 0) {
+          dist[s][v] = dist[s][u] + 1;
+          queue.push_back(v);
+        }
+      }
+    }
+  }
+  std::map<std::pair<int, int>, double> demand;
+  for (const auto& m : plan)
+    if (m.src != m.dst)
+      demand[{static_cast<int>(topo.endpoint_node(m.src)), static_cast<int>(topo.endpoint_node(m.dst))}] +=
+          static_cast<double>(workload::wire_bytes(m.bytes, np));
+  const int pairs = static_cast<int>(demand.size());
+  const int lambda = pairs * links;
+  const double inf = 1e30;
+  std::vector<double> col_lb(lambda + 1, 0.0), col_ub(lambda + 1, 0.0), obj(lambda + 1, 0.0);
+  col_ub[lambda] = inf;
+  obj[lambda] = 1.0;
+  CoinPackedMatrix m(false, 0, 0);
+  std::vector<double> row_lb, row_ub;
+  int k = 0;
+  for (const auto& [st, bytes] : demand) {
+    const auto [s, t] = st;
+    for (int l = 0; l < links; ++l) {  // a link of a shortest s-t route
+      const auto& link = topo.link(static_cast<net::LinkId>(l));
+      const int u = static_cast<int>(link.src), v = static_cast<int>(link.dst);
+      if (link.carries_data && (u == s || topo.node(u).forwards) && dist[s][u] >= 0 && dist[v][t] >= 0 &&
+          dist[s][u] + 1 + dist[v][t] == dist[s][t])
+        col_ub[k * links + l] = inf;
+    }
+    for (int v = 0; v < nodes; ++v) {  // inflow - outflow = lambda x demand at t, 0 elsewhere but s
+      if (v == s) continue;
+      CoinPackedVector row;
+      for (net::LinkId l : topo.node(v).in) row.insert(k * links + static_cast<int>(l), 1.0);
+      for (net::LinkId l : topo.node(v).out) row.insert(k * links + static_cast<int>(l), -1.0);
+      if (v == t) row.insert(lambda, -bytes);
+      m.appendRow(row);
+      row_lb.push_back(0.0);
+      row_ub.push_back(0.0);
+    }
+    ++k;
+  }
+  for (int l = 0; l < links; ++l) {
+    CoinPackedVector row;
+    for (int j = 0; j < pairs; ++j) row.insert(j * links + l, 1.0);
+    m.appendRow(row);
+    row_lb.push_back(-inf);
+    row_ub.push_back(topo.link(l).bandwidth_gbps / 8.0);
+  }
+  return inverse_of_max(m, col_lb, col_ub, obj, row_lb, row_ub);
+}
+
+net::Topology torus(std::vector<std::uint32_t> dims) {
+  net::TorusParams tp;
+  tp.dims = std::move(dims);
+  tp.boards = false;
+  tp.link = net::LinkParams{400.0, SimTime::from_ns(20)};
+  return net::build_torus(tp);
 }
 }  // namespace
 
@@ -194,6 +282,42 @@ TEST(AnyRouteBound, BelowTheMinimalRoutesWhereValiantPathsHelp) {
   EXPECT_LT(exact, 0.5 * minimal.min_makespan_ns);  // non-minimal routes beat the minimal estimate
   EXPECT_LE(b.min_makespan_ns, exact * (1 + 1e-6));
   EXPECT_GE(b.min_makespan_ns, 0.9 * exact);
+}
+
+TEST(SplitBound, NeverAboveTheExactMinimalRouteLp) {
+  // The minimal-route bound holds for any split over the minimal routes
+  // (adaptive routing's), so it is at most the exact LP restricted to them,
+  // which is at most the equal split's makespan.  Where the equal split is
+  // the best split (the tree's alltoall), all three meet.
+  struct Case {
+    const char* name;
+    net::Topology topo;
+    workload::Pattern pattern;
+    std::uint32_t messages;
+    bool state_routes;  // the torus's adaptive rules; else the minimal routing table
+  };
+  std::vector<Case> cases;
+  cases.push_back({"tree alltoall", tree(16, 8), workload::Pattern::Alltoall, 0, false});
+  cases.push_back({"tapered tree permutation", tree(48, 16, 12), workload::Pattern::Permutation, 2, false});
+  cases.push_back({"dragonfly permutation", dragonfly(5), workload::Pattern::Permutation, 1, false});
+  cases.push_back({"torus 8x8 permutation", torus({8, 8}), workload::Pattern::Permutation, 1, true});
+  cases.push_back({"torus 8x8 uniform", torus({8, 8}), workload::Pattern::Uniform, 4, true});
+  for (const auto& c : cases) {
+    net::NetworkParams np;
+    const auto plan = workload::plan_traffic(traffic(c.pattern, c.messages), c.topo, np);
+    const auto est = c.state_routes ? workload::estimate_fluid(
+                                          c.topo, net::StateRoutes(c.topo, net::torus_rules(c.topo, {8, 8}, true)), plan, np)
+                                    : workload::estimate_fluid(c.topo, net::RoutingTable(c.topo), plan, np);
+    const double exact = exact_minimal_makespan_ns(c.topo, plan, np);
+    std::printf("[split] %-26s bound %.1f ns exact %.1f ns (%.3f) equal split %.1f ns\n", c.name,
+                est.min_makespan_ns, exact, est.min_makespan_ns / exact, est.equal_split_makespan_ns);
+    EXPECT_LE(est.min_makespan_ns, exact * (1 + 1e-6)) << c.name;                // a bound
+    EXPECT_GE(est.equal_split_makespan_ns, exact * (1 - 1e-6)) << c.name;        // the equal split is one split
+    EXPECT_GE(est.min_makespan_ns, 0.85 * exact) << c.name;                      // and a useful one
+    if (c.pattern == workload::Pattern::Alltoall && !c.state_routes) {  // symmetric: the equal split is the best
+      EXPECT_NEAR(est.min_makespan_ns, est.equal_split_makespan_ns, 1e-9 * est.equal_split_makespan_ns) << c.name;
+    }
+  }
 }
 
 TEST(AnyRouteBound, OverTheBudgetComputesNothing) {
@@ -304,7 +428,7 @@ TEST(PerSourceBound, IncastIsHarmonic) {
     double harmonic = 0;
     for (std::uint32_t k = 1; k <= n; ++k) harmonic += 1.0 / k;
     const double expect = ratio * harmonic / n;
-    const auto est = workload::estimate_fluid(topo, net::RoutingTable(topo), plan, np, true);
+    const auto est = workload::estimate_fluid(topo, net::RoutingTable(topo), plan, np, workload::FluidDetail::PerSourceBound);
     EXPECT_NEAR(est.per_source_bound, expect, 1e-12) << n;
     const auto any = workload::bound_any_routes(topo, plan, np, 1e9);
     ASSERT_TRUE(any.computed);
@@ -341,7 +465,7 @@ TEST(PerSourceBound, BoundsPacketLevelRunsAboveTheMakespanBound) {
     tp.messages = c.messages;
     tp.incast_sources = 12;
     const auto plan = workload::plan_traffic(tp, c.topo, np);
-    const auto est = workload::estimate_fluid(c.topo, net::RoutingTable(c.topo), plan, np, true);
+    const auto est = workload::estimate_fluid(c.topo, net::RoutingTable(c.topo), plan, np, workload::FluidDetail::PerSourceBound);
     const auto any = workload::bound_any_routes(c.topo, plan, np, 1e9);
     const double sim = simulate_per_source(c.topo, np, plan);
     EXPECT_LE(sim, est.per_source_bound * (1 + 1e-9)) << c.name;

@@ -1,9 +1,10 @@
 // Fluid estimate of a workload's link loads: every message's bytes spread
-// over its minimal routes, split equally among the minimal next hops at each
-// node (the expected load under ECMP hashing or spraying, and what adaptive
-// routing aims for).  From it: the most loaded link relative to its rate,
-// hence a lower bound on the time to deliver everything and an upper bound on
-// the throughput a packet-level run can reach.
+// over its minimal routes, split equally at each node among the minimal next
+// hops (the expected load under ECMP hashing or spraying).  From it: the most
+// loaded link relative to its rate, the equal split's makespan; and, over
+// the same routes split in any way (what adaptive routing may find), a
+// lower bound on the time to deliver everything and an upper bound on the
+// throughput a packet-level run of minimal routing can reach.
 #pragma once
 
 #include <cstdint>
@@ -20,27 +21,45 @@ struct FluidEstimate {
   std::vector<double> link_bytes;  ///< expected wire bytes per directed link
   net::LinkId bottleneck = net::kNoLink;
   double bottleneck_bytes = 0;
-  double min_makespan_ns = 0;      ///< max over links of bytes * 8 / rate
   double payload_bytes = 0;
-  /// Upper bound on delivered payload * 8 / makespan / (endpoints * injection rate).
+  /// The equal split's makespan (max over links of bytes * 8 / rate, the
+  /// bottleneck's) and payload * 8 / it / (endpoints * injection rate): what
+  /// ECMP hashing and spraying expect.  Not a bound for routing that chooses
+  /// among the minimal routes by load: a permutation on the 32x32 torus
+  /// takes 180 us split equally and 134 us adaptive at packet level.
+  double equal_split_makespan_ns = 0;
+  double equal_split_throughput = 0;
+  /// A lower bound on the makespan of any split of the messages over their
+  /// minimal routes (the dual of the maximum concurrent flow restricted to
+  /// them, from length functions of the equal split's loads): at most the
+  /// equal split's, and equal to it where the equal split is the best split
+  /// (symmetric traffic on symmetric fabrics).
+  double min_makespan_ns = 0;
+  /// Upper bound on delivered payload * 8 / makespan / (endpoints *
+  /// injection rate) for any minimal routing: from min_makespan_ns.
   double throughput_bound = 0;
   /// Upper bound on the per-source share (per_source_bound below) over the
-  /// same routes; -1: not asked for, or none (a source that sends only to
-  /// itself).
+  /// same routes, split in any way; -1: not asked for, or none (a source
+  /// that sends only to itself).
   double per_source_bound = -1;
 };
 
-/// per_source: also bound the per-source share (a second walk over the
-/// routes).  Valid where every source posts its first message at the same
-/// time (synthetic traffic), as per_source_bound says.
+/// What estimate_fluid computes beyond the equal split's loads: Loads
+/// alone (what the partitioner weighs nodes by); Bound, the makespan and
+/// throughput bounds over any split (a second walk over the routes);
+/// PerSourceBound, the per-source share's bound too, valid where every
+/// source posts its first message at the same time (synthetic traffic), as
+/// per_source_bound says.
+enum class FluidDetail : std::uint8_t { Loads, Bound, PerSourceBound };
+
 FluidEstimate estimate_fluid(const net::Topology& topo, const net::RoutingTable& routes,
                              const std::vector<PlannedMessage>& messages, const net::NetworkParams& np,
-                             bool per_source = false);
+                             FluidDetail detail = FluidDetail::Bound);
 /// The same over the moves of route rules (direct topologies): the spread
 /// follows the routes packets can take, and needs no per-destination table.
 FluidEstimate estimate_fluid(const net::Topology& topo, const net::StateRoutes& routes,
                              const std::vector<PlannedMessage>& messages, const net::NetworkParams& np,
-                             bool per_source = false);
+                             FluidDetail detail = FluidDetail::Bound);
 
 /// The per-source share (stats::throughput_shares: the mean over sending
 /// sources s of payload_s x 8 / (T_s - t0) / injection rate_s, T_s its
