@@ -87,6 +87,7 @@ TaskGraph::TaskId TaskGraph::add_message(net::EndpointId src, net::EndpointId ds
   t.kind = Kind::Message;
   t.at = src;
   t.label = label;
+  t.param = -1;  // (not sent)
   t.message = net_.create(src, dst, bytes, 0);
   FABRICSIM_ASSERT(t.message == base_ + of_message_.size(), "another workload created messages in between");
   of_message_.push_back(static_cast<TaskId>(tasks_.size()));
@@ -295,6 +296,7 @@ void TaskGraph::on_message_sent(net::MessageId id) {
   const TaskId t = task_of_message(id);
   if (t == kNone) return;
   const SimTime now = net_.now();
+  tasks_[t].param = now.ps();
   release(t, true, now);
   drain(now);
 }

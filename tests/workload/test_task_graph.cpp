@@ -162,12 +162,18 @@ TEST(TaskGraph, JoinsDelaysAndSendDependencies) {
   // A reducing join at 2 takes the message's bytes at 8 Gb/s (1 ns per byte).
   const auto reduce = s.g->add_join(2, 0, 8.0);
   s.g->depend(m2, reduce);
+  EXPECT_EQ(s.g->task(m1).sent(), SimTime::max());  // not yet
   s.run();
   const auto& msgs = s.net->messages();
   EXPECT_EQ(s.g->task(after).start, msgs[s.g->task(m1).message].end_time + SimTime::from_ns(4));
   // Both messages share the NIC: the join completes when the later one's last byte left it.
   const std::int64_t ser2 = 2 * (8'000 + 2 * 64) * 80;
   EXPECT_EQ(s.g->task(left).end.ps(), ser2);
+  // Each message records when its last byte left (what a trace's send node
+  // ends at): served a packet at a time, m1's 4,096 + 4,032 wire bytes go
+  // first, third; m2's second, last.
+  EXPECT_EQ(s.g->task(m1).sent().ps(), (4'096 + 4'096 + 4'032) * 80);
+  EXPECT_EQ(s.g->task(m2).sent().ps(), ser2);
   EXPECT_EQ(s.g->task(reduce).end, msgs[s.g->task(m2).message].end_time + SimTime::from_ns(8'000));
 }
 

@@ -58,10 +58,17 @@ class TaskGraph final : public net::MessageListener {
     core::SimTime duration() const { return kind == Kind::Compute ? core::SimTime::from_ps(param) : core::SimTime::zero(); }
     /// Reducing join: its reduction rate in Gb/s (0 = instant, and for the other kinds).
     double reduce_gbps() const { return kind == Kind::Join ? std::bit_cast<double>(param) : 0.0; }
-    /// A compute's duration (ps) or a join's rate (a double's bits): one
-    /// field for the two, so that a task is 56 bytes, not 72 (a trace of
-    /// a million nodes plans about two million tasks).
+    /// A compute's duration (ps), a join's rate (a double's bits), or when a
+    /// message's last byte left its source NIC (ps; -1 before, and on the
+    /// processes that do not simulate its source): one field for the
+    /// three, so that a task is 56 bytes, not 72 or 80 (a trace of a
+    /// million nodes plans about two million tasks).
     std::int64_t param = 0;
+    /// Message: when its last byte left the source NIC (SimTime::max()
+    /// before, or where this process does not simulate the source).
+    core::SimTime sent() const {
+      return kind == Kind::Message && param >= 0 ? core::SimTime::from_ps(param) : core::SimTime::max();
+    }
   };
   static_assert(sizeof(Task) == 56, "a task's layout (memory_bytes, the planned-jobs estimate)");
 

@@ -158,7 +158,7 @@ class TraceJob {
  private:
   TraceParams params_;
   std::uint32_t job_;
-  std::vector<std::vector<TaskGraph::TaskId>> done_;  // per rank: the tasks completing its nodes
+  std::vector<std::vector<TaskGraph::TaskId>> done_;  // per rank: the tasks completing its nodes (a send's: its message)
   std::vector<PlannedTraceNode> planned_;             // per node: what the report reads
   std::uint64_t planning_bytes_ = 0;                  // the trace's nodes, freed once planned
   std::vector<TaskGraph::TaskId> node_start_, node_end_;  // per node: the tasks its times come from
