@@ -301,7 +301,8 @@ struct NodeTasks {
 
 std::uint32_t trace_label(std::uint32_t job, DnnPhase p) { return (job << 8) | static_cast<std::uint32_t>(p); }
 
-// A task per node; a collective node's done task comes with its collective.
+// A task per node (but a receive without dependencies, which is its message:
+// TraceJob); a collective node's done task comes with its collective.
 // A send node is its message: done when the message has left the NIC
 // (TaskGraph::Task::sent), which its dependents wait for (depend_sent), not
 // a join of its own (491,520 tasks of 56 bytes and their edges in the
@@ -330,7 +331,11 @@ NodeTasks add_node_tasks(TaskGraph& g, const TraceParams& p, std::uint32_t job, 
                                                           trace_label(job, DnnPhase::Pipeline));
         break;
       case TraceNode::Kind::Recv:
-        k.entry[i] = k.done[i] = g.add_join(ep(n.rank), trace_label(job, DnnPhase::Control));
+        // A receive with dependencies of its own is a join of them and its
+        // message; one without is its message (set once matched), done when
+        // it has arrived: every receive of an exported trace (491,520 tasks
+        // and edges fewer in the 1,024-rank benchmark).
+        if (n.deps_count > 0) k.entry[i] = k.done[i] = g.add_join(ep(n.rank), trace_label(job, DnnPhase::Control));
         break;
       case TraceNode::Kind::Collective: k.entry[i] = g.add_join(ep(n.rank), trace_label(job, DnnPhase::Control)); break;
     }
@@ -390,8 +395,13 @@ TraceJob::TraceJob(TaskGraph& g, TraceParams params, std::uint32_t job) : params
   check_acyclic(x, collectives);
   // Plan them: tasks, receives after their sends, collectives, dependencies.
   NodeTasks k = add_node_tasks(g, params_, job_, compute_ns_);
-  for (std::size_t i = 0; i < N; ++i)
-    if (x.match[i] < N) g.depend(k.msg[x.match[i]], k.done[i]);
+  for (std::size_t i = 0; i < N; ++i) {
+    if (x.match[i] >= N) continue;  // (not a receive)
+    if (k.done[i] == TaskGraph::kNone)
+      k.entry[i] = k.done[i] = k.msg[x.match[i]];
+    else
+      g.depend(k.msg[x.match[i]], k.done[i]);
+  }
   for (std::size_t i = 0; i < N; ++i)
     if (k.msg[i] != TaskGraph::kNone) message_nodes_.emplace_back(k.msg[i], static_cast<std::uint32_t>(i));
   plan_collectives(g, params_, job_, x, collectives, k, message_nodes_);
@@ -403,10 +413,12 @@ TraceJob::TraceJob(TaskGraph& g, TraceParams params, std::uint32_t job) : params
       else
         g.depend(k.done[*d], k.entry[i]);
     }
-    if (t.nodes[i].deps_count == 0) g.not_before(k.entry[i], params_.start);
+    // (A receive's message starts where its send does.)
+    if (t.nodes[i].deps_count == 0 && t.nodes[i].kind != TraceNode::Kind::Recv)
+      g.not_before(k.entry[i], params_.start);
   }
   done_.assign(t.ranks, {});
-  for (std::size_t i = 0; i < N; ++i) done_[t.nodes[i].rank].push_back(k.done[i]);
+  for (std::size_t i = 0; i < N; ++i) done_[t.nodes[i].rank].push_back(static_cast<std::uint32_t>(i));
   node_start_.resize(N);
   node_end_ = k.done;
   for (std::size_t i = 0; i < N; ++i)
@@ -425,11 +437,21 @@ TraceJob::TraceJob(TaskGraph& g, TraceParams params, std::uint32_t job) : params
   rest.group_index.clear();
 }
 
-namespace {
-// When the task that completes a node completed: a send node's message when
-// it left the NIC, others when they ended (SimTime::max(): not yet).
-SimTime done_time(const TaskGraph::Task& t) { return t.kind == TaskGraph::Kind::Message ? t.sent() : t.end; }
-}  // namespace
+// A send node is done when its message has left the NIC (known where the
+// source is simulated); every other node when its task ended (known where
+// that completes: a receive without dependencies is its message, which
+// completes at the destination).  SimTime::max(): not yet.
+SimTime TraceJob::end_of(const TaskGraph& g, std::size_t i) const {
+  const TaskGraph::Task& t = g.task(node_end_[i]);
+  return planned_[i].kind == TraceNode::Kind::Send ? t.sent() : t.end;
+}
+
+bool TraceJob::end_known_here(const TaskGraph& g, std::size_t i) const {
+  const TaskId t = node_end_[i];
+  const net::Network& net = g.network();
+  return net.owns(net.topology().endpoint_node(planned_[i].kind == TraceNode::Kind::Send ? g.task(t).at
+                                                                                           : g.completes_at(t)));
+}
 
 TraceJob::NodeTimes TraceJob::node_times(const TaskGraph& g) const {
   const net::Network& net = g.network();
@@ -439,7 +461,7 @@ TraceJob::NodeTimes TraceJob::node_times(const TaskGraph& g) const {
   const auto ps = [](SimTime t) { return t == SimTime::max() ? std::int64_t{-1} : t.ps(); };
   for (std::size_t i = 0; i < N; ++i) {
     if (local(node_start_[i])) out.start_ps[i] = ps(g.task(node_start_[i]).start);
-    if (local(node_end_[i])) out.end_ps[i] = ps(done_time(g.task(node_end_[i])));
+    if (end_known_here(g, i)) out.end_ps[i] = ps(end_of(g, i));
   }
   return out;
 }
@@ -450,8 +472,8 @@ TraceJob::Partial TraceJob::partial(const TaskGraph& g) const {
   p.times.assign(done_.size(), INT64_MIN);
   for (std::size_t r = 0; r < done_.size(); ++r) {
     if (!net.owns(net.topology().endpoint_node(params_.endpoints[r]))) continue;
-    for (TaskId d : done_[r])
-      if (const SimTime end = done_time(g.task(d)); end != SimTime::max()) p.times[r] = std::max(p.times[r], end.ps());
+    for (const std::uint32_t i : done_[r])
+      if (const SimTime end = end_of(g, i); end != SimTime::max()) p.times[r] = std::max(p.times[r], end.ps());
   }
   return p;
 }

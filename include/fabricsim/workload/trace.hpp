@@ -158,10 +158,12 @@ class TraceJob {
  private:
   TraceParams params_;
   std::uint32_t job_;
-  std::vector<std::vector<TaskGraph::TaskId>> done_;  // per rank: the tasks completing its nodes (a send's: its message)
+  std::vector<std::vector<std::uint32_t>> done_;      // per rank: its nodes (end_of)
   std::vector<PlannedTraceNode> planned_;             // per node: what the report reads
   std::uint64_t planning_bytes_ = 0;                  // the trace's nodes, freed once planned
   std::vector<TaskGraph::TaskId> node_start_, node_end_;  // per node: the tasks its times come from
+  core::SimTime end_of(const TaskGraph& g, std::size_t node) const;    // when node ended (max: not yet)
+  bool end_known_here(const TaskGraph& g, std::size_t node) const;     // this process simulates where it ends
   std::vector<double> compute_ns_;                    // per rank
   std::vector<std::pair<TaskGraph::TaskId, std::uint32_t>> message_nodes_;
 };
