@@ -388,6 +388,8 @@ TraceJob::TraceJob(TaskGraph& g, TraceParams params, std::uint32_t job) : params
   // Check and match the nodes.
   TraceIndex x{t, {}, {}, {}, {}};
   index_nodes(x);
+  // (The index names each dependency's node: the trace's ids of them go.)
+  std::vector<std::uint64_t>().swap(params_.trace.deps);
   match_point_to_point(x);
   std::vector<std::uint32_t> all(t.ranks);
   std::iota(all.begin(), all.end(), 0u);
@@ -420,9 +422,15 @@ TraceJob::TraceJob(TaskGraph& g, TraceParams params, std::uint32_t job) : params
   done_.assign(t.ranks, {});
   for (std::size_t i = 0; i < N; ++i) done_[t.nodes[i].rank].push_back(static_cast<std::uint32_t>(i));
   node_start_.resize(N);
-  node_end_ = k.done;
   for (std::size_t i = 0; i < N; ++i)
     node_start_[i] = t.nodes[i].kind == TraceNode::Kind::Recv ? k.msg[x.match[i]] : k.entry[i];
+  node_end_ = std::move(k.done);
+  // The index and the other tasks per node go before the nodes are copied
+  // below (the peak of planning a large trace).
+  k = NodeTasks{};
+  x.rank_nodes = {};
+  x.dep_node = {};
+  x.match = {};
   // Planned: what the report reads of a node is its id, rank, kind and
   // name; the rest of the trace goes (but its names).
   planned_.reserve(N);
@@ -432,7 +440,6 @@ TraceJob::TraceJob(TaskGraph& g, TraceParams params, std::uint32_t job) : params
   // written, is never resident.)
   planning_bytes_ = rest.nodes.size() * sizeof(TraceNode);
   std::vector<TraceNode>().swap(rest.nodes);
-  std::vector<std::uint64_t>().swap(rest.deps);
   rest.groups.assign(1, {});
   rest.group_index.clear();
 }
