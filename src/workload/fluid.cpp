@@ -380,10 +380,7 @@ FluidEstimate estimate(const net::Topology& topo, Next&& next_hops, std::uint8_t
       double sum_dist = 0;
       walk_pairs(
           topo, next_hops, initial, pairs, Step{0.0, 0, net::kNoLink},
-          [&](const std::vector<At<Step>>& frontier) {
-            if (frontier.size() == 1 && frontier[0].carry.link == net::kNoLink) levels.clear();  // a new pair
-            levels.push_back(frontier);
-          },
+          [&](const std::vector<At<Step>>& frontier) { levels.push_back(frontier); },
           [&](net::EndpointId, double, const Step& from, std::uint32_t i, Hop h, std::size_t) {
             return Step{from.dist + l1[h.link], i, h.link};
           },
@@ -406,6 +403,7 @@ FluidEstimate estimate(const net::Topology& topo, Next&& next_hops, std::uint8_t
               }
             }
             arrived = Step{kInf, 0, net::kNoLink};
+            levels.clear();
           });
       double offered = 0, umax = 0;
       for (net::LinkId l = 0; l < n_links; ++l) {

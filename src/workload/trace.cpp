@@ -419,8 +419,6 @@ TraceJob::TraceJob(TaskGraph& g, TraceParams params, std::uint32_t job) : params
     if (t.nodes[i].deps_count == 0 && t.nodes[i].kind != TraceNode::Kind::Recv)
       g.not_before(k.entry[i], params_.start);
   }
-  done_.assign(t.ranks, {});
-  for (std::size_t i = 0; i < N; ++i) done_[t.nodes[i].rank].push_back(static_cast<std::uint32_t>(i));
   node_start_.resize(N);
   for (std::size_t i = 0; i < N; ++i)
     node_start_[i] = t.nodes[i].kind == TraceNode::Kind::Recv ? k.msg[x.match[i]] : k.entry[i];
@@ -476,11 +474,14 @@ TraceJob::NodeTimes TraceJob::node_times(const TaskGraph& g) const {
 TraceJob::Partial TraceJob::partial(const TaskGraph& g) const {
   const net::Network& net = g.network();
   Partial p;
-  p.times.assign(done_.size(), INT64_MIN);
-  for (std::size_t r = 0; r < done_.size(); ++r) {
-    if (!net.owns(net.topology().endpoint_node(params_.endpoints[r]))) continue;
-    for (const std::uint32_t i : done_[r])
-      if (const SimTime end = end_of(g, i); end != SimTime::max()) p.times[r] = std::max(p.times[r], end.ps());
+  const std::size_t ranks = params_.endpoints.size();
+  p.times.assign(ranks, INT64_MIN);
+  std::vector<std::uint8_t> here(ranks);
+  for (std::size_t r = 0; r < ranks; ++r) here[r] = net.owns(net.topology().endpoint_node(params_.endpoints[r]));
+  for (std::size_t i = 0; i < planned_.size(); ++i) {
+    const std::uint32_t r = planned_[i].rank;
+    if (!here[r]) continue;
+    if (const SimTime end = end_of(g, i); end != SimTime::max()) p.times[r] = std::max(p.times[r], end.ps());
   }
   return p;
 }
@@ -500,11 +501,9 @@ TraceJob::Result TraceJob::result(const Partial& combined, const TaskGraph&) con
 
 std::uint64_t TraceJob::memory_bytes() const {
   using util::capacity_bytes;
-  std::uint64_t b = capacity_bytes(params_.trace.nodes) + capacity_bytes(planned_) + params_.trace.names.capacity() +
-                    capacity_bytes(node_start_) + capacity_bytes(node_end_) + capacity_bytes(message_nodes_) +
-                    capacity_bytes(compute_ns_) + planning_bytes_;
-  for (const auto& v : done_) b += capacity_bytes(v);
-  return b;
+  return capacity_bytes(params_.trace.nodes) + capacity_bytes(planned_) + params_.trace.names.capacity() +
+         capacity_bytes(node_start_) + capacity_bytes(node_end_) + capacity_bytes(message_nodes_) +
+         capacity_bytes(compute_ns_) + planning_bytes_;
 }
 
 }  // namespace fabricsim::workload

@@ -158,7 +158,6 @@ class TraceJob {
  private:
   TraceParams params_;
   std::uint32_t job_;
-  std::vector<std::vector<std::uint32_t>> done_;      // per rank: its nodes (end_of)
   std::vector<PlannedTraceNode> planned_;             // per node: what the report reads
   std::uint64_t planning_bytes_ = 0;                  // the trace's nodes, freed once planned
   std::vector<TaskGraph::TaskId> node_start_, node_end_;  // per node: the tasks its times come from
