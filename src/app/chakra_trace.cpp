@@ -197,8 +197,6 @@ void read_rank(const std::string& file, std::uint32_t rank, std::uint32_t ranks,
 
     const NodeReader rd(file, node);
     TraceNode n;
-    n.id = node.id();
-    n.rank = rank;
     deps.assign(node.data_deps().begin(), node.data_deps().end());
     deps.insert(deps.end(), node.ctrl_deps().begin(), node.ctrl_deps().end());
     const auto peer = [&](const char* key) {
@@ -269,7 +267,7 @@ void read_rank(const std::string& file, std::uint32_t rank, std::uint32_t ranks,
                             "COMM_SEND_NODE 5, COMM_RECV_NODE 6, COMM_COLL_NODE 7)",
                             static_cast<int>(node.type())));
     }
-    tr.add_node(n, node.name(), deps.data(), deps.data() + deps.size());
+    tr.add_node(node.id(), rank, n, node.name(), deps.data(), deps.data() + deps.size());
   }
   if (record == 0) throw ConfigError(fmt::format("{}: empty (a Chakra trace starts with its GlobalMetadata)", file));
 }

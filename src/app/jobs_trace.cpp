@@ -83,14 +83,18 @@ class TraceJob final : public Job {
       const auto ns = [](std::int64_t ps) { return ps < 0 ? -1.0 : static_cast<double>(ps) / 1000.0; };
       fit(t.rows, count);
       fit(t.node_id, count);
-      fit(t.name_end, count);
+      fit(t.name, count);
       fit(t.job, count);
       fit(t.rank, count);
       fit(t.endpoint, count);
       fit(t.kind, count);
       fit(t.start_ns, count);
       fit(t.end_ns, count);
-      fit(t.names, p.trace.names.size());
+      // This job's distinct names after those of the jobs before.
+      const auto first_name = static_cast<std::uint32_t>(t.name_end.size());
+      const std::uint64_t names_before = t.names.size();
+      t.names.append(p.trace.names);
+      for (std::uint64_t e : p.trace.name_ends) t.name_end.push_back(names_before + e);
       for (std::size_t i = 0; i < count; ++i) {
         const workload::PlannedTraceNode& n = job_->node(i);
         t.rows.push_back(t.total + i);
@@ -101,8 +105,7 @@ class TraceJob final : public Job {
         t.kind.push_back(static_cast<std::uint8_t>(n.kind));
         t.start_ns.push_back(ns(times.start_ps[i]));
         t.end_ns.push_back(ns(times.end_ps[i]));
-        t.names.append(job_->name_of(n));
-        t.name_end.push_back(t.names.size());
+        t.name.push_back(first_name + n.name);
       }
     }
     t.total += count;

@@ -92,8 +92,8 @@ workload::Trace load_trace(const std::string& path) {
     if (v.type != Value::Type::Object) rd.fail(v, ctx, "expected an object");
     workload::TraceNode n;
     n.line = v.line;
-    n.id = rd.integer(rd.need(v, ctx, "id"), ctx + ".id");
-    n.rank = static_cast<std::uint32_t>(rd.integer(rd.need(v, ctx, "rank"), ctx + ".rank", tr.ranks - 1));
+    const std::uint64_t id = rd.integer(rd.need(v, ctx, "id"), ctx + ".id");
+    const auto rank = static_cast<std::uint32_t>(rd.integer(rd.need(v, ctx, "rank"), ctx + ".rank", tr.ranks - 1));
     name.clear();
     if (const Value* x = v.find("name")) name = rd.text(*x, ctx + ".name");
     deps.clear();
@@ -109,7 +109,7 @@ workload::Trace load_trace(const std::string& path) {
     const auto peer = [&](const char* key) {
       const Value& p = rd.need(v, ctx, key);
       const auto r = static_cast<std::uint32_t>(rd.integer(p, ctx + "." + key, tr.ranks - 1));
-      if (r == n.rank) rd.fail(p, ctx + "." + key, "a rank does not send to itself");
+      if (r == rank) rd.fail(p, ctx + "." + key, "a rank does not send to itself");
       return r;
     };
     const auto tag = [&] {
@@ -131,11 +131,11 @@ workload::Trace load_trace(const std::string& path) {
       n.duration_ns = d.number * 1000.0;
       // A rank computes one task at a time: its compute alone must end inside
       // the int64-picosecond range of simulated time.
-      if ((compute_us[n.rank] += d.number) > 0x1p63 / 1e6)
+      if ((compute_us[rank] += d.number) > 0x1p63 / 1e6)
         rd.fail(d, ctx + ".duration_micros",
                 fmt::format("the compute of rank {} adds up to {:.3g} s, beyond the int64-picosecond range of "
                             "simulated time (about 106 days)",
-                            n.rank, compute_us[n.rank] * 1e-6));
+                            rank, compute_us[rank] * 1e-6));
     } else if (t == "COMM_SEND_NODE") {
       allow({"comm_dst", "comm_size", "comm_tag"});
       n.kind = workload::TraceNode::Kind::Send;
@@ -175,7 +175,7 @@ workload::Trace load_trace(const std::string& path) {
       rd.fail(type, ctx + ".type",
               fmt::format("unknown node type \"{}\" (COMP_NODE, COMM_SEND_NODE, COMM_RECV_NODE, COMM_COLL_NODE)", t));
     }
-    tr.add_node(n, name, deps.data(), deps.data() + deps.size());
+    tr.add_node(id, rank, n, name, deps.data(), deps.data() + deps.size());
   }
   return tr;
 }

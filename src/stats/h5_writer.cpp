@@ -516,11 +516,13 @@ void H5Writer::write_string_rows(const std::string& dataset, std::uint64_t total
 
 void H5Writer::write_string_rows(const std::string& dataset, std::uint64_t total_rows,
                                  const std::vector<std::uint64_t>& rows, const std::string& blob,
-                                 const std::vector<std::uint64_t>& ends) {
-  FABRICSIM_ASSERT(ends.size() == rows.size() && (ends.empty() || ends.back() <= blob.size()), "a string per row");
+                                 const std::vector<std::uint64_t>& ends, const std::vector<std::uint32_t>& which) {
+  FABRICSIM_ASSERT(which.size() == rows.size() && (ends.empty() || ends.back() <= blob.size()), "a string per row");
   write_string_rows(dataset, total_rows, rows, [&](std::size_t i) {
-    const std::uint64_t from = i == 0 ? 0 : ends[i - 1];
-    return std::string_view(blob).substr(from, ends[i] - from);
+    const std::uint32_t k = which[i];
+    FABRICSIM_ASSERT(k < ends.size(), "a row's string is one of the blob's");
+    const std::uint64_t from = k == 0 ? 0 : ends[k - 1];
+    return std::string_view(blob).substr(from, ends[k] - from);
   });
 }
 

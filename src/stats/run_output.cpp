@@ -157,7 +157,7 @@ void write_trace_nodes(H5Writer& out, const TraceNodesReport& t) {
   out.write_rows("/trace_nodes/kind", t.total, t.rows, t.kind);
   out.write_rows("/trace_nodes/start_ns", t.total, t.rows, t.start_ns);
   out.write_rows("/trace_nodes/end_ns", t.total, t.rows, t.end_ns);
-  out.write_string_rows("/trace_nodes/name", t.total, t.rows, t.names, t.name_end);
+  out.write_string_rows("/trace_nodes/name", t.total, t.rows, t.names, t.name_end, t.name);
 }
 
 std::uint64_t peak_memory_bytes() {

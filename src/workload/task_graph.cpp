@@ -58,10 +58,25 @@ void TaskGraph::check_plan_budget(std::uint64_t growing) const {
   if (used > net_.plan_budget()) throw PlanOverBudget(used, net_.plan_budget());
 }
 
-void TaskGraph::add_pending(const PendingEdge& e) {
-  if (pending_.size() == pending_.capacity())
-    check_plan_budget(2 * std::max<std::size_t>(pending_.size(), 1) * sizeof(PendingEdge));
-  pending_.push_back(e);
+void TaskGraph::add_pending(std::vector<PendingEdge>& list, const PendingEdge& e) {
+  if (list.size() == list.capacity())
+    check_plan_budget(2 * std::max<std::size_t>(list.size(), 1) * sizeof(PendingEdge));
+  list.push_back(e);
+}
+
+void TaskGraph::reserve(std::size_t more, std::size_t messages) {
+  FABRICSIM_ASSERT(messages <= more, "messages are tasks");
+  const std::vector<net::Message>& records = net_.messages();
+  const auto grows = [](std::size_t size, std::size_t capacity, std::size_t room) {
+    return size + room > capacity ? size + room : 0;
+  };
+  const std::size_t tasks = grows(tasks_.size(), tasks_.capacity(), more);
+  const std::size_t of = grows(of_message_.size(), of_message_.capacity(), messages);
+  const std::size_t recs = grows(records.size(), records.capacity(), messages);
+  check_plan_budget(tasks * sizeof(Task) + of * sizeof(TaskId) + recs * net::Network::message_bytes());
+  if (tasks > 0) tasks_.reserve(tasks);
+  if (of > 0) of_message_.reserve(of);
+  if (recs > 0) net_.reserve_messages(messages);
 }
 
 TaskGraph::TaskId TaskGraph::add(Task t) {
@@ -116,45 +131,41 @@ void TaskGraph::depend(TaskId before, TaskId after, SimTime delay) {
     d = static_cast<std::uint32_t>(delays_.size());
     delays_.push_back(delay);
   }
-  add_pending(PendingEdge{before, Edge{after, d}, false});
+  add_pending(pending_done_, PendingEdge{before, Edge{after, d}});
   ++tasks_[after].waits;
 }
 
 std::vector<TaskGraph::Dependency> TaskGraph::dependencies() const {
   std::vector<Dependency> out;
-  out.reserve(pending_.size());
-  for (const PendingEdge& p : pending_) out.push_back({p.from, p.e.to, delays_[p.e.delay], p.sent});
+  out.reserve(pending_done_.size() + pending_sent_.size());
+  for (const PendingEdge& p : pending_done_) out.push_back({p.from, p.e.to, delays_[p.e.delay], false});
+  for (const PendingEdge& p : pending_sent_) out.push_back({p.from, p.e.to, delays_[p.e.delay], true});
   return out;
 }
 
 void TaskGraph::depend_sent(TaskId msg, TaskId after) {
   FABRICSIM_ASSERT(tasks_[msg].kind == Kind::Message, "depend_sent needs a message");
   FABRICSIM_ASSERT(tasks_[msg].at == tasks_[after].at, "a send dependency must be at the message's source");
-  add_pending(PendingEdge{msg, Edge{after, 0}, true});
+  add_pending(pending_sent_, PendingEdge{msg, Edge{after, 0}});
   ++tasks_[after].waits;
 }
 
 void TaskGraph::finalize() {
+  // Each kind's pending edges into its adjacency, in the order they were
+  // added, and freed before the next kind's.
   const std::size_t n = tasks_.size();
-  first_done_.assign(n + 1, 0);
-  first_sent_.assign(n + 1, 0);
-  for (const PendingEdge& p : pending_) ++(p.sent ? first_sent_ : first_done_)[p.from + 1];
-  for (std::size_t i = 0; i < n; ++i) {
-    first_done_[i + 1] += first_done_[i];
-    first_sent_[i + 1] += first_sent_[i];
-  }
-  done_edges_.resize(first_done_[n]);
-  sent_edges_.resize(first_sent_[n]);
-  std::vector<std::uint32_t> fill_done(first_done_.begin(), first_done_.end() - 1);
-  std::vector<std::uint32_t> fill_sent(first_sent_.begin(), first_sent_.end() - 1);
-  for (const PendingEdge& p : pending_) {
-    if (p.sent)
-      sent_edges_[fill_sent[p.from]++] = p.e;
-    else
-      done_edges_[fill_done[p.from]++] = p.e;
-  }
-  pending_.clear();
-  pending_.shrink_to_fit();
+  const auto place = [n](std::vector<PendingEdge>& pending, std::vector<std::uint32_t>& first,
+                         std::vector<Edge>& edges) {
+    first.assign(n + 1, 0);
+    for (const PendingEdge& p : pending) ++first[p.from + 1];
+    for (std::size_t i = 0; i < n; ++i) first[i + 1] += first[i];
+    edges.resize(first[n]);
+    std::vector<std::uint32_t> fill(first.begin(), first.end() - 1);
+    for (const PendingEdge& p : pending) edges[fill[p.from]++] = p.e;
+    std::vector<PendingEdge>().swap(pending);
+  };
+  place(pending_done_, first_done_, done_edges_);
+  place(pending_sent_, first_sent_, sent_edges_);
 }
 
 bool TaskGraph::local(net::EndpointId e) const { return net_.owns(net_.topology().endpoint_node(e)); }
@@ -339,7 +350,8 @@ SimTime TaskGraph::end_lower_bound() const {
 
 std::uint64_t TaskGraph::memory_bytes() const {
   using util::capacity_bytes;
-  return capacity_bytes(tasks_) + capacity_bytes(of_message_) + capacity_bytes(pending_) +
+  return capacity_bytes(tasks_) + capacity_bytes(of_message_) + capacity_bytes(pending_done_) +
+         capacity_bytes(pending_sent_) +
          capacity_bytes(first_done_) + capacity_bytes(first_sent_) + capacity_bytes(done_edges_) +
          capacity_bytes(sent_edges_) + capacity_bytes(delays_) + capacity_bytes(queue_head_) +
          capacity_bytes(queue_tail_) + capacity_bytes(running_) + capacity_bytes(work_);

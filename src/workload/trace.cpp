@@ -18,16 +18,35 @@ using core::SimTime;
 using util::ConfigError;
 using TaskId = TaskGraph::TaskId;
 
-TraceNode& Trace::add_node(TraceNode n, std::string_view node_name, const std::uint64_t* deps_first,
-                           const std::uint64_t* deps_last) {
+void Trace::add_node(std::uint64_t id, std::uint32_t rank, TraceNode n, std::string_view node_name,
+                     const std::uint64_t* deps_first, const std::uint64_t* deps_last) {
   n.deps_begin = deps.size();
   n.deps_count = static_cast<std::uint32_t>(deps_last - deps_first);
   deps.insert(deps.end(), deps_first, deps_last);
-  n.name_begin = names.size();
-  n.name_size = static_cast<std::uint32_t>(node_name.size());
-  names.append(node_name);
+  heads.push_back({id, intern(node_name), rank, n.kind});
   nodes.push_back(n);
-  return nodes.back();
+}
+
+std::uint32_t Trace::intern(std::string_view s) {
+  if (2 * (name_ends.size() + 1) > name_slots_.size()) {
+    // Grow (and rehash) at half full.
+    std::vector<std::uint32_t> grown(std::max<std::size_t>(64, 2 * name_slots_.size()), 0);
+    for (std::uint32_t k = 0; k < name_ends.size(); ++k) {
+      std::size_t at = std::hash<std::string_view>{}(node_name(k)) & (grown.size() - 1);
+      while (grown[at] != 0) at = (at + 1) & (grown.size() - 1);
+      grown[at] = k + 1;
+    }
+    name_slots_.swap(grown);
+  }
+  std::size_t at = std::hash<std::string_view>{}(s) & (name_slots_.size() - 1);
+  for (; name_slots_[at] != 0; at = (at + 1) & (name_slots_.size() - 1))
+    if (node_name(name_slots_[at] - 1) == s) return name_slots_[at] - 1;
+  if (name_ends.size() >= std::numeric_limits<std::uint32_t>::max() - 1)
+    throw ConfigError(file + ": more than 2^32 - 2 distinct node names");
+  names.append(s);
+  name_ends.push_back(names.size());
+  name_slots_[at] = static_cast<std::uint32_t>(name_ends.size());
+  return name_slots_[at] - 1;
 }
 
 std::uint32_t Trace::add_group(const std::vector<std::uint32_t>& members) {
@@ -52,8 +71,8 @@ struct TraceIndex {
   std::vector<std::uint32_t> dep_node;   // per entry of t.deps: the node it names
   std::vector<std::uint32_t> match;      // per recv node: its send (N: none)
   std::string where(std::size_t i) const {
-    if (!t.rank_files.empty()) return t.rank_files[t.nodes[i].rank] + ": node " + std::to_string(t.nodes[i].id);
-    return t.file + ":" + std::to_string(t.nodes[i].line) + ": node " + std::to_string(t.nodes[i].id);
+    if (!t.rank_files.empty()) return t.rank_files[t.heads[i].rank] + ": node " + std::to_string(t.heads[i].id);
+    return t.file + ":" + std::to_string(t.nodes[i].line) + ": node " + std::to_string(t.heads[i].id);
   }
   const std::uint32_t* rank_first(std::uint32_t r) const { return rank_nodes.data() + rank_begin[r]; }
   const std::uint32_t* rank_last(std::uint32_t r) const { return rank_nodes.data() + rank_begin[r + 1]; }
@@ -79,7 +98,7 @@ void index_nodes(TraceIndex& x) {
   // The nodes by (rank, id), or by id where ids are unique in the whole
   // trace; equal ids by index, so the first repeat is found as a map of
   // the ids filled in node order would find it.
-  const auto key = [&](std::uint32_t i) { return std::make_pair(per_rank ? t.nodes[i].rank : 0u, t.nodes[i].id); };
+  const auto key = [&](std::uint32_t i) { return std::make_pair(per_rank ? t.heads[i].rank : 0u, t.heads[i].id); };
   std::vector<std::uint32_t> by_id(N);
   std::iota(by_id.begin(), by_id.end(), 0u);
   std::sort(by_id.begin(), by_id.end(), [&](std::uint32_t a, std::uint32_t b) {
@@ -93,26 +112,27 @@ void index_nodes(TraceIndex& x) {
   if (repeat < N) throw ConfigError(x.where(repeat) + ": id: used by an earlier node too");
   // Per rank, in id order: a stable counting sort of by_id by rank.
   x.rank_begin.assign(t.ranks + 1, 0);
-  for (const TraceNode& n : t.nodes) ++x.rank_begin[n.rank + 1];
+  for (const PlannedTraceNode& n : t.heads) ++x.rank_begin[n.rank + 1];
   for (std::uint32_t r = 0; r < t.ranks; ++r) x.rank_begin[r + 1] += x.rank_begin[r];
   x.rank_nodes.assign(N, 0);
   {
     std::vector<std::size_t> at(x.rank_begin.begin(), x.rank_begin.end() - 1);
-    for (std::uint32_t i : by_id) x.rank_nodes[at[t.nodes[i].rank]++] = i;
+    for (std::uint32_t i : by_id) x.rank_nodes[at[t.heads[i].rank]++] = i;
   }
   x.dep_node.assign(t.deps.size(), 0);
   for (std::size_t i = 0; i < N; ++i) {
     const TraceNode& n = t.nodes[i];
+    const std::uint32_t rank = t.heads[i].rank;
     for (std::uint32_t j = 0; j < n.deps_count; ++j) {
       const std::uint64_t d = t.deps[n.deps_begin + j];
-      const auto want = std::make_pair(per_rank ? n.rank : 0u, d);
+      const auto want = std::make_pair(per_rank ? rank : 0u, d);
       const auto it = std::lower_bound(by_id.begin(), by_id.end(), want,
                                        [&](std::uint32_t a, const auto& v) { return key(a) < v; });
       if (it == by_id.end() || key(*it) != want)
         throw ConfigError(x.where(i) + ": data_deps/ctrl_deps: no node has id " + std::to_string(d));
-      if (t.nodes[*it].rank != n.rank)
+      if (t.heads[*it].rank != rank)
         throw ConfigError(x.where(i) + ": data_deps/ctrl_deps: node " + std::to_string(d) + " is on rank " +
-                          std::to_string(t.nodes[*it].rank) + ", not " + std::to_string(n.rank) +
+                          std::to_string(t.heads[*it].rank) + ", not " + std::to_string(rank) +
                           " (ranks depend on each other only through send/recv and collective nodes)");
       x.dep_node[n.deps_begin + j] = *it;
     }
@@ -159,7 +179,7 @@ void match_point_to_point(TraceIndex& x) {
       const std::uint32_t rv = recvs[r0 + k].node, sd = sends[s0 + k].node;
       if (t.nodes[rv].bytes != t.nodes[sd].bytes)
         throw ConfigError(x.where(rv) + ": comm_size: " + std::to_string(t.nodes[rv].bytes) +
-                          " bytes, but the matching send (node " + std::to_string(t.nodes[sd].id) + ") sends " +
+                          " bytes, but the matching send (node " + std::to_string(t.heads[sd].id) + ") sends " +
                           std::to_string(t.nodes[sd].bytes));
       x.match[rv] = sd;
     }
@@ -218,8 +238,9 @@ std::vector<TraceCollective> match_collectives(const TraceIndex& x, const std::v
         const std::size_t i = of[m][k], first = of[0][k];
         const TraceNode &a = t.nodes[i], &b = t.nodes[first];
         if (a.op != b.op || a.bytes != b.bytes || a.root != b.root)
-          throw ConfigError(x.where(i) + ": comm_type/comm_size/comm_root: differs from node " + std::to_string(b.id) +
-                            " of rank " + std::to_string(b.rank) + ", its match in the group");
+          throw ConfigError(x.where(i) + ": comm_type/comm_size/comm_root: differs from node " +
+                            std::to_string(t.heads[first].id) + " of rank " + std::to_string(t.heads[first].rank) +
+                            ", its match in the group");
         inst.nodes.push_back(i);
       }
       instances.push_back(std::move(inst));
@@ -314,20 +335,29 @@ NodeTasks add_node_tasks(TaskGraph& g, const TraceParams& p, std::uint32_t job, 
   NodeTasks k{std::vector<TaskId>(N, TaskGraph::kNone), std::vector<TaskId>(N, TaskGraph::kNone),
               std::vector<TaskId>(N, TaskGraph::kNone)};
   compute_ns.assign(t.ranks, 0.0);
+  // One task per node but a receive without dependencies (the collectives'
+  // own tasks come later, by collective).
+  std::size_t tasks = 0, messages = 0;
+  for (const TraceNode& n : t.nodes) {
+    tasks += n.kind != TraceNode::Kind::Recv || n.deps_count > 0;
+    messages += n.kind == TraceNode::Kind::Send;
+  }
+  g.reserve(tasks, messages);
   for (std::size_t i = 0; i < N; ++i) {
     const TraceNode& n = t.nodes[i];
+    const std::uint32_t rank = t.heads[i].rank;
     switch (n.kind) {
       case TraceNode::Kind::Compute:
         // A node of no time is a join, as ASTRA-sim skips it: done once its
         // dependencies are, without waiting for the rank's compute stream.
         k.entry[i] = k.done[i] =
             n.duration_ns > 0
-                ? g.add_compute(ep(n.rank), SimTime::from_ns_f(n.duration_ns), trace_label(job, DnnPhase::Forward))
-                : g.add_join(ep(n.rank), trace_label(job, DnnPhase::Control));
-        compute_ns[n.rank] += n.duration_ns;
+                ? g.add_compute(ep(rank), SimTime::from_ns_f(n.duration_ns), trace_label(job, DnnPhase::Forward))
+                : g.add_join(ep(rank), trace_label(job, DnnPhase::Control));
+        compute_ns[rank] += n.duration_ns;
         break;
       case TraceNode::Kind::Send:
-        k.entry[i] = k.done[i] = k.msg[i] = g.add_message(ep(n.rank), ep(n.peer), std::max<std::uint64_t>(n.bytes, 1),
+        k.entry[i] = k.done[i] = k.msg[i] = g.add_message(ep(rank), ep(n.peer), std::max<std::uint64_t>(n.bytes, 1),
                                                           trace_label(job, DnnPhase::Pipeline));
         break;
       case TraceNode::Kind::Recv:
@@ -335,9 +365,9 @@ NodeTasks add_node_tasks(TaskGraph& g, const TraceParams& p, std::uint32_t job, 
         // message; one without is its message (set once matched), done when
         // it has arrived: every receive of an exported trace (491,520 tasks
         // and edges fewer in the 1,024-rank benchmark).
-        if (n.deps_count > 0) k.entry[i] = k.done[i] = g.add_join(ep(n.rank), trace_label(job, DnnPhase::Control));
+        if (n.deps_count > 0) k.entry[i] = k.done[i] = g.add_join(ep(rank), trace_label(job, DnnPhase::Control));
         break;
-      case TraceNode::Kind::Collective: k.entry[i] = g.add_join(ep(n.rank), trace_label(job, DnnPhase::Control)); break;
+      case TraceNode::Kind::Collective: k.entry[i] = g.add_join(ep(rank), trace_label(job, DnnPhase::Control)); break;
     }
   }
   return k;
@@ -408,38 +438,44 @@ TraceJob::TraceJob(TaskGraph& g, TraceParams params, std::uint32_t job) : params
     if (k.msg[i] != TaskGraph::kNone) message_nodes_.emplace_back(k.msg[i], static_cast<std::uint32_t>(i));
   plan_collectives(g, params_, job_, x, collectives, k, message_nodes_);
   std::sort(message_nodes_.begin(), message_nodes_.end());
-  for (std::size_t i = 0; i < N; ++i) {
-    for (const std::uint32_t* d = x.deps_first(i); d != x.deps_last(i); ++d) {
-      if (t.nodes[*d].kind == TraceNode::Kind::Send)
-        g.depend_sent(k.msg[*d], k.entry[i]);
+  // What is left to plan reads of a node only its kind and its
+  // dependencies (dep_node, in node order: deps_count each): the nodes go
+  // first, before the last and largest part of planning (the dependency
+  // edges; 61 MB in the 1,024-rank benchmark).
+  Trace& rest = params_.trace;
+  std::vector<std::uint32_t> deps_count(N);
+  for (std::size_t i = 0; i < N; ++i) deps_count[i] = t.nodes[i].deps_count;
+  planning_bytes_ = rest.nodes.size() * sizeof(TraceNode);  // (its size: room never written is never resident)
+  std::vector<TraceNode>().swap(rest.nodes);
+  rest.groups.assign(1, {});
+  rest.group_index.clear();
+  const std::vector<PlannedTraceNode>& heads = t.heads;
+  for (std::size_t i = 0, d = 0; i < N; ++i) {
+    for (const std::size_t last = d + deps_count[i]; d < last; ++d) {
+      const std::uint32_t before = x.dep_node[d];
+      if (heads[before].kind == TraceNode::Kind::Send)
+        g.depend_sent(k.msg[before], k.entry[i]);
       else
-        g.depend(k.done[*d], k.entry[i]);
+        g.depend(k.done[before], k.entry[i]);
     }
     // (A receive's message starts where its send does.)
-    if (t.nodes[i].deps_count == 0 && t.nodes[i].kind != TraceNode::Kind::Recv)
-      g.not_before(k.entry[i], params_.start);
+    if (deps_count[i] == 0 && heads[i].kind != TraceNode::Kind::Recv) g.not_before(k.entry[i], params_.start);
   }
+  deps_count = {};
   node_start_.resize(N);
   for (std::size_t i = 0; i < N; ++i)
-    node_start_[i] = t.nodes[i].kind == TraceNode::Kind::Recv ? k.msg[x.match[i]] : k.entry[i];
+    node_start_[i] = heads[i].kind == TraceNode::Kind::Recv ? k.msg[x.match[i]] : k.entry[i];
   node_end_ = std::move(k.done);
-  // The index and the other tasks per node go before the nodes are copied
-  // below (the peak of planning a large trace).
+  // The index and the other tasks per node go.
   k = NodeTasks{};
   x.rank_nodes = {};
   x.dep_node = {};
   x.match = {};
-  // Planned: what the report reads of a node is its id, rank, kind and
-  // name; the rest of the trace goes (but its names).
-  planned_.reserve(N);
-  for (const TraceNode& n : t.nodes) planned_.push_back({n.id, n.name_begin, n.name_size, n.rank, n.kind});
-  Trace& rest = params_.trace;
-  // (Its size, not its capacity: a vector's room beyond its size, never
-  // written, is never resident.)
-  planning_bytes_ = rest.nodes.size() * sizeof(TraceNode);
-  std::vector<TraceNode>().swap(rest.nodes);
-  rest.groups.assign(1, {});
-  rest.group_index.clear();
+  // Planned: what the report reads of a node (its id, rank, kind and name)
+  // was read into its own array; the rest of the trace is gone (but its
+  // names).
+  planned_ = std::move(rest.heads);
+  rest.end_names();
 }
 
 // A send node is done when its message has left the NIC (known where the
@@ -502,6 +538,7 @@ TraceJob::Result TraceJob::result(const Partial& combined, const TaskGraph&) con
 std::uint64_t TraceJob::memory_bytes() const {
   using util::capacity_bytes;
   return capacity_bytes(params_.trace.nodes) + capacity_bytes(planned_) + params_.trace.names.capacity() +
+         capacity_bytes(params_.trace.name_ends) +
          capacity_bytes(node_start_) + capacity_bytes(node_end_) + capacity_bytes(message_nodes_) +
          capacity_bytes(compute_ns_) + planning_bytes_;
 }

@@ -290,6 +290,33 @@ assert all((tables[0][k] == tables[1][k]).all() for k in tables[0]), "differs on
 checks += 1
 print(f"ok   /trace_nodes: {len(want)} nodes with the files' ids and names, reductions of 7 us, ending at the "
       "trace's end; the same on 1 and 2 ranks")
+# ---- /trace_nodes of two trace jobs in one run ([[jobs]]): each row has its own job's name for
+# its node (a trace's distinct names are stored once per job, rows index them), on 1 and 2 ranks
+micro8 = os.path.join(data, "workload/microbenchmarks/all_gather/8npus_1MB/all_gather")
+two = os.path.join(d, "two_traces.toml")
+with open(two, "w") as f:
+    f.write('[topology]\nkind = "fat_tree"\nendpoints = 16\nradix = 8\n[network]\nmodel = "packet"\n'
+            '[output]\ntimeline = true\nprogress = "never"\ninterval_ns = 0\n'
+            f'[workload]\nkind = "trace"\nalgorithm = "ring"\n[[jobs]]\ntrace = "{custom}"\n'
+            f'[[jobs]]\ntrace = "{micro8}"\n')
+got2 = []
+for ranks in (1, 2):
+    out = os.path.join(d, f"two-{ranks}.h5")
+    cmd = [exe, "run", two, "-o", out]
+    r = subprocess.run((["mpiexec", "-n", "2"] if ranks > 1 else []) + cmd, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    with h5py.File(out, "r") as f:
+        t = f["trace_nodes"]
+        got2.append([(int(j), int(rk), int(n), (m.decode() if isinstance(m, bytes) else m))
+                     for j, rk, n, m in zip(t["job"][()], t["rank"][()], t["node_id"][()], t["name"][()])])
+want2 = [(j, r, nid, name) for j, tr in enumerate((custom, micro8)) for r in range(8)
+         for nid, name in decode(f"{tr}.{r}.et")]
+repeats = len(want2) - len({w[3] for w in want2})
+assert got2[0] == want2 and got2[1] == want2, (got2[0][:3], want2[:3])
+assert repeats > 0, "the traces' names all differ: nothing stored once"
+checks += 1
+print(f"ok   /trace_nodes of two trace jobs: {len(want2)} rows, each with its file's name ({repeats} repeats of "
+      "an earlier name), on 1 and 2 ranks")
 # ---- /flows/trace_node: each message with its node
 SEND, COLL = 5, 7
 micro = os.path.join(data, "workload/microbenchmarks/all_reduce/8npus_1MB/all_reduce")

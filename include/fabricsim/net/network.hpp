@@ -268,6 +268,9 @@ class Network {
   /// for others): its id is assigned now, in call order, the same on every
   /// process; post() it later.  post_time is max() until then.
   MessageId create(EndpointId src, EndpointId dst, std::uint64_t payload_bytes, std::uint32_t tag = 0);
+  /// Room for `more` message records beyond those created (a planner that
+  /// knows how many it creates: one allocation, not doublings).
+  void reserve_messages(std::size_t more);
   /// Posts a created message at `at` (>= now).  Call it on the process that
   /// simulates the source (the others may, it only records the time there).
   void post(MessageId id, core::SimTime at);

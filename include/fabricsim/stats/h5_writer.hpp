@@ -60,10 +60,13 @@ class H5Writer {
   /// Fixed-length string column (width = longest string over all ranks).
   void write_string_rows(const std::string& dataset, std::uint64_t total_rows, const std::vector<std::uint64_t>& rows,
                          const std::vector<std::string>& values);
-  /// The same from one blob: row rows[i] is blob[ends[i - 1], ends[i])
-  /// (from 0 for i = 0), so a million names need no string each.
+  /// The same from a blob of distinct strings: row rows[i] is the
+  /// which[i]-th, blob[ends[k - 1], ends[k]) for k = which[i] (from 0 for
+  /// k = 0), so a million names need no string each, and a repeated one is
+  /// stored once.
   void write_string_rows(const std::string& dataset, std::uint64_t total_rows, const std::vector<std::uint64_t>& rows,
-                         const std::string& blob, const std::vector<std::uint64_t>& ends);
+                         const std::string& blob, const std::vector<std::uint64_t>& ends,
+                         const std::vector<std::uint32_t>& which);
   /// 2-D dataset [total_rows x columns], chunked and deflate-compressed; this
   /// rank writes whole rows (`values` holds rows.size() x columns, row-major).
   void write_matrix_rows(const std::string& dataset, std::uint64_t total_rows, std::uint64_t columns,

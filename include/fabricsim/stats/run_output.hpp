@@ -253,7 +253,10 @@ struct TraceNodesReport {
   std::vector<std::uint64_t> node_id;
   std::vector<std::uint8_t> kind;
   std::vector<double> start_ns, end_ns;
-  /// The names, one after another: row i's is names[name_end[i - 1], name_end[i]).
+  /// Row i's name is the name[i]-th of the distinct names, stored one after
+  /// another: the k-th is names[name_end[k - 1], name_end[k]) (a trace's
+  /// names repeat across its ranks and iterations).
+  std::vector<std::uint32_t> name;
   std::string names;
   std::vector<std::uint64_t> name_end;
 };

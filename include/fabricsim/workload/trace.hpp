@@ -31,21 +31,30 @@
 
 namespace fabricsim::workload {
 
-/// One node of a trace.  Its name, dependencies and communicator group are
-/// held by its Trace (Trace::add_node), so that a node is a fixed 80 bytes
-/// with nothing of its own on the heap: a trace of millions of nodes is
-/// read into one vector and a few blobs (issue 33).
-struct TraceNode {
+/// What the report reads of a node (Trace::heads, TraceJob::node): 24 bytes,
+/// a million of them in a large trace, kept for the whole run.
+struct PlannedTraceNode {
   enum class Kind : std::uint8_t { Compute, Send, Recv, Collective };
   std::uint64_t id = 0;
+  std::uint32_t name = 0;  ///< its name: Trace::node_name(name), each distinct name stored once
+  std::uint32_t rank = 0;
+  Kind kind = Kind::Compute;
+};
+static_assert(sizeof(PlannedTraceNode) == 24, "a planned node's layout (TraceJob::memory_bytes)");
+
+/// One node of a trace, as a reader gives it to Trace::add_node.  What the
+/// report reads of it (id, rank, kind, name) goes to Trace::heads, the rest
+/// (what planning reads) to Trace::nodes, 56 bytes with nothing of its own
+/// on the heap and freed once planned: a trace of millions of nodes is read
+/// into two vectors and a few blobs, and nothing is copied when it is
+/// planned (issue 33).
+struct TraceNode {
+  using Kind = PlannedTraceNode::Kind;
   std::int64_t tag = 0;     ///< send, recv
   std::uint64_t bytes = 0;  ///< communication: message size, or a collective's size per rank
   double duration_ns = 0;   ///< compute
-  std::uint64_t deps_begin = 0;  ///< its dependencies: Trace::deps[deps_begin, + deps_count)
-  std::uint64_t name_begin = 0;  ///< its name: Trace::names[name_begin, + name_size)
+  std::uint64_t deps_begin = 0;  ///< its dependencies: Trace::deps[deps_begin, + deps_count) (add_node's)
   std::uint32_t deps_count = 0;
-  std::uint32_t name_size = 0;
-  std::uint32_t rank = 0;
   std::uint32_t peer = 0;   ///< send: destination rank; recv: source rank
   std::uint32_t group = 0;  ///< collective: Trace::groups[group] (0: all ranks)
   std::uint32_t root = 0;   ///< broadcast / reduce: index in the group
@@ -53,6 +62,7 @@ struct TraceNode {
   Kind kind = Kind::Compute;
   CollectiveOp op = CollectiveOp::Allreduce;  ///< collective
 };
+static_assert(sizeof(TraceNode) == 56, "a trace node's layout (TraceJob::memory_bytes)");
 
 struct Trace {
   std::string file;
@@ -61,27 +71,45 @@ struct Trace {
   std::vector<std::string> rank_files;
   std::string name;
   std::uint32_t ranks = 0;
+  /// Per node, in the trace's order: what planning reads (freed once
+  /// planned) and what the report reads (TraceJob::node).
   std::vector<TraceNode> nodes;
+  std::vector<PlannedTraceNode> heads;
   /// Every node's dependencies (ids of nodes of the same rank), node after
   /// node; freed once the trace is planned (TraceJob).
   std::vector<std::uint64_t> deps;
-  /// Every node's name, one after another.
+  /// The distinct names of the nodes, one after another (the k-th ends at
+  /// name_ends[k]): a trace's names repeat across ranks and iterations
+  /// (131,072 distinct of 1.09 M in the 1,024-rank benchmark, 3 MB of 31).
   std::string names;
+  std::vector<std::uint64_t> name_ends;
   /// Communicator groups: their member ranks, in the order the trace gives
   /// them (a collective runs over its members in that order); groups[0] is
   /// empty: all ranks, 0 ... ranks - 1.  Each distinct list once (add_group).
   std::vector<std::vector<std::uint32_t>> groups{{}};
   std::map<std::vector<std::uint32_t>, std::uint32_t> group_index;  ///< (add_group's)
 
-  /// Appends `n` with its name and dependencies (n's deps_* and name_*
+  /// Appends node `id` of `rank` with its name and dependencies (n's deps_*
   /// are set here).
-  TraceNode& add_node(TraceNode n, std::string_view name, const std::uint64_t* deps_first,
-                      const std::uint64_t* deps_last);
+  void add_node(std::uint64_t id, std::uint32_t rank, TraceNode n, std::string_view name,
+                const std::uint64_t* deps_first, const std::uint64_t* deps_last);
   /// The index of a group of these members, added if new; 0 for all ranks
   /// in rank order (set `ranks` first).
   std::uint32_t add_group(const std::vector<std::uint32_t>& members);
-  std::string_view name_of(const TraceNode& n) const { return std::string_view(names).substr(n.name_begin, n.name_size); }
-  const std::uint64_t* deps_of(const TraceNode& n) const { return deps.data() + n.deps_begin; }
+  std::string_view node_name(std::uint32_t k) const {
+    const std::uint64_t from = k == 0 ? 0 : name_ends[k - 1];
+    return std::string_view(names).substr(from, name_ends[k] - from);
+  }
+  std::uint32_t name_count() const { return static_cast<std::uint32_t>(name_ends.size()); }
+  /// Forgets add_node's index of the names (once every node is added).
+  void end_names() { std::vector<std::uint32_t>().swap(name_slots_); }
+
+ private:
+  std::uint32_t intern(std::string_view name);  // its index in name_ends, added if new
+  // Open addressing over the distinct names (index + 1; 0: empty), at most
+  // half full: 8 bytes a distinct name, where a hash set of strings took
+  // several times the names.
+  std::vector<std::uint32_t> name_slots_;
 };
 
 struct TraceParams {
@@ -93,17 +121,6 @@ struct TraceParams {
   /// Trace rank r runs on endpoints[r].
   std::vector<net::EndpointId> endpoints;
 };
-
-/// What the report reads of a node once the trace is planned (TraceJob::node):
-/// 32 bytes where a TraceNode is 80, a million of them in a large trace.
-struct PlannedTraceNode {
-  std::uint64_t id = 0;
-  std::uint64_t name_begin = 0;  ///< its name: Trace::names[name_begin, + name_size)
-  std::uint32_t name_size = 0;
-  std::uint32_t rank = 0;
-  TraceNode::Kind kind = TraceNode::Kind::Compute;
-};
-static_assert(sizeof(PlannedTraceNode) == 32, "a planned node's layout (TraceJob::memory_bytes)");
 
 class TraceJob {
  public:
@@ -118,9 +135,7 @@ class TraceJob {
   /// The trace's nodes, in its order, as the report reads them.
   std::size_t node_count() const { return planned_.size(); }
   const PlannedTraceNode& node(std::size_t i) const { return planned_[i]; }
-  std::string_view name_of(const PlannedTraceNode& n) const {
-    return std::string_view(params_.trace.names).substr(n.name_begin, n.name_size);
-  }
+  std::string_view name_of(const PlannedTraceNode& n) const { return params_.trace.node_name(n.name); }
   /// Bytes the planned trace holds beyond its tasks (what the report reads
   /// of its nodes, their names, their tasks), and the nodes it held while
   /// it was planned: freed since, but the peak of a large trace's run is

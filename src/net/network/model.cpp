@@ -678,6 +678,10 @@ MessageId Network::send(EndpointId src, EndpointId dst, std::uint64_t payload_by
 MessageId Network::create(EndpointId src, EndpointId dst, std::uint64_t payload_bytes, std::uint32_t tag) {
   return model_->create(src, dst, payload_bytes, tag);
 }
+void Network::reserve_messages(std::size_t more) {
+  std::vector<Message>& m = model_->messages();
+  if (m.size() + more > m.capacity()) m.reserve(m.size() + more);
+}
 void Network::post(MessageId id, SimTime at) { model_->post(id, at); }
 void Network::set_post_time(MessageId id, SimTime at) { model_->messages()[id].post_time = at; }
 void Network::set_flow_port(MessageId id, std::uint16_t port) { model_->messages()[id].flow_port = port; }
