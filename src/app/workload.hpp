@@ -47,6 +47,8 @@ class Workload {
   /// After the run, on every process (collective calls over `comm`):
   /// gathers the results.  `complete`: the run was not cut short by
   /// engine.end_ns; UserError if it should have finished and did not.
+  /// Called once; it may free what only the run read (write and print
+  /// read what it gathered).
   virtual void report(const par::Comm& comm, bool complete) = 0;
   /// Its tables in the output file (collective: every process).
   virtual void write(stats::H5Writer& writer, const par::Comm& comm) const = 0;

@@ -20,7 +20,6 @@ using TaskId = TaskGraph::TaskId;
 
 void Trace::add_node(std::uint64_t id, std::uint32_t rank, TraceNode n, std::string_view node_name,
                      const std::uint64_t* deps_first, const std::uint64_t* deps_last) {
-  n.deps_begin = deps.size();
   n.deps_count = static_cast<std::uint32_t>(deps_last - deps_first);
   deps.insert(deps.end(), deps_first, deps_last);
   heads.push_back({id, intern(node_name), rank, n.kind});
@@ -76,8 +75,6 @@ struct TraceIndex {
   }
   const std::uint32_t* rank_first(std::uint32_t r) const { return rank_nodes.data() + rank_begin[r]; }
   const std::uint32_t* rank_last(std::uint32_t r) const { return rank_nodes.data() + rank_begin[r + 1]; }
-  const std::uint32_t* deps_first(std::size_t i) const { return dep_node.data() + t.nodes[i].deps_begin; }
-  const std::uint32_t* deps_last(std::size_t i) const { return deps_first(i) + t.nodes[i].deps_count; }
 };
 
 // One collective: per member (in group order), its node.
@@ -120,11 +117,11 @@ void index_nodes(TraceIndex& x) {
     for (std::uint32_t i : by_id) x.rank_nodes[at[t.heads[i].rank]++] = i;
   }
   x.dep_node.assign(t.deps.size(), 0);
-  for (std::size_t i = 0; i < N; ++i) {
+  for (std::size_t i = 0, at = 0; i < N; at += t.nodes[i++].deps_count) {
     const TraceNode& n = t.nodes[i];
     const std::uint32_t rank = t.heads[i].rank;
     for (std::uint32_t j = 0; j < n.deps_count; ++j) {
-      const std::uint64_t d = t.deps[n.deps_begin + j];
+      const std::uint64_t d = t.deps[at + j];
       const auto want = std::make_pair(per_rank ? rank : 0u, d);
       const auto it = std::lower_bound(by_id.begin(), by_id.end(), want,
                                        [&](std::uint32_t a, const auto& v) { return key(a) < v; });
@@ -134,7 +131,7 @@ void index_nodes(TraceIndex& x) {
         throw ConfigError(x.where(i) + ": data_deps/ctrl_deps: node " + std::to_string(d) + " is on rank " +
                           std::to_string(t.heads[*it].rank) + ", not " + std::to_string(rank) +
                           " (ranks depend on each other only through send/recv and collective nodes)");
-      x.dep_node[n.deps_begin + j] = *it;
+      x.dep_node[at + j] = *it;
     }
   }
 }
@@ -261,8 +258,8 @@ void check_acyclic(const TraceIndex& x, const std::vector<TraceCollective>& inst
   std::vector<std::size_t> begin(N + 1, 0);
   std::vector<std::uint32_t> indeg(N, 0);
   const auto each_edge = [&](auto&& edge) {
-    for (std::size_t i = 0; i < N; ++i) {
-      for (const std::uint32_t* d = x.deps_first(i); d != x.deps_last(i); ++d) edge(rep[*d], rep[i]);
+    for (std::size_t i = 0, at = 0; i < N; ++i) {
+      for (const std::size_t last = at + x.t.nodes[i].deps_count; at < last; ++at) edge(rep[x.dep_node[at]], rep[i]);
       if (x.match[i] < N) edge(rep[x.match[i]], rep[i]);
     }
   };
@@ -441,7 +438,7 @@ TraceJob::TraceJob(TaskGraph& g, TraceParams params, std::uint32_t job) : params
   // What is left to plan reads of a node only its kind and its
   // dependencies (dep_node, in node order: deps_count each): the nodes go
   // first, before the last and largest part of planning (the dependency
-  // edges; 61 MB in the 1,024-rank benchmark).
+  // edges; 44 MB of nodes in the 1,024-rank benchmark).
   Trace& rest = params_.trace;
   std::vector<std::uint32_t> deps_count(N);
   for (std::size_t i = 0; i < N; ++i) deps_count[i] = t.nodes[i].deps_count;

@@ -44,16 +44,19 @@ static_assert(sizeof(PlannedTraceNode) == 24, "a planned node's layout (TraceJob
 
 /// One node of a trace, as a reader gives it to Trace::add_node.  What the
 /// report reads of it (id, rank, kind, name) goes to Trace::heads, the rest
-/// (what planning reads) to Trace::nodes, 56 bytes with nothing of its own
+/// (what planning reads) to Trace::nodes, 40 bytes with nothing of its own
 /// on the heap and freed once planned: a trace of millions of nodes is read
 /// into two vectors and a few blobs, and nothing is copied when it is
 /// planned (issue 33).
 struct TraceNode {
   using Kind = PlannedTraceNode::Kind;
-  std::int64_t tag = 0;     ///< send, recv
+  union {
+    std::int64_t tag = 0;  ///< send, recv
+    double duration_ns;    ///< compute
+  };
   std::uint64_t bytes = 0;  ///< communication: message size, or a collective's size per rank
-  double duration_ns = 0;   ///< compute
-  std::uint64_t deps_begin = 0;  ///< its dependencies: Trace::deps[deps_begin, + deps_count) (add_node's)
+  /// Its dependencies, the next deps_count of Trace::deps (those of the
+  /// nodes before it come first; add_node's).
   std::uint32_t deps_count = 0;
   std::uint32_t peer = 0;   ///< send: destination rank; recv: source rank
   std::uint32_t group = 0;  ///< collective: Trace::groups[group] (0: all ranks)
@@ -62,7 +65,7 @@ struct TraceNode {
   Kind kind = Kind::Compute;
   CollectiveOp op = CollectiveOp::Allreduce;  ///< collective
 };
-static_assert(sizeof(TraceNode) == 56, "a trace node's layout (TraceJob::memory_bytes)");
+static_assert(sizeof(TraceNode) == 40, "a trace node's layout (TraceJob::memory_bytes)");
 
 struct Trace {
   std::string file;
