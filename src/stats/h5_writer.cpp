@@ -353,7 +353,7 @@ void H5Writer::attr_on_dataset(const std::string& dataset, const std::string& na
 
 void H5Writer::write_rows_raw(const std::string& dataset, hid_t mem_type, hid_t file_type, std::uint64_t total_rows,
                               const std::vector<std::uint64_t>& rows, const void* data,
-                              std::uint64_t columns, bool compress) {
+                              std::uint64_t columns, bool compress, const RowFill* fill) {
   const auto [gpath, name] = split_object_path(dataset);
   hid_t group_id = -1;
   const std::string& group_path = gpath;  // (a structured binding cannot be captured in C++17)
@@ -391,7 +391,13 @@ void H5Writer::write_rows_raw(const std::string& dataset, hid_t mem_type, hid_t 
   // round_bytes arriving at a rank, so that a table of millions of rows (a
   // trace's /trace_nodes, held by the root) needs no copy of its whole self
   // on top of the block (and MPI's int counts cannot overflow).  One rank
-  // that holds every row in order writes straight from `data`.
+  // that holds every row in order writes straight from `data`, or, rows
+  // made by `fill`, in pieces of round_bytes.
+  std::size_t round_bytes = std::size_t{32} << 20;
+  // For the test suite: tiny rounds, so that small runs move their rows
+  // in many rounds (tests/app/mpi_identical.sh).
+  if (const char* round = std::getenv("FABRICSIM_TEST_WRITE_ROUND_BYTES"); round && *round)
+    round_bytes = std::max<std::size_t>(1, std::strtoull(round, nullptr, 10));
   int nranks = 1;
   MPI_Comm_size(comm_, &nranks);
   const std::size_t row_bytes = H5Tget_size(mem_type) * std::max<std::uint64_t>(columns, 1);
@@ -404,14 +410,39 @@ void H5Writer::write_rows_raw(const std::string& dataset, hid_t mem_type, hid_t 
   std::vector<char> block;
   bool in_place = nranks == 1 && rows.size() == n;
   for (std::size_t i = 0; in_place && i < rows.size(); ++i) in_place = rows[i] == i;
+  Handle dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
+  H5Pset_dxpl_mpio(dxpl.get(), H5FD_MPIO_COLLECTIVE);
+  // Writes rows [from, from + count) of the dataset from `buf` (collective).
+  const auto write_piece = [&](std::uint64_t from, std::uint64_t count, const void* buf) {
+    H5Sselect_none(fspace.get());
+    if (count > 0) {
+      hsize_t start[2] = {from, 0};
+      hsize_t cnt[2] = {count, columns};
+      check(H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, start, nullptr, cnt, nullptr),
+            fmt::format("{}: bad row selection in {}", final_path_, dataset));
+    }
+    hsize_t mdims[2] = {count, columns};
+    Handle mspace(H5Screate_simple(rank, mdims, nullptr), H5Sclose);
+    if (count == 0) H5Sselect_none(mspace.get());
+    const bool failed = H5Dwrite(dset.get(), mem_type, mspace.get(), fspace.get(), dxpl.get(), buf) < 0;
+    const std::string e = fmt::format("{}: cannot write dataset {}{}", final_path_, dataset,
+                                      failed ? space_note(temp_path_) : std::string());
+    agree(failed ? &e : nullptr);
+  };
+  if (in_place && fill != nullptr) {
+    // One rank, its rows made as they are written, a piece at a time.
+    const std::size_t per_piece = std::max<std::size_t>(1, round_bytes / row_bytes);
+    for (std::size_t from = 0; from < n; from += per_piece) {
+      const std::size_t to = std::min(n, from + per_piece);
+      block.resize((to - from) * row_bytes);
+      for (std::size_t i = from; i < to; ++i) (*fill)(i, block.data() + (i - from) * row_bytes);
+      write_piece(from, to - from, block.data());
+    }
+    return;
+  }
   if (!in_place) {
     block.assign(n * row_bytes, 0);
     out_data = block.data();
-    std::size_t round_bytes = std::size_t{32} << 20;
-    // For the test suite: tiny rounds, so that small runs move their rows
-    // in many rounds (tests/app/mpi_identical.sh).
-    if (const char* round = std::getenv("FABRICSIM_TEST_WRITE_ROUND_BYTES"); round && *round)
-      round_bytes = std::max<std::size_t>(1, std::strtoull(round, nullptr, 10));
     const std::size_t entry = sizeof(std::uint64_t) + row_bytes;
     const std::size_t per_round = std::max<std::size_t>(1, round_bytes / entry / static_cast<std::size_t>(nranks));
     std::uint64_t rounds = (rows.size() + per_round - 1) / per_round;
@@ -441,7 +472,10 @@ void H5Writer::write_rows_raw(const std::string& dataset, hid_t mem_type, hid_t 
       for (std::size_t i = from; i < to; ++i) {
         char* out = send_buf.data() + pos[static_cast<std::size_t>(dest[i - from])];
         std::memcpy(out, &rows[i], sizeof(std::uint64_t));
-        std::memcpy(out + sizeof(std::uint64_t), src + i * row_bytes, row_bytes);
+        if (fill != nullptr)
+          (*fill)(i, out + sizeof(std::uint64_t));
+        else
+          std::memcpy(out + sizeof(std::uint64_t), src + i * row_bytes, row_bytes);
         pos[static_cast<std::size_t>(dest[i - from])] += static_cast<int>(entry);
       }
       MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, comm_);
@@ -463,25 +497,7 @@ void H5Writer::write_rows_raw(const std::string& dataset, hid_t mem_type, hid_t 
     }
     if (got != n) fail(fmt::format("{}: {} of {} rows of {} were written by no rank", final_path_, n - got, n, dataset));
   }
-  H5Sselect_none(fspace.get());
-  if (n > 0) {
-    hsize_t start[2] = {first, 0};
-    hsize_t count[2] = {n, columns};
-    check(H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, start, nullptr, count, nullptr),
-          fmt::format("{}: bad row selection in {}", final_path_, dataset));
-  }
-  hsize_t mdims[2] = {n, columns};
-  Handle mspace(H5Screate_simple(rank, mdims, nullptr), H5Sclose);
-  if (n == 0) H5Sselect_none(mspace.get());
-  const hid_t ms = mspace.get();
-  Handle dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
-  H5Pset_dxpl_mpio(dxpl.get(), H5FD_MPIO_COLLECTIVE);
-  {
-    const bool failed = H5Dwrite(dset.get(), mem_type, ms, fspace.get(), dxpl.get(), out_data) < 0;
-    const std::string e = fmt::format("{}: cannot write dataset {}{}", final_path_, dataset,
-                                      failed ? space_note(temp_path_) : std::string());
-    agree(failed ? &e : nullptr);
-  }
+  write_piece(first, n, out_data);
 }
 
 template <class T>
@@ -533,15 +549,17 @@ void H5Writer::write_string_rows(const std::string& dataset, std::uint64_t total
   for (std::size_t i = 0; i < rows.size(); ++i) width = std::max<std::uint64_t>(width, value(i).size());
   std::uint64_t all_width = 1;
   MPI_Allreduce(&width, &all_width, 1, MPI_UINT64_T, MPI_MAX, comm_);
-  std::vector<char> buf(rows.size() * all_width, '\0');
-  for (std::size_t i = 0; i < rows.size(); ++i) {
+  // Each row's fixed-width bytes made as it is sent or written: a million
+  // names of 31 bytes are never all in one buffer.
+  const RowFill fill = [&](std::size_t i, char* out) {
     const std::string_view v = value(i);
-    std::memcpy(&buf[i * all_width], v.data(), v.size());
-  }
+    std::memcpy(out, v.data(), v.size());
+    std::memset(out + v.size(), 0, all_width - v.size());
+  };
   Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
   H5Tset_size(type.get(), all_width);
   H5Tset_strpad(type.get(), H5T_STR_NULLPAD);
-  write_rows_raw(dataset, type.get(), type.get(), total_rows, rows, buf.data(), 0, false);
+  write_rows_raw(dataset, type.get(), type.get(), total_rows, rows, nullptr, 0, false, &fill);
 }
 
 void H5Writer::write_matrix_rows(const std::string& dataset, std::uint64_t total_rows, std::uint64_t columns,

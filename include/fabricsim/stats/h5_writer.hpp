@@ -97,9 +97,13 @@ class H5Writer {
   /// so far plus room for metadata (rank 0, fallocate), so that a full disk
   /// fails here, before HDF5 writes; agree()s on the outcome.
   void reserve_space();
+  /// Row i's bytes are data's i-th row, or, with `fill`, what fill(i, out)
+  /// writes to out (the rows are then made as they are sent or written,
+  /// never all at once: a million fixed-width names).
+  using RowFill = std::function<void(std::size_t, char*)>;
   void write_rows_raw(const std::string& dataset, hid_t mem_type, hid_t file_type, std::uint64_t total_rows,
                       const std::vector<std::uint64_t>& rows, const void* data, std::uint64_t columns,
-                      bool compress);
+                      bool compress, const RowFill* fill = nullptr);
 
   MPI_Comm comm_;
   int rank_ = 0;
