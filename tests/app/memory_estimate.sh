@@ -57,7 +57,7 @@ dnn64=(--set workload.data_parallel=64 --set workload.minibatch=2048 --set workl
 interval=1000 run dnn64_series_1 1 "$src/inputs/chakra_bench_1024.toml" "${dnn64[@]}"
 interval=1000 run dnn64_series_2 2 "$src/inputs/chakra_bench_1024.toml" "${dnn64[@]}"
 # Over the limit once planned (not before): refused in one line, no output.  (0.08 GiB: the
-# planned trace takes about 94 MiB with the program, its planning stays within what 0.08 leaves.)
+# planned trace takes about 90 MiB with the program, its planning stays within what 0.08 leaves.)
 "$exe" run "$src/inputs/chakra_bench_1024.toml" "${trace[@]}" --set engine.memory_limit_gib=0.08 \
   -o "$dir/refused.h5" > /dev/null 2> "$dir/err"
 rc=$?

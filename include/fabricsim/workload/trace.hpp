@@ -103,7 +103,6 @@ struct Trace {
     const std::uint64_t from = k == 0 ? 0 : name_ends[k - 1];
     return std::string_view(names).substr(from, name_ends[k] - from);
   }
-  std::uint32_t name_count() const { return static_cast<std::uint32_t>(name_ends.size()); }
   /// Forgets add_node's index of the names (once every node is added).
   void end_names() { std::vector<std::uint32_t>().swap(name_slots_); }
 
