@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "fabricsim/util/capacity.hpp"
 #include "fabricsim/util/error.hpp"
 #include "fabricsim/util/random.hpp"
 #include "fabricsim/workload/placement.hpp"
@@ -127,23 +128,52 @@ struct Barrier {
   std::int32_t wait = -1;  // an earlier barrier at the same rank it also waits for
 };
 
-// A schedule's sends: a vector whose push_back stops planning that
-// outgrows the budget (the TaskGraph's plan_budget_left: a ring over 16k
-// ranks is half a billion sends, 25 GB, before any task is made).
-class SendList : public std::vector<Send> {
+// A schedule's sends: a list whose push_back stops planning that outgrows
+// the budget (the TaskGraph's plan_budget_left: a ring over 16k ranks is
+// half a billion sends, 25 GB, before any task is made).  Counting, it
+// stores nothing: append_collective runs each schedule once that way first,
+// so that a plan too large for the memory limit is refused at once (it
+// used to build until it had taken most of the machine: 52 s and 14.7 GB
+// for that ring here), and one that fits is allocated once, at its size.
+class SendList {
  public:
-  std::uint64_t budget = UINT64_MAX;  // bytes
+  /// `per_send`: counting, the bytes each counted send stands for (its
+  /// schedule entry, task and message record); 0: a list that stores.
+  SendList(std::uint64_t budget, std::uint64_t per_send) : budget_(budget), per_send_(per_send) {}
   void push_back(const Send& x) {
-    // Where the vector grows, its old and new arrays are held at once.
-    if (size() == capacity()) {
-      const std::uint64_t held = 3 * std::max<std::uint64_t>(size(), 1) * sizeof(Send);
-      if (held > budget) throw PlanOverBudget(held, budget);
+    if (per_send_ > 0) {
+      ++count_;
+      if (count_ * per_send_ > budget_) throw PlanOverBudget(count_ * per_send_, budget_);
+      return;
     }
-    std::vector<Send>::push_back(x);
+    // Where the vector grows, its old and new arrays are held at once.
+    if (v_.size() == v_.capacity()) {
+      const std::uint64_t held = 3 * std::max<std::uint64_t>(v_.size(), 1) * sizeof(Send);
+      if (held > budget_) throw PlanOverBudget(held, budget_);
+    }
+    v_.push_back(x);
   }
+  bool counting() const { return per_send_ > 0; }
+  std::size_t size() const { return counting() ? count_ : v_.size(); }
+  /// Room for `n` sends in one allocation (within the budget).
+  void reserve(std::size_t n) {
+    if (counting()) return;
+    if (n * sizeof(Send) > budget_) throw PlanOverBudget(n * sizeof(Send), budget_);
+    v_.reserve(n);
+  }
+  // (Not while counting: nothing is stored.)
+  Send& operator[](std::size_t i) { return v_[i]; }
+  const Send& operator[](std::size_t i) const { return v_[i]; }
+
+ private:
+  std::vector<Send> v_;
+  std::size_t count_ = 0;
+  std::uint64_t budget_;
+  std::uint64_t per_send_;
 };
 
 struct Schedule {
+  explicit Schedule(std::uint64_t budget, std::uint64_t per_send = 0) : sends(budget, per_send) {}
   SendList sends;
   std::vector<Barrier> barriers;
   // One new barrier per rank 0..n-1.
@@ -460,6 +490,7 @@ struct ScheduleContext {
   const net::Topology& topology;
   const std::vector<net::EndpointId>& ranks;
   std::uint64_t budget = UINT64_MAX;  ///< bytes its sends may take (SendList)
+  std::size_t sends = 0;              ///< how many it makes, if known (counted): reserved at once
 };
 
 struct CollectiveAlgorithm {
@@ -475,6 +506,7 @@ std::pair<std::uint32_t, std::uint32_t> collective_grid(const CollectiveSpec& sp
 // connections of their own (as NCCL runs them on separate channels): its
 // messages are not ordered behind another instance's to the same peer.
 void mark_instance(Schedule& sc, std::size_t from, std::uint8_t k) {
+  if (sc.sends.counting()) return;
   for (std::size_t i = from; i < sc.sends.size(); ++i) sc.sends[i].conn = k;
 }
 
@@ -668,7 +700,8 @@ void schedule_tacos(Schedule& sc, const CollectiveSpec& spec, const ScheduleCont
       if (m > ch.covered) {
         const auto b = static_cast<std::int32_t>(sc.barriers.size());
         sc.barriers.push_back(Barrier{u, y.reduce, ch.last});
-        for (std::size_t i = ch.covered; i < m; ++i) sc.sends[base + it->second[i]].feed = b;
+        if (!sc.sends.counting())
+          for (std::size_t i = ch.covered; i < m; ++i) sc.sends[base + it->second[i]].feed = b;
         ch.covered = m;
         ch.last = b;
       }
@@ -820,7 +853,9 @@ void check_collective(const CollectiveSpec& spec, std::uint32_t n, const std::st
 
 namespace {
 
-Schedule collective_schedule(const CollectiveSpec& spec, const ScheduleContext& cx) {
+// `per_send` > 0: counts the sends (and lists the barriers) without storing
+// them, each send standing for `per_send` bytes of the budget (SendList).
+Schedule collective_schedule(const CollectiveSpec& spec, const ScheduleContext& cx, std::uint64_t per_send = 0) {
   // (A barrier is a dissemination, whatever its algorithm says.)
   const CollectiveAlgorithm* a =
       spec.op == CollectiveOp::Barrier ? find_algorithm("dissemination") : find_algorithm(spec.algorithm);
@@ -829,8 +864,8 @@ Schedule collective_schedule(const CollectiveSpec& spec, const ScheduleContext& 
                       (a == nullptr ? "unknown collective algorithm '" + spec.algorithm + "'"
                                     : "'" + spec.algorithm + "' is not implemented for " + to_string(spec.op)) +
                       " (" + algorithms_by_op() + ")");
-  Schedule sc;
-  sc.sends.budget = cx.budget;
+  Schedule sc(cx.budget, per_send);
+  if (per_send == 0) sc.sends.reserve(cx.sends);
   a->schedule(sc, spec, cx);
   return sc;
 }
@@ -843,6 +878,7 @@ std::vector<TaskGraph::TaskId> append_collective(TaskGraph& g, const CollectiveS
   using TaskId = TaskGraph::TaskId;
   const auto n = static_cast<std::uint32_t>(ranks.size());
   const auto has_begin = [&](std::uint32_t r) { return !begin.empty() && begin[r] != TaskGraph::kNone; };
+  const std::size_t before = g.size();  // the graph's tasks before this operation
   std::vector<TaskId> end(n);
   for (std::uint32_t r = 0; r < n; ++r) {
     end[r] = g.add_join(ranks[r], label);
@@ -850,10 +886,51 @@ std::vector<TaskGraph::TaskId> append_collective(TaskGraph& g, const CollectiveS
   }
   // A barrier has no buffer to split: one channel.
   const std::uint32_t channels = spec.op == CollectiveOp::Barrier ? 1 : std::max(1u, spec.channels);
-  for (std::uint32_t c = 0; c < channels; ++c) {
-    CollectiveSpec part = spec;
+  // (A schedule to synthesize is synthesized once, for both passes below;
+  // tacos runs on one channel, check_collective's rule.)
+  CollectiveSpec whole = spec;
+  if (whole.algorithm == "tacos" && whole.op != CollectiveOp::Barrier && !whole.tacos && channels == 1)
+    whole.tacos = plan_tacos(g.network().topology(), ranks, spec, TacosOptions{});
+  const auto channel = [&](std::uint32_t c) {
+    CollectiveSpec part = whole;
     part.bytes = spec.bytes / channels + (c < spec.bytes % channels ? 1 : 0);
-    const Schedule sc = collective_schedule(part, ScheduleContext{n, g.network().topology(), ranks, g.plan_budget_left()});
+    return part;
+  };
+  // Count every channel's sends first, storing none: what the operation
+  // plans is then known before any of it is built, refused at once if it
+  // cannot fit (each send is at least its schedule entry, its task and its
+  // message record), and reserved in one allocation if it can.
+  const std::uint64_t per_send = sizeof(Send) + sizeof(TaskGraph::Task) + net::Network::message_bytes();
+  std::vector<std::size_t> counted(channels);
+  std::size_t sends = 0, barriers = 0;
+  for (std::uint32_t c = 0; c < channels; ++c) {
+    const std::uint64_t left = g.plan_budget_left(), spent = sends * (per_send - sizeof(Send));
+    const ScheduleContext cx{n, g.network().topology(), ranks, left > spent ? left - spent : 0};
+    const auto counted_sends = [&] {
+      try {
+        return collective_schedule(channel(c), cx, per_send);
+      } catch (const PlanOverBudget& e) {
+        throw PlanOverBudget(
+            e.planned() + spent, g.network().plan_budget(),
+            fmt::format("one {} by {} over {} ranks is more than {} messages, at least {} of tasks, messages and "
+                        "schedule",
+                        to_string(spec.op), spec.op == CollectiveOp::Barrier ? "dissemination" : spec.algorithm, n,
+                        sends + e.planned() / per_send, util::human_bytes(static_cast<double>(e.planned() + spent))));
+      }
+    };
+    const Schedule sc = counted_sends();
+    counted[c] = sc.sends.size();
+    sends += counted[c];
+    barriers += sc.barriers.size();
+  }
+  // (Reserved when this operation is at least the graph so far: many small
+  // ones grow it by doubling, as one exact allocation each would copy it
+  // every time.)
+  if (n + sends + barriers >= before) g.reserve(sends + barriers, sends);
+  for (std::uint32_t c = 0; c < channels; ++c) {
+    const CollectiveSpec part = channel(c);
+    const Schedule sc =
+        collective_schedule(part, ScheduleContext{n, g.network().topology(), ranks, g.plan_budget_left(), counted[c]});
     std::vector<TaskId> msg(sc.sends.size()), bar(sc.barriers.size());
     for (std::size_t k = 0; k < sc.sends.size(); ++k)
       msg[k] = g.add_message(ranks[sc.sends[k].from], ranks[sc.sends[k].to], sc.sends[k].bytes, label);

@@ -35,12 +35,16 @@ TaskGraph::TaskGraph(net::Network& network, core::Simulator& sim, core::Simulato
   net_.set_listener(this);
 }
 
-PlanOverBudget::PlanOverBudget(std::uint64_t planned, std::uint64_t budget)
+PlanOverBudget::PlanOverBudget(std::uint64_t planned, std::uint64_t budget, const std::string& what)
     : util::ConfigError(fmt::format(
-          "engine.memory_limit_gib: planning the jobs would outgrow the {} the memory limit leaves them (it was "
-          "about to hold {} of tasks, messages and collective schedules); plan fewer ranks, iterations or chunks "
-          "(workload.chunk_bytes), or raise engine.memory_limit_gib",
-          util::human_bytes(static_cast<double>(budget)), util::human_bytes(static_cast<double>(planned)))) {}
+          "engine.memory_limit_gib: planning the jobs would outgrow the {} the memory limit leaves them ({}); plan "
+          "fewer ranks, iterations or chunks (workload.chunk_bytes), or raise engine.memory_limit_gib",
+          util::human_bytes(static_cast<double>(budget)),
+          what.empty() ? fmt::format("it was about to hold {} of tasks, messages and collective schedules",
+                                     util::human_bytes(static_cast<double>(planned)))
+                       : what)),
+      planned_(planned),
+      budget_(budget) {}
 
 std::uint64_t TaskGraph::planned_bytes() const {
   return memory_bytes() + net_.messages().capacity() * net::Network::message_bytes();

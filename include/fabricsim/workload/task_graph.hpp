@@ -20,6 +20,7 @@
 #include <bit>
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "fabricsim/core/event.hpp"
@@ -35,7 +36,15 @@ namespace fabricsim::workload {
 /// and collective schedules against `budget`.  A ConfigError naming the key.
 class PlanOverBudget : public util::ConfigError {
  public:
-  PlanOverBudget(std::uint64_t planned, std::uint64_t budget);
+  /// `what`: what was being planned, for the message ("one allreduce by
+  /// ring over 16384 ranks is more than ... messages"); empty: tasks,
+  /// messages and collective schedules.
+  PlanOverBudget(std::uint64_t planned, std::uint64_t budget, const std::string& what = {});
+  std::uint64_t planned() const { return planned_; }
+  std::uint64_t budget() const { return budget_; }
+
+ private:
+  std::uint64_t planned_, budget_;
 };
 
 class TaskGraph final : public net::MessageListener {
