@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <google/protobuf/stubs/logging.h>
 
 #include "app/chakra/et_def.pb.h"
 #include "fabricsim/util/error.hpp"
@@ -155,6 +156,44 @@ CollectiveOp collective(const NodeReader& rd, std::int64_t type) {
   rd.fail(fmt::format("attribute \"comm_type\": unknown collective {} (0 ALL_REDUCE ... 9 BARRIER)", type));
 }
 
+// libprotobuf logs some of what it refuses on stderr by itself (a string
+// field of invalid UTF-8: "[libprotobuf ERROR ...] String field '...'
+// contains invalid UTF-8 data ..."), a second line beside the one error line
+// a bad input gets (found by mutating .et files).  While a file is read its
+// log goes here instead, and the error line says why.
+class ProtobufLog {
+ public:
+  ProtobufLog() : previous_(google::protobuf::SetLogHandler(&keep)) { last().clear(); }
+  ~ProtobufLog() { google::protobuf::SetLogHandler(previous_); }
+  ProtobufLog(const ProtobufLog&) = delete;
+  ProtobufLog& operator=(const ProtobufLog&) = delete;
+  /// Forgets what was logged (before a record is parsed).
+  void clear() { last().clear(); }
+  /// Why the parse failed, as far as protobuf said: "" or ": string field
+  /// Node.name is not valid UTF-8".
+  std::string why() const {
+    const std::string& m = last();
+    const std::size_t a = m.find("String field '");
+    if (a != std::string::npos && m.find("invalid UTF-8") != std::string::npos) {
+      const std::size_t from = a + 14, to = m.find('\'', from);
+      std::string field = m.substr(from, to == std::string::npos ? std::string::npos : to - from);
+      if (field.rfind("fabricsim_chakra.", 0) == 0) field.erase(0, 17);
+      return ": string field " + field + " is not valid UTF-8";
+    }
+    return "";
+  }
+
+ private:
+  static std::string& last() {
+    static std::string message;
+    return message;
+  }
+  static void keep(google::protobuf::LogLevel, const char*, int, const std::string& message) {
+    if (last().empty()) last() = message;
+  }
+  google::protobuf::LogHandler* previous_;
+};
+
 // The nodes of one rank's file.
 void read_rank(const std::string& file, std::uint32_t rank, std::uint32_t ranks, const ChakraOptions& opt,
                const Groups& groups, workload::Trace& tr) {
@@ -170,7 +209,9 @@ void read_rank(const std::string& file, std::uint32_t rank, std::uint32_t ranks,
   const auto max_rank = static_cast<std::int64_t>(ranks) - 1;
   pb::Node node;
   std::vector<std::uint64_t> deps;
+  ProtobufLog log;
   while (at < size) {
+    log.clear();
     google::protobuf::io::CodedInputStream coded(&stream);
     std::uint32_t length = 0;
     if (!coded.ReadVarint32(&length))
@@ -189,8 +230,8 @@ void read_rank(const std::string& file, std::uint32_t rank, std::uint32_t ranks,
       ok = node.ParseFromCodedStream(&coded) && coded.ConsumedEntireMessage();
     }
     if (!ok)
-      throw ConfigError(fmt::format("{}: record {} at byte {}: corrupt (not a Chakra {})", file, record, at,
-                                    record == 0 ? "GlobalMetadata" : "Node"));
+      throw ConfigError(fmt::format("{}: record {} at byte {}: corrupt (not a Chakra {}{})", file, record, at,
+                                    record == 0 ? "GlobalMetadata" : "Node", log.why()));
     coded.PopLimit(limit);
     at += header + length;
     if (record++ == 0) continue;

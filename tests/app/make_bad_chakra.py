@@ -42,7 +42,8 @@ def attr(name, kind, value):
 
 
 def node(nid, ntype, attrs=(), deps=(), duration=0, name=None):
-    body = field(1, 0, nid) + field(2, 2, (name or f"node{nid}").encode()) + field(3, 0, ntype)
+    name = name or f"node{nid}"
+    body = field(1, 0, nid) + field(2, 2, name if isinstance(name, bytes) else name.encode()) + field(3, 0, ntype)
     if deps:
         body += field(5, 2, b"".join(varint(d) for d in deps))
     if duration:
@@ -92,6 +93,9 @@ def main():
     write(d, "q_chakra_unmatched", [META + record(node(0, SEND, [("comm_dst", "int32", 1), ("comm_size", "int64", 64)])),
                                     META + record(node(0, COMP, duration=1))])
     write(d, "q_chakra_empty", [ok, b""])
+    # A node name that is not UTF-8 (proto3 strings must be): libprotobuf logged its own
+    # "[libprotobuf ERROR ...]" line on stderr beside the error (found by mutating .et files).
+    write(d, "q_chakra_utf8", [ok, META + record(node(0, COMP, duration=5, name=b"conv\xff1"))])
     # pg_name naming no group of the communicator-group file (q_chakra_group.json).
     grouped = META + record(node(0, COLL, [("comm_type", "int64", 0), ("comm_size", "int64", 64),
                                            ("pg_name", "string", "dp")]))
