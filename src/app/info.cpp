@@ -441,10 +441,10 @@ int report_errors(const std::function<int()>& body) {
   try {
     return body();
   } catch (const util::UserError& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
+    std::fprintf(stderr, "error: %s\n", util::one_line(e.what()).c_str());
     return e.exit_code();
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "error: unexpected failure: %s\n", e.what());
+    std::fprintf(stderr, "error: unexpected failure: %s\n", util::one_line(e.what()).c_str());
     return 1;
   }
 }

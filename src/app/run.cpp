@@ -632,7 +632,8 @@ void warn_unread(const config::Config& cfg, const par::Comm& comm) {
       if (s.size() >= std::strlen(key) && s.compare(s.size() - std::strlen(key), std::string::npos, key) == 0 &&
           model != reader)
         why = fmt::format(" (only the {} model reads it; network.model is \"{}\")", reader, model);
-    std::fprintf(stderr, "warning: %s: set, but this run never read it: it changed nothing%s\n", s.c_str(), why.c_str());
+    std::fprintf(stderr, "warning: %s: set, but this run never read it: it changed nothing%s\n",
+                 util::one_line(s).c_str(), util::one_line(why).c_str());
   }
 }
 
@@ -729,7 +730,8 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
     // in a collective call: report it here and stop the whole job, before
     // any collective cleanup (closing the HDF5 file) could wait for them.
     const auto* ue = dynamic_cast<const util::UserError*>(&e);
-    std::fprintf(stderr, "error: %s%s (rank %d)\n", ue ? "" : "unexpected failure: ", e.what(), comm.rank());
+    std::fprintf(stderr, "error: %s%s (rank %d)\n", ue ? "" : "unexpected failure: ", util::one_line(e.what()).c_str(),
+                 comm.rank());
     std::fflush(stderr);
     std::remove(temp_file.c_str());
     // The launcher forwards the line above on its own schedule; an abort
@@ -790,7 +792,7 @@ int run_command(const RunOptions& opts) {
   // error of one rank during the run into the same error on every rank
   // (errors of one rank elsewhere in the run phase abort the job in
   // run_impl): print once.
-  if (comm.is_root()) std::fprintf(stderr, "error: %s\n", error.c_str());
+  if (comm.is_root()) std::fprintf(stderr, "error: %s\n", util::one_line(error).c_str());
   return code;
 }
 

@@ -38,4 +38,31 @@ class ConfigError : public UserError {
   explicit ConfigError(const std::string& message) : UserError(message, kExitConfigError) {}
 };
 
+/// `message` as the one line it is printed as: control characters (a
+/// newline in a quoted TOML key, an escape in a trace's node name, which
+/// messages quote) written as \n, \t, \r or \xHH, so that an error is
+/// one line and a user's input cannot drive their terminal.
+inline std::string one_line(const std::string& message) {
+  std::string out;
+  out.reserve(message.size());
+  for (const char c : message) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u >= 0x20 && u != 0x7f) {
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[u >> 4];
+      out += kHex[u & 15];
+    }
+  }
+  return out;
+}
+
 }  // namespace fabricsim::util
