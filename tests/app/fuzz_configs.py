@@ -6,7 +6,7 @@ Generates random configurations, valid and invalid, by mutating small bases
 workload kind) with values drawn from the parameter table (`fabricsim params`):
 range boundaries and just outside them, 0, negatives, huge and tiny numbers,
 NaN and infinities, wrong types, unknown keys, broken syntax, missing or
-mutated model, trace and graph files, overrides on the command line.  Each is
+mutated model, trace (JSON and Chakra .et) and graph files, overrides on the command line.  Each is
 run (`fabricsim run`, a timeout each) and must keep the contract:
 
   exit 0: no `error:` line, the output file written, conservation (bytes and
@@ -196,6 +196,8 @@ def bases(src):
     """(name, toml text, extra files {name: text}); the text may name the extra files."""
     model = open(os.path.join(src, "tests/app/dnn_toy_model.toml")).read()
     trace = open(os.path.join(src, "tests/app/trace_toy.json")).read()
+    ar = os.path.join(src, "tests/data/chakra/examples/workload/microbenchmarks/all_reduce/4npus_1MB/all_reduce")
+    chakra = {f"t.{r}.et": open(f"{ar}.{r}.et", "rb").read() for r in range(4)}
     small = "[topology]\nendpoints = 16\nradix = 4\n"
     out = [
         ("default", "", {}),
@@ -219,6 +221,8 @@ def bases(src):
         ("dnn", small + '[workload]\nkind = "dnn"\nmodel = "m.toml"\ndata_parallel = 2\ntensor_parallel = 2\n'
                         'pipeline_parallel = 2\nmicro_batches = 2\n', {"m.toml": model}),
         ("trace", small + '[workload]\nkind = "trace"\ntrace = "t.json"\n', {"t.json": trace}),
+        # A Chakra trace (binary files: mutated byte by byte, mutate_file).
+        ("chakra", small + '[workload]\nkind = "trace"\ntrace = "t.0.et"\n', chakra),
     ]
     shrink = ("[workload]\nmessage_bytes = 16384\nmessages = 1\n", "[engine]\nend_ns = 0\n")
     for name in sorted(os.listdir(os.path.join(src, "inputs"))):
@@ -254,8 +258,33 @@ def set_key(text, name, value):
     return text[:m.start(1)] + body + text[m.end(1):]
 
 
+def mutate_bytes(rng, b):
+    """Mutates a binary file (a Chakra .et): flipped, set or inserted bytes, a copied run, a cut."""
+    b = bytearray(b)
+    for _ in range(rng.choice([1, 1, 2, 4, 16])):
+        if not b:
+            break
+        i, op = rng.randrange(len(b)), rng.randrange(6)
+        if op == 0:
+            b[i] = rng.randrange(256)
+        elif op == 1:
+            b[i] ^= 1 << rng.randrange(8)
+        elif op == 2:
+            del b[i:]
+        elif op == 3:
+            b[i:i] = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 12)))
+        elif op == 4:
+            j = rng.randrange(len(b))
+            b[i:i] = b[j:j + rng.randrange(1, 40)]
+        else:
+            b[i] = rng.choice([0x00, 0x7F, 0x80, 0xFF])
+    return bytes(b)
+
+
 def mutate_file(rng, text):
-    """Mutates a numeric field of a model (TOML) or trace (JSON) file."""
+    """Mutates a numeric field of a model (TOML) or trace (JSON) file, or the bytes of a binary one."""
+    if isinstance(text, bytes):
+        return mutate_bytes(rng, text)
     nums = list(re.finditer(r"(?<=[=:] )-?\d[\d.e+]*", text))
     if not nums or rng.random() < 0.15:
         op = rng.random()
@@ -370,7 +399,7 @@ def run_case(exe, workdir, text, files, args, timeout, memory_gib):
     with open(os.path.join(workdir, "c.toml"), "w") as f:
         f.write(text)
     for name, body in files.items():
-        with open(os.path.join(workdir, name), "w") as f:
+        with open(os.path.join(workdir, name), "wb" if isinstance(body, bytes) else "w") as f:
             f.write(body)
     cmd = [exe, "run", "c.toml", *args]
     if "--output" not in args:
@@ -472,7 +501,7 @@ def main():
                     with open(os.path.join(d, "c.toml"), "w") as f:
                         f.write(f"# args: {' '.join(shlex.quote(x) for x in args)}\n" + text)
                     for n, b in files.items():
-                        with open(os.path.join(d, n), "w") as f:
+                        with open(os.path.join(d, n), "wb" if isinstance(b, bytes) else "w") as f:
                             f.write(b)
             elif a.v or status != "ok":
                 print(f"{status:<4} {desc}: exit {rc}: {first}")
