@@ -140,9 +140,12 @@ class SendList {
   /// `per_send`: counting, the bytes each counted send stands for (its
   /// schedule entry, task and message record); 0: a list that stores.
   SendList(std::uint64_t budget, std::uint64_t per_send) : budget_(budget), per_send_(per_send) {}
+  /// Counting: also counts each sender's sends here (by rank index).
+  void count_per_sender(std::vector<std::uint64_t>* per_from) { per_from_ = per_from; }
   void push_back(const Send& x) {
     if (per_send_ > 0) {
       ++count_;
+      if (per_from_ != nullptr) ++(*per_from_)[x.from];
       if (count_ * per_send_ > budget_) throw PlanOverBudget(count_ * per_send_, budget_);
       return;
     }
@@ -167,6 +170,7 @@ class SendList {
 
  private:
   std::vector<Send> v_;
+  std::vector<std::uint64_t>* per_from_ = nullptr;
   std::size_t count_ = 0;
   std::uint64_t budget_;
   std::uint64_t per_send_;
@@ -855,7 +859,8 @@ namespace {
 
 // `per_send` > 0: counts the sends (and lists the barriers) without storing
 // them, each send standing for `per_send` bytes of the budget (SendList).
-Schedule collective_schedule(const CollectiveSpec& spec, const ScheduleContext& cx, std::uint64_t per_send = 0) {
+Schedule collective_schedule(const CollectiveSpec& spec, const ScheduleContext& cx, std::uint64_t per_send = 0,
+                             std::vector<std::uint64_t>* per_from = nullptr) {
   // (A barrier is a dissemination, whatever its algorithm says.)
   const CollectiveAlgorithm* a =
       spec.op == CollectiveOp::Barrier ? find_algorithm("dissemination") : find_algorithm(spec.algorithm);
@@ -865,12 +870,65 @@ Schedule collective_schedule(const CollectiveSpec& spec, const ScheduleContext& 
                                     : "'" + spec.algorithm + "' is not implemented for " + to_string(spec.op)) +
                       " (" + algorithms_by_op() + ")");
   Schedule sc(cx.budget, per_send);
+  sc.sends.count_per_sender(per_from);
   if (per_send == 0) sc.sends.reserve(cx.sends);
   a->schedule(sc, spec, cx);
   return sc;
 }
 
+// An operation's channels: the buffer split `channels` ways (the first
+// parts a byte larger), a schedule to synthesize synthesized once for all
+// of them (tacos runs on one channel, check_collective's rule).
+std::vector<CollectiveSpec> channel_specs(const CollectiveSpec& spec, const net::Topology& topo,
+                                          const std::vector<net::EndpointId>& ranks) {
+  // A barrier has no buffer to split: one channel.
+  const std::uint32_t channels = spec.op == CollectiveOp::Barrier ? 1 : std::max(1u, spec.channels);
+  CollectiveSpec whole = spec;
+  if (whole.algorithm == "tacos" && whole.op != CollectiveOp::Barrier && !whole.tacos && channels == 1)
+    whole.tacos = plan_tacos(topo, ranks, spec, TacosOptions{});
+  std::vector<CollectiveSpec> parts(channels, whole);
+  for (std::uint32_t c = 0; c < channels; ++c) parts[c].bytes = spec.bytes / channels + (c < spec.bytes % channels ? 1 : 0);
+  return parts;
+}
+
+// Each channel's sends, counted without storing them (and per sender into
+// `per_from`, if given), each standing for `per_send` bytes of `budget`
+// (less what the channels before left planned: all but their schedules);
+// PlanOverBudget naming the operation once they are over it.
+std::vector<std::size_t> count_sends(const std::vector<CollectiveSpec>& parts, const net::Topology& topo,
+                                     const std::vector<net::EndpointId>& ranks, std::uint64_t budget,
+                                     std::uint64_t total_budget, std::uint64_t per_send,
+                                     std::vector<std::uint64_t>* per_from) {
+  const auto n = static_cast<std::uint32_t>(ranks.size());
+  const CollectiveSpec& spec = parts[0];
+  std::vector<std::size_t> counted(parts.size());
+  std::uint64_t sends = 0;
+  for (std::size_t c = 0; c < parts.size(); ++c) {
+    const std::uint64_t spent = sends * (per_send - std::min<std::uint64_t>(per_send, sizeof(Send)));
+    const ScheduleContext cx{n, topo, ranks, budget > spent ? budget - spent : 0};
+    try {
+      counted[c] = collective_schedule(parts[c], cx, per_send, per_from).sends.size();
+    } catch (const PlanOverBudget& e) {
+      throw PlanOverBudget(
+          e.planned() + spent, total_budget,
+          fmt::format("one {} by {} over {} ranks is more than {} messages, at least {} of tasks, messages and "
+                      "schedule",
+                      to_string(spec.op), spec.op == CollectiveOp::Barrier ? "dissemination" : spec.algorithm, n,
+                      sends + e.planned() / per_send, util::human_bytes(static_cast<double>(e.planned() + spent))));
+    }
+    sends += counted[c];
+  }
+  return counted;
+}
+
 }  // namespace
+
+std::vector<std::uint64_t> collective_sends(const CollectiveSpec& spec, const net::Topology& topo,
+                                            const std::vector<net::EndpointId>& ranks) {
+  std::vector<std::uint64_t> per_from(ranks.size(), 0);
+  count_sends(channel_specs(spec, topo, ranks), topo, ranks, UINT64_MAX, UINT64_MAX, 1, &per_from);
+  return per_from;
+}
 
 std::vector<TaskGraph::TaskId> append_collective(TaskGraph& g, const CollectiveSpec& spec,
                                                  const std::vector<net::EndpointId>& ranks,
@@ -878,59 +936,26 @@ std::vector<TaskGraph::TaskId> append_collective(TaskGraph& g, const CollectiveS
   using TaskId = TaskGraph::TaskId;
   const auto n = static_cast<std::uint32_t>(ranks.size());
   const auto has_begin = [&](std::uint32_t r) { return !begin.empty() && begin[r] != TaskGraph::kNone; };
-  const std::size_t before = g.size();  // the graph's tasks before this operation
   std::vector<TaskId> end(n);
   for (std::uint32_t r = 0; r < n; ++r) {
     end[r] = g.add_join(ranks[r], label);
     if (has_begin(r)) g.depend(begin[r], end[r]);
   }
-  // A barrier has no buffer to split: one channel.
-  const std::uint32_t channels = spec.op == CollectiveOp::Barrier ? 1 : std::max(1u, spec.channels);
-  // (A schedule to synthesize is synthesized once, for both passes below;
-  // tacos runs on one channel, check_collective's rule.)
-  CollectiveSpec whole = spec;
-  if (whole.algorithm == "tacos" && whole.op != CollectiveOp::Barrier && !whole.tacos && channels == 1)
-    whole.tacos = plan_tacos(g.network().topology(), ranks, spec, TacosOptions{});
-  const auto channel = [&](std::uint32_t c) {
-    CollectiveSpec part = whole;
-    part.bytes = spec.bytes / channels + (c < spec.bytes % channels ? 1 : 0);
-    return part;
-  };
-  // Count every channel's sends first, storing none: what the operation
-  // plans is then known before any of it is built, refused at once if it
+  const net::Topology& topo = g.network().topology();
+  const std::vector<CollectiveSpec> parts = channel_specs(spec, topo, ranks);
+  // Count every channel's sends first, storing none: an operation that
   // cannot fit (each send is at least its schedule entry, its task and its
-  // message record), and reserved in one allocation if it can.
-  const std::uint64_t per_send = sizeof(Send) + sizeof(TaskGraph::Task) + net::Network::message_bytes();
-  std::vector<std::size_t> counted(channels);
-  std::size_t sends = 0, barriers = 0;
-  for (std::uint32_t c = 0; c < channels; ++c) {
-    const std::uint64_t left = g.plan_budget_left(), spent = sends * (per_send - sizeof(Send));
-    const ScheduleContext cx{n, g.network().topology(), ranks, left > spent ? left - spent : 0};
-    const auto counted_sends = [&] {
-      try {
-        return collective_schedule(channel(c), cx, per_send);
-      } catch (const PlanOverBudget& e) {
-        throw PlanOverBudget(
-            e.planned() + spent, g.network().plan_budget(),
-            fmt::format("one {} by {} over {} ranks is more than {} messages, at least {} of tasks, messages and "
-                        "schedule",
-                        to_string(spec.op), spec.op == CollectiveOp::Barrier ? "dissemination" : spec.algorithm, n,
-                        sends + e.planned() / per_send, util::human_bytes(static_cast<double>(e.planned() + spent))));
-      }
-    };
-    const Schedule sc = counted_sends();
-    counted[c] = sc.sends.size();
-    sends += counted[c];
-    barriers += sc.barriers.size();
-  }
-  // (Reserved when this operation is at least the graph so far: many small
-  // ones grow it by doubling, as one exact allocation each would copy it
-  // every time.)
-  if (n + sends + barriers >= before) g.reserve(sends + barriers, sends);
-  for (std::uint32_t c = 0; c < channels; ++c) {
-    const CollectiveSpec part = channel(c);
-    const Schedule sc =
-        collective_schedule(part, ScheduleContext{n, g.network().topology(), ranks, g.plan_budget_left(), counted[c]});
+  // message record) is refused before any of it is built, and each
+  // schedule is then allocated once, at its size.  (The graph's own arrays
+  // keep growing by doubling: reserved at each operation's size they came
+  // out larger at the end of a job of many, 766 MiB against 729 for
+  // jobs/papers/topoopt/dedicated.toml.)
+  const std::vector<std::size_t> counted =
+      count_sends(parts, topo, ranks, g.plan_budget_left(), g.network().plan_budget(),
+                  sizeof(Send) + sizeof(TaskGraph::Task) + net::Network::message_bytes(), nullptr);
+  for (std::size_t c = 0; c < parts.size(); ++c) {
+    const CollectiveSpec& part = parts[c];
+    const Schedule sc = collective_schedule(part, ScheduleContext{n, topo, ranks, g.plan_budget_left(), counted[c]});
     std::vector<TaskId> msg(sc.sends.size()), bar(sc.barriers.size());
     for (std::size_t k = 0; k < sc.sends.size(); ++k)
       msg[k] = g.add_message(ranks[sc.sends[k].from], ranks[sc.sends[k].to], sc.sends[k].bytes, label);

@@ -144,6 +144,15 @@ void check_collective(const CollectiveSpec& spec, std::uint32_t n, const std::st
 /// carries at least one byte).
 std::uint64_t min_collective_bytes(const CollectiveSpec& spec, std::uint32_t n);
 
+/// How many messages each rank (index in `ranks`) sends in one operation,
+/// counted by running its schedule without storing it: what
+/// append_collective plans, known before it is built (append_collective
+/// refuses an operation over the plan budget on this count; a streaming
+/// trace would give each member its message ids by it).  ConfigError as
+/// append_collective's for an unknown algorithm.
+std::vector<std::uint64_t> collective_sends(const CollectiveSpec& spec, const net::Topology& topo,
+                                            const std::vector<net::EndpointId>& ranks);
+
 /// Plans one operation over `ranks` (endpoints in rank order) into `g`
 /// (ConfigError naming workload.algorithm for an unknown algorithm, or one
 /// that does not implement the operation).
