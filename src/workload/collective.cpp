@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "fabricsim/util/assert.hpp"
 #include "fabricsim/util/capacity.hpp"
 #include "fabricsim/util/error.hpp"
 #include "fabricsim/util/random.hpp"
@@ -165,8 +166,14 @@ class SendList {
     v_.reserve(n);
   }
   // (Not while counting: nothing is stored.)
-  Send& operator[](std::size_t i) { return v_[i]; }
-  const Send& operator[](std::size_t i) const { return v_[i]; }
+  Send& operator[](std::size_t i) {
+    FABRICSIM_DEBUG_ASSERT(!counting(), "a schedule read back a send while it was being counted");
+    return v_[i];
+  }
+  const Send& operator[](std::size_t i) const {
+    FABRICSIM_DEBUG_ASSERT(!counting(), "a schedule read back a send while it was being counted");
+    return v_[i];
+  }
 
  private:
   std::vector<Send> v_;
