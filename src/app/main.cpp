@@ -11,6 +11,7 @@
 
 #include "commands.hpp"
 #include "fabricsim/stats/h5_writer.hpp"
+#include "fabricsim/util/error.hpp"
 #include "fabricsim/util/signals.hpp"
 #include "fabricsim/version_info.hpp"
 
@@ -58,7 +59,7 @@ int main(int argc, char** argv) {
     std::string what = e.what();
     for (char& c : what)
       if (c == '\n') c = ' ';
-    std::fprintf(stderr, "error: command line: %s (fabricsim --help for usage)\n", what.c_str());
+    std::fprintf(stderr, "error: command line: %s (fabricsim --help for usage)\n", util::one_line(what).c_str());
     return 2;
   }
 
