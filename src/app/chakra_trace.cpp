@@ -322,7 +322,7 @@ bool is_chakra_trace(const std::string& path) {
   return fs::exists(rank_file(prefix, 0), ec);
 }
 
-workload::Trace load_chakra_trace(const std::string& path, const ChakraOptions& opt) {
+workload::Trace load_chakra_trace(const std::string& path, const ChakraOptions& opt, std::uint64_t read_budget) {
   const std::string prefix = prefix_of(path);
   std::error_code ec;
   if (!fs::exists(rank_file(prefix, 0), ec))
@@ -350,6 +350,9 @@ workload::Trace load_chakra_trace(const std::string& path, const ChakraOptions& 
                                     rank_file(prefix, tr.ranks), entry.path().string(), tr.ranks));
   }
   const Groups groups = read_groups(opt.comm_groups_file, tr.ranks);
+  tr.read_budget = read_budget;
+  for (const std::string& f : tr.rank_files)
+    if (const auto bytes = fs::file_size(f, ec); !ec) tr.file_bytes += bytes;
   for (std::uint32_t r = 0; r < tr.ranks; ++r) read_rank(tr.rank_files[r], r, tr.ranks, opt, groups, tr);
   if (tr.nodes.empty()) throw ConfigError(fmt::format("{}: the trace has no nodes", tr.rank_files[0]));
   tr.name = fs::path(prefix).filename().string();

@@ -3,6 +3,7 @@
 // src/app/chakra/et_def.proto, the semantics docs/model.md ("Chakra traces").
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "fabricsim/workload/trace.hpp"
@@ -31,7 +32,9 @@ bool is_chakra_trace(const std::string& path);
 /// numbered from 0 without a gap).  ConfigError "FILE: node ID: message"
 /// (or "FILE: record N: ...") for a truncated or corrupt file, a missing
 /// rank file, an unknown node type or attribute, an attribute of the wrong
-/// type, a compute node the options cannot time.
-workload::Trace load_chakra_trace(const std::string& path, const ChakraOptions& opt);
+/// type, a compute node the options cannot time; and, once its nodes would
+/// hold more than `read_budget` bytes, the memory limit's (Trace::read_budget).
+workload::Trace load_chakra_trace(const std::string& path, const ChakraOptions& opt,
+                                  std::uint64_t read_budget = UINT64_MAX);
 
 }  // namespace fabricsim::app

@@ -21,7 +21,8 @@ void fit(V& v, std::size_t n) {
 class TraceJob final : public Job {
  public:
   TraceJob(const config::Config& cfg, JobPlanning& plan)
-      : job_(std::make_unique<workload::TraceJob>(plan.graph, trace_params(cfg, plan.pool), plan.index)) {}
+      : job_(std::make_unique<workload::TraceJob>(plan.graph, trace_params(cfg, plan.pool, plan.graph.plan_budget_left()),
+                                                  plan.index)) {}
   unsigned tables() const override { return kIterations | kTraceNodes; }
   std::uint64_t memory_bytes() const override { return job_->memory_bytes(); }
 

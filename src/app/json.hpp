@@ -41,7 +41,12 @@ const char* to_string(Value::Type t);
 /// (duplicate object keys included).
 Value parse(std::string_view text, const std::string& file);
 
-/// Reads and parses a file; ConfigError naming `key` if it cannot be read.
-Value parse_file(const std::string& path, const std::string& key);
+/// Reads and parses a file; ConfigError naming `key` if it cannot be read,
+/// and naming engine.memory_limit_gib once its text and tree would hold more
+/// than `budget` bytes (a tree takes several times its text: a trace larger
+/// than the machine is refused while it is read, not killed by the system).
+/// `held`: where to put what the text and tree were charged.
+Value parse_file(const std::string& path, const std::string& key, std::uint64_t budget = UINT64_MAX,
+                 std::uint64_t* held = nullptr);
 
 }  // namespace fabricsim::app::json

@@ -312,7 +312,7 @@ std::vector<net::EndpointId> place_job(const config::Config& cfg, std::uint32_t 
   return out;
 }
 
-workload::TraceParams trace_params(const config::Config& cfg, workload::EndpointPool& pool) {
+workload::TraceParams trace_params(const config::Config& cfg, workload::EndpointPool& pool, std::uint64_t read_budget) {
   workload::TraceParams p;
   std::string path = cfg.get_string("workload.trace");
   if (!path.empty() && path[0] != '/') path = cfg.base_dir() + "/" + path;
@@ -323,9 +323,9 @@ workload::TraceParams trace_params(const config::Config& cfg, workload::Endpoint
     o.comm_groups_file = cfg.get_string("workload.trace_comm_groups");
     if (!o.comm_groups_file.empty() && o.comm_groups_file[0] != '/')
       o.comm_groups_file = cfg.base_dir() + "/" + o.comm_groups_file;
-    p.trace = load_chakra_trace(path, o);
+    p.trace = load_chakra_trace(path, o, read_budget);
   } else {
-    p.trace = load_trace(path);
+    p.trace = load_trace(path, read_budget);
   }
   p.algorithm = cfg.get_string("workload.algorithm");
   if (p.algorithm == "auto") p.algorithm = "ring";

@@ -59,8 +59,10 @@ workload::CollectiveParams collective_params(const config::Config& cfg, const wo
 /// in `pool` (which it then takes); ConfigError naming the key.
 workload::DnnParams dnn_params(const config::Config& cfg, workload::EndpointPool& pool);
 /// A trace job's parameters (the trace loaded, relative to the
-/// configuration's directory), its ranks placed like a dnn job's.
-workload::TraceParams trace_params(const config::Config& cfg, workload::EndpointPool& pool);
+/// configuration's directory), its ranks placed like a dnn job's; reading
+/// stops with the memory limit's error past `read_budget` bytes.
+workload::TraceParams trace_params(const config::Config& cfg, workload::EndpointPool& pool,
+                                   std::uint64_t read_budget = UINT64_MAX);
 /// `n` endpoints of a dnn or trace job by workload.placement (linear,
 /// by_server, by_board, grid, random, list) among those free in `pool`,
 /// which it then takes; ConfigError naming the key (`what` starts the

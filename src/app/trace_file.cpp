@@ -67,13 +67,16 @@ workload::CollectiveOp comm_type(const Reader& rd, const Value& v, const std::st
 
 }  // namespace
 
-workload::Trace load_trace(const std::string& path) {
-  const Value root = json::parse_file(path, "workload.trace");
+workload::Trace load_trace(const std::string& path, std::uint64_t read_budget) {
+  std::uint64_t tree = 0;  // the text and tree, held while the nodes are read from them
+  const Value root = json::parse_file(path, "workload.trace", read_budget, &tree);
   const Reader rd{path};
   if (root.type != Value::Type::Object) rd.fail(root, "trace", "expected a JSON object");
   rd.keys(root, "trace", {"schema", "name", "ranks", "nodes"});
   workload::Trace tr;
   tr.file = path;
+  tr.read_budget = read_budget;
+  tr.read_beside = tree;
   const Value& schema = rd.need(root, "trace", "schema");
   if (rd.text(schema, "schema") != "fabricsim-trace-1")
     rd.fail(schema, "schema", "expected \"fabricsim-trace-1\" (the format of docs/model.md)");

@@ -47,7 +47,7 @@ PlanOverBudget::PlanOverBudget(std::uint64_t planned, std::uint64_t budget, cons
       budget_(budget) {}
 
 std::uint64_t TaskGraph::planned_bytes() const {
-  return memory_bytes() + net_.messages().capacity() * net::Network::message_bytes();
+  return memory_bytes() + net_.messages().capacity() * net::Network::message_bytes() + held_beside_;
 }
 
 std::uint64_t TaskGraph::plan_budget_left() const {

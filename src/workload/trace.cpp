@@ -7,6 +7,8 @@
 #include <tuple>
 #include <unordered_map>
 
+#include <fmt/format.h>
+
 #include "fabricsim/util/assert.hpp"
 #include "fabricsim/util/capacity.hpp"
 #include "fabricsim/util/error.hpp"
@@ -21,15 +23,75 @@ using TaskId = TaskGraph::TaskId;
 void Trace::add_node(std::uint64_t id, std::uint32_t rank, TraceNode n, std::string_view node_name,
                      const std::uint64_t* deps_first, const std::uint64_t* deps_last) {
   n.deps_count = static_cast<std::uint32_t>(deps_last - deps_first);
+  reading_rank_ = rank;
+  make_room(deps, n.deps_count);
+  make_room(heads, 1);
+  make_room(nodes, 1);
   deps.insert(deps.end(), deps_first, deps_last);
   heads.push_back({id, intern(node_name), rank, n.kind});
   nodes.push_back(n);
 }
 
+std::uint64_t Trace::memory_bytes() const {
+  using util::capacity_bytes;
+  std::uint64_t b = capacity_bytes(nodes) + capacity_bytes(heads) + capacity_bytes(deps) + names.capacity() +
+                    capacity_bytes(name_ends) + capacity_bytes(name_slots_);
+  for (const auto& g : groups) b += capacity_bytes(g);
+  return b;
+}
+
+std::uint64_t Trace::resident_bytes() const {
+  std::uint64_t b = nodes.size() * sizeof(TraceNode) + heads.size() * sizeof(PlannedTraceNode) +
+                    deps.size() * sizeof(std::uint64_t) + names.size() + name_ends.size() * sizeof(std::uint64_t) +
+                    name_slots_.size() * sizeof(std::uint32_t);
+  for (const auto& g : groups) b += g.size() * sizeof(std::uint32_t);
+  return b;
+}
+
+template <class V>
+void Trace::make_room(V& v, std::size_t need) {
+  if (v.size() + need <= v.capacity()) return;
+  using T = typename V::value_type;
+  std::size_t want = std::max(2 * v.capacity(), v.size() + need);
+  if (read_budget != UINT64_MAX) {
+    // Twice its capacity, or as much as the budget leaves: while the array
+    // is copied the old one is held too, and after it, what every array
+    // can fill to before it grows again stays within the budget.
+    const std::uint64_t held = memory_bytes() + read_beside;
+    const std::uint64_t room = held >= read_budget ? 0 : (read_budget - held) / sizeof(T);
+    if (room < v.size() + need) refuse_read(held + (v.size() + need) * sizeof(T));
+    want = static_cast<std::size_t>(std::min<std::uint64_t>(want, room));
+  }
+  v.reserve(want);
+}
+
+void Trace::refuse_read(std::uint64_t want) const {
+  const std::uint64_t held = memory_bytes();
+  const std::string what =
+      rank_files.empty()
+          ? fmt::format("reading the trace {}", file)
+          : fmt::format("reading the trace {} ({} rank files, {})", file, ranks,
+                        util::human_bytes(static_cast<double>(file_bytes)));
+  const std::string upto = rank_files.empty() ? std::string() : fmt::format(" up to rank {}'s file", reading_rank_);
+  throw ConfigError(fmt::format(
+      "engine.memory_limit_gib: {} would outgrow the {} the memory limit leaves the jobs: its {} nodes{} hold {}{} "
+      "and were about to need {} (every rank reads and plans the whole trace, so more ranks do not help); run a "
+      "smaller trace, or raise engine.memory_limit_gib",
+      what, util::human_bytes(static_cast<double>(read_budget)), nodes.size(), upto,
+      util::human_bytes(static_cast<double>(held)),
+      read_beside == 0 ? std::string()
+                       : fmt::format(" beside the {} of its file's text and JSON tree",
+                                     util::human_bytes(static_cast<double>(read_beside))),
+      util::human_bytes(static_cast<double>(want + read_beside))));
+}
+
 std::uint32_t Trace::intern(std::string_view s) {
   if (2 * (name_ends.size() + 1) > name_slots_.size()) {
     // Grow (and rehash) at half full.
-    std::vector<std::uint32_t> grown(std::max<std::size_t>(64, 2 * name_slots_.size()), 0);
+    const std::size_t slots = std::max<std::size_t>(64, 2 * name_slots_.size());
+    if (read_budget != UINT64_MAX && memory_bytes() + read_beside + slots * sizeof(std::uint32_t) > read_budget)
+      refuse_read(memory_bytes() + slots * sizeof(std::uint32_t));
+    std::vector<std::uint32_t> grown(slots, 0);
     for (std::uint32_t k = 0; k < name_ends.size(); ++k) {
       std::size_t at = std::hash<std::string_view>{}(node_name(k)) & (grown.size() - 1);
       while (grown[at] != 0) at = (at + 1) & (grown.size() - 1);
@@ -42,6 +104,8 @@ std::uint32_t Trace::intern(std::string_view s) {
     if (node_name(name_slots_[at] - 1) == s) return name_slots_[at] - 1;
   if (name_ends.size() >= std::numeric_limits<std::uint32_t>::max() - 1)
     throw ConfigError(file + ": more than 2^32 - 2 distinct node names");
+  make_room(names, s.size());
+  make_room(name_ends, 1);
   names.append(s);
   name_ends.push_back(names.size());
   name_slots_[at] = static_cast<std::uint32_t>(name_ends.size());
@@ -412,6 +476,14 @@ TraceJob::TraceJob(TaskGraph& g, TraceParams params, std::uint32_t job) : params
   if (params_.endpoints.size() != t.ranks)
     throw ConfigError("workload.placement: the trace has " + std::to_string(t.ranks) + " ranks, " +
                       std::to_string(params_.endpoints.size()) + " endpoints were placed");
+  // The trace is held while it is planned: counted against the plan budget
+  // with the graph until its nodes go (what is kept is memory_bytes(),
+  // counted with the jobs once they are planned).
+  struct Beside {
+    TaskGraph& g;
+    ~Beside() { g.set_held_beside(0); }
+  } beside{g};
+  g.set_held_beside(t.resident_bytes());
   // Check and match the nodes.
   TraceIndex x{t, {}, {}, {}, {}};
   index_nodes(x);
@@ -446,6 +518,7 @@ TraceJob::TraceJob(TaskGraph& g, TraceParams params, std::uint32_t job) : params
   std::vector<TraceNode>().swap(rest.nodes);
   rest.groups.assign(1, {});
   rest.group_index.clear();
+  g.set_held_beside(rest.resident_bytes());
   const std::vector<PlannedTraceNode>& heads = t.heads;
   for (std::size_t i = 0, d = 0; i < N; ++i) {
     for (const std::size_t last = d + deps_count[i]; d < last; ++d) {
@@ -537,7 +610,7 @@ std::uint64_t TraceJob::memory_bytes() const {
   return capacity_bytes(params_.trace.nodes) + capacity_bytes(planned_) + params_.trace.names.capacity() +
          capacity_bytes(params_.trace.name_ends) +
          capacity_bytes(node_start_) + capacity_bytes(node_end_) + capacity_bytes(message_nodes_) +
-         capacity_bytes(compute_ns_) + planning_bytes_;
+         capacity_bytes(compute_ns_) + planning_bytes_ + params_.trace.read_beside;
 }
 
 }  // namespace fabricsim::workload

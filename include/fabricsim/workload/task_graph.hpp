@@ -146,6 +146,9 @@ class TaskGraph final : public net::MessageListener {
   /// What planning may still add before it throws PlanOverBudget: the
   /// network's plan budget less this graph and the network's messages.
   std::uint64_t plan_budget_left() const;
+  /// Bytes a planner holds beside the graph while it plans (a trace's
+  /// nodes), counted against the plan budget with it until set back to 0.
+  void set_held_beside(std::uint64_t bytes) { held_beside_ = bytes; }
   /// Where task t completes: its endpoint, or a message's destination.
   net::EndpointId completes_at(TaskId t) const;
   /// Tasks completed on this process (of those it simulates).
@@ -166,7 +169,8 @@ class TaskGraph final : public net::MessageListener {
     std::uint32_t delay;  // index into delays_ (0: none)
   };
   TaskId add(Task t);
-  std::uint64_t planned_bytes() const;                  // this graph and the network's messages
+  std::uint64_t planned_bytes() const;                  // this graph, the network's messages, held_beside_
+  std::uint64_t held_beside_ = 0;
   void check_plan_budget(std::uint64_t growing) const;  // throws PlanOverBudget
   void finalize();
   void drain(core::SimTime now);  // begins every task in work_

@@ -106,8 +106,35 @@ struct Trace {
   /// Forgets add_node's index of the names (once every node is added).
   void end_names() { std::vector<std::uint32_t>().swap(name_slots_); }
 
+  /// What reading may hold, in bytes (the plan budget the memory limit
+  /// leaves the jobs, engine.memory_limit_gib): add_node grows its arrays
+  /// only as far as it leaves room for (the capacities of all of them, and
+  /// the old array while one is copied), and refuses a node that does not
+  /// fit (util::ConfigError naming the key, the trace and how far it was
+  /// read), so that a trace larger than the machine is refused while it is
+  /// read, not killed by the system.  Every process reads the whole trace
+  /// (docs/architecture.md, "Streaming traces").
+  std::uint64_t read_budget = UINT64_MAX;
+  /// The trace's files in bytes, all of them (what the refusal quotes).
+  std::uint64_t file_bytes = 0;
+  /// Held beside the nodes while they are read (a JSON trace's text and
+  /// tree), counted against read_budget too, and in TraceJob::memory_bytes
+  /// (the estimate of the run's peak; freed before planning).
+  std::uint64_t read_beside = 0;
+  /// Bytes its arrays hold (their capacities: what they fill to before
+  /// they grow again; what read_budget bounds).
+  std::uint64_t memory_bytes() const;
+  /// Bytes written in them (their sizes: a doubled array's room is not
+  /// resident until written; what planning counts, TraceJob).
+  std::uint64_t resident_bytes() const;
+
  private:
   std::uint32_t intern(std::string_view name);  // its index in name_ends, added if new
+  // Room in `v` for `need` more, within read_budget (refuse_read if none).
+  template <class V>
+  void make_room(V& v, std::size_t need);
+  [[noreturn]] void refuse_read(std::uint64_t want) const;  // ConfigError naming engine.memory_limit_gib
+  std::uint32_t reading_rank_ = 0;                          // (the refusal names it)
   // Open addressing over the distinct names (index + 1; 0: empty), at most
   // half full: 8 bytes a distinct name, where a hash set of strings took
   // several times the names.
@@ -140,8 +167,9 @@ class TraceJob {
   std::string_view name_of(const PlannedTraceNode& n) const { return params_.trace.node_name(n.name); }
   /// Bytes the planned trace holds beyond its tasks (what the report reads
   /// of its nodes, their names, their tasks), and the nodes it held while
-  /// it was planned: freed since, but the peak of a large trace's run is
-  /// its planning (the 1,024-rank benchmark's, docs/performance.md).
+  /// it was planned and what reading held beside them (a JSON trace's
+  /// tree): freed since, but the peak of a large trace's run is its reading
+  /// and planning (the 1,024-rank benchmark's, docs/performance.md).
   std::uint64_t memory_bytes() const;
 
   /// Per rank: first start and last completion (ps; INT64_MIN unknown), to
