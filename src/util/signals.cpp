@@ -3,7 +3,10 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <csignal>
+#include <cstdlib>
+#include <ctime>
 #include <algorithm>
 #include <cstring>
 
@@ -15,6 +18,16 @@ namespace {
 char g_path[4096];
 volatile std::sig_atomic_t g_has_path = 0;
 volatile std::sig_atomic_t g_report = 1;
+// FABRICSIM_TEST_SLOW_REPORT (ms, read at install): the reporting process's
+// handler waits that long first, as a descheduled rank 0 would
+// (tests/app/interrupt.sh).
+long g_slow_report_ms = 0;
+
+void nap_ms(long ms) {
+  timespec t{ms / 1000, (ms % 1000) * 1'000'000};
+  while (::nanosleep(&t, &t) != 0 && errno == EINTR) {
+  }
+}
 
 // The handler's message is assembled here and written with one write(): a
 // line shorter than PIPE_BUF reaches a pipe whole (a launcher torn down
@@ -49,9 +62,23 @@ const char* name_of(int sig) {
 }
 
 extern "C" void on_interrupt(int sig) {
-  // Async-signal-safe calls only: unlink, write, signal, raise.
-  // (Every rank of a job may get the signal: whichever removes the file,
-  // rank 0 reports it gone.)
+  // Async-signal-safe calls only: unlink, access, nanosleep, write, signal,
+  // raise.  (Every rank of a job may get the signal: whichever removes the
+  // file, rank 0 reports it gone.)
+  if (g_report && g_slow_report_ms > 0) nap_ms(g_slow_report_ms);
+  if (!g_report) {
+    // A launcher that sees one task die kills the others: rank 0 too, if
+    // its handler has not run yet (a rank descheduled for a moment), and
+    // then the job's one line never comes, though the file is gone (the
+    // SIGTERM that Slurm sends every task at a time limit; once in CI).
+    // So the silent ranks wait first, up to 2 s, for rank 0 to remove the
+    // file (it writes its line right after), or 0.2 s where there is none.
+    if (g_has_path) {
+      for (int i = 0; i < 200 && ::access(g_path, F_OK) == 0; ++i) nap_ms(10);
+    } else {
+      nap_ms(200);
+    }
+  }
   const bool removed = g_has_path && (::unlink(g_path) == 0 || ::access(g_path, F_OK) != 0);
   if (g_report) {
     put("error: interrupted by ");
@@ -81,6 +108,7 @@ extern "C" void on_interrupt(int sig) {
 }  // namespace
 
 void install_interrupt_handlers() {
+  if (const char* slow = std::getenv("FABRICSIM_TEST_SLOW_REPORT")) g_slow_report_ms = std::max(0L, std::atol(slow));
   struct sigaction sa {};
   sa.sa_handler = on_interrupt;
   sigemptyset(&sa.sa_mask);

@@ -66,16 +66,22 @@ PY
 # way the launcher now and then exits before relaying the tasks' stderr (its
 # own behaviour; docs/usage.md, "Under a launcher"), so each task writes its
 # stderr to a file of its own: rank 0's holds the one `error:` line, rank 1's
-# nothing.
+# nothing.  "slow": rank 0's handler waits 0.5 s first (FABRICSIM_TEST_SLOW_REPORT),
+# as a rank 0 descheduled for a moment does: the launcher, seeing rank 1 die,
+# killed it before it wrote its line (once in CI; every time with the wait),
+# until the silent ranks waited for rank 0 to remove the file.
 errs=$(mktemp -d)
 trap 'rm -rf "$dir" "$errs"' EXIT
-for target in tasks launcher; do
+for target in tasks slow launcher; do
   rm -f "$errs"/err.*
-  FABRICSIM_TEST_HOLD_OUTPUT=30 "$mpiexec" -n 2 sh -c 'exec "$0" run -o "$1" 2> "$2.$PMI_RANK"' \
+  slow=0
+  [ $target = slow ] && slow=500
+  FABRICSIM_TEST_SLOW_REPORT=$slow FABRICSIM_TEST_HOLD_OUTPUT=30 \
+    "$mpiexec" -n 2 sh -c 'exec "$0" run -o "$1" 2> "$2.$PMI_RANK"' \
     "$exe" "$dir/x.h5" "$errs/err" 2> "$dir/err" > /dev/null &
   pid=$!
   wait_temp
-  if [ $target = tasks ]; then pkill -TERM -f "^$exe run -o $dir/x.h5"; else kill -s TERM $pid; fi
+  if [ $target = launcher ]; then kill -s TERM $pid; else pkill -TERM -f "^$exe run -o $dir/x.h5"; fi
   wait $pid
   rc=$?
   # The launcher may return before its tasks are gone: wait for them.
