@@ -17,14 +17,17 @@ JSON trace (its text small, its tree large):
     trace runs (the check refuses only what would outgrow the limit).
   trace_memory_limit.py EXE SRC
 """
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 
-exe, src = sys.argv[1], sys.argv[2]
+exe, src = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 d = tempfile.mkdtemp()
+atexit.register(shutil.rmtree, d, True)
 MIB = 1 << 20
 checks = 0
 
