@@ -37,8 +37,12 @@ namespace {
 
 class Parser {
  public:
-  Parser(std::string_view text, const std::string& file, std::uint64_t budget = UINT64_MAX)
-      : s_(text), file_(file), budget_(budget) {}
+  /// `budget`: what its tree may hold, beside `text_bytes` of text (both
+  /// named by the refusal).
+  Parser(std::string_view text, const std::string& file, std::uint64_t budget = UINT64_MAX,
+         std::uint64_t text_bytes = 0)
+      : s_(text), file_(file), budget_(budget), text_bytes_(text_bytes) {}
+  std::uint64_t held() const { return held_; }  // charged to the tree so far
 
   Value document() {
     Value v = value(0);
@@ -249,14 +253,10 @@ class Parser {
           util::human_bytes(static_cast<double>(held_ + text_bytes_))));
   }
 
- public:
-  std::uint64_t text_bytes_ = 0;  // the text, held beside the tree (counted in budget_ by parse_file)
-  std::uint64_t held() const { return held_; }
-
- private:
   std::string_view s_;
   const std::string& file_;
   std::uint64_t budget_;
+  std::uint64_t text_bytes_;
   std::uint64_t held_ = 0;
   std::size_t i_ = 0;
   std::size_t line_ = 1;
@@ -289,8 +289,8 @@ Value parse_file(const std::string& path, const std::string& key, std::uint64_t 
     ss << in.rdbuf();
     text = ss.str();
   }
-  Parser p(text, path, budget == UINT64_MAX ? budget : budget - std::min<std::uint64_t>(budget, text.size()));
-  p.text_bytes_ = text.size();
+  Parser p(text, path, budget == UINT64_MAX ? budget : budget - std::min<std::uint64_t>(budget, text.size()),
+           text.size());
   Value root = p.document();
   if (held != nullptr) *held = p.held() + text.size();
   return root;
