@@ -59,12 +59,13 @@ void Trace::make_room(V& v, std::size_t need) {
     // can fill to before it grows again stays within the budget.
     const std::uint64_t held = memory_bytes() + read_beside;
     const std::uint64_t room = held >= read_budget ? 0 : (read_budget - held) / sizeof(T);
-    if (room < v.size() + need) refuse_read(held + (v.size() + need) * sizeof(T));
+    if (room < v.size() + need) refuse_read(memory_bytes() + (v.size() + need) * sizeof(T));
     want = static_cast<std::size_t>(std::min<std::uint64_t>(want, room));
   }
   v.reserve(want);
 }
 
+// `want`: what its arrays were about to hold (read_beside apart).
 void Trace::refuse_read(std::uint64_t want) const {
   const std::uint64_t held = memory_bytes();
   const std::string what =
