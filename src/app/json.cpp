@@ -35,14 +35,19 @@ const char* to_string(Value::Type t) {
 
 namespace {
 
+// The memory limit's refusal of a file too large to read.
+ConfigError too_large(const std::string& path, std::uint64_t budget, const std::string& why) {
+  return ConfigError(fmt::format("engine.memory_limit_gib: reading {} would outgrow the {} the memory limit leaves the "
+                                 "jobs: {}; use a smaller file, or raise engine.memory_limit_gib",
+                                 path, util::human_bytes(static_cast<double>(budget)), why));
+}
+
 class Parser {
  public:
-  /// `budget`: what its tree may hold, beside `text_bytes` of text (both
-  /// named by the refusal).
-  Parser(std::string_view text, const std::string& file, std::uint64_t budget = UINT64_MAX,
-         std::uint64_t text_bytes = 0)
-      : s_(text), file_(file), budget_(budget), text_bytes_(text_bytes) {}
-  std::uint64_t held() const { return held_; }  // charged to the tree so far
+  /// `budget`: what its text (`held` bytes of it, counted) and tree may hold.
+  Parser(std::string_view text, const std::string& file, std::uint64_t budget = UINT64_MAX, std::uint64_t held = 0)
+      : s_(text), file_(file), budget_(budget), held_(held) {}
+  std::uint64_t held() const { return held_; }  // the text and the tree so far
 
   Value document() {
     Value v = value(0);
@@ -245,19 +250,16 @@ class Parser {
   void charge(std::uint64_t bytes) {
     held_ += bytes;
     if (held_ > budget_) [[unlikely]]
-      throw ConfigError(fmt::format(
-          "engine.memory_limit_gib: reading {} would outgrow the {} the memory limit leaves the jobs: its JSON tree, "
-          "read to line {}, already holds {} (several times its text); use a smaller file, or raise "
-          "engine.memory_limit_gib",
-          file_, util::human_bytes(static_cast<double>(budget_ + text_bytes_)), line_,
-          util::human_bytes(static_cast<double>(held_ + text_bytes_))));
+      throw too_large(file_, budget_,
+                      fmt::format("its text and JSON tree, read to line {}, already hold {} (a tree takes several "
+                                  "times its text)",
+                                  line_, util::human_bytes(static_cast<double>(held_))));
   }
 
   std::string_view s_;
   const std::string& file_;
   std::uint64_t budget_;
-  std::uint64_t text_bytes_;
-  std::uint64_t held_ = 0;
+  std::uint64_t held_;
   std::size_t i_ = 0;
   std::size_t line_ = 1;
   std::size_t line_start_ = 0;
@@ -276,11 +278,7 @@ Value parse_file(const std::string& path, const std::string& key, std::uint64_t 
     // A regular file: read into one string of its size (a stream's copy
     // held the text twice), refused first if the text alone is too large.
     if (size > budget)
-      throw ConfigError(fmt::format("engine.memory_limit_gib: reading {} would outgrow the {} the memory limit leaves "
-                                    "the jobs: the file alone is {}; use a smaller file, or raise "
-                                    "engine.memory_limit_gib",
-                                    path, util::human_bytes(static_cast<double>(budget)),
-                                    util::human_bytes(static_cast<double>(size))));
+      throw too_large(path, budget, "the file alone is " + util::human_bytes(static_cast<double>(size)));
     text.resize(size);
     in.read(text.data(), static_cast<std::streamsize>(size));
     text.resize(static_cast<std::size_t>(std::max<std::streamsize>(in.gcount(), 0)));
@@ -289,10 +287,9 @@ Value parse_file(const std::string& path, const std::string& key, std::uint64_t 
     ss << in.rdbuf();
     text = ss.str();
   }
-  Parser p(text, path, budget == UINT64_MAX ? budget : budget - std::min<std::uint64_t>(budget, text.size()),
-           text.size());
+  Parser p(text, path, budget, text.size());
   Value root = p.document();
-  if (held != nullptr) *held = p.held() + text.size();
+  if (held != nullptr) *held = p.held();
   return root;
 }
 

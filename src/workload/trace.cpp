@@ -608,10 +608,10 @@ TraceJob::Result TraceJob::result(const Partial& combined, const TaskGraph&) con
 
 std::uint64_t TraceJob::memory_bytes() const {
   using util::capacity_bytes;
-  return capacity_bytes(params_.trace.nodes) + capacity_bytes(planned_) + params_.trace.names.capacity() +
-         capacity_bytes(params_.trace.name_ends) +
-         capacity_bytes(node_start_) + capacity_bytes(node_end_) + capacity_bytes(message_nodes_) +
-         capacity_bytes(compute_ns_) + planning_bytes_ + params_.trace.read_beside;
+  // (What is left of the trace once planned: its names.)
+  return params_.trace.memory_bytes() + capacity_bytes(planned_) + capacity_bytes(node_start_) +
+         capacity_bytes(node_end_) + capacity_bytes(message_nodes_) + capacity_bytes(compute_ns_) + planning_bytes_ +
+         params_.trace.read_beside;
 }
 
 }  // namespace fabricsim::workload

@@ -13,7 +13,7 @@ JSON trace (its text small, its tree large):
   * the process's peak resident memory (getrusage of the child) stays below
     the limit it was given: before, it read the whole trace first (the Chakra
     one ~25 MiB of nodes beyond the limit) and was refused while planning;
-  * with the limit just above what the trace's unlimited run needed, the same
+  * with the limit 5% above the run's own estimate (`info --json`), the same
     trace runs (the check refuses only what would outgrow the limit).
   trace_memory_limit.py EXE SRC
 """
@@ -57,7 +57,7 @@ def refused(name, sets, budget):
     limit = base + budget
     out = os.path.join(d, name + ".h5")
     r, peak = run([exe, "run", "-o", out, "--set", f"engine.memory_limit_gib={limit / (1 << 30)!r}"] +
-                        sum((["--set", s] for s in sets), []))
+                  sum((["--set", s] for s in sets), []))
     lines = [l for l in r.stderr.strip().splitlines() if not l.startswith("warning:")]
     assert peak <= limit, f"{name}: peak {peak / MIB:.1f} MiB above the {limit / MIB:.1f} MiB limit"
     assert r.returncode == 2, (name, r.returncode, r.stderr)
@@ -75,7 +75,7 @@ r = subprocess.run([exe, "export-chakra", os.path.join(src, "inputs/chakra_bench
                     "--set", "workload.data_parallel=512", "--set", "workload.minibatch=16384", "--set",
                     "topology.endpoints=512", "-o", prefix], capture_output=True, text=True, cwd=d)
 assert r.returncode == 0, r.stderr
-chakra = [f"topology.kind=\"fat_tree\"", "topology.endpoints=512", "topology.radix=32", 'workload.kind="trace"',
+chakra = ["topology.kind=\"fat_tree\"", "topology.endpoints=512", "topology.radix=32", 'workload.kind="trace"',
           f'workload.trace="{prefix}"', "workload.trace_peak_tflops=1", "engine.end_ns=1000", "output.flows=false",
           "output.interval_ns=0", 'network.model="analytic"']
 refused("chakra", chakra, 4 * MIB)
@@ -90,12 +90,8 @@ js = ["topology.kind=\"fat_tree\"", "topology.endpoints=16", "topology.radix=8",
       f'workload.trace="{trace}"', 'network.model="analytic"', "output.interval_ns=0"]
 refused("json", js, 3 * MIB)
 
-# ---- Not refused when it fits: the same runs with the limit their unlimited runs' peak allows.
+# ---- Not refused when it fits: the same runs under a limit 5% above their estimate.
 for name, sets in (("chakra", chakra), ("json", js)):
-    out = os.path.join(d, name + "-fits.h5")
-    r = subprocess.run([exe, "run", "-o", out] + sum((["--set", s] for s in sets), []), capture_output=True,
-                       text=True, cwd=d)
-    assert r.returncode == 0, r.stderr
     r = subprocess.run([exe, "info", "--json"] + sum((["--set", s] for s in sets), []), capture_output=True,
                        text=True, cwd=d)
     need = json.loads(r.stdout)["memory"]["per_rank_bytes"]
