@@ -84,8 +84,21 @@ void TaskGraph::reserve(std::size_t more, std::size_t messages) {
 }
 
 TaskGraph::TaskId TaskGraph::add(Task t) {
-  FABRICSIM_ASSERT(!started_, "task added after start");
+  FABRICSIM_ASSERT(!started_ || (feeder_ && !done_), "task added after start to a graph that is not streaming");
   FABRICSIM_ASSERT(t.at < running_.size(), "task on a missing endpoint");
+  ++added_;
+  if (started_) {
+    // Streaming: counted where it completes, begun once sealed, in a
+    // retired task's slot if there is one.
+    t.flags = kUnsealed;
+    if (local(t.kind == Kind::Message ? net_.messages()[t.message].dst : t.at)) ++local_total_;
+    if (!free_.empty()) {
+      const TaskId id = free_.back();
+      free_.pop_back();
+      tasks_[id] = t;
+      return id;
+    }
+  }
   if (tasks_.size() == tasks_.capacity()) check_plan_budget(2 * std::max<std::size_t>(tasks_.size(), 1) * sizeof(Task));
   tasks_.push_back(t);
   return static_cast<TaskId>(tasks_.size() - 1);
@@ -109,8 +122,9 @@ TaskGraph::TaskId TaskGraph::add_message(net::EndpointId src, net::EndpointId ds
   t.param = -1;  // (not sent)
   t.message = net_.create(src, dst, bytes, 0);
   FABRICSIM_ASSERT(t.message == base_ + of_message_.size(), "another workload created messages in between");
-  of_message_.push_back(static_cast<TaskId>(tasks_.size()));
-  return add(t);
+  const TaskId id = add(t);
+  of_message_.push_back(id);
+  return id;
 }
 
 TaskGraph::TaskId TaskGraph::add_join(net::EndpointId at, std::uint32_t label, double reduce_gbps) {
@@ -130,6 +144,23 @@ net::EndpointId TaskGraph::completes_at(TaskId t) const {
 void TaskGraph::depend(TaskId before, TaskId after, SimTime delay) {
   FABRICSIM_ASSERT(before < tasks_.size() && after < tasks_.size() && before != after, "bad dependency");
   FABRICSIM_ASSERT(completes_at(before) == tasks_[after].at, "a dependency must be local to an endpoint");
+  if (started_) {
+    FABRICSIM_ASSERT(feeder_ && (tasks_[after].flags & kUnsealed) && !(tasks_[before].flags & kRetired),
+                     "a dependency added after start: of an unsealed task, on one not retired");
+    const Task& b = tasks_[before];
+    if (b.flags & kDoneReleased) {
+      // Met already: at its completion, plus the delay (and a reducing
+      // join's reduction of the message, as release() would).
+      Task& a = tasks_[after];
+      a.ready = std::max(a.ready, b.end + delay);
+      if (a.kind == Kind::Join && a.reduce_gbps() > 0 && b.kind == Kind::Message)
+        a.ready = std::max(a.ready, b.end + core::serialization_time(net_.messages()[b.message].bytes, a.reduce_gbps()));
+    } else {
+      add_edge(before, false, after, delay);
+      ++tasks_[after].waits;
+    }
+    return;
+  }
   std::uint32_t d = 0;
   if (delay > SimTime::zero()) {
     d = static_cast<std::uint32_t>(delays_.size());
@@ -150,6 +181,17 @@ std::vector<TaskGraph::Dependency> TaskGraph::dependencies() const {
 void TaskGraph::depend_sent(TaskId msg, TaskId after) {
   FABRICSIM_ASSERT(tasks_[msg].kind == Kind::Message, "depend_sent needs a message");
   FABRICSIM_ASSERT(tasks_[msg].at == tasks_[after].at, "a send dependency must be at the message's source");
+  if (started_) {
+    FABRICSIM_ASSERT(feeder_ && (tasks_[after].flags & kUnsealed) && !(tasks_[msg].flags & kRetired),
+                     "a dependency added after start: of an unsealed task, on one not retired");
+    if (tasks_[msg].flags & kSentReleased) {
+      tasks_[after].ready = std::max(tasks_[after].ready, tasks_[msg].sent());
+    } else {
+      add_edge(msg, true, after, SimTime::zero());
+      ++tasks_[after].waits;
+    }
+    return;
+  }
   add_pending(pending_sent_, PendingEdge{msg, Edge{after, 0}});
   ++tasks_[after].waits;
 }
@@ -192,25 +234,146 @@ void TaskGraph::start(SimTime at) {
   local_total_ = local_tasks();
   started_ = true;
   for (TaskId t = 0; t < tasks_.size(); ++t) {
+    tasks_[t].flags |= kPlanned;
     if (tasks_[t].waits != 0) continue;
     tasks_[t].ready = std::max(tasks_[t].ready, at);
     if (tasks_[t].kind == Kind::Message || local(tasks_[t].at)) work_.push_back(t);
   }
+  ++depth_;
+  now_ = at;
   drain(at);  // before any event: `now` is the start
-  if (local_total_ == 0 && on_done_) on_done_(at);
+  --depth_;
+  check_done(at);
 }
 
-void TaskGraph::release(TaskId from, bool sent, SimTime at, SimTime extra) {
-  const auto& first = sent ? first_sent_ : first_done_;
-  const auto& edges = sent ? sent_edges_ : done_edges_;
-  for (std::uint32_t k = first[from]; k < first[from + 1]; ++k) {
-    Task& t = tasks_[edges[k].to];
-    t.ready = std::max(t.ready, at + delays_[edges[k].delay] + extra);
-    if (--t.waits != 0) continue;
-    if (t.kind == Kind::Join && t.reduce_gbps() > 0 && tasks_[from].kind == Kind::Message)
-      t.ready = std::max(t.ready, at + core::serialization_time(net_.messages()[tasks_[from].message].bytes, t.reduce_gbps()));
-    work_.push_back(edges[k].to);
+inline void TaskGraph::meet(TaskId from, TaskId to, SimTime ready_at, SimTime at) {
+  Task& t = tasks_[to];
+  t.ready = std::max(t.ready, ready_at);
+  if (--t.waits != 0) return;
+  if (t.kind == Kind::Join && t.reduce_gbps() > 0 && tasks_[from].kind == Kind::Message)
+    t.ready = std::max(t.ready, at + core::serialization_time(net_.messages()[tasks_[from].message].bytes, t.reduce_gbps()));
+  if (!(t.flags & kUnsealed)) work_.push_back(to);  // (seal() begins it)
+}
+
+void TaskGraph::release(TaskId from, bool sent, SimTime at) {
+  if (tasks_[from].flags & kPlanned) {
+    const auto& first = sent ? first_sent_ : first_done_;
+    const auto& edges = sent ? sent_edges_ : done_edges_;
+    for (std::uint32_t k = first[from]; k < first[from + 1]; ++k)
+      meet(from, edges[k].to, at + delays_[edges[k].delay], at);
   }
+  if (feeder_) release_pool(from, sent, at);
+  tasks_[from].flags |= sent ? kSentReleased : kDoneReleased;
+}
+
+void TaskGraph::set_feeder(Feeder* feeder) {
+  FABRICSIM_ASSERT(!started_, "a feeder is set before start");
+  feeder_ = feeder;
+  feeding_ = true;
+}
+
+void TaskGraph::add_edge(TaskId from, bool sent, TaskId to, SimTime delay) {
+  auto& head = sent ? head_sent_ : head_done_;
+  auto& tail = sent ? tail_sent_ : tail_done_;
+  if (head.size() < tasks_.size()) {
+    head.resize(tasks_.size(), kNone);
+    tail.resize(tasks_.size(), kNone);
+  }
+  std::uint32_t k = pool_free_;
+  if (k != kNone) {
+    pool_free_ = pool_[k].next;
+    pool_[k] = PoolEdge{to, kNone, delay};
+  } else {
+    k = static_cast<std::uint32_t>(pool_.size());
+    pool_.push_back(PoolEdge{to, kNone, delay});
+  }
+  if (tail[from] == kNone)
+    head[from] = k;
+  else
+    pool_[tail[from]].next = k;
+  tail[from] = k;
+}
+
+void TaskGraph::release_pool(TaskId from, bool sent, SimTime at) {
+  auto& head = sent ? head_sent_ : head_done_;
+  auto& tail = sent ? tail_sent_ : tail_done_;
+  if (from >= head.size()) return;
+  for (std::uint32_t k = head[from]; k != kNone;) {
+    const PoolEdge e = pool_[k];
+    pool_[k].next = pool_free_;
+    pool_free_ = k;
+    meet(from, e.to, at + e.delay, at);
+    k = e.next;
+  }
+  head[from] = tail[from] = kNone;
+}
+
+void TaskGraph::seal(TaskId id) {
+  FABRICSIM_ASSERT(started_ && feeder_ && (tasks_[id].flags & kUnsealed), "seal: a task added after start, once");
+  Task& t = tasks_[id];
+  t.flags &= static_cast<std::uint8_t>(~kUnsealed);
+  if (t.waits != 0) return;  // (released when its last dependency completes)
+  const SimTime at = now();
+  if (t.ready < at) ++late_;
+  if (t.kind == Kind::Message || local(t.at)) work_.push_back(id);
+  if (depth_ == 0) drain(at);
+}
+
+void TaskGraph::retire(TaskId id) {
+  FABRICSIM_ASSERT(started_ && feeder_ && !(tasks_[id].flags & kRetired), "retire: a streaming graph's task, once");
+  Task& t = tasks_[id];
+  if (t.kind == Kind::Message && t.message >= base_ && t.message - base_ < of_message_.size())
+    of_message_[t.message - base_] = kNone;
+  // A task that would have completed here and did not: no longer waited for.
+  if (t.end == SimTime::max() && local(completes_at(id))) --local_total_;
+  for (auto* lists : {&head_done_, &head_sent_}) {
+    auto& head = *lists;
+    auto& tail = lists == &head_done_ ? tail_done_ : tail_sent_;
+    if (id >= head.size()) continue;
+    for (std::uint32_t k = head[id]; k != kNone;) {
+      const std::uint32_t next = pool_[k].next;
+      --tasks_[pool_[k].to].waits;  // (its successors no longer wait for it)
+      pool_[k].next = pool_free_;
+      pool_free_ = k;
+      k = next;
+    }
+    head[id] = tail[id] = kNone;
+  }
+  t = Task{};
+  t.flags = kRetired;
+  free_.push_back(id);
+}
+
+void TaskGraph::retire_if_passed(TaskId id) {
+  const Task& t = tasks_[id];
+  if (t.flags & kRetired) return;
+  bool passed = (t.flags & kDoneReleased) != 0;
+  if (t.kind == Kind::Message) {
+    // Its events here: leaving the NIC where the source is, arriving where
+    // the destination is (either may be another process's).
+    const net::Message& m = net_.messages()[t.message];
+    passed = (!local(m.src) || (t.flags & kSentReleased)) && (!local(m.dst) || (t.flags & kDoneReleased));
+  }
+  if (passed) retire(id);
+}
+
+void TaskGraph::end_feeding(SimTime at) {
+  FABRICSIM_ASSERT(feeder_ && feeding_, "end_feeding: once, of a streaming graph");
+  feeding_ = false;
+  check_done(at);
+}
+
+void TaskGraph::check_done(SimTime at) {
+  if (done_ || feeding_ || completed_ != local_total_) return;
+  done_ = true;
+  // Every task of this process done: the per-endpoint stream state (9 bytes
+  // per endpoint of the fabric) is not needed again, and a cluster queue
+  // keeps each finished job's graph for its report (70,000 jobs on 2,048
+  // endpoints: 1.3 GB).
+  std::vector<TaskId>().swap(queue_head_);
+  std::vector<TaskId>().swap(queue_tail_);
+  std::vector<std::uint8_t>().swap(running_);
+  if (on_done_) on_done_(at);
 }
 
 void TaskGraph::drain(SimTime now) {
@@ -254,16 +417,10 @@ void TaskGraph::complete(TaskId id, SimTime at) {
   if (t.kind == Kind::Join) t.start = at;
   t.end = at;
   ++completed_;
+  if (feeder_) feeder_->on_task_done(id, false, at);  // (may add tasks: t may move)
   release(id, false, at);
-  if (completed_ != local_total_) return;
-  // Every task of this process done: the per-endpoint stream state (9 bytes
-  // per endpoint of the fabric) is not needed again, and a cluster queue
-  // keeps each finished job's graph for its report (70,000 jobs on 2,048
-  // endpoints: 1.3 GB).
-  std::vector<TaskId>().swap(queue_head_);
-  std::vector<TaskId>().swap(queue_tail_);
-  std::vector<std::uint8_t>().swap(running_);
-  if (on_done_) on_done_(at);
+  if (feeder_) retire_if_passed(id);
+  check_done(at);
 }
 
 void TaskGraph::run_stream(net::EndpointId e, SimTime now) {
@@ -281,6 +438,9 @@ void TaskGraph::run_stream(net::EndpointId e, SimTime now) {
 void TaskGraph::on_event(const core::Event& ev) {
   const TaskId id = ev.arg32;
   const SimTime now = sim_.now();
+  ++depth_;
+  now_ = now;
+  const net::EndpointId at = tasks_[id].at;  // (a completed task's slot may be reused)
   switch (ev.arg0 & 0xFF) {
     case kComputeReady: {
       Task& t = tasks_[id];
@@ -289,31 +449,40 @@ void TaskGraph::on_event(const core::Event& ev) {
       break;
     }
     case kComputeDone:
-      running_[tasks_[id].at] = 0;
+      running_[at] = 0;
       complete(id, now);
       break;
     case kJoinDue: complete(id, now); break;
     default: break;
   }
   drain(now);
-  if ((ev.arg0 & 0xFF) == kComputeDone) run_stream(tasks_[id].at, now);
+  --depth_;
+  if ((ev.arg0 & 0xFF) == kComputeDone) run_stream(at, now);
 }
 
 void TaskGraph::on_message_delivered(net::MessageId id) {
   const TaskId t = task_of_message(id);
   if (t == kNone) return;
   const SimTime now = net_.messages()[id].end_time;
+  ++depth_;
+  now_ = now;
   complete(t, now);
   drain(now);
+  --depth_;
 }
 
 void TaskGraph::on_message_sent(net::MessageId id) {
   const TaskId t = task_of_message(id);
   if (t == kNone) return;
   const SimTime now = net_.now();
+  ++depth_;
+  now_ = now;
   tasks_[t].param = now.ps();
+  if (feeder_) feeder_->on_task_done(t, true, now);
   release(t, true, now);
   drain(now);
+  if (feeder_) retire_if_passed(t);
+  --depth_;
 }
 
 SimTime TaskGraph::end_lower_bound() const {
@@ -358,7 +527,9 @@ std::uint64_t TaskGraph::memory_bytes() const {
          capacity_bytes(pending_sent_) +
          capacity_bytes(first_done_) + capacity_bytes(first_sent_) + capacity_bytes(done_edges_) +
          capacity_bytes(sent_edges_) + capacity_bytes(delays_) + capacity_bytes(queue_head_) +
-         capacity_bytes(queue_tail_) + capacity_bytes(running_) + capacity_bytes(work_);
+         capacity_bytes(queue_tail_) + capacity_bytes(running_) + capacity_bytes(work_) + capacity_bytes(pool_) +
+         capacity_bytes(head_done_) + capacity_bytes(tail_done_) + capacity_bytes(head_sent_) +
+         capacity_bytes(tail_sent_) + capacity_bytes(free_);
 }
 
 }  // namespace fabricsim::workload

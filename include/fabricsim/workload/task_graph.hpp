@@ -55,6 +55,7 @@ class TaskGraph final : public net::MessageListener {
 
   struct Task {
     Kind kind = Kind::Join;
+    std::uint8_t flags = 0;             ///< the graph's own (streaming: planned before start, edges released)
     std::uint32_t label = 0;            ///< caller's tag (job, phase, ...)
     net::EndpointId at = 0;             ///< compute/join: its endpoint; message: the source
     std::uint32_t waits = 0;            ///< dependencies not yet met
@@ -126,9 +127,55 @@ class TaskGraph final : public net::MessageListener {
   void start(core::SimTime at);
   /// Called once, at the completion time, when every task this process
   /// simulates has completed (on one rank: the whole graph; at start() if
-  /// it simulates none).  A cluster queue learns a job's end from every
+  /// it simulates none; a streaming graph: once fed, end_feeding()).  A cluster queue learns a job's end from every
   /// rank's call at a global step.  Set before start().
   void set_on_done(std::function<void(core::SimTime)> f) { on_done_ = std::move(f); }
+
+  // Streaming: a workload that adds its tasks while the graph runs (a
+  // trace read a window at a time, docs/architecture.md "Streaming
+  // traces").  Tasks added before start() are planned as above; once the
+  // graph has a feeder, tasks and dependencies may be added after start()
+  // too, each begun when seal()ed.  The graph runs exactly as if every task
+  // had been planned before the start, as long as each is added before the
+  // first of its dependencies completes (what the feeder is told, before
+  // the dependents are released); one added later, when all of its
+  // dependencies had completed, begins late, when sealed (late() counts
+  // them).  A completed task's slot is reused by a later one once its last
+  // event here has passed (completed, or for a message of another
+  // process's destination, sent), so the graph holds what is in flight,
+  // not every task the workload ever had.
+
+  /// What a streaming workload hears of its graph.
+  class Feeder {
+   public:
+    virtual ~Feeder() = default;
+    /// Task t completed at `at` (or, `sent`, message t left its NIC), its
+    /// times set: called before its dependents are released, so that the
+    /// tasks added now that depend on it (depend(t, ...) or
+    /// depend_sent(t, ...)) are released with those added before, in the
+    /// order they were added.  Its slot is reused once this and its other
+    /// local event have passed: read what is kept of it here.
+    virtual void on_task_done(TaskId t, bool sent, core::SimTime at) = 0;
+  };
+  /// Makes the graph streaming (before start()): `feeder` hears every
+  /// completion, and on_done waits for end_feeding().
+  void set_feeder(Feeder* feeder);
+  /// Begins task t (added after start()) once its dependencies are met:
+  /// now, if they have all completed (late if that was before now).  A
+  /// dependency on a task whose edges were already released (completed
+  /// before this hook) is met at once, at its completion plus the delay.
+  void seal(TaskId t);
+  /// The feeder has no more tasks: on_done once every task has completed.
+  void end_feeding(core::SimTime at);
+  /// Frees task t's slot (streaming): for a task that has no event on this
+  /// process (the other members' part of a collective), or whose times are
+  /// no longer read.  Its pending edges go with it.
+  void retire(TaskId t);
+  /// Tasks sealed with every dependency already met before now: begun late,
+  /// where a planned graph would have begun them when the last was met.
+  std::uint64_t late() const { return late_; }
+  /// Tasks added, all of them (size() counts slots, which streaming reuses).
+  std::uint64_t added() const { return added_; }
 
   const Task& task(TaskId t) const { return tasks_[t]; }
   net::Network& network() const { return net_; }
@@ -174,7 +221,10 @@ class TaskGraph final : public net::MessageListener {
   void check_plan_budget(std::uint64_t growing) const;  // throws PlanOverBudget
   void finalize();
   void drain(core::SimTime now);  // begins every task in work_
-  void release(TaskId from, bool sent, core::SimTime at, core::SimTime extra = {});
+  void release(TaskId from, bool sent, core::SimTime at);
+  // Edge from -> to met at `at` (`ready_at`: with its delay): to's ready
+  // time, and to the work list once it waits for nothing.
+  void meet(TaskId from, TaskId to, core::SimTime ready_at, core::SimTime at);
   void begin(TaskId t, core::SimTime at);
   void complete(TaskId t, core::SimTime at);
   void run_stream(net::EndpointId e, core::SimTime now);
@@ -210,6 +260,34 @@ class TaskGraph final : public net::MessageListener {
   std::uint64_t local_total_ = 0;  // local_tasks(), from start()
   bool started_ = false;
   std::function<void(core::SimTime)> on_done_;
+
+  // Streaming (set_feeder).  Edges added after start(): per slot, a list
+  // in a pool (completion and "left the NIC" successors, in the order
+  // added), each pool entry's `next` its list's next (kNone: last).
+  struct PoolEdge {
+    TaskId to;
+    std::uint32_t next;
+    core::SimTime delay;
+  };
+  // Task::flags: planned before start() (its edges in the adjacency); its
+  // completion / "left the NIC" edges released; added after start() and not
+  // sealed yet; retired.
+  enum : std::uint8_t { kPlanned = 1, kDoneReleased = 2, kSentReleased = 4, kUnsealed = 8, kRetired = 16 };
+  void add_edge(TaskId from, bool sent, TaskId to, core::SimTime delay);
+  void release_pool(TaskId from, bool sent, core::SimTime at);
+  void retire_if_passed(TaskId t);  // retire() once its last local event has passed
+  void check_done(core::SimTime at);  // on_done once every local task has completed (and feeding ended)
+  core::SimTime now() const { return depth_ > 0 ? now_ : sim_.now(); }
+  Feeder* feeder_ = nullptr;
+  bool feeding_ = false;
+  bool done_ = false;      // on_done called
+  std::uint32_t depth_ = 0;  // inside the graph's handling of an event (seal() leaves the draining to it)
+  core::SimTime now_;        // that event's time
+  std::vector<PoolEdge> pool_;
+  std::uint32_t pool_free_ = kNone;
+  std::vector<std::uint32_t> head_done_, tail_done_, head_sent_, tail_sent_;  // per slot: its pool lists
+  std::vector<TaskId> free_;                                                   // retired slots
+  std::uint64_t late_ = 0, added_ = 0;
 };
 
 }  // namespace fabricsim::workload
