@@ -471,6 +471,57 @@ void plan_collectives(TaskGraph& g, const TraceParams& p, std::uint32_t job, con
 
 }  // namespace
 
+TraceMessageIds trace_message_ids(const std::vector<TraceRankMessages>& ranks,
+                                  const std::vector<std::vector<std::uint32_t>>& groups,
+                                  const std::vector<net::EndpointId>& endpoints, const std::string& algorithm,
+                                  const net::Topology& topo, net::MessageId first) {
+  const auto R = static_cast<std::uint32_t>(ranks.size());
+  FABRICSIM_ASSERT(endpoints.size() == R, "an endpoint per rank");
+  TraceMessageIds ids;
+  std::uint64_t at = first;
+  // Sends first, rank after rank (add_node_tasks: node order).
+  ids.first_send.resize(R);
+  for (std::uint32_t r = 0; r < R; ++r) {
+    ids.first_send[r] = static_cast<net::MessageId>(at);
+    at += ranks[r].sends;
+  }
+  // Then the collectives, group after group in the order of their member
+  // lists, each group's k-th after its (k-1)-th (match_collectives), each
+  // as many messages as its schedule sends (plan_collectives).
+  std::vector<std::uint32_t> all(R);
+  std::iota(all.begin(), all.end(), 0u);
+  const auto members_of = [&](std::uint32_t g) -> const std::vector<std::uint32_t>& {
+    return g == 0 ? all : groups[g];
+  };
+  std::vector<std::uint32_t> order(groups.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return members_of(a) < members_of(b); });
+  for (std::uint32_t g : order) {
+    const std::vector<std::uint32_t>& members = members_of(g);
+    if (members.empty()) continue;
+    std::vector<net::EndpointId> eps;
+    for (std::uint32_t r : members) eps.push_back(endpoints[r]);
+    const auto n = static_cast<std::uint32_t>(members.size());
+    std::uint32_t k = 0;
+    for (const TraceRankMessages::Collective& c : ranks[members[0]].collectives) {
+      if (c.group != g) continue;
+      TraceNode node;
+      node.kind = TraceNode::Kind::Collective;
+      node.op = c.op;
+      node.bytes = c.bytes;
+      node.root = c.root;
+      const CollectiveSpec spec = collective_spec(node, n, algorithm);
+      check_collective(spec, n);
+      ids.first_collective[{g, k++}] = static_cast<net::MessageId>(at);
+      for (std::uint64_t s : collective_sends(spec, topo, eps)) at += s;
+    }
+  }
+  ids.total = at - first;
+  if (at > std::numeric_limits<net::MessageId>::max())
+    throw ConfigError(std::to_string(ids.total) + " messages in the trace, more than a run can number (2^32 - 1)");
+  return ids;
+}
+
 TraceJob::TraceJob(TaskGraph& g, TraceParams params, std::uint32_t job) : params_(std::move(params)), job_(job) {
   const Trace& t = params_.trace;
   const std::size_t N = t.nodes.size();

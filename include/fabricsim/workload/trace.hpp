@@ -151,6 +151,41 @@ struct TraceParams {
   std::vector<net::EndpointId> endpoints;
 };
 
+/// What one rank's file says of the trace's message numbering, read
+/// without keeping its nodes (the pre-pass of a streaming trace,
+/// docs/architecture.md "Streaming traces"): how many send nodes it has,
+/// and its collective nodes in id order (the order collectives match in).
+struct TraceRankMessages {
+  std::uint64_t sends = 0;
+  struct Collective {
+    std::uint32_t group = 0;  ///< Trace::groups index (0: all ranks)
+    CollectiveOp op = CollectiveOp::Allreduce;
+    std::uint64_t bytes = 0;
+    std::uint32_t root = 0;
+  };
+  std::vector<Collective> collectives;
+};
+
+/// The ids TraceJob gives a trace's messages (the order it plans them in),
+/// from each rank's summary alone, for a process that reads only its own
+/// ranks' files: a send node's message is first_send[rank] plus the
+/// number of the rank's send nodes before it (node order); the messages of
+/// the k-th collective of group g are numbered from first_collective[(g,
+/// k)], in its schedule's order.  Counts a collective by its first
+/// member's node (a trace whose members disagree is refused when planned).
+struct TraceMessageIds {
+  std::vector<net::MessageId> first_send;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, net::MessageId> first_collective;
+  std::uint64_t total = 0;  ///< messages in all
+};
+/// `groups`: Trace::groups; `first`: the id of the trace's first message
+/// (the network's messages before it).  ConfigError as TraceJob's for a
+/// collective its algorithm does not implement.
+TraceMessageIds trace_message_ids(const std::vector<TraceRankMessages>& ranks,
+                                  const std::vector<std::vector<std::uint32_t>>& groups,
+                                  const std::vector<net::EndpointId>& endpoints, const std::string& algorithm,
+                                  const net::Topology& topo, net::MessageId first);
+
 class TraceJob {
  public:
   /// Plans the trace into `g` (tasks labelled job << 8 | DnnPhase: compute
