@@ -19,6 +19,58 @@
 
 namespace fabricsim::app {
 
+// libprotobuf logs some of what it refuses on stderr by itself (a string
+// field of invalid UTF-8: "[libprotobuf ERROR ...] String field '...'
+// contains invalid UTF-8 data ..."), a second line beside the one error line
+// a bad input gets (found by mutating .et files).  While a file is read its
+// log goes here instead, and the error line says why.  Held by each open
+// reader: the first installs the handler, the last puts the one before back.
+class ProtobufLog {
+ public:
+  ProtobufLog() {
+    if (held()++ == 0) previous() = google::protobuf::SetLogHandler(&keep);
+    last().clear();
+  }
+  ~ProtobufLog() {
+    if (--held() == 0) google::protobuf::SetLogHandler(previous());
+  }
+  ProtobufLog(const ProtobufLog&) = delete;
+  ProtobufLog& operator=(const ProtobufLog&) = delete;
+  /// Forgets what was logged (before a record is parsed).
+  void clear() { last().clear(); }
+  /// Why the parse failed, as far as protobuf said: "" or ": string field
+  /// Node.name is not valid UTF-8".
+  std::string why() const {
+    const std::string& m = last();
+    const std::size_t a = m.find("String field '");
+    if (a != std::string::npos && m.find("invalid UTF-8") != std::string::npos) {
+      const std::size_t from = a + 14, to = m.find('\'', from);
+      std::string field = m.substr(from, to == std::string::npos ? std::string::npos : to - from);
+      if (field.rfind("fabricsim_chakra.", 0) == 0) field.erase(0, 17);
+      return ": string field " + field + " is not valid UTF-8";
+    }
+    return "";
+  }
+
+ private:
+  static std::string& last() {
+    static std::string message;
+    return message;
+  }
+  static void keep(google::protobuf::LogLevel, const char*, int, const std::string& message) {
+    if (last().empty()) last() = message;
+  }
+  static int& held() {
+    static int n = 0;
+    return n;
+  }
+  static google::protobuf::LogHandler*& previous() {
+    static google::protobuf::LogHandler* h = nullptr;
+    return h;
+  }
+};
+
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -112,7 +164,7 @@ class NodeReader {
   std::set<std::string> seen_;
 };
 
-using Groups = std::map<std::string, std::vector<std::uint32_t>>;
+using Groups = ChakraGroups;
 
 // ASTRA-sim's communicator-group file: {"NAME": [rank, ...], ...}.
 Groups read_groups(const std::string& path, std::uint32_t ranks) {
@@ -156,63 +208,40 @@ CollectiveOp collective(const NodeReader& rd, std::int64_t type) {
   rd.fail(fmt::format("attribute \"comm_type\": unknown collective {} (0 ALL_REDUCE ... 9 BARRIER)", type));
 }
 
-// libprotobuf logs some of what it refuses on stderr by itself (a string
-// field of invalid UTF-8: "[libprotobuf ERROR ...] String field '...'
-// contains invalid UTF-8 data ..."), a second line beside the one error line
-// a bad input gets (found by mutating .et files).  While a file is read its
-// log goes here instead, and the error line says why.
-class ProtobufLog {
- public:
-  ProtobufLog() : previous_(google::protobuf::SetLogHandler(&keep)) { last().clear(); }
-  ~ProtobufLog() { google::protobuf::SetLogHandler(previous_); }
-  ProtobufLog(const ProtobufLog&) = delete;
-  ProtobufLog& operator=(const ProtobufLog&) = delete;
-  /// Forgets what was logged (before a record is parsed).
-  void clear() { last().clear(); }
-  /// Why the parse failed, as far as protobuf said: "" or ": string field
-  /// Node.name is not valid UTF-8".
-  std::string why() const {
-    const std::string& m = last();
-    const std::size_t a = m.find("String field '");
-    if (a != std::string::npos && m.find("invalid UTF-8") != std::string::npos) {
-      const std::size_t from = a + 14, to = m.find('\'', from);
-      std::string field = m.substr(from, to == std::string::npos ? std::string::npos : to - from);
-      if (field.rfind("fabricsim_chakra.", 0) == 0) field.erase(0, 17);
-      return ": string field " + field + " is not valid UTF-8";
-    }
-    return "";
-  }
 
- private:
-  static std::string& last() {
-    static std::string message;
-    return message;
-  }
-  static void keep(google::protobuf::LogLevel, const char*, int, const std::string& message) {
-    if (last().empty()) last() = message;
-  }
-  google::protobuf::LogHandler* previous_;
-};
+}  // namespace
 
-// The nodes of one rank's file.
-void read_rank(const std::string& file, std::uint32_t rank, std::uint32_t ranks, const ChakraOptions& opt,
-               const Groups& groups, workload::Trace& tr) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw ConfigError(fmt::format("{}: cannot open it (workload.trace)", file));
+ChakraRankReader::ChakraRankReader(std::string file, std::uint32_t rank, std::uint32_t ranks,
+                                   const ChakraOptions& opt, const ChakraGroups& groups)
+    : file_(std::move(file)), rank_(rank), ranks_(ranks), opt_(opt), groups_(groups),
+      in_(std::make_unique<std::ifstream>(file_, std::ios::binary)), node_(std::make_unique<pb::Node>()),
+      log_(std::make_unique<ProtobufLog>()) {
+  if (!*in_) throw ConfigError(fmt::format("{}: cannot open it (workload.trace)", file_));
   std::error_code ec;
-  const std::uint64_t size = fs::file_size(file, ec);
-  google::protobuf::io::IstreamInputStream stream(&in);
-  std::uint64_t at = 0;
-  std::size_t record = 0;
-  double compute_us = 0;
+  size_ = fs::file_size(file_, ec);
+  stream_ = std::make_unique<google::protobuf::io::IstreamInputStream>(in_.get());
+}
+
+ChakraRankReader::~ChakraRankReader() = default;
+ChakraRankReader::ChakraRankReader(ChakraRankReader&&) noexcept = default;
+
+bool ChakraRankReader::next(Node& out) {
+  const std::string& file = file_;
+  const std::uint32_t rank = rank_;
+  const ChakraOptions& opt = opt_;
+  const Groups& groups = groups_;
+  std::uint64_t& at = at_;
+  const std::uint64_t size = size_;
+  std::size_t& record = record_;
+  double& compute_us = compute_us_;
   constexpr std::int64_t kMaxBytes = INT64_C(1) << 40;  // as workload.sizes
-  const auto max_rank = static_cast<std::int64_t>(ranks) - 1;
-  pb::Node node;
-  std::vector<std::uint64_t> deps;
-  ProtobufLog log;
+  const auto max_rank = static_cast<std::int64_t>(ranks_) - 1;
+  pb::Node& node = *node_;
+  std::vector<std::uint64_t>& deps = out.deps;
+  ProtobufLog& log = *log_;
   while (at < size) {
     log.clear();
-    google::protobuf::io::CodedInputStream coded(&stream);
+    google::protobuf::io::CodedInputStream coded(stream_.get());
     std::uint32_t length = 0;
     if (!coded.ReadVarint32(&length))
       throw ConfigError(fmt::format("{}: record {} at byte {}: truncated or corrupt (its length does not read)", file,
@@ -237,7 +266,9 @@ void read_rank(const std::string& file, std::uint32_t rank, std::uint32_t ranks,
     if (record++ == 0) continue;
 
     const NodeReader rd(file, node);
-    TraceNode n;
+    TraceNode& n = out.n;
+    n = TraceNode{};
+    out.group = nullptr;
     deps.assign(node.data_deps().begin(), node.data_deps().end());
     deps.insert(deps.end(), node.ctrl_deps().begin(), node.ctrl_deps().end());
     const auto peer = [&](const char* key) {
@@ -291,7 +322,7 @@ void read_rank(const std::string& file, std::uint32_t rank, std::uint32_t ranks,
         n.bytes = n.op == CollectiveOp::Barrier
                       ? 0
                       : static_cast<std::uint64_t>(rd.need("comm_size", 1, kMaxBytes));
-        if (ranks < 2) rd.fail("a collective needs at least 2 ranks (the trace has 1 rank file)");
+        if (ranks_ < 2) rd.fail("a collective needs at least 2 ranks (the trace has 1 rank file)");
         if (const pb::AttributeProto* pg = rd.find("pg_name"); pg != nullptr && !groups.empty()) {
           if (pg->value_case() != pb::AttributeProto::kStringVal)
             rd.fail("attribute \"pg_name\": expected a string value");
@@ -300,7 +331,7 @@ void read_rank(const std::string& file, std::uint32_t rank, std::uint32_t ranks,
             rd.fail(fmt::format("attribute \"pg_name\": no communicator group \"{}\" in {} "
                                 "(workload.trace_comm_groups)",
                                 pg->string_val(), opt.comm_groups_file));
-          n.group = tr.add_group(g->second);
+          out.group = &g->second;
         }
         break;
       default:
@@ -308,9 +339,25 @@ void read_rank(const std::string& file, std::uint32_t rank, std::uint32_t ranks,
                             "COMM_SEND_NODE 5, COMM_RECV_NODE 6, COMM_COLL_NODE 7)",
                             static_cast<int>(node.type())));
     }
-    tr.add_node(node.id(), rank, n, node.name(), deps.data(), deps.data() + deps.size());
+    out.id = node.id();
+    out.name = std::string_view(node.name());
+    return true;
   }
   if (record == 0) throw ConfigError(fmt::format("{}: empty (a Chakra trace starts with its GlobalMetadata)", file));
+  return false;
+}
+
+namespace {
+
+// The nodes of one rank's file, into the trace.
+void read_rank(const std::string& file, std::uint32_t rank, std::uint32_t ranks, const ChakraOptions& opt,
+               const Groups& groups, workload::Trace& tr) {
+  ChakraRankReader reader(file, rank, ranks, opt, groups);
+  ChakraRankReader::Node node;
+  while (reader.next(node)) {
+    if (node.group != nullptr) node.n.group = tr.add_group(*node.group);
+    tr.add_node(node.id, rank, node.n, node.name, node.deps.data(), node.deps.data() + node.deps.size());
+  }
 }
 
 }  // namespace

@@ -4,9 +4,21 @@
 #pragma once
 
 #include <cstdint>
+#include <fstream>
+#include <map>
+#include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "fabricsim/workload/trace.hpp"
+
+namespace google::protobuf::io {
+class IstreamInputStream;
+}
+namespace fabricsim_chakra {
+class Node;
+}
 
 namespace fabricsim::app {
 
@@ -22,6 +34,51 @@ struct ChakraOptions {
   /// a collective node whose attribute pg_name is NAME runs among those
   /// ranks.  Empty: every collective spans all ranks (ASTRA-sim's "empty").
   std::string comm_groups_file;
+};
+
+class ProtobufLog;  // (chakra_trace.cpp)
+
+/// ASTRA-sim's communicator groups by name: their ranks, ascending.
+using ChakraGroups = std::map<std::string, std::vector<std::uint32_t>>;
+
+/// One rank's file of a Chakra trace, read a node at a time: what
+/// load_chakra_trace reads each rank with, and what a streaming trace
+/// reads ahead with (docs/architecture.md, "Streaming traces").
+class ChakraRankReader {
+ public:
+  ChakraRankReader(std::string file, std::uint32_t rank, std::uint32_t ranks, const ChakraOptions& opt,
+                   const ChakraGroups& groups);
+  ~ChakraRankReader();
+  ChakraRankReader(ChakraRankReader&&) noexcept;
+  ChakraRankReader& operator=(ChakraRankReader&&) = delete;
+
+  struct Node {
+    std::uint64_t id = 0;
+    workload::TraceNode n;
+    /// A collective's communicator group (its ranks), or null: all ranks.
+    const std::vector<std::uint32_t>* group = nullptr;
+    std::string_view name;            ///< (valid until the next call)
+    std::vector<std::uint64_t> deps;  ///< data, then control dependencies
+  };
+  /// Reads the next node into `out`; false at the end of the file.
+  /// ConfigError "FILE: node ID: message" or "FILE: record N at byte B:
+  /// ..." for what cannot be read (load_chakra_trace's).
+  bool next(Node& out);
+  const std::string& file() const { return file_; }
+  std::uint64_t file_bytes() const { return size_; }
+
+ private:
+  std::string file_;
+  std::uint32_t rank_, ranks_;
+  const ChakraOptions& opt_;
+  const ChakraGroups& groups_;
+  std::unique_ptr<std::ifstream> in_;
+  std::unique_ptr<google::protobuf::io::IstreamInputStream> stream_;
+  std::unique_ptr<fabricsim_chakra::Node> node_;
+  std::unique_ptr<ProtobufLog> log_;  // protobuf's log, kept for the error line while the file is open
+  std::uint64_t size_ = 0, at_ = 0;
+  std::size_t record_ = 0;
+  double compute_us_ = 0;  // the rank's compute so far (bounded by SimTime's range)
 };
 
 /// Whether `path` names a Chakra trace: "PREFIX.RANK.et", or a PREFIX with
