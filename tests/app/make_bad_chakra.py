@@ -85,6 +85,10 @@ def main():
     write(d, "q_chakra_attribute", [ok, META + allreduce()[:0] +
                                     record(node(0, COLL, [("comm_type", "int64", 0), ("comm_size", "int64", 64),
                                                           ("comm_bogus", "int64", 1)]))])
+    # An attribute given twice, another between them.
+    write(d, "q_chakra_attribute_twice", [ok, META + record(node(0, COLL, [("comm_size", "int64", 64),
+                                                                         ("comm_type", "int64", 0),
+                                                                         ("comm_size", "int64", 128)]))])
     write(d, "q_chakra_attribute_type", [ok, META + record(node(0, COLL, [("comm_type", "int64", 0),
                                                                         ("comm_size", "string", "1MB")]))])
     write(d, "q_chakra_dependency", [ok, META + record(node(0, COMP, deps=[99], duration=5)) + allreduce(1)])
