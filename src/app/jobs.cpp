@@ -29,11 +29,12 @@ namespace {
 class RecordOnly final : public net::NetworkModel {
  public:
   explicit RecordOnly(const net::NetworkParams& np) : np_(np) {}
-  net::MessageId create(net::EndpointId src, net::EndpointId dst, std::uint64_t bytes, std::uint32_t tag) override {
-    const auto id = static_cast<net::MessageId>(messages_.size());
-    messages_.push_back(net::new_message(id, src, dst, bytes, tag, np_.seed, np_.packet_bytes - np_.header_bytes));
-    return id;
+  void create(net::MessageId id, net::EndpointId src, net::EndpointId dst, std::uint64_t bytes,
+              std::uint32_t tag) override {
+    net::place_message(messages_, id,
+                       net::new_message(id, src, dst, bytes, tag, np_.seed, np_.packet_bytes - np_.header_bytes));
   }
+  void set_aside(std::size_t count) override { messages_.resize(messages_.size() + count, net::blank_message()); }
   void post(net::MessageId, core::SimTime) override { FABRICSIM_ASSERT(false, "a planning network posts nothing"); }
   std::vector<net::Message>& messages() override { return messages_; }
   void set_listener(net::MessageListener*) override {}

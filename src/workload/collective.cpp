@@ -939,8 +939,10 @@ std::vector<std::uint64_t> collective_sends(const CollectiveSpec& spec, const ne
 
 std::vector<TaskGraph::TaskId> append_collective(TaskGraph& g, const CollectiveSpec& spec,
                                                  const std::vector<net::EndpointId>& ranks,
-                                                 const std::vector<TaskGraph::TaskId>& begin, std::uint32_t label) {
+                                                 const std::vector<TaskGraph::TaskId>& begin, std::uint32_t label,
+                                                 net::MessageId first_id) {
   using TaskId = TaskGraph::TaskId;
+  net::MessageId next_id = first_id;
   const auto n = static_cast<std::uint32_t>(ranks.size());
   const auto has_begin = [&](std::uint32_t r) { return !begin.empty() && begin[r] != TaskGraph::kNone; };
   std::vector<TaskId> end(n);
@@ -964,8 +966,11 @@ std::vector<TaskGraph::TaskId> append_collective(TaskGraph& g, const CollectiveS
     const CollectiveSpec& part = parts[c];
     const Schedule sc = collective_schedule(part, ScheduleContext{n, topo, ranks, g.plan_budget_left(), counted[c]});
     std::vector<TaskId> msg(sc.sends.size()), bar(sc.barriers.size());
-    for (std::size_t k = 0; k < sc.sends.size(); ++k)
-      msg[k] = g.add_message(ranks[sc.sends[k].from], ranks[sc.sends[k].to], sc.sends[k].bytes, label);
+    for (std::size_t k = 0; k < sc.sends.size(); ++k) {
+      const Send& x = sc.sends[k];
+      msg[k] = first_id == kNoId ? g.add_message(ranks[x.from], ranks[x.to], x.bytes, label)
+                                 : g.add_message_at(next_id++, ranks[x.from], ranks[x.to], x.bytes, label);
+    }
     for (std::size_t b = 0; b < sc.barriers.size(); ++b) {
       bar[b] = g.add_join(ranks[sc.barriers[b].rank], label, sc.barriers[b].reduce ? spec.reduce_gbps : 0);
       if (sc.barriers[b].wait >= 0) g.depend(bar[static_cast<std::size_t>(sc.barriers[b].wait)], bar[b]);

@@ -115,15 +115,32 @@ TaskGraph::TaskId TaskGraph::add_compute(net::EndpointId at, SimTime duration, s
 
 TaskGraph::TaskId TaskGraph::add_message(net::EndpointId src, net::EndpointId dst, std::uint64_t bytes,
                                          std::uint32_t label) {
+  const net::MessageId m = net_.create(src, dst, bytes, 0);
+  FABRICSIM_ASSERT(m == base_ + of_message_.size(), "another workload created messages in between");
+  return add_created(m, src, label);
+}
+
+TaskGraph::TaskId TaskGraph::add_message_at(net::MessageId id, net::EndpointId src, net::EndpointId dst,
+                                            std::uint64_t bytes, std::uint32_t label) {
+  FABRICSIM_ASSERT(id >= base_, "a message of another graph");
+  net_.create_at(id, src, dst, bytes, 0);
+  return add_created(id, src, label);
+}
+
+TaskGraph::TaskId TaskGraph::add_created(net::MessageId m, net::EndpointId src, std::uint32_t label) {
   Task t;
   t.kind = Kind::Message;
   t.at = src;
   t.label = label;
   t.param = -1;  // (not sent)
-  t.message = net_.create(src, dst, bytes, 0);
-  FABRICSIM_ASSERT(t.message == base_ + of_message_.size(), "another workload created messages in between");
+  t.message = m;
   const TaskId id = add(t);
-  of_message_.push_back(id);
+  // (Ids set aside are created in any order: the ones not yet, no task.)
+  if (m - base_ >= of_message_.size()) {
+    if (of_message_.capacity() < m - base_ + 1) check_plan_budget(2 * of_message_.capacity() * sizeof(TaskId));
+    of_message_.resize(m - base_ + 1, kNone);
+  }
+  of_message_[m - base_] = id;
   return id;
 }
 

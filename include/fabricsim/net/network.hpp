@@ -162,6 +162,12 @@ struct NetworkTotals {
 /// network.packet_bytes if it would need more than 2^32 - 1 packets.
 Message new_message(MessageId id, EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint32_t tag,
                     std::uint64_t seed, std::uint64_t payload_per_packet);
+/// A record set aside (Network::reserve_ids) and not created yet: no
+/// bytes (every message has some), never posted.
+Message blank_message();
+/// Puts record `m` at `id` in `messages`: appended (id == size()), or in
+/// a blank set aside (id < size()); what every model's create() does.
+void place_message(std::vector<Message>& messages, MessageId id, const Message& m);
 
 /// The most intervals a link's time series holds, on a fabric of `links`
 /// directed links, before every series coarsens (its interval doubles and
@@ -182,7 +188,13 @@ constexpr std::size_t series_max_intervals(std::size_t links) {
 class NetworkModel {
  public:
   virtual ~NetworkModel() = default;
-  virtual MessageId create(EndpointId src, EndpointId dst, std::uint64_t payload_bytes, std::uint32_t tag) = 0;
+  /// Creates message `id`: the next (id == messages().size()), or one set
+  /// aside and not created yet (place_message).
+  virtual void create(MessageId id, EndpointId src, EndpointId dst, std::uint64_t payload_bytes,
+                      std::uint32_t tag) = 0;
+  /// Appends `count` blank records (blank_message()), with whatever the
+  /// model keeps per message, for create() to fill in any order.
+  virtual void set_aside(std::size_t count) = 0;
   virtual void post(MessageId id, core::SimTime at) = 0;
   /// The messages, writable for the post time (set_post_time) and the
   /// source port (set_flow_port) of messages not yet posted.
@@ -268,6 +280,15 @@ class Network {
   /// for others): its id is assigned now, in call order, the same on every
   /// process; post() it later.  post_time is max() until then.
   MessageId create(EndpointId src, EndpointId dst, std::uint64_t payload_bytes, std::uint32_t tag = 0);
+  /// Sets aside the next `count` ids, to be created in any order by
+  /// create_at() (a workload that numbers its messages by a rule of its
+  /// own rather than in the order it plans them: a trace numbers each
+  /// rank's in a block, in that rank's node order, so that a process can
+  /// number its own ranks' without planning the others').  Returns the
+  /// first.  Until created, each is a blank record (blank_message()).
+  MessageId reserve_ids(std::size_t count);
+  /// Creates message `id`, set aside by reserve_ids() and not created yet.
+  void create_at(MessageId id, EndpointId src, EndpointId dst, std::uint64_t payload_bytes, std::uint32_t tag = 0);
   /// Room for `more` message records beyond those created (a planner that
   /// knows how many it creates: one allocation, not doublings).
   void reserve_messages(std::size_t more);

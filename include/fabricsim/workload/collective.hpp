@@ -160,10 +160,16 @@ std::vector<std::uint64_t> collective_sends(const CollectiveSpec& spec, const ne
 /// `begin` may be empty).  Returns per rank a join that completes when the
 /// rank has received all its data and its own messages have left its NIC.
 /// Messages from one rank to one peer of one channel go in order, as over
-/// one NCCL connection.  Tasks get `label`.
+/// one NCCL connection.  Tasks get `label`.  `first_id`: the first of the
+/// ids set aside for its messages (net::Network::reserve_ids; as many as
+/// collective_sends() counts), numbered in the order they are planned (a
+/// streaming trace's, whose messages are created out of order); kNoId:
+/// the network numbers them as they are created.
+inline constexpr net::MessageId kNoId = UINT32_MAX;
 std::vector<TaskGraph::TaskId> append_collective(TaskGraph& g, const CollectiveSpec& spec,
                                                  const std::vector<net::EndpointId>& ranks,
-                                                 const std::vector<TaskGraph::TaskId>& begin, std::uint32_t label = 0);
+                                                 const std::vector<TaskGraph::TaskId>& begin, std::uint32_t label = 0,
+                                                 net::MessageId first_id = kNoId);
 
 /// One operation instance: size index, iteration (warm-up ones first,
 /// negative), and its messages [first, last).

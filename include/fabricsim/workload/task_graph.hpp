@@ -98,6 +98,10 @@ class TaskGraph final : public net::MessageListener {
 
   TaskId add_compute(net::EndpointId at, core::SimTime duration, std::uint32_t label = 0);
   TaskId add_message(net::EndpointId src, net::EndpointId dst, std::uint64_t bytes, std::uint32_t label = 0);
+  /// A message numbered `id`, set aside by net::Network::reserve_ids()
+  /// (after the graph was made) and not created yet.
+  TaskId add_message_at(net::MessageId id, net::EndpointId src, net::EndpointId dst, std::uint64_t bytes,
+                        std::uint32_t label = 0);
   TaskId add_join(net::EndpointId at, std::uint32_t label = 0, double reduce_gbps = 0);
   /// Room for `more` tasks, `messages` of them messages, beyond those
   /// added (and the network's records of those messages): a planner that
@@ -216,6 +220,7 @@ class TaskGraph final : public net::MessageListener {
     std::uint32_t delay;  // index into delays_ (0: none)
   };
   TaskId add(Task t);
+  TaskId add_created(net::MessageId id, net::EndpointId src, std::uint32_t label);  // the task of message id
   std::uint64_t planned_bytes() const;                  // this graph, the network's messages, held_beside_
   std::uint64_t held_beside_ = 0;
   void check_plan_budget(std::uint64_t growing) const;  // throws PlanOverBudget

@@ -55,15 +55,14 @@ WireSize wire_size(std::uint64_t payload, std::uint32_t packet_bytes, std::uint3
 /// (the packet model's checks, ids and source ports) and appends it.
 /// `Params`: FlowParams or AnalyticParams (each has its own `headers`).
 template <class Params>
-MessageId append_message(std::vector<Message>& messages, const Topology& topo, const Params& params,
-                         EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint32_t tag) {
+void make_message(std::vector<Message>& messages, MessageId id, const Topology& topo, const Params& params,
+                  EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint32_t tag) {
   FABRICSIM_ASSERT(src != dst, "message to itself");
   FABRICSIM_ASSERT(bytes > 0, "empty message");
   FABRICSIM_ASSERT(src < topo.endpoint_count() && dst < topo.endpoint_count(), "no such endpoint");
-  const auto id = static_cast<MessageId>(messages.size());
   wire_size(bytes, params.packet_bytes, params.header_bytes, params.headers);  // (checks the sizes)
-  messages.push_back(new_message(id, src, dst, bytes, tag, params.seed, params.packet_bytes - params.header_bytes));
-  return id;
+  place_message(messages, id,
+                new_message(id, src, dst, bytes, tag, params.seed, params.packet_bytes - params.header_bytes));
 }
 
 /// Picoseconds to send `bytes` at `gbps`, rounded up; refuses times beyond
@@ -166,10 +165,15 @@ class FlowNetworkImpl final : public NetworkModel {
   SimTime series_interval() const override { return series_.interval(); }
   std::size_t series_bins() const override { return series_.bins(); }
 
-  MessageId create(EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint32_t tag) override {
-    slot_of_.push_back(kNoFlowSlot);
-    started_.push_back(0);
-    return append_message(messages_, topo_, params_, src, dst, bytes, tag);
+  void create(MessageId id, EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint32_t tag) override {
+    make_message(messages_, id, topo_, params_, src, dst, bytes, tag);
+    slot_of_.resize(messages_.size(), kNoFlowSlot);
+    started_.resize(messages_.size(), 0);
+  }
+  void set_aside(std::size_t count) override {
+    messages_.resize(messages_.size() + count, blank_message());
+    slot_of_.resize(messages_.size(), kNoFlowSlot);
+    started_.resize(messages_.size(), 0);
   }
 
   /// Before the message starts: its flow will take the route.  A flow in
@@ -966,11 +970,15 @@ class AnalyticNetworkImpl final : public NetworkModel {
   SimTime series_interval() const override { return series_.interval(); }
   std::size_t series_bins() const override { return series_.bins(); }
 
-  MessageId create(EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint32_t tag) override {
-    const MessageId id = append_message(messages_, topo_, params_, src, dst, bytes, tag);
-    path_at_.push_back(0);
-    started_.push_back(0);
-    return id;
+  void create(MessageId id, EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint32_t tag) override {
+    make_message(messages_, id, topo_, params_, src, dst, bytes, tag);
+    path_at_.resize(messages_.size(), 0);
+    started_.resize(messages_.size(), 0);
+  }
+  void set_aside(std::size_t count) override {
+    messages_.resize(messages_.size() + count, blank_message());
+    path_at_.resize(messages_.size(), 0);
+    started_.resize(messages_.size(), 0);
   }
 
   /// Failures at time 0 only: a message's whole path is fixed when it

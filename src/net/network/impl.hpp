@@ -92,7 +92,8 @@ class NetworkImpl final : public NetworkModel {
   NetworkImpl(const Topology& topo, const NetworkParams& params, core::Simulator& sim);
 
   // NetworkModel (model.cpp)
-  MessageId create(EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint32_t tag) override;
+  void create(MessageId id, EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint32_t tag) override;
+  void set_aside(std::size_t count) override;
   void pin(MessageId id, std::span<const LinkId> links, PinnedVc vc, bool unused) override;
   void post(MessageId id, SimTime at) override;
   std::vector<Message>& messages() override { return messages_; }

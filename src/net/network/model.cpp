@@ -1,6 +1,8 @@
 // Construction, rank-local state, messages, statistics, partitioning and records, and the public Network.
 #include "net/network/impl.hpp"
 
+#include <limits>
+
 #include <fmt/format.h>
 
 namespace fabricsim::net {
@@ -218,14 +220,30 @@ Message new_message(MessageId id, EndpointId src, EndpointId dst, std::uint64_t 
   return m;
 }
 
-MessageId NetworkImpl::create(EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint32_t tag) {
+Message blank_message() {
+  Message m;
+  m.post_time = SimTime::max();
+  return m;
+}
+
+void place_message(std::vector<Message>& messages, MessageId id, const Message& m) {
+  if (id == messages.size()) {
+    messages.push_back(m);
+    return;
+  }
+  FABRICSIM_ASSERT(id < messages.size() && messages[id].bytes == 0, "a message created twice, or out of order");
+  messages[id] = m;
+}
+
+void NetworkImpl::set_aside(std::size_t count) { messages_.resize(messages_.size() + count, blank_message()); }
+
+void NetworkImpl::create(MessageId id, EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint32_t tag) {
   FABRICSIM_ASSERT(src < topo_.endpoint_count() && dst < topo_.endpoint_count(), "endpoint out of range");
   FABRICSIM_ASSERT(src != dst, "message to itself");
   FABRICSIM_ASSERT(bytes > 0, "empty message");
-  const auto id = static_cast<MessageId>(messages_.size());
   Message m = new_message(id, src, dst, bytes, tag, params_.seed, payload_per_packet_);
   m.vc = static_cast<std::uint8_t>(tag % params_.vcs);
-  messages_.push_back(m);
+  place_message(messages_, id, m);
   if (params_.listed_paths) {
     // One route per message, uniformly among the k of its pair (every
     // process computes the same), hop i on channel i.
@@ -237,7 +255,6 @@ MessageId NetworkImpl::create(EndpointId src, EndpointId dst, std::uint64_t byte
                                           id, src, dst, scratch_path_.size(), scratch_path_.size(), params_.vcs));
     store_.pin(id, scratch_path_, PinnedVc::PerHop);
   }
-  return id;
 }
 
 void NetworkImpl::pin(MessageId id, std::span<const LinkId> links, PinnedVc vc, bool unused) {
@@ -671,12 +688,24 @@ std::uint64_t Network::state_bytes(std::uint64_t nodes, std::uint64_t links, std
 std::uint64_t Network::message_bytes() { return sizeof(Message) + 2 * sizeof(std::uint32_t); }
 
 MessageId Network::send(EndpointId src, EndpointId dst, std::uint64_t payload_bytes, SimTime at, std::uint32_t tag) {
-  const MessageId id = model_->create(src, dst, payload_bytes, tag);
+  const MessageId id = create(src, dst, payload_bytes, tag);
   model_->post(id, at);
   return id;
 }
 MessageId Network::create(EndpointId src, EndpointId dst, std::uint64_t payload_bytes, std::uint32_t tag) {
-  return model_->create(src, dst, payload_bytes, tag);
+  const auto id = static_cast<MessageId>(model_->messages().size());
+  model_->create(id, src, dst, payload_bytes, tag);
+  return id;
+}
+MessageId Network::reserve_ids(std::size_t count) {
+  const auto first = static_cast<MessageId>(model_->messages().size());
+  FABRICSIM_ASSERT(first + count >= first && first + count <= std::numeric_limits<MessageId>::max(), "too many messages");
+  model_->set_aside(count);
+  return first;
+}
+void Network::create_at(MessageId id, EndpointId src, EndpointId dst, std::uint64_t payload_bytes, std::uint32_t tag) {
+  FABRICSIM_ASSERT(id < model_->messages().size(), "create_at: an id set aside by reserve_ids");
+  model_->create(id, src, dst, payload_bytes, tag);
 }
 void Network::reserve_messages(std::size_t more) {
   std::vector<Message>& m = model_->messages();
