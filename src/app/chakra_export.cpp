@@ -2,6 +2,7 @@
 // (one .et file per rank), message by message, so that it replays as
 // `workload.kind = "trace"` (docs/model.md, "Chakra traces").
 #include <algorithm>
+#include <queue>
 #include <cstdio>
 #include <fstream>
 
@@ -70,14 +71,45 @@ Exported export_graph(const TaskGraph& g, const net::Network& net, const std::st
   const auto rank_of = [&](net::EndpointId e) {
     return static_cast<std::uint32_t>(std::lower_bound(used.begin(), used.end(), e) - used.begin());
   };
-  // Node ids per rank: a task's node (a message: its send), and a message's receive.
+  // Incoming dependencies per task (CSR).
+  const std::vector<TaskGraph::Dependency> deps_all = g.dependencies();
+  // The tasks in an order where each comes after what it depends on (the
+  // smallest task id first among those ready): a rank's file then names
+  // only earlier nodes, so a streaming replay reads it in one pass
+  // (workload.trace_stream).
+  std::vector<TaskId> order;
+  {
+    std::vector<std::uint32_t> indeg(T, 0), out_first(T + 1, 0);
+    for (const TaskGraph::Dependency& d : deps_all) {
+      ++indeg[d.to];
+      ++out_first[d.from + 1];
+    }
+    for (std::size_t t = 0; t < T; ++t) out_first[t + 1] += out_first[t];
+    std::vector<TaskId> out(deps_all.size());
+    {
+      std::vector<std::uint32_t> fill(out_first.begin(), out_first.end() - 1);
+      for (const TaskGraph::Dependency& d : deps_all) out[fill[d.from]++] = d.to;
+    }
+    std::priority_queue<TaskId, std::vector<TaskId>, std::greater<>> ready;
+    for (TaskId t = 0; t < T; ++t)
+      if (indeg[t] == 0) ready.push(t);
+    order.reserve(T);
+    while (!ready.empty()) {
+      const TaskId t = ready.top();
+      ready.pop();
+      order.push_back(t);
+      for (std::uint32_t k = out_first[t]; k < out_first[t + 1]; ++k)
+        if (--indeg[out[k]] == 0) ready.push(out[k]);
+    }
+    FABRICSIM_ASSERT(order.size() == T, "a planned graph without cycles");
+  }
+  // Node ids per rank, in that order: a task's node (a message: its send),
+  // and a message's receive.
   std::vector<std::uint64_t> next(used.size(), 0), node(T), recv(T, UINT64_MAX);
-  for (TaskId t = 0; t < T; ++t) {
+  for (const TaskId t : order) {
     node[t] = next[rank_of(g.task(t).at)]++;
     if (g.task(t).kind == TaskGraph::Kind::Message) recv[t] = next[rank_of(dst_of(t))]++;
   }
-  // Incoming dependencies per task (CSR).
-  const std::vector<TaskGraph::Dependency> deps_all = g.dependencies();
   std::vector<std::uint32_t> first(T + 1, 0);
   for (const TaskGraph::Dependency& d : deps_all) {
     if (d.delay > core::SimTime::zero()) throw ConfigError(kNoReduction);
@@ -96,7 +128,7 @@ Exported export_graph(const TaskGraph& g, const net::Network& net, const std::st
   for (std::string& f : files) append_record(f, meta);
   pb::Node n;
   std::uint64_t nodes = 0;
-  for (TaskId t = 0; t < T; ++t) {
+  for (const TaskId t : order) {
     const auto& task = g.task(t);
     const std::uint32_t r = rank_of(task.at);
     const char* phase = workload::to_string(static_cast<workload::DnnPhase>(task.label & 0xFF));

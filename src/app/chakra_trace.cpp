@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <sys/resource.h>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -376,18 +377,20 @@ bool is_chakra_trace(const std::string& path) {
   return fs::exists(rank_file(prefix, 0), ec);
 }
 
-workload::Trace load_chakra_trace(const std::string& path, const ChakraOptions& opt, std::uint64_t read_budget) {
-  const std::string prefix = prefix_of(path);
+namespace {
+
+// PREFIX.0.et, PREFIX.1.et, ...: the files there are, numbered from 0
+// without a gap.
+std::vector<std::string> rank_files_of(const std::string& prefix) {
   std::error_code ec;
   if (!fs::exists(rank_file(prefix, 0), ec))
     throw ConfigError(fmt::format("{}: no such file: a Chakra trace's rank 0 (workload.trace names PREFIX or "
                                   "PREFIX.RANK.et)",
                                   rank_file(prefix, 0)));
-  workload::Trace tr;
-  tr.file = prefix;
-  while (fs::exists(rank_file(prefix, static_cast<std::uint32_t>(tr.rank_files.size())), ec))
-    tr.rank_files.push_back(rank_file(prefix, static_cast<std::uint32_t>(tr.rank_files.size())));
-  tr.ranks = static_cast<std::uint32_t>(tr.rank_files.size());
+  std::vector<std::string> files;
+  while (fs::exists(rank_file(prefix, static_cast<std::uint32_t>(files.size())), ec))
+    files.push_back(rank_file(prefix, static_cast<std::uint32_t>(files.size())));
+  const auto ranks = static_cast<std::uint32_t>(files.size());
   // A gap: a higher rank's file with a lower one missing.
   const fs::path dir = fs::path(prefix).parent_path().empty() ? fs::path(".") : fs::path(prefix).parent_path();
   const std::string base = fs::path(prefix).filename().string() + ".";
@@ -398,11 +401,23 @@ workload::Trace load_chakra_trace(const std::string& path, const ChakraOptions& 
       continue;
     const std::string num = name.substr(base.size(), name.size() - base.size() - 3);
     if (num.empty() || !std::all_of(num.begin(), num.end(), [](char c) { return c >= '0' && c <= '9'; })) continue;
-    if (num.size() < 10 && std::stoul(num) >= tr.ranks)
+    if (num.size() < 10 && std::stoul(num) >= ranks)
       throw ConfigError(fmt::format("{}: missing: the trace has {} but not rank {} (a Chakra trace is one file per "
                                     "rank, numbered from 0)",
-                                    rank_file(prefix, tr.ranks), entry.path().string(), tr.ranks));
+                                    rank_file(prefix, ranks), entry.path().string(), ranks));
   }
+  return files;
+}
+
+}  // namespace
+
+workload::Trace load_chakra_trace(const std::string& path, const ChakraOptions& opt, std::uint64_t read_budget) {
+  const std::string prefix = prefix_of(path);
+  std::error_code ec;
+  workload::Trace tr;
+  tr.file = prefix;
+  tr.rank_files = rank_files_of(prefix);
+  tr.ranks = static_cast<std::uint32_t>(tr.rank_files.size());
   const Groups groups = read_groups(opt.comm_groups_file, tr.ranks);
   tr.read_budget = read_budget;
   for (const std::string& f : tr.rank_files)
@@ -411,6 +426,82 @@ workload::Trace load_chakra_trace(const std::string& path, const ChakraOptions& 
   if (tr.nodes.empty()) throw ConfigError(fmt::format("{}: the trace has no nodes", tr.rank_files[0]));
   tr.name = fs::path(prefix).filename().string();
   return tr;
+}
+
+ChakraStream::ChakraStream(const std::string& path, const ChakraOptions& opt) : opt_(opt) {
+  const std::string prefix = prefix_of(path);
+  files_ = rank_files_of(prefix);
+  const std::uint32_t R = ranks();
+  by_name_ = read_groups(opt_.comm_groups_file, R);
+  name_ = fs::path(prefix).filename().string();
+  std::error_code ec;
+  for (const std::string& f : files_)
+    if (const auto bytes = fs::file_size(f, ec); !ec) file_bytes_ += bytes;
+  // Every file open at once while the replay reads them (a trace of 1,024
+  // ranks: as many descriptors): the soft limit raised to the hard one.
+  if (rlimit lim{}; getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {
+    lim.rlim_cur = lim.rlim_max;
+    (void)setrlimit(RLIMIT_NOFILE, &lim);
+  }
+  // The pre-pass: each file once, keeping only its counts.
+  summary_.resize(R);
+  node_counts_.assign(R, 0);
+  std::uint64_t nodes = 0;
+  for (std::uint32_t r = 0; r < R; ++r) {
+    ChakraRankReader rd(files_[r], r, R, opt_, by_name_);
+    std::uint64_t last = 0;
+    while (rd.next(node_)) {
+      if (node_counts_[r] > 0 && node_.id <= last)
+        throw ConfigError(fmt::format("{}: node {}: id: not after node {} before it (workload.trace_stream reads a "
+                                      "rank's nodes in id order; set it to false for this trace)",
+                                      files_[r], node_.id, last));
+      for (const std::uint64_t d : node_.deps)
+        if (d >= node_.id)
+          throw ConfigError(fmt::format("{}: node {}: data_deps/ctrl_deps: node {} is not before it "
+                                        "(workload.trace_stream reads a rank's nodes in order; set it to false for "
+                                        "this trace)",
+                                        files_[r], node_.id, d));
+      last = node_.id;
+      ++node_counts_[r];
+      if (node_.n.kind == TraceNode::Kind::Send) ++summary_[r].sends;
+      if (node_.n.kind == TraceNode::Kind::Collective)
+        summary_[r].collectives.push_back({group_of(node_.group), node_.n.op, node_.n.bytes, node_.n.root});
+    }
+    nodes += node_counts_[r];
+  }
+  if (nodes == 0) throw ConfigError(fmt::format("{}: the trace has no nodes", files_[0]));
+  for (std::uint32_t r = 0; r < R; ++r) readers_.emplace_back(files_[r], r, R, opt_, by_name_);
+}
+
+std::uint32_t ChakraStream::group_of(const std::vector<std::uint32_t>* members) {
+  if (members == nullptr) return 0;
+  // (All ranks in order is group 0, as Trace::add_group has it.)
+  bool all = members->size() == ranks();
+  for (std::size_t i = 0; all && i < members->size(); ++i) all = (*members)[i] == i;
+  if (all) return 0;
+  const auto [it, fresh] = group_index_.try_emplace(*members, static_cast<std::uint32_t>(groups_.size()));
+  if (fresh) groups_.push_back(*members);
+  return it->second;
+}
+
+std::uint32_t ChakraStream::intern(std::string_view name) {
+  const auto it = name_index_.find(name);
+  if (it != name_index_.end()) return it->second;
+  const auto k = static_cast<std::uint32_t>(name_ends_.size());
+  names_.append(name);
+  name_ends_.push_back(names_.size());
+  name_index_.emplace(std::string(name), k);
+  return k;
+}
+
+bool ChakraStream::next(std::uint32_t r, Node& out) {
+  if (!readers_[r].next(node_)) return false;
+  out.id = node_.id;
+  out.n = node_.n;
+  out.n.group = group_of(node_.group);
+  out.name = intern(node_.name);
+  out.deps.assign(node_.deps.begin(), node_.deps.end());
+  return true;
 }
 
 }  // namespace fabricsim::app

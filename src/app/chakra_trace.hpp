@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "fabricsim/workload/trace.hpp"
+#include "fabricsim/workload/trace_stream.hpp"
 
 namespace google::protobuf::io {
 class IstreamInputStream;
@@ -79,6 +80,45 @@ class ChakraRankReader {
   std::uint64_t size_ = 0, at_ = 0;
   std::size_t record_ = 0;
   double compute_us_ = 0;  // the rank's compute so far (bounded by SimTime's range)
+};
+
+/// A Chakra trace read for streaming (workload.trace_stream): each rank's
+/// file read once for the pre-pass (its nodes, sends and collectives, ids
+/// increasing), then again, a node at a time, for the replay.
+class ChakraStream final : public workload::TraceSource {
+ public:
+  /// ConfigError as load_chakra_trace's, and for a file whose node ids do
+  /// not increase or whose dependencies name a later node.
+  ChakraStream(const std::string& path, const ChakraOptions& opt);
+  std::uint32_t ranks() const override { return static_cast<std::uint32_t>(files_.size()); }
+  bool next(std::uint32_t r, Node& out) override;
+  const std::vector<std::vector<std::uint32_t>>& groups() const override { return groups_; }
+  const std::string& file(std::uint32_t r) const override { return files_[r]; }
+  /// Per rank: what the message numbering reads, and its node count.
+  const std::vector<workload::TraceRankMessages>& summary() const { return summary_; }
+  const std::vector<std::uint64_t>& node_counts() const { return node_counts_; }
+  /// The distinct node names (the k-th ends at name_ends[k]), as Trace's.
+  const std::string& names() const { return names_; }
+  const std::vector<std::uint64_t>& name_ends() const { return name_ends_; }
+  const std::string& name() const { return name_; }
+  std::uint64_t file_bytes() const { return file_bytes_; }
+
+ private:
+  std::uint32_t group_of(const std::vector<std::uint32_t>* members);
+  std::uint32_t intern(std::string_view name);
+  ChakraOptions opt_;
+  ChakraGroups by_name_;
+  std::vector<std::vector<std::uint32_t>> groups_{{}};
+  std::map<std::vector<std::uint32_t>, std::uint32_t> group_index_;
+  std::vector<std::string> files_;
+  std::vector<ChakraRankReader> readers_;
+  ChakraRankReader::Node node_;
+  std::vector<workload::TraceRankMessages> summary_;
+  std::vector<std::uint64_t> node_counts_;
+  std::string names_, name_;
+  std::vector<std::uint64_t> name_ends_;
+  std::map<std::string, std::uint32_t, std::less<>> name_index_;
+  std::uint64_t file_bytes_ = 0;
 };
 
 /// Whether `path` names a Chakra trace: "PREFIX.RANK.et", or a PREFIX with

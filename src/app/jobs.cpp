@@ -68,6 +68,9 @@ std::unique_ptr<Job> JobSet::make_job(std::size_t j, workload::TaskGraph& graph,
     if (queued_ && c.get_string("workload.placement") == "list")
       throw util::ConfigError("workload.placement: a queued job (workload.queue = \"fifo\") takes free endpoints "
                               "when it is admitted; `list` names fixed ones");
+    if (kind == "trace" && c.get_bool("workload.trace_stream") && (queued_ || job_count() > 1))
+      throw util::ConfigError("workload.trace_stream: a streamed trace is the run's only job (it feeds the task graph "
+                              "as it runs; the other jobs are planned whole before it starts)");
     JobPlanning plan{graph, pool, static_cast<std::uint32_t>(j)};
     return make(c, plan);
   } catch (const util::ConfigError& e) {

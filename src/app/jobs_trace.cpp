@@ -3,7 +3,9 @@
 
 #include <fmt/format.h>
 
+#include "chakra_trace.hpp"
 #include "fabricsim/workload/trace.hpp"
+#include "fabricsim/workload/trace_stream.hpp"
 #include "jobs.hpp"
 #include "scenario.hpp"
 
@@ -59,7 +61,8 @@ class TraceJob final : public Job {
     return row;
   }
 
-  void print(const JobReports& r, std::uint32_t index, bool) const override {
+  void print(const JobReports& r, std::uint32_t index, bool several) const override { print_rows(r, index, several); }
+  static void print_rows(const JobReports& r, std::uint32_t index, bool) {
     const auto& jr = r.jobs[index];
     const auto& d = r.dnn;
     for (std::size_t i = r.first_row[index]; i < d.job.size() && d.job[i] == index; ++i)
@@ -115,9 +118,158 @@ class TraceJob final : public Job {
   std::unique_ptr<workload::TraceJob> job_;
 };
 
+// workload.trace_stream: the trace replayed as it is read (a Chakra trace,
+// the run's only job, on one process: docs/architecture.md, "Streaming
+// traces").  Its rows of /trace_nodes and /flows are the planned replay's.
+class StreamTraceJob final : public Job {
+ public:
+  StreamTraceJob(const config::Config& cfg, JobPlanning& plan) {
+    std::string path = cfg.get_string("workload.trace");
+    if (!path.empty() && path[0] != '/') path = cfg.base_dir() + "/" + path;
+    if (!is_chakra_trace(path))
+      throw util::ConfigError("workload.trace_stream: streams a Chakra trace (one .et file per rank), not " + path);
+    ChakraOptions o;
+    o.peak_tflops = cfg.get_float("workload.trace_peak_tflops");
+    o.memory_gbytes_per_s = cfg.get_float("workload.trace_memory_gbytes_per_s");
+    o.comm_groups_file = cfg.get_string("workload.trace_comm_groups");
+    if (!o.comm_groups_file.empty() && o.comm_groups_file[0] != '/')
+      o.comm_groups_file = cfg.base_dir() + "/" + o.comm_groups_file;
+    source_ = std::make_unique<ChakraStream>(path, o);
+    const std::uint32_t R = source_->ranks();
+    workload::TraceStreamParams p;
+    p.algorithm = cfg.get_string("workload.algorithm");
+    if (p.algorithm == "auto") p.algorithm = "ring";
+    p.start = core::SimTime::from_ns_f(cfg.get_float("workload.start_ns"));
+    p.window = static_cast<std::uint32_t>(cfg.get_int("workload.trace_stream_window"));
+    p.endpoints = place_job(cfg, R, plan.pool, "workload.trace: the trace");
+    net::Network& net = plan.graph.network();
+    p.ids = workload::trace_message_ids(source_->summary(), source_->groups(), p.endpoints, p.algorithm,
+                                        net.topology(), static_cast<net::MessageId>(net.messages().size()));
+    const net::MessageId first = net.reserve_ids(p.ids.total);
+    first_id_ = first;
+    FABRICSIM_ASSERT(R == 0 || first == p.ids.first_send[0], "the trace's ids set aside where numbered");
+    p.first_row.assign(R + 1, 0);
+    for (std::uint32_t r = 0; r < R; ++r) p.first_row[r + 1] = p.first_row[r] + source_->node_counts()[r];
+    endpoints_ = p.endpoints;
+    start_ = p.start;
+    window_ = p.window;
+    stream_ = std::make_unique<workload::TraceStream>(plan.graph, *source_, std::move(p), plan.index);
+  }
+  unsigned tables() const override { return kIterations | kTraceNodes; }
+  // What it holds besides the graph's tasks in flight and the message
+  // records (counted with the graph and the network): its rows, and at the
+  // end the report's copy of them (a /trace_nodes row's nine columns, a
+  // /flows/trace_node pair per message), which a planned replay's estimate
+  // covers with its graph, freed before the report; the names and their
+  // index; each rank's open file (two 8 KiB buffers and a parsed node) and
+  // its window of nodes (their tasks, edges and entries, about 256 bytes
+  // each); and the writer's round of string rows (32 MiB at most).  The
+  // 1,024-rank benchmark: 236 MiB estimated, 223 MiB used.
+  std::uint64_t memory_bytes() const override {
+    const std::uint64_t nodes = stream_->rows().size(), messages = stream_->message_rows().size();
+    const std::uint64_t ranks = source_->ranks(), names = source_->name_ends().size();
+    constexpr std::uint64_t kReportRow = 2 * 8 + 4 * 4 + 1 + 2 * 8, kReportFlow = 16, kNameIndex = 64;
+    constexpr std::uint64_t kReader = 24 * 1024, kLiveNode = 256, kWriteRound = 32 << 20;
+    return stream_->rows().capacity() * sizeof(workload::TraceStream::Row) +
+           stream_->message_rows().capacity() * sizeof(std::uint32_t) + nodes * kReportRow +
+           messages * kReportFlow + source_->names().capacity() + names * (kNameIndex + sizeof(std::uint64_t)) +
+           ranks * (kReader + std::uint64_t{window_} * kLiveNode) + std::min<std::uint64_t>(nodes * 32, kWriteRound);
+  }
+
+  stats::JobRow report(const JobResults& ctx, std::uint32_t index, JobReports& out) const override {
+    if (const std::uint64_t late = ctx.graph.late(); late > 0 && ctx.comm.is_root())
+      fmt::print(stderr,
+                 "warning: workload.trace_stream: {} nodes were read after their dependencies had completed and began "
+                 "late (the planned replay would have begun them earlier); raise workload.trace_stream_window\n",
+                 late);
+    const auto& rows = stream_->rows();
+    std::int64_t end = start_.ps();
+    bool finished = true;
+    for (const auto& w : rows) {
+      finished = finished && w.end_ps >= 0;
+      end = std::max(end, w.end_ps);
+    }
+    const double start_ns = start_.ns();
+    const double end_ns = finished ? static_cast<double>(end) / 1000.0 : -1.0;
+    const double time_ns = finished ? end_ns - start_ns : std::numeric_limits<double>::quiet_NaN();
+    stats::JobRow row;
+    row.kind = "trace";
+    row.model = source_->name();
+    row.endpoints = static_cast<std::uint32_t>(endpoints_.size());
+    row.start_ns = start_ns;
+    row.mean_time_ns = time_ns;
+    row.p99_time_ns = time_ns;
+    auto& d = out.dnn;
+    d.job.push_back(index);
+    d.iteration.push_back(0);
+    d.start_ns.push_back(start_ns);
+    d.end_ns.push_back(end_ns);
+    d.time_ns.push_back(time_ns);
+    d.compute_ns.push_back(stream_->compute_ns());
+    d.exposed_comm_ns.push_back(time_ns - stream_->compute_ns());
+    d.finished.push_back(finished ? 1 : 0);
+    for (auto& ph : d.phase_ns) ph.push_back(0.0);
+    if (ctx.timeline || ctx.flows) {
+      stats::TraceNodesReport& t = out.trace_nodes;
+      const std::uint64_t first_row = t.total;
+      if (t.kind_names.empty()) t.kind_names = {"compute", "send", "recv", "collective"};
+      const auto ns = [](std::int64_t ps) { return ps < 0 ? -1.0 : static_cast<double>(ps) / 1000.0; };
+      const std::size_t count = rows.size();
+      fit(t.rows, count);
+      fit(t.node_id, count);
+      fit(t.name, count);
+      fit(t.job, count);
+      fit(t.rank, count);
+      fit(t.endpoint, count);
+      fit(t.kind, count);
+      fit(t.start_ns, count);
+      fit(t.end_ns, count);
+      const auto first_name = static_cast<std::uint32_t>(t.name_end.size());
+      const std::uint64_t names_before = t.names.size();
+      t.names.append(source_->names());
+      for (std::uint64_t e : source_->name_ends()) t.name_end.push_back(names_before + e);
+      for (std::size_t i = 0; i < count; ++i) {
+        const auto& w = rows[i];
+        t.rows.push_back(t.total + i);
+        t.job.push_back(index);
+        t.rank.push_back(w.rank);
+        t.endpoint.push_back(endpoints_[w.rank]);
+        t.node_id.push_back(w.id);
+        t.kind.push_back(static_cast<std::uint8_t>(w.kind));
+        t.start_ns.push_back(ns(w.start_ps));
+        t.end_ns.push_back(ns(w.end_ps));
+        t.name.push_back(first_name + w.name);
+      }
+      t.total += count;
+      if (ctx.flows) {
+        const auto& mr = stream_->message_rows();
+        const net::MessageId first = stream_first_id_();
+        fit(out.flow_trace_node, mr.size());
+        for (std::size_t k = 0; k < mr.size(); ++k)
+          if (mr[k] != UINT32_MAX) out.flow_trace_node.emplace_back(first + k, first_row + mr[k]);
+      }
+    }
+    return row;
+  }
+
+  void print(const JobReports& r, std::uint32_t index, bool several) const override {
+    TraceJob::print_rows(r, index, several);
+  }
+
+ private:
+  net::MessageId stream_first_id_() const { return first_id_; }
+  std::unique_ptr<ChakraStream> source_;
+  std::unique_ptr<workload::TraceStream> stream_;
+  std::vector<net::EndpointId> endpoints_;
+  core::SimTime start_;
+  net::MessageId first_id_ = 0;
+  std::uint32_t window_ = 0;
+};
+
 }  // namespace
 
 std::unique_ptr<Job> make_trace_job(const config::Config& cfg, JobPlanning& plan) {
+  if (cfg.get_bool("workload.trace_stream")) return std::make_unique<StreamTraceJob>(cfg, plan);
   return std::make_unique<TraceJob>(cfg, plan);
 }
 

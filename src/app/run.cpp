@@ -179,6 +179,11 @@ void build_model(Model& m, const config::Config& cfg, const par::Comm& comm) {
     throw util::ConfigError("routing.algorithm: balanced_ecmp picks by the flows on each link when a flow starts, "
                             "which the flow model counts; use network.model = \"flow\" (at packet level, adaptive "
                             "picks by queues)");
+  if (comm.size() > 1 && cfg.get_string("workload.kind") == "trace" && cfg.get_bool("workload.trace_stream"))
+    throw util::ConfigError(fmt::format(
+        "workload.trace_stream: a streamed trace runs on one process for now, not {} (each process would need the "
+        "others' messages; docs/architecture.md, \"Streaming traces\"); start it without mpiexec",
+        comm.size()));
   if (m.model == "packet") {
     m.network = std::make_unique<net::Network>(m.topo, m.np, *m.sim);
   } else {

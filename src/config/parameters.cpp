@@ -445,6 +445,17 @@ std::vector<ParamDecl> declare() {
                            "(format in docs/model.md), or a Chakra trace as ASTRA-sim takes it, one `.et` file per "
                            "rank: `PREFIX` (or any `PREFIX.RANK.et`) for `PREFIX.0.et`, `PREFIX.1.et`, ... Its "
                            "collectives use `algorithm` for allreduce, reduce_scatter and allgather."));
+  p.push_back(bool_param("workload", "trace_stream", false,
+                         "trace (Chakra): replay the trace as it is read, a window of each rank's nodes at a time, "
+                         "instead of planning it whole first: memory for what is in flight, not for the whole "
+                         "trace (docs/model.md, \"Streaming traces\"). The run's only job, on one process; each "
+                         "rank's node ids increasing and its dependencies on earlier nodes. Same results as "
+                         "without it."));
+  p.push_back(int_param("workload", "trace_stream_window", "nodes", 32,
+                        "trace_stream: the nodes of a rank read and not yet done, at most. A node beyond it whose "
+                        "dependencies all complete before it is read begins late (the run says how many); more "
+                        "holds more of the trace.",
+                        1, 1 << 24));
   p.push_back(string_param("workload", "trace_comm_groups", "",
                            "trace (Chakra): ASTRA-sim's communicator-group file (JSON, `{\"NAME\": [ranks], ...}`, "
                            "relative to the configuration file): a collective node whose attribute `pg_name` is "

@@ -88,9 +88,9 @@ TaskGraph::TaskId TaskGraph::add(Task t) {
   FABRICSIM_ASSERT(t.at < running_.size(), "task on a missing endpoint");
   ++added_;
   if (started_) {
-    // Streaming: counted where it completes, begun once sealed, in a
-    // retired task's slot if there is one.
-    t.flags = kUnsealed;
+    // Streaming: counted where it completes, in a retired task's slot if
+    // there is one; begun when its dependencies release it, or by seal().
+    t.flags = 0;
     if (local(t.kind == Kind::Message ? net_.messages()[t.message].dst : t.at)) ++local_total_;
     if (!free_.empty()) {
       const TaskId id = free_.back();
@@ -162,8 +162,8 @@ void TaskGraph::depend(TaskId before, TaskId after, SimTime delay) {
   FABRICSIM_ASSERT(before < tasks_.size() && after < tasks_.size() && before != after, "bad dependency");
   FABRICSIM_ASSERT(completes_at(before) == tasks_[after].at, "a dependency must be local to an endpoint");
   if (started_) {
-    FABRICSIM_ASSERT(feeder_ && (tasks_[after].flags & kUnsealed) && !(tasks_[before].flags & kRetired),
-                     "a dependency added after start: of an unsealed task, on one not retired");
+    FABRICSIM_ASSERT(feeder_ && !(tasks_[after].flags & kSealed) && !(tasks_[before].flags & kRetired),
+                     "a dependency added after start: of a task not sealed, on one not retired");
     const Task& b = tasks_[before];
     if (b.flags & kDoneReleased) {
       // Met already: at its completion, plus the delay (and a reducing
@@ -199,8 +199,8 @@ void TaskGraph::depend_sent(TaskId msg, TaskId after) {
   FABRICSIM_ASSERT(tasks_[msg].kind == Kind::Message, "depend_sent needs a message");
   FABRICSIM_ASSERT(tasks_[msg].at == tasks_[after].at, "a send dependency must be at the message's source");
   if (started_) {
-    FABRICSIM_ASSERT(feeder_ && (tasks_[after].flags & kUnsealed) && !(tasks_[msg].flags & kRetired),
-                     "a dependency added after start: of an unsealed task, on one not retired");
+    FABRICSIM_ASSERT(feeder_ && !(tasks_[after].flags & kSealed) && !(tasks_[msg].flags & kRetired),
+                     "a dependency added after start: of a task not sealed, on one not retired");
     if (tasks_[msg].flags & kSentReleased) {
       tasks_[after].ready = std::max(tasks_[after].ready, tasks_[msg].sent());
     } else {
@@ -258,6 +258,7 @@ void TaskGraph::start(SimTime at) {
   }
   ++depth_;
   now_ = at;
+  if (feeder_) feeder_->on_start(at);
   drain(at);  // before any event: `now` is the start
   --depth_;
   check_done(at);
@@ -269,7 +270,7 @@ inline void TaskGraph::meet(TaskId from, TaskId to, SimTime ready_at, SimTime at
   if (--t.waits != 0) return;
   if (t.kind == Kind::Join && t.reduce_gbps() > 0 && tasks_[from].kind == Kind::Message)
     t.ready = std::max(t.ready, at + core::serialization_time(net_.messages()[tasks_[from].message].bytes, t.reduce_gbps()));
-  if (!(t.flags & kUnsealed)) work_.push_back(to);  // (seal() begins it)
+  if (!(t.flags & kHeld)) work_.push_back(to);  // (held: seal() begins it)
 }
 
 void TaskGraph::release(TaskId from, bool sent, SimTime at) {
@@ -325,10 +326,15 @@ void TaskGraph::release_pool(TaskId from, bool sent, SimTime at) {
   head[from] = tail[from] = kNone;
 }
 
+void TaskGraph::hold(TaskId id) {
+  FABRICSIM_ASSERT(started_ && feeder_ && !(tasks_[id].flags & (kSealed | kPlanned)), "hold: a task added after start");
+  tasks_[id].flags |= kHeld;
+}
+
 void TaskGraph::seal(TaskId id) {
-  FABRICSIM_ASSERT(started_ && feeder_ && (tasks_[id].flags & kUnsealed), "seal: a task added after start, once");
+  FABRICSIM_ASSERT(started_ && feeder_ && !(tasks_[id].flags & (kSealed | kPlanned)), "seal: a task added after start, once");
   Task& t = tasks_[id];
-  t.flags &= static_cast<std::uint8_t>(~kUnsealed);
+  t.flags = static_cast<std::uint8_t>((t.flags & ~kHeld) | kSealed);
   if (t.waits != 0) return;  // (released when its last dependency completes)
   const SimTime at = now();
   if (t.ready < at) ++late_;

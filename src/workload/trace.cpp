@@ -359,10 +359,12 @@ void check_acyclic(const TraceIndex& x, const std::vector<TraceCollective>& inst
   }
 }
 
+}  // namespace
+
 // The algorithm of a collective node: its operation's own, or the job's for
 // allreduce, reduce_scatter and allgather (and for gather and scatter when
 // the job's is tacos, the other one that implements them).
-CollectiveSpec collective_spec(const TraceNode& first, std::uint32_t n, const std::string& algorithm) {
+CollectiveSpec trace_collective_spec(const TraceNode& first, std::uint32_t n, const std::string& algorithm) {
   CollectiveSpec spec;
   spec.op = first.op;
   const bool rooted_parts = first.op == CollectiveOp::Gather || first.op == CollectiveOp::Scatter;
@@ -375,6 +377,8 @@ CollectiveSpec collective_spec(const TraceNode& first, std::uint32_t n, const st
   spec.bytes = first.op == CollectiveOp::Barrier ? 0 : std::max(first.bytes, min_collective_bytes(spec, n));
   return spec;
 }
+
+namespace {
 
 // The tasks of a trace's nodes.  Entry: what a node's dependencies hold
 // back; done: what completes it; msg: a send's message.
@@ -442,7 +446,7 @@ void plan_collectives(TaskGraph& g, const TraceParams& p, std::uint32_t job, con
   for (const TraceCollective& inst : collectives) {
     const TraceNode& first = p.trace.nodes[inst.nodes[0]];
     const auto n = static_cast<std::uint32_t>(inst.members->size());
-    const CollectiveSpec spec = collective_spec(first, n, p.algorithm);
+    const CollectiveSpec spec = trace_collective_spec(first, n, p.algorithm);
     try {
       check_collective(spec, n);
     } catch (const ConfigError& e) {
@@ -510,7 +514,7 @@ TraceMessageIds trace_message_ids(const std::vector<TraceRankMessages>& ranks,
       node.op = c.op;
       node.bytes = c.bytes;
       node.root = c.root;
-      const CollectiveSpec spec = collective_spec(node, n, algorithm);
+      const CollectiveSpec spec = trace_collective_spec(node, n, algorithm);
       check_collective(spec, n);
       ids.first_collective[{g, k++}] = static_cast<net::MessageId>(at);
       for (std::uint64_t s : collective_sends(spec, topo, eps)) at += s;

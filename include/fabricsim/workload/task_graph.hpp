@@ -160,15 +160,25 @@ class TaskGraph final : public net::MessageListener {
     /// order they were added.  Its slot is reused once this and its other
     /// local event have passed: read what is kept of it here.
     virtual void on_task_done(TaskId t, bool sent, core::SimTime at) = 0;
+    /// The graph starts at `at` (start()): the first tasks, added now, are
+    /// begun with the planned ones, once the feeder returns.
+    virtual void on_start(core::SimTime /*at*/) {}
   };
   /// Makes the graph streaming (before start()): `feeder` hears every
   /// completion, and on_done waits for end_feeding().
   void set_feeder(Feeder* feeder);
-  /// Begins task t (added after start()) once its dependencies are met:
-  /// now, if they have all completed (late if that was before now).  A
-  /// dependency on a task whose edges were already released (completed
-  /// before this hook) is met at once, at its completion plus the delay.
+  /// Task t (added after start()) has all its dependencies: begun now if
+  /// they have all been met (late if that was before now), else when the
+  /// last is.  A task added after start() without dependencies begins only
+  /// when sealed; one with dependencies, when they release it, unless it is
+  /// held.  A dependency on a task whose edges were already released
+  /// (completed before this hook) is met at once, at its completion plus
+  /// the delay.
   void seal(TaskId t);
+  /// Task t (added after start()) waits for seal() even once its
+  /// dependencies are met: one whose last dependency is added later (a
+  /// receive whose send is not read yet).
+  void hold(TaskId t);
   /// The feeder has no more tasks: on_done once every task has completed.
   void end_feeding(core::SimTime at);
   /// Frees task t's slot (streaming): for a task that has no event on this
@@ -277,7 +287,7 @@ class TaskGraph final : public net::MessageListener {
   // Task::flags: planned before start() (its edges in the adjacency); its
   // completion / "left the NIC" edges released; added after start() and not
   // sealed yet; retired.
-  enum : std::uint8_t { kPlanned = 1, kDoneReleased = 2, kSentReleased = 4, kUnsealed = 8, kRetired = 16 };
+  enum : std::uint8_t { kPlanned = 1, kDoneReleased = 2, kSentReleased = 4, kHeld = 8, kRetired = 16, kSealed = 32 };
   void add_edge(TaskId from, bool sent, TaskId to, core::SimTime delay);
   void release_pool(TaskId from, bool sent, core::SimTime at);
   void retire_if_passed(TaskId t);  // retire() once its last local event has passed

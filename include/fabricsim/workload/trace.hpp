@@ -186,6 +186,11 @@ TraceMessageIds trace_message_ids(const std::vector<TraceRankMessages>& ranks,
                                   const std::vector<net::EndpointId>& endpoints, const std::string& algorithm,
                                   const net::Topology& topo, net::MessageId first);
 
+/// The collective a trace's collective node runs on n ranks: its
+/// operation's own algorithm, or the job's (`algorithm`) for allreduce,
+/// reduce_scatter and allgather (and gather and scatter when it is tacos).
+CollectiveSpec trace_collective_spec(const TraceNode& node, std::uint32_t n, const std::string& algorithm);
+
 class TraceJob {
  public:
   /// Plans the trace into `g` (tasks labelled job << 8 | DnnPhase: compute

@@ -1,0 +1,124 @@
+"""Streaming traces (issue 33, workload.trace_stream): a Chakra trace replayed
+as it is read gives the planned replay's output, bit for bit.
+  * every ASTRA-sim example trace (tests/data/chakra/: the microbenchmarks on
+    4, 8 and 16 ranks and the custom ring allreduce) on the bidirectional
+    ring and on a fat tree, in the packet, flow and analytic models: every
+    dataset of the two output files equal (/links, /flows, /iterations,
+    /trace_nodes, ...);
+  * a DNN job (ResNet-50, D 2 x P 2 x O 2, two micro-batches) exported by
+    export-chakra and streamed (the default window): the planned
+    replay's output, and the direct job's iteration time;
+  * a window of 1 node a rank on that job: nodes are read after their
+    dependencies completed (messages arrive before their receive is read);
+    the run still ends, every byte delivered, and says on stderr how many
+    nodes began late.
+  trace_stream.py EXE SRC
+"""
+import glob
+import os
+import subprocess
+import sys
+import tempfile
+
+import h5py
+import numpy as np
+
+exe, src = sys.argv[1], sys.argv[2]
+data = os.path.join(src, "tests/data/chakra/examples")
+d = tempfile.mkdtemp()
+checks = 0
+
+
+def run(name, sets):
+    out = os.path.join(d, name + ".h5")
+    cmd = [exe, "run", "-o", out, "--set", 'output.progress="never"']
+    for s in sets:
+        cmd += ["--set", s]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    assert r.returncode == 0, (name, " ".join(cmd), r.stderr)
+    return out, r.stderr
+
+
+def datasets(path):
+    out = {}
+    with h5py.File(path, "r") as f:
+        def visit(name, obj):
+            if isinstance(obj, h5py.Dataset):
+                out[name] = obj[()]
+        f.visititems(visit)
+    return out
+
+
+def same(a, b, what):
+    da, db = datasets(a), datasets(b)
+    assert da.keys() == db.keys(), (what, sorted(set(da) ^ set(db)))
+    for k in da:
+        x, y = da[k], db[k]
+        assert x.shape == y.shape and np.array_equal(x, y, equal_nan=x.dtype.kind == "f"), (what, k)
+    return len(da)
+
+
+def fabric(kind, p):
+    if kind == "ring":
+        return ['topology.kind="npu_graph"', 'topology.npu_graph="bidirectional_ring"', f"topology.dims=[{p}]",
+                "topology.npu_gbps=400", "topology.npu_alpha_ns=500"]
+    return ['topology.kind="fat_tree"', "topology.endpoints=16", "topology.radix=8"]
+
+
+traces = sorted(glob.glob(os.path.join(data, "workload/microbenchmarks/*/*/*.0.et")))
+traces += sorted(glob.glob(os.path.join(data, "system/custom_collectives/*/*.0.et")))
+assert len(traces) == 13, traces
+for model in ("packet", "flow", "analytic"):
+    for kind in ("ring", "fat_tree"):
+        compared = 0
+        for t in traces:
+            prefix = t[:-len(".0.et")]
+            p = len(glob.glob(prefix + ".*.et"))
+            base = fabric(kind, p) + [f'network.model="{model}"', 'workload.kind="trace"', f'workload.trace="{prefix}"']
+            name = f"{os.path.basename(os.path.dirname(prefix))}-{kind}-{model}"
+            planned, _ = run(name + "-planned", base)
+            streamed, err = run(name + "-streamed", base + ["workload.trace_stream=true"])
+            assert "began late" not in err, (name, err)
+            compared += same(planned, streamed, name)
+        checks += 1
+        print(f"ok   {model:8s} {kind:8s}: {len(traces)} traces streamed, {compared} datasets as planned")
+
+DNN = ['topology.kind="fat_tree"', "topology.endpoints=16", "topology.radix=8", 'workload.kind="dnn"',
+       f'workload.model="{os.path.join(src, "inputs/models/resnet50.toml")}"', "workload.data_parallel=2",
+       "workload.pipeline_parallel=2", "workload.tensor_parallel=2", "workload.micro_batches=2",
+       "workload.minibatch=16", "workload.warmup=0", "workload.iterations=1"]
+for model in ("packet", "flow"):
+    sets = DNN + [f'network.model="{model}"']
+    direct, _ = run(f"dnn-{model}", sets)
+    prefix = os.path.join(d, f"exported-{model}")
+    cmd = [exe, "export-chakra", "-o", prefix]
+    for s in sets:
+        cmd += ["--set", s]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    replay = sets + ['workload.kind="trace"', f'workload.trace="{prefix}"', "workload.trace_peak_tflops=1"]
+    planned, _ = run(f"replay-{model}", replay)
+    streamed, err = run(f"stream-{model}", replay + ["workload.trace_stream=true"])
+    assert "began late" not in err, err
+    n = same(planned, streamed, f"dnn-{model}")
+    with h5py.File(direct, "r") as a, h5py.File(streamed, "r") as b:
+        assert a["iterations/time_ns"][0] == b["iterations/time_ns"][0]
+    checks += 1
+    print(f"ok   round trip streamed ({model}): {n} datasets as the planned replay, the job's iteration time")
+
+# A window of one node a rank on the exported job: nodes are read after their
+# dependencies completed and begin late; the run still ends, every byte
+# delivered, every node done, and it says how many began late.
+out, err = run("window-1", DNN + ['network.model="packet"', 'workload.kind="trace"',
+                                  f'workload.trace="{os.path.join(d, "exported-packet")}"',
+                                  "workload.trace_peak_tflops=1", "workload.trace_stream=true",
+                                  "workload.trace_stream_window=1"])
+late = [line for line in err.splitlines() if "began late" in line]
+assert len(late) == 1, err
+with h5py.File(out, "r") as f:
+    s = f["summary"].attrs
+    assert s["bytes_delivered"] == s["bytes_injected"] and s["messages_delivered"] == f["flows/src"].shape[0], dict(s)
+    assert (f["trace_nodes/end_ns"][()] >= 0).all()
+checks += 1
+print("ok   window 1: the run ends, every byte delivered; " + late[0])
+print(f"{checks} checks passed")
