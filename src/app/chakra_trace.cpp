@@ -432,6 +432,7 @@ ChakraStream::ChakraStream(const std::string& path, const ChakraOptions& opt) : 
   const std::string prefix = prefix_of(path);
   files_ = rank_files_of(prefix);
   const std::uint32_t R = ranks();
+  groups_.ranks = R;
   by_name_ = read_groups(opt_.comm_groups_file, R);
   name_ = fs::path(prefix).filename().string();
   std::error_code ec;
@@ -474,14 +475,7 @@ ChakraStream::ChakraStream(const std::string& path, const ChakraOptions& opt) : 
 }
 
 std::uint32_t ChakraStream::group_of(const std::vector<std::uint32_t>* members) {
-  if (members == nullptr) return 0;
-  // (All ranks in order is group 0, as Trace::add_group has it.)
-  bool all = members->size() == ranks();
-  for (std::size_t i = 0; all && i < members->size(); ++i) all = (*members)[i] == i;
-  if (all) return 0;
-  const auto [it, fresh] = group_index_.try_emplace(*members, static_cast<std::uint32_t>(groups_.size()));
-  if (fresh) groups_.push_back(*members);
-  return it->second;
+  return members == nullptr ? 0 : groups_.add_group(*members);
 }
 
 std::uint32_t ChakraStream::intern(std::string_view name) {

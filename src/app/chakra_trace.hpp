@@ -92,7 +92,7 @@ class ChakraStream final : public workload::TraceSource {
   ChakraStream(const std::string& path, const ChakraOptions& opt);
   std::uint32_t ranks() const override { return static_cast<std::uint32_t>(files_.size()); }
   bool next(std::uint32_t r, Node& out) override;
-  const std::vector<std::vector<std::uint32_t>>& groups() const override { return groups_; }
+  const std::vector<std::vector<std::uint32_t>>& groups() const override { return groups_.groups; }
   const std::string& file(std::uint32_t r) const override { return files_[r]; }
   /// Per rank: what the message numbering reads, and its node count.
   const std::vector<workload::TraceRankMessages>& summary() const { return summary_; }
@@ -108,8 +108,7 @@ class ChakraStream final : public workload::TraceSource {
   std::uint32_t intern(std::string_view name);
   ChakraOptions opt_;
   ChakraGroups by_name_;
-  std::vector<std::vector<std::uint32_t>> groups_{{}};
-  std::map<std::vector<std::uint32_t>, std::uint32_t> group_index_;
+  workload::Trace groups_;  // (its groups only: add_group numbers them as a whole trace's)
   std::vector<std::string> files_;
   std::vector<ChakraRankReader> readers_;
   ChakraRankReader::Node node_;

@@ -1,5 +1,7 @@
 // workload.kind = "trace": an execution-trace replay as a job.
 #include <algorithm>
+#include <limits>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -20,6 +22,70 @@ void fit(V& v, std::size_t n) {
   if (v.capacity() < v.size() + n) v.reserve(std::max(v.size() + n, v.capacity() + v.capacity() / 2));
 }
 
+// A trace job's row of /jobs and of /iterations (one "iteration": the
+// whole trace; its nodes carry no phase).
+stats::JobRow trace_rows(JobReports& out, std::uint32_t index, const std::string& model, std::size_t endpoints,
+                         const workload::TraceJob::Result& res) {
+  stats::JobRow row;
+  row.kind = "trace";
+  row.model = model;
+  row.endpoints = static_cast<std::uint32_t>(endpoints);
+  row.start_ns = res.start_ns;
+  row.mean_time_ns = res.time_ns;
+  row.p99_time_ns = res.time_ns;
+  auto& d = out.dnn;
+  d.job.push_back(index);
+  d.iteration.push_back(0);
+  d.start_ns.push_back(res.start_ns);
+  d.end_ns.push_back(res.end_ns);
+  d.time_ns.push_back(res.time_ns);
+  d.compute_ns.push_back(res.compute_ns);
+  d.exposed_comm_ns.push_back(res.time_ns - res.compute_ns);
+  d.finished.push_back(res.finished ? 1 : 0);
+  for (auto& ph : d.phase_ns) ph.push_back(0.0);
+  return row;
+}
+
+// The kinds of /trace_nodes, on every process (the writer's collective calls).
+void trace_node_kinds(stats::TraceNodesReport& t) {
+  if (t.kind_names.empty()) t.kind_names = {"compute", "send", "recv", "collective"};
+}
+
+// A trace job's `count` rows of /trace_nodes (the root's), its distinct
+// names after those of the jobs before; node(i) gives row i's (rank, id,
+// kind, name, start ps, end ps).
+template <class Node>
+void trace_node_rows(stats::TraceNodesReport& t, std::uint32_t index, std::size_t count, const std::string& names,
+                     const std::vector<std::uint64_t>& name_ends, const std::vector<net::EndpointId>& endpoints,
+                     Node node) {
+  const auto ns = [](std::int64_t ps) { return ps < 0 ? -1.0 : static_cast<double>(ps) / 1000.0; };
+  fit(t.rows, count);
+  fit(t.node_id, count);
+  fit(t.name, count);
+  fit(t.job, count);
+  fit(t.rank, count);
+  fit(t.endpoint, count);
+  fit(t.kind, count);
+  fit(t.start_ns, count);
+  fit(t.end_ns, count);
+  const auto first_name = static_cast<std::uint32_t>(t.name_end.size());
+  const std::uint64_t names_before = t.names.size();
+  t.names.append(names);
+  for (std::uint64_t e : name_ends) t.name_end.push_back(names_before + e);
+  for (std::size_t i = 0; i < count; ++i) {
+    const auto [rank, id, kind, name, start_ps, end_ps] = node(i);
+    t.rows.push_back(t.total + i);
+    t.job.push_back(index);
+    t.rank.push_back(rank);
+    t.endpoint.push_back(endpoints[rank]);
+    t.node_id.push_back(id);
+    t.kind.push_back(static_cast<std::uint8_t>(kind));
+    t.start_ns.push_back(ns(start_ps));
+    t.end_ns.push_back(ns(end_ps));
+    t.name.push_back(first_name + name);
+  }
+}
+
 class TraceJob final : public Job {
  public:
   TraceJob(const config::Config& cfg, JobPlanning& plan)
@@ -32,23 +98,7 @@ class TraceJob final : public Job {
     auto partial = job_->partial(ctx.graph);
     ctx.comm.allreduce_max(partial.times);
     const auto res = job_->result(partial, ctx.graph);
-    stats::JobRow row;
-    row.kind = "trace";
-    row.model = job_->params().trace.name;
-    row.endpoints = static_cast<std::uint32_t>(job_->params().endpoints.size());
-    row.start_ns = res.start_ns;
-    row.mean_time_ns = res.time_ns;
-    row.p99_time_ns = res.time_ns;
-    auto& d = out.dnn;
-    d.job.push_back(index);
-    d.iteration.push_back(0);
-    d.start_ns.push_back(res.start_ns);
-    d.end_ns.push_back(res.end_ns);
-    d.time_ns.push_back(res.time_ns);
-    d.compute_ns.push_back(res.compute_ns);
-    d.exposed_comm_ns.push_back(res.time_ns - res.compute_ns);
-    d.finished.push_back(res.finished ? 1 : 0);
-    for (auto& ph : d.phase_ns) ph.push_back(0.0);  // (a trace's nodes carry no phase)
+    stats::JobRow row = trace_rows(out, index, job_->params().trace.name, job_->params().endpoints.size(), res);
     if (ctx.timeline || ctx.flows) {
       const std::uint64_t first_row = out.trace_nodes.total;
       node_rows(ctx, index, out.trace_nodes);
@@ -82,36 +132,12 @@ class TraceJob final : public Job {
     ctx.comm.allreduce_max(times.end_ps);
     const auto& p = job_->params();
     const std::size_t count = job_->node_count();
-    if (t.kind_names.empty()) t.kind_names = {"compute", "send", "recv", "collective"};
-    if (ctx.comm.is_root()) {
-      const auto ns = [](std::int64_t ps) { return ps < 0 ? -1.0 : static_cast<double>(ps) / 1000.0; };
-      fit(t.rows, count);
-      fit(t.node_id, count);
-      fit(t.name, count);
-      fit(t.job, count);
-      fit(t.rank, count);
-      fit(t.endpoint, count);
-      fit(t.kind, count);
-      fit(t.start_ns, count);
-      fit(t.end_ns, count);
-      // This job's distinct names after those of the jobs before.
-      const auto first_name = static_cast<std::uint32_t>(t.name_end.size());
-      const std::uint64_t names_before = t.names.size();
-      t.names.append(p.trace.names);
-      for (std::uint64_t e : p.trace.name_ends) t.name_end.push_back(names_before + e);
-      for (std::size_t i = 0; i < count; ++i) {
+    trace_node_kinds(t);
+    if (ctx.comm.is_root())
+      trace_node_rows(t, index, count, p.trace.names, p.trace.name_ends, p.endpoints, [&](std::size_t i) {
         const workload::PlannedTraceNode& n = job_->node(i);
-        t.rows.push_back(t.total + i);
-        t.job.push_back(index);
-        t.rank.push_back(n.rank);
-        t.endpoint.push_back(p.endpoints[n.rank]);
-        t.node_id.push_back(n.id);
-        t.kind.push_back(static_cast<std::uint8_t>(n.kind));
-        t.start_ns.push_back(ns(times.start_ps[i]));
-        t.end_ns.push_back(ns(times.end_ps[i]));
-        t.name.push_back(first_name + n.name);
-      }
-    }
+        return std::make_tuple(n.rank, n.id, n.kind, n.name, times.start_ps[i], times.end_ps[i]);
+      });
     t.total += count;
   }
 
@@ -124,17 +150,10 @@ class TraceJob final : public Job {
 class StreamTraceJob final : public Job {
  public:
   StreamTraceJob(const config::Config& cfg, JobPlanning& plan) {
-    std::string path = cfg.get_string("workload.trace");
-    if (!path.empty() && path[0] != '/') path = cfg.base_dir() + "/" + path;
+    const std::string path = trace_path(cfg);
     if (!is_chakra_trace(path))
       throw util::ConfigError("workload.trace_stream: streams a Chakra trace (one .et file per rank), not " + path);
-    ChakraOptions o;
-    o.peak_tflops = cfg.get_float("workload.trace_peak_tflops");
-    o.memory_gbytes_per_s = cfg.get_float("workload.trace_memory_gbytes_per_s");
-    o.comm_groups_file = cfg.get_string("workload.trace_comm_groups");
-    if (!o.comm_groups_file.empty() && o.comm_groups_file[0] != '/')
-      o.comm_groups_file = cfg.base_dir() + "/" + o.comm_groups_file;
-    source_ = std::make_unique<ChakraStream>(path, o);
+    source_ = std::make_unique<ChakraStream>(path, chakra_options(cfg));
     const std::uint32_t R = source_->ranks();
     workload::TraceStreamParams p;
     p.algorithm = cfg.get_string("workload.algorithm");
@@ -189,58 +208,22 @@ class StreamTraceJob final : public Job {
       finished = finished && w.end_ps >= 0;
       end = std::max(end, w.end_ps);
     }
-    const double start_ns = start_.ns();
-    const double end_ns = finished ? static_cast<double>(end) / 1000.0 : -1.0;
-    const double time_ns = finished ? end_ns - start_ns : std::numeric_limits<double>::quiet_NaN();
-    stats::JobRow row;
-    row.kind = "trace";
-    row.model = source_->name();
-    row.endpoints = static_cast<std::uint32_t>(endpoints_.size());
-    row.start_ns = start_ns;
-    row.mean_time_ns = time_ns;
-    row.p99_time_ns = time_ns;
-    auto& d = out.dnn;
-    d.job.push_back(index);
-    d.iteration.push_back(0);
-    d.start_ns.push_back(start_ns);
-    d.end_ns.push_back(end_ns);
-    d.time_ns.push_back(time_ns);
-    d.compute_ns.push_back(stream_->compute_ns());
-    d.exposed_comm_ns.push_back(time_ns - stream_->compute_ns());
-    d.finished.push_back(finished ? 1 : 0);
-    for (auto& ph : d.phase_ns) ph.push_back(0.0);
+    workload::TraceJob::Result res;  // (as TraceJob::result)
+    res.start_ns = start_.ns();
+    res.finished = finished;
+    res.end_ns = finished ? static_cast<double>(end) / 1000.0 : -1.0;
+    res.time_ns = finished ? res.end_ns - res.start_ns : std::numeric_limits<double>::quiet_NaN();
+    res.compute_ns = stream_->compute_ns();
+    stats::JobRow row = trace_rows(out, index, source_->name(), endpoints_.size(), res);
     if (ctx.timeline || ctx.flows) {
       stats::TraceNodesReport& t = out.trace_nodes;
       const std::uint64_t first_row = t.total;
-      if (t.kind_names.empty()) t.kind_names = {"compute", "send", "recv", "collective"};
-      const auto ns = [](std::int64_t ps) { return ps < 0 ? -1.0 : static_cast<double>(ps) / 1000.0; };
-      const std::size_t count = rows.size();
-      fit(t.rows, count);
-      fit(t.node_id, count);
-      fit(t.name, count);
-      fit(t.job, count);
-      fit(t.rank, count);
-      fit(t.endpoint, count);
-      fit(t.kind, count);
-      fit(t.start_ns, count);
-      fit(t.end_ns, count);
-      const auto first_name = static_cast<std::uint32_t>(t.name_end.size());
-      const std::uint64_t names_before = t.names.size();
-      t.names.append(source_->names());
-      for (std::uint64_t e : source_->name_ends()) t.name_end.push_back(names_before + e);
-      for (std::size_t i = 0; i < count; ++i) {
+      trace_node_kinds(t);
+      trace_node_rows(t, index, rows.size(), source_->names(), source_->name_ends(), endpoints_, [&](std::size_t i) {
         const auto& w = rows[i];
-        t.rows.push_back(t.total + i);
-        t.job.push_back(index);
-        t.rank.push_back(w.rank);
-        t.endpoint.push_back(endpoints_[w.rank]);
-        t.node_id.push_back(w.id);
-        t.kind.push_back(static_cast<std::uint8_t>(w.kind));
-        t.start_ns.push_back(ns(w.start_ps));
-        t.end_ns.push_back(ns(w.end_ps));
-        t.name.push_back(first_name + w.name);
-      }
-      t.total += count;
+        return std::make_tuple(w.rank, w.id, w.kind, w.name, w.start_ps, w.end_ps);
+      });
+      t.total += rows.size();
       if (ctx.flows) {
         const auto& mr = stream_->message_rows();
         const net::MessageId first = stream_first_id_();

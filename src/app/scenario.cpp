@@ -312,18 +312,27 @@ std::vector<net::EndpointId> place_job(const config::Config& cfg, std::uint32_t 
   return out;
 }
 
-workload::TraceParams trace_params(const config::Config& cfg, workload::EndpointPool& pool, std::uint64_t read_budget) {
-  workload::TraceParams p;
+std::string trace_path(const config::Config& cfg) {
   std::string path = cfg.get_string("workload.trace");
   if (!path.empty() && path[0] != '/') path = cfg.base_dir() + "/" + path;
+  return path;
+}
+
+ChakraOptions chakra_options(const config::Config& cfg) {
+  ChakraOptions o;
+  o.peak_tflops = cfg.get_float("workload.trace_peak_tflops");
+  o.memory_gbytes_per_s = cfg.get_float("workload.trace_memory_gbytes_per_s");
+  o.comm_groups_file = cfg.get_string("workload.trace_comm_groups");
+  if (!o.comm_groups_file.empty() && o.comm_groups_file[0] != '/')
+    o.comm_groups_file = cfg.base_dir() + "/" + o.comm_groups_file;
+  return o;
+}
+
+workload::TraceParams trace_params(const config::Config& cfg, workload::EndpointPool& pool, std::uint64_t read_budget) {
+  workload::TraceParams p;
+  const std::string path = trace_path(cfg);
   if (is_chakra_trace(path)) {
-    ChakraOptions o;
-    o.peak_tflops = cfg.get_float("workload.trace_peak_tflops");
-    o.memory_gbytes_per_s = cfg.get_float("workload.trace_memory_gbytes_per_s");
-    o.comm_groups_file = cfg.get_string("workload.trace_comm_groups");
-    if (!o.comm_groups_file.empty() && o.comm_groups_file[0] != '/')
-      o.comm_groups_file = cfg.base_dir() + "/" + o.comm_groups_file;
-    p.trace = load_chakra_trace(path, o, read_budget);
+    p.trace = load_chakra_trace(path, chakra_options(cfg), read_budget);
   } else {
     p.trace = load_trace(path, read_budget);
   }

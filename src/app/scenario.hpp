@@ -12,6 +12,7 @@
 #include "fabricsim/workload/collective.hpp"
 #include "fabricsim/workload/dnn.hpp"
 #include "fabricsim/workload/placement.hpp"
+#include "chakra_trace.hpp"
 #include "fabricsim/workload/trace.hpp"
 #include "fabricsim/workload/traffic.hpp"
 
@@ -61,6 +62,11 @@ workload::DnnParams dnn_params(const config::Config& cfg, workload::EndpointPool
 /// A trace job's parameters (the trace loaded, relative to the
 /// configuration's directory), its ranks placed like a dnn job's; reading
 /// stops with the memory limit's error past `read_budget` bytes.
+/// workload.trace, relative to the configuration file.
+std::string trace_path(const config::Config& cfg);
+/// A Chakra trace's reading options from workload.trace_* (its group file
+/// relative to the configuration file).
+ChakraOptions chakra_options(const config::Config& cfg);
 workload::TraceParams trace_params(const config::Config& cfg, workload::EndpointPool& pool,
                                    std::uint64_t read_budget = UINT64_MAX);
 /// `n` endpoints of a dnn or trace job by workload.placement (linear,
