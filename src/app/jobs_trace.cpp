@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "chakra_trace.hpp"
+#include "fabricsim/util/spill_file.hpp"
 #include "fabricsim/workload/trace.hpp"
 #include "fabricsim/workload/trace_stream.hpp"
 #include "jobs.hpp"
@@ -51,6 +52,19 @@ void trace_node_kinds(stats::TraceNodesReport& t) {
   if (t.kind_names.empty()) t.kind_names = {"compute", "send", "recv", "collective"};
 }
 
+double ns_or_none(std::int64_t ps) { return ps < 0 ? -1.0 : static_cast<double>(ps) / 1000.0; }
+
+// A trace job's distinct names, after those of the jobs before; returns
+// the index of its first.
+std::uint32_t append_names(stats::TraceNodesReport& t, const std::string& names,
+                           const std::vector<std::uint64_t>& name_ends) {
+  const auto first_name = static_cast<std::uint32_t>(t.name_end.size());
+  const std::uint64_t names_before = t.names.size();
+  t.names.append(names);
+  for (std::uint64_t e : name_ends) t.name_end.push_back(names_before + e);
+  return first_name;
+}
+
 // A trace job's `count` rows of /trace_nodes (the root's), its distinct
 // names after those of the jobs before; node(i) gives row i's (rank, id,
 // kind, name, start ps, end ps).
@@ -58,7 +72,7 @@ template <class Node>
 void trace_node_rows(stats::TraceNodesReport& t, std::uint32_t index, std::size_t count, const std::string& names,
                      const std::vector<std::uint64_t>& name_ends, const std::vector<net::EndpointId>& endpoints,
                      Node node) {
-  const auto ns = [](std::int64_t ps) { return ps < 0 ? -1.0 : static_cast<double>(ps) / 1000.0; };
+  const auto ns = ns_or_none;
   fit(t.rows, count);
   fit(t.node_id, count);
   fit(t.name, count);
@@ -68,10 +82,7 @@ void trace_node_rows(stats::TraceNodesReport& t, std::uint32_t index, std::size_
   fit(t.kind, count);
   fit(t.start_ns, count);
   fit(t.end_ns, count);
-  const auto first_name = static_cast<std::uint32_t>(t.name_end.size());
-  const std::uint64_t names_before = t.names.size();
-  t.names.append(names);
-  for (std::uint64_t e : name_ends) t.name_end.push_back(names_before + e);
+  const std::uint32_t first_name = append_names(t, names, name_ends);
   for (std::size_t i = 0; i < count; ++i) {
     const auto [rank, id, kind, name, start_ps, end_ps] = node(i);
     t.rows.push_back(t.total + i);
@@ -144,6 +155,51 @@ class TraceJob final : public Job {
   std::unique_ptr<workload::TraceJob> job_;
 };
 
+// A streamed trace's rows of /trace_nodes, put on disk as their nodes are
+// done (util::SpillFile, 40 bytes a row) and read back, in order, as the
+// output is written: the stream's sink, the report's kept rows.
+class SpilledRows final : public workload::TraceStream::RowSink, public stats::TraceNodeRows {
+ public:
+  SpilledRows(std::uint64_t count, std::vector<net::EndpointId> endpoints)
+      : file_(sizeof(Record), "workload.trace_stream: the /trace_nodes rows"), count_(count),
+        endpoints_(std::move(endpoints)) {}
+  // Row i of the report: of job `job`, its names from the report's `first_name`.
+  void name_rows(std::uint32_t job, std::uint32_t first_name) {
+    job_ = job;
+    first_name_ = first_name;
+  }
+  void put(std::uint64_t row, const workload::TraceStream::Row& r) override {
+    const Record x{r.id, r.start_ps, r.end_ps, r.name, r.rank, static_cast<std::uint32_t>(r.kind), 0};
+    file_.put(row, &x);
+  }
+  std::uint64_t count() const override { return count_; }
+  void row(std::uint64_t i, Row& out) override {
+    Record x{};
+    file_.get(i, &x);
+    out.job = job_;
+    out.rank = x.rank;
+    out.endpoint = endpoints_.at(x.rank);
+    out.node_id = x.id;
+    out.kind = static_cast<std::uint8_t>(x.kind);
+    out.start_ns = ns_or_none(x.start_ps);
+    out.end_ns = ns_or_none(x.end_ps);
+    out.name = first_name_ + x.name;
+  }
+  std::uint64_t memory_bytes() const { return (1u << 20) + endpoints_.capacity() * sizeof(net::EndpointId); }
+
+ private:
+  struct Record {  // (no padding: every byte written is set)
+    std::uint64_t id;
+    std::int64_t start_ps, end_ps;
+    std::uint32_t name, rank, kind, unused;
+  };
+  static_assert(sizeof(Record) == 40, "a spilled row has no padding");
+  util::SpillFile file_;
+  std::uint64_t count_;
+  std::vector<net::EndpointId> endpoints_;
+  std::uint32_t job_ = 0, first_name_ = 0;
+};
+
 // workload.trace_stream: the trace replayed as it is read (a Chakra trace,
 // the run's only job, on one process: docs/architecture.md, "Streaming
 // traces").  Its rows of /trace_nodes and /flows are the planned replay's.
@@ -172,27 +228,28 @@ class StreamTraceJob final : public Job {
     endpoints_ = p.endpoints;
     start_ = p.start;
     window_ = p.window;
-    stream_ = std::make_unique<workload::TraceStream>(plan.graph, *source_, std::move(p), plan.index);
+    nodes_ = p.first_row[R];
+    rows_ = std::make_shared<SpilledRows>(nodes_, p.endpoints);
+    stream_ = std::make_unique<workload::TraceStream>(plan.graph, *source_, std::move(p), plan.index, *rows_);
   }
   unsigned tables() const override { return kIterations | kTraceNodes; }
   // What it holds besides the graph's tasks in flight and the message
-  // records (counted with the graph and the network): its rows, and at the
-  // end the report's copy of them (a /trace_nodes row's nine columns, a
-  // /flows/trace_node pair per message), which a planned replay's estimate
-  // covers with its graph, freed before the report; the names and their
-  // index; each rank's open file (two 8 KiB buffers and a parsed node) and
-  // its window of nodes (their tasks, edges and entries, about 256 bytes
-  // each); and the writer's round of string rows (32 MiB at most).  The
-  // 1,024-rank benchmark: 236 MiB estimated, 223 MiB used.
+  // records (counted with the graph and the network): each message's row,
+  // and at the end the report's /flows/trace_node pair per message; the
+  // names and their index (twice at the end: the report's copy); each
+  // rank's open file (two 8 KiB buffers and a parsed node) and its window
+  // of nodes (their tasks, edges, entries and rows, about 300 bytes each);
+  // the rows' read-ahead; and the writer's round of string rows (32 MiB at
+  // most).  Not its rows: those are on disk (SpilledRows).
   std::uint64_t memory_bytes() const override {
-    const std::uint64_t nodes = stream_->rows().size(), messages = stream_->message_rows().size();
+    const std::uint64_t messages = stream_->message_rows().size();
     const std::uint64_t ranks = source_->ranks(), names = source_->name_ends().size();
-    constexpr std::uint64_t kReportRow = 2 * 8 + 4 * 4 + 1 + 2 * 8, kReportFlow = 16, kNameIndex = 64;
-    constexpr std::uint64_t kReader = 24 * 1024, kLiveNode = 256, kWriteRound = 32 << 20;
-    return stream_->rows().capacity() * sizeof(workload::TraceStream::Row) +
-           stream_->message_rows().capacity() * sizeof(std::uint32_t) + nodes * kReportRow +
-           messages * kReportFlow + source_->names().capacity() + names * (kNameIndex + sizeof(std::uint64_t)) +
-           ranks * (kReader + std::uint64_t{window_} * kLiveNode) + std::min<std::uint64_t>(nodes * 32, kWriteRound);
+    constexpr std::uint64_t kReportFlow = 16, kNameIndex = 64;
+    constexpr std::uint64_t kReader = 24 * 1024, kLiveNode = 300, kWriteRound = 32 << 20;
+    return stream_->message_rows().capacity() * sizeof(std::uint32_t) + messages * kReportFlow +
+           2 * (source_->names().capacity() + names * sizeof(std::uint64_t)) + names * kNameIndex +
+           ranks * (kReader + std::uint64_t{window_} * kLiveNode) + rows_->memory_bytes() +
+           std::min<std::uint64_t>(nodes_ * 32, kWriteRound);
   }
 
   stats::JobRow report(const JobResults& ctx, std::uint32_t index, JobReports& out) const override {
@@ -201,13 +258,11 @@ class StreamTraceJob final : public Job {
                  "warning: workload.trace_stream: {} nodes were read after their dependencies had completed and began "
                  "late (the planned replay would have begun them earlier); raise workload.trace_stream_window\n",
                  late);
-    const auto& rows = stream_->rows();
-    std::int64_t end = start_.ps();
-    bool finished = true;
-    for (const auto& w : rows) {
-      finished = finished && w.end_ps >= 0;
-      end = std::max(end, w.end_ps);
-    }
+    // (The stream and the rows are the job's, not its state: the report
+    // finishes them, as TraceJob's reads its graph.)
+    stream_->finish();
+    const bool finished = stream_->all_done();
+    const std::int64_t end = std::max(start_.ps(), stream_->last_end_ps());
     workload::TraceJob::Result res;  // (as TraceJob::result)
     res.start_ns = start_.ns();
     res.finished = finished;
@@ -219,11 +274,12 @@ class StreamTraceJob final : public Job {
       stats::TraceNodesReport& t = out.trace_nodes;
       const std::uint64_t first_row = t.total;
       trace_node_kinds(t);
-      trace_node_rows(t, index, rows.size(), source_->names(), source_->name_ends(), endpoints_, [&](std::size_t i) {
-        const auto& w = rows[i];
-        return std::make_tuple(w.rank, w.id, w.kind, w.name, w.start_ps, w.end_ps);
-      });
-      t.total += rows.size();
+      if (ctx.comm.is_root()) {
+        rows_->name_rows(index, append_names(t, source_->names(), source_->name_ends()));
+        t.kept = rows_;
+        t.kept_first = first_row;
+      }
+      t.total += nodes_;
       if (ctx.flows) {
         const auto& mr = stream_->message_rows();
         const net::MessageId first = stream_first_id_();
@@ -242,8 +298,10 @@ class StreamTraceJob final : public Job {
  private:
   net::MessageId stream_first_id_() const { return first_id_; }
   std::unique_ptr<ChakraStream> source_;
+  std::shared_ptr<SpilledRows> rows_;
   std::unique_ptr<workload::TraceStream> stream_;
   std::vector<net::EndpointId> endpoints_;
+  std::uint64_t nodes_ = 0;
   core::SimTime start_;
   net::MessageId first_id_ = 0;
   std::uint32_t window_ = 0;

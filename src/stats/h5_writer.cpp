@@ -352,7 +352,7 @@ void H5Writer::attr_on_dataset(const std::string& dataset, const std::string& na
 }
 
 void H5Writer::write_rows_raw(const std::string& dataset, hid_t mem_type, hid_t file_type, std::uint64_t total_rows,
-                              const std::vector<std::uint64_t>& rows, const void* data,
+                              Rows rows, const void* data,
                               std::uint64_t columns, bool compress, const RowFill* fill) {
   const auto [gpath, name] = split_object_path(dataset);
   hid_t group_id = -1;
@@ -471,7 +471,8 @@ void H5Writer::write_rows_raw(const std::string& dataset, hid_t mem_type, hid_t 
       pos = send_displs;
       for (std::size_t i = from; i < to; ++i) {
         char* out = send_buf.data() + pos[static_cast<std::size_t>(dest[i - from])];
-        std::memcpy(out, &rows[i], sizeof(std::uint64_t));
+        const std::uint64_t row = rows[i];
+        std::memcpy(out, &row, sizeof(std::uint64_t));
         if (fill != nullptr)
           (*fill)(i, out + sizeof(std::uint64_t));
         else
@@ -506,6 +507,24 @@ void H5Writer::write_rows(const std::string& dataset, std::uint64_t total_rows, 
   write_rows_raw(dataset, H5Type<T>::id(), H5Type<T>::id(), total_rows, rows, values.data(), 0, false);
 }
 
+template <class T>
+void H5Writer::write_rows_made(const std::string& dataset, std::uint64_t total_rows, Rows rows,
+                               const std::function<T(std::size_t)>& value) {
+  const RowFill fill = [&](std::size_t i, char* out) {
+    const T v = value(i);
+    std::memcpy(out, &v, sizeof(T));
+  };
+  write_rows_raw(dataset, H5Type<T>::id(), H5Type<T>::id(), total_rows, rows, nullptr, 0, false, &fill);
+}
+template void H5Writer::write_rows_made<std::uint8_t>(const std::string&, std::uint64_t, Rows,
+                                                      const std::function<std::uint8_t(std::size_t)>&);
+template void H5Writer::write_rows_made<std::uint32_t>(const std::string&, std::uint64_t, Rows,
+                                                       const std::function<std::uint32_t(std::size_t)>&);
+template void H5Writer::write_rows_made<std::uint64_t>(const std::string&, std::uint64_t, Rows,
+                                                       const std::function<std::uint64_t(std::size_t)>&);
+template void H5Writer::write_rows_made<double>(const std::string&, std::uint64_t, Rows,
+                                                const std::function<double(std::size_t)>&);
+
 template void H5Writer::write_rows<std::uint8_t>(const std::string&, std::uint64_t, const std::vector<std::uint64_t>&,
                                                  const std::vector<std::uint8_t>&);
 template void H5Writer::write_rows<std::uint16_t>(const std::string&, std::uint64_t,
@@ -527,14 +546,14 @@ template void H5Writer::write_rows<double>(const std::string&, std::uint64_t, co
 void H5Writer::write_string_rows(const std::string& dataset, std::uint64_t total_rows,
                                  const std::vector<std::uint64_t>& rows, const std::vector<std::string>& values) {
   FABRICSIM_ASSERT(values.size() == rows.size(), "a string per row");
-  write_string_rows(dataset, total_rows, rows, [&](std::size_t i) { return std::string_view(values[i]); });
+  write_string_rows_made(dataset, total_rows, rows, [&](std::size_t i) { return std::string_view(values[i]); });
 }
 
 void H5Writer::write_string_rows(const std::string& dataset, std::uint64_t total_rows,
                                  const std::vector<std::uint64_t>& rows, const std::string& blob,
                                  const std::vector<std::uint64_t>& ends, const std::vector<std::uint32_t>& which) {
   FABRICSIM_ASSERT(which.size() == rows.size() && (ends.empty() || ends.back() <= blob.size()), "a string per row");
-  write_string_rows(dataset, total_rows, rows, [&](std::size_t i) {
+  write_string_rows_made(dataset, total_rows, rows, [&](std::size_t i) {
     const std::uint32_t k = which[i];
     FABRICSIM_ASSERT(k < ends.size(), "a row's string is one of the blob's");
     const std::uint64_t from = k == 0 ? 0 : ends[k - 1];
@@ -542,9 +561,8 @@ void H5Writer::write_string_rows(const std::string& dataset, std::uint64_t total
   });
 }
 
-void H5Writer::write_string_rows(const std::string& dataset, std::uint64_t total_rows,
-                                 const std::vector<std::uint64_t>& rows,
-                                 const std::function<std::string_view(std::size_t)>& value) {
+void H5Writer::write_string_rows_made(const std::string& dataset, std::uint64_t total_rows, Rows rows,
+                                      const std::function<std::string_view(std::size_t)>& value) {
   std::uint64_t width = 1;
   for (std::size_t i = 0; i < rows.size(); ++i) width = std::max<std::uint64_t>(width, value(i).size());
   std::uint64_t all_width = 1;

@@ -1,5 +1,6 @@
 #include "fabricsim/stats/run_output.hpp"
 #include "fabricsim/stats/throughput.hpp"
+#include "fabricsim/util/assert.hpp"
 
 #include <sys/resource.h>
 
@@ -150,6 +151,34 @@ void write_trace_nodes(H5Writer& out, const TraceNodesReport& t) {
   std::string names;
   for (const auto& n : t.kind_names) names += (names.empty() ? "" : ",") + n;
   out.attr("/trace_nodes", "kind_names", names);
+  if (t.kept) {
+    // Each column a pass over the kept rows, made as they are written.
+    FABRICSIM_ASSERT(t.rows.empty(), "a streamed trace is the run's only job");
+    TraceNodeRows& kept = *t.kept;
+    const auto rows = H5Writer::Rows::run(t.kept_first, kept.count());
+    TraceNodeRows::Row r;
+    const auto column = [&](const char* dataset, auto get) {
+      using T = decltype(get(r));
+      out.write_rows_made<T>(dataset, t.total, rows, [&](std::size_t i) {
+        kept.row(i, r);
+        return get(r);
+      });
+    };
+    column("/trace_nodes/job", [](const TraceNodeRows::Row& x) { return x.job; });
+    column("/trace_nodes/rank", [](const TraceNodeRows::Row& x) { return x.rank; });
+    column("/trace_nodes/endpoint", [](const TraceNodeRows::Row& x) { return x.endpoint; });
+    column("/trace_nodes/node_id", [](const TraceNodeRows::Row& x) { return x.node_id; });
+    column("/trace_nodes/kind", [](const TraceNodeRows::Row& x) { return x.kind; });
+    column("/trace_nodes/start_ns", [](const TraceNodeRows::Row& x) { return x.start_ns; });
+    column("/trace_nodes/end_ns", [](const TraceNodeRows::Row& x) { return x.end_ns; });
+    out.write_string_rows_made("/trace_nodes/name", t.total, rows, [&](std::size_t i) {
+      kept.row(i, r);
+      FABRICSIM_ASSERT(r.name < t.name_end.size(), "a row's name is one of the report's");
+      const std::uint64_t from = r.name == 0 ? 0 : t.name_end[r.name - 1];
+      return std::string_view(t.names).substr(from, t.name_end[r.name] - from);
+    });
+    return;
+  }
   out.write_rows("/trace_nodes/job", t.total, t.rows, t.job);
   out.write_rows("/trace_nodes/rank", t.total, t.rows, t.rank);
   out.write_rows("/trace_nodes/endpoint", t.total, t.rows, t.endpoint);

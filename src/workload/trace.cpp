@@ -643,7 +643,9 @@ TraceJob::Partial TraceJob::partial(const TaskGraph& g) const {
   for (std::size_t i = 0; i < planned_.size(); ++i) {
     const std::uint32_t r = planned_[i].rank;
     if (!here[r]) continue;
-    if (const SimTime end = end_of(g, i); end != SimTime::max()) p.times[r] = std::max(p.times[r], end.ps());
+    // (A node not done, the run cut first: INT64_MAX, the job unfinished.)
+    const SimTime end = end_of(g, i);
+    p.times[r] = std::max(p.times[r], end == SimTime::max() ? INT64_MAX : end.ps());
   }
   return p;
 }

@@ -19,12 +19,11 @@ namespace {
 std::uint32_t label(std::uint32_t job, DnnPhase p) { return (job << 8) | static_cast<std::uint32_t>(p); }
 }  // namespace
 
-TraceStream::TraceStream(TaskGraph& g, TraceSource& source, TraceStreamParams p, std::uint32_t job)
-    : g_(g), src_(source), p_(std::move(p)), job_(job) {
+TraceStream::TraceStream(TaskGraph& g, TraceSource& source, TraceStreamParams p, std::uint32_t job, RowSink& sink)
+    : g_(g), src_(source), p_(std::move(p)), job_(job), sink_(sink) {
   const std::uint32_t R = src_.ranks();
   FABRICSIM_ASSERT(p_.endpoints.size() == R && p_.first_row.size() == R + 1 && p_.ids.first_send.size() == R,
                    "a stream's ranks");
-  rows_.resize(p_.first_row[R]);
   first_id_ = R == 0 ? 0 : p_.ids.first_send[0];
   message_row_.assign(p_.ids.total, UINT32_MAX);
   compute_ns_.assign(R, 0.0);
@@ -50,11 +49,11 @@ void TraceStream::read_more(std::uint32_t r, std::size_t leaving) {
       if (++fed_out_ == src_.ranks()) {
         // Every rank read: unmatched communication can never complete.
         for (const auto& [key, w] : sends_waiting_)
-          fail(std::get<0>(key), rows_[w.row].id,
+          fail(std::get<0>(key), open_.at(w.row).id,
                "send to rank " + std::to_string(std::get<1>(key)) + " (tag " + std::to_string(std::get<2>(key)) +
                    ") has no matching recv node there");
         for (const auto& [key, w] : recvs_waiting_)
-          fail(std::get<1>(key), rows_[w.row].id,
+          fail(std::get<1>(key), open_.at(w.row).id,
                "recv from rank " + std::to_string(std::get<0>(key)) + " (tag " + std::to_string(std::get<2>(key)) +
                    ") has no matching send node there");
         g_.end_feeding(g_.network().now());
@@ -121,12 +120,15 @@ void TraceStream::match(const Waiting& send, const Waiting& recv) {
   unmatched_.erase(send.message);
   if (const auto e = early_.find(send.message); e != early_.end()) {
     // Delivered before the receive was read: it begins late (counted).
-    rows_[recv.row].start_ps = e->second.first;
+    open_.at(recv.row).start_ps = e->second.first;
     g_.not_before(recv.task, SimTime::from_ps(e->second.second));
     early_.erase(e);
   } else {
     g_.depend(send.task, recv.task);
     add_role(send.task, recv.row, kRecvStart);
+    // (Its message, for a start at the cut: finish.)
+    const Row& w = open_.at(recv.row);
+    live_[w.rank].at(w.id).msg = send.task;
   }
   g_.seal(recv.task);
 }
@@ -135,7 +137,7 @@ void TraceStream::add(std::uint32_t r, const TraceSource::Node& node) {
   const TraceNode& n = node.n;
   const auto row = static_cast<std::uint32_t>(p_.first_row[r] + next_row_[r]++);
   if (live_[r].count(node.id) != 0 || completed(r, node.id)) fail(r, node.id, "id: used by an earlier node too");
-  rows_[row] = Row{node.id, node.name, r, n.kind, -1, -1};
+  open_.emplace(row, Row{node.id, node.name, r, n.kind, -1, -1});
   const net::EndpointId ep = p_.endpoints[r];
   Live L{row, n.kind, TaskGraph::kNone, TaskGraph::kNone, TaskGraph::kNone};
   bool seal = true;
@@ -264,8 +266,8 @@ void TraceStream::add(std::uint32_t r, const TraceSource::Node& node) {
   }
   if (node.deps.empty() && n.kind != Kind::Recv) g_.not_before(L.entry, p_.start);
   if (seal) g_.seal(L.entry);
-  if (matched) match(send_now, Waiting{L.done, row, 0});
   live_[r].emplace(node.id, L);
+  if (matched) match(send_now, Waiting{L.done, row, 0});
 }
 
 void TraceStream::on_task_done(TaskGraph::TaskId t, bool sent, SimTime at) {
@@ -277,7 +279,9 @@ void TraceStream::on_task_done(TaskGraph::TaskId t, bool sent, SimTime at) {
     early_[k.message] = {k.start.ps(), at.ps()};  // (its receive not read yet)
   for (int i = 0; i < 2; ++i) {
     if (ro.role[i] == kNone) continue;
-    Row& w = rows_[ro.row[i]];
+    const auto open = open_.find(ro.row[i]);
+    FABRICSIM_ASSERT(open != open_.end(), "a role of a node in flight");
+    Row& w = open->second;
     bool node_done = false;
     switch (ro.role[i]) {
       case kCompute:
@@ -313,7 +317,42 @@ void TraceStream::on_task_done(TaskGraph::TaskId t, bool sent, SimTime at) {
     // in either order: the analytic model may deliver before it says sent).
     const bool over = node_done || ro.role[i] == kRecvStart || (ro.role[i] == kCollStart && !sent);
     if (over) drop_role(t, ro.row[i], ro.role[i]);
-    if (node_done) done(w.rank, w.id);
+    if (node_done) {
+      const Row row = w;
+      open_.erase(open);
+      sink_.put(ro.row[i], row);
+      ++done_rows_;
+      last_end_ps_ = std::max(last_end_ps_, row.end_ps);
+      done(row.rank, row.id);
+    }
+  }
+}
+
+void TraceStream::finish() {
+  if (finished_) return;
+  finished_ = true;
+  // A node in flight whose first task began (a compute running at the cut)
+  // has begun, as the planned replay's row says.
+  for (const auto& rank : live_)
+    for (const auto& [id, L] : rank) {
+      Row& w = open_.at(L.row);
+      // (A receive waiting in a join begins with its message.)
+      const TaskId first = L.kind == Kind::Recv && L.msg != TaskGraph::kNone ? L.msg : L.entry;
+      if (w.start_ps < 0 && first != TaskGraph::kNone) {
+        const SimTime begun = g_.task(first).start;
+        if (begun != SimTime::max()) w.start_ps = begun.ps();
+      }
+    }
+  for (const auto& [row, w] : open_) sink_.put(row, w);
+  open_.clear();
+  for (std::uint32_t r = 0; r < src_.ranks(); ++r) {
+    if (exhausted_[r]) continue;
+    while (src_.next(r, scratch_)) {
+      const std::uint64_t row = p_.first_row[r] + next_row_[r]++;
+      if (row >= p_.first_row[r + 1]) fail(r, scratch_.id, "the file has other nodes than its pre-pass counted (changed while read?)");
+      sink_.put(row, Row{scratch_.id, scratch_.name, r, scratch_.n.kind, -1, -1});
+    }
+    exhausted_[r] = 1;
   }
 }
 

@@ -8,6 +8,8 @@ as it is read gives the planned replay's output, bit for bit.
   * a DNN job (ResNet-50, D 2 x P 2 x O 2, two micro-batches) exported by
     export-chakra and streamed (the default window): the planned
     replay's output, and the direct job's iteration time;
+  * that job cut short at three times, in the three models: the planned
+    replay's output (nodes in flight, nodes never read), the job unfinished;
   * a window of 1 node a rank on that job: nodes are read after their
     dependencies completed (messages arrive before their receive is read);
     the run still ends, every byte delivered, and says on stderr how many
@@ -105,6 +107,30 @@ for model in ("packet", "flow"):
         assert a["iterations/time_ns"][0] == b["iterations/time_ns"][0]
     checks += 1
     print(f"ok   round trip streamed ({model}): {n} datasets as the planned replay, the job's iteration time")
+
+# Cut short (engine.end_ns inside the iteration): the streamed run lists every
+# node as the planned replay does (those in flight with the time they began,
+# those never read with their ids and names, no times), and both say the job
+# did not finish (the planned replay said it had, its end the last done node's).
+for model in ("packet", "flow", "analytic"):
+    prefix = os.path.join(d, "exported-packet")
+    replay = DNN + [f'network.model="{model}"', 'workload.kind="trace"', f'workload.trace="{prefix}"',
+                    "workload.trace_peak_tflops=1"]
+    full, _ = run(f"uncut-{model}", replay)
+    with h5py.File(full, "r") as f:
+        t_end = f["iterations/end_ns"][0]
+    compared = 0
+    for frac in (0.15, 0.5, 0.93):
+        cut = replay + [f"engine.end_ns={t_end * frac:.0f}"]
+        planned, _ = run(f"cut-{model}-{frac}-planned", cut)
+        streamed, _ = run(f"cut-{model}-{frac}-streamed", cut + ["workload.trace_stream=true"])
+        compared += same(planned, streamed, f"cut {model} {frac}")
+        with h5py.File(planned, "r") as f:
+            end = f["trace_nodes/end_ns"][()]
+            assert 0 < (end >= 0).sum() < end.size, (model, frac)
+            assert f["iterations/finished"][0] == 0 and np.isnan(f["iterations/time_ns"][0]), (model, frac)
+    checks += 1
+    print(f"ok   cut short ({model}): 3 cuts, {compared} datasets as planned, the job unfinished")
 
 # A window of one node a rank on the exported job: nodes are read after their
 # dependencies completed and begin late; the run still ends, every byte

@@ -53,10 +53,29 @@ class H5Writer {
   void attr_on_dataset(const std::string& dataset, const std::string& name, double value);
   void attr_on_dataset(const std::string& dataset, const std::string& name, const std::string& value);
 
+  /// The rows a process writes: a list of row numbers, or a run of them.
+  class Rows {
+   public:
+    Rows(const std::vector<std::uint64_t>& list) : list_(&list), count_(list.size()) {}  // NOLINT: implicit
+    static Rows run(std::uint64_t first, std::uint64_t count) { return Rows(first, count); }
+    std::size_t size() const { return static_cast<std::size_t>(count_); }
+    std::uint64_t operator[](std::size_t i) const { return list_ != nullptr ? (*list_)[i] : first_ + i; }
+
+   private:
+    Rows(std::uint64_t first, std::uint64_t count) : first_(first), count_(count) {}
+    const std::vector<std::uint64_t>* list_ = nullptr;
+    std::uint64_t first_ = 0, count_ = 0;
+  };
+
   /// 1-D dataset of `total_rows`; this rank writes rows `rows[i]` = `values[i]`.
   template <class T>
   void write_rows(const std::string& dataset, std::uint64_t total_rows, const std::vector<std::uint64_t>& rows,
                   const std::vector<T>& values);
+  /// The same with row i's value made by value(i) as it is written, in
+  /// increasing i (rows kept elsewhere: a streamed trace's, on disk).
+  template <class T>
+  void write_rows_made(const std::string& dataset, std::uint64_t total_rows, Rows rows,
+                       const std::function<T(std::size_t)>& value);
   /// Fixed-length string column (width = longest string over all ranks).
   void write_string_rows(const std::string& dataset, std::uint64_t total_rows, const std::vector<std::uint64_t>& rows,
                          const std::vector<std::string>& values);
@@ -67,6 +86,9 @@ class H5Writer {
   void write_string_rows(const std::string& dataset, std::uint64_t total_rows, const std::vector<std::uint64_t>& rows,
                          const std::string& blob, const std::vector<std::uint64_t>& ends,
                          const std::vector<std::uint32_t>& which);
+  /// The same, row i's string made by value(i) (twice: once for the width).
+  void write_string_rows_made(const std::string& dataset, std::uint64_t total_rows, Rows rows,
+                              const std::function<std::string_view(std::size_t)>& value);
   /// 2-D dataset [total_rows x columns], chunked and deflate-compressed; this
   /// rank writes whole rows (`values` holds rows.size() x columns, row-major).
   void write_matrix_rows(const std::string& dataset, std::uint64_t total_rows, std::uint64_t columns,
@@ -83,8 +105,6 @@ class H5Writer {
   static bool library_unusable();
 
  private:
-  void write_string_rows(const std::string& dataset, std::uint64_t total_rows, const std::vector<std::uint64_t>& rows,
-                         const std::function<std::string_view(std::size_t)>& value);
   hid_t open_group(const std::string& path);
   /// Collective: every rank says whether its part of an operation failed
   /// (`error` null: it did not); if any did, every rank throws the same
@@ -102,7 +122,7 @@ class H5Writer {
   /// never all at once: a million fixed-width names).
   using RowFill = std::function<void(std::size_t, char*)>;
   void write_rows_raw(const std::string& dataset, hid_t mem_type, hid_t file_type, std::uint64_t total_rows,
-                      const std::vector<std::uint64_t>& rows, const void* data, std::uint64_t columns,
+                      Rows rows, const void* data, std::uint64_t columns,
                       bool compress, const RowFill* fill = nullptr);
 
   MPI_Comm comm_;

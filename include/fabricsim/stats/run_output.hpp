@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <memory>
 #include <utility>
 #include <string>
 #include <vector>
@@ -242,9 +243,27 @@ struct TimelineReport {
 };
 void write_timeline(H5Writer& out, const TimelineReport& t);
 
+/// Rows of /trace_nodes kept outside the report's columns (a streamed
+/// trace's, on disk as its nodes completed): row(i, out) gives the i-th,
+/// asked for in increasing i, several times over (once per column).
+class TraceNodeRows {
+ public:
+  struct Row {
+    std::uint32_t job = 0, rank = 0, endpoint = 0;
+    std::uint64_t node_id = 0;
+    std::uint8_t kind = 0;
+    double start_ns = -1, end_ns = -1;
+    std::uint32_t name = 0;  ///< of the report's distinct names
+  };
+  virtual ~TraceNodeRows() = default;
+  virtual std::uint64_t count() const = 0;
+  virtual void row(std::uint64_t i, Row& out) = 0;
+};
+
 /// /trace_nodes (output.timeline = true, trace jobs): one row per trace
 /// node, job by job, in the trace's order (rank by rank, file order);
-/// written by the root (`rows` empty elsewhere).
+/// written by the root (`rows` empty elsewhere), from its columns or, for a
+/// streamed trace (the run's only job), from `kept` (rows from kept_first).
 struct TraceNodesReport {
   std::uint64_t total = 0;
   std::vector<std::string> kind_names;
@@ -259,6 +278,8 @@ struct TraceNodesReport {
   std::vector<std::uint32_t> name;
   std::string names;
   std::vector<std::uint64_t> name_end;
+  std::shared_ptr<TraceNodeRows> kept;
+  std::uint64_t kept_first = 0;
 };
 void write_trace_nodes(H5Writer& out, const TraceNodesReport& t);
 

@@ -59,12 +59,6 @@ struct TraceStreamParams {
 
 class TraceStream final : public TaskGraph::Feeder {
  public:
-  /// Makes itself `g`'s feeder (before g.start()).
-  TraceStream(TaskGraph& g, TraceSource& source, TraceStreamParams p, std::uint32_t job);
-  /// Reads each rank's first window (TaskGraph::start calls it).
-  void on_start(core::SimTime at) override;
-  void on_task_done(TaskGraph::TaskId t, bool sent, core::SimTime at) override;
-
   /// A node's row of /trace_nodes: as the planned replay's (TraceJob::node,
   /// node_times), in trace order (rank after rank, file order).
   struct Row {
@@ -74,7 +68,32 @@ class TraceStream final : public TaskGraph::Feeder {
     PlannedTraceNode::Kind kind = PlannedTraceNode::Kind::Compute;
     std::int64_t start_ps = -1, end_ps = -1;
   };
-  const std::vector<Row>& rows() const { return rows_; }
+  /// Where a row goes once its node is done (and, from finish(), the rows
+  /// of the nodes that never were): the stream keeps only the rows of the
+  /// nodes in flight (StreamTraceJob puts them in a util::SpillFile).
+  class RowSink {
+   public:
+    virtual ~RowSink() = default;
+    /// Row `row` (p.first_row[rank] + its index in the rank's file), final.
+    virtual void put(std::uint64_t row, const Row& r) = 0;
+  };
+
+  /// Makes itself `g`'s feeder (before g.start()).
+  TraceStream(TaskGraph& g, TraceSource& source, TraceStreamParams p, std::uint32_t job, RowSink& sink);
+  /// Reads each rank's first window (TaskGraph::start calls it).
+  void on_start(core::SimTime at) override;
+  void on_task_done(TaskGraph::TaskId t, bool sent, core::SimTime at) override;
+
+  /// After the run: puts the rows of the nodes not done (their times as far
+  /// as they got) and reads each rank on to its end for the rows of the
+  /// nodes never read (no times), so that every row is put, as a planned
+  /// replay cut at the same time lists them.  Once.
+  void finish();
+  /// Whether every node was done, and the latest end among them (ps).
+  bool all_done() const { return done_rows_ == p_.first_row.back(); }
+  std::int64_t last_end_ps() const { return last_end_ps_; }
+  /// Rows held (the nodes in flight).
+  std::size_t open_rows() const { return open_.size(); }
   /// Per message id (from ids.first_send[0]): the row of the node that sends it.
   const std::vector<std::uint32_t>& message_rows() const { return message_row_; }
   /// The most compute of one rank (ns).
@@ -87,7 +106,7 @@ class TraceStream final : public TaskGraph::Feeder {
   struct Live {
     std::uint32_t row;
     Kind kind;
-    TaskId entry, done, msg;  // msg: a send's message
+    TaskId entry, done, msg;  // msg: a send's message, or the one a receive waits for
   };
   // What a task stands for in the report (up to two roles: a message is a
   // send node's and, unless it waits in a join, its receive's).
@@ -125,7 +144,11 @@ class TraceStream final : public TaskGraph::Feeder {
   TraceSource& src_;
   TraceStreamParams p_;
   std::uint32_t job_;
-  std::vector<Row> rows_;
+  RowSink& sink_;
+  std::unordered_map<std::uint32_t, Row> open_;  // rows of the nodes read and not done
+  std::uint64_t done_rows_ = 0;
+  std::int64_t last_end_ps_ = -1;
+  bool finished_ = false;
   std::vector<std::uint32_t> message_row_;
   std::vector<double> compute_ns_;
   std::vector<Roles> roles_;  // per task slot
