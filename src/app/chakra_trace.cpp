@@ -2,11 +2,15 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <fcntl.h>
+#include <unistd.h>
 #include <sys/resource.h>
 #include <string_view>
 
@@ -222,13 +226,27 @@ CollectiveOp collective(const NodeReader& rd, std::int64_t type) {
 ChakraRankReader::ChakraRankReader(std::string file, std::uint32_t rank, std::uint32_t ranks,
                                    const ChakraOptions& opt, const ChakraGroups& groups)
     : file_(std::move(file)), rank_(rank), ranks_(ranks), opt_(opt), groups_(groups),
-      in_(std::make_unique<std::ifstream>(file_, std::ios::binary)), node_(std::make_unique<pb::Node>()),
-      log_(std::make_unique<ProtobufLog>()) {
-  if (!*in_) throw ConfigError(fmt::format("{}: cannot open it (workload.trace)", file_));
+      node_(std::make_unique<pb::Node>()), log_(std::make_unique<ProtobufLog>()) {
+  open();
   std::error_code ec;
   size_ = fs::file_size(file_, ec);
-  stream_ = std::make_unique<google::protobuf::io::IstreamInputStream>(in_.get());
 }
+
+void ChakraRankReader::open() {
+  const int fd = ::open(file_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    throw ConfigError(fmt::format("{}: cannot open it ({}; workload.trace)", file_, std::strerror(errno)));
+  if (at_ > 0 && ::lseek(fd, static_cast<off_t>(at_), SEEK_SET) != static_cast<off_t>(at_)) {
+    const int err = errno;
+    ::close(fd);
+    throw ConfigError(fmt::format("{}: cannot read it again at byte {} ({}; workload.trace)", file_, at_,
+                                  std::strerror(err)));
+  }
+  stream_ = std::make_unique<google::protobuf::io::FileInputStream>(fd);
+  stream_->SetCloseOnDelete(true);
+}
+
+void ChakraRankReader::close() { stream_.reset(); }
 
 ChakraRankReader::~ChakraRankReader() = default;
 ChakraRankReader::ChakraRankReader(ChakraRankReader&&) noexcept = default;
@@ -247,6 +265,7 @@ bool ChakraRankReader::next(Node& out) {
   pb::Node& node = *node_;
   std::vector<std::uint64_t>& deps = out.deps;
   ProtobufLog& log = *log_;
+  if (!stream_ && at < size) open();
   while (at < size) {
     log.clear();
     google::protobuf::io::CodedInputStream coded(stream_.get());
@@ -436,14 +455,30 @@ ChakraStream::ChakraStream(const std::string& path, const ChakraOptions& opt) : 
   by_name_ = read_groups(opt_.comm_groups_file, R);
   name_ = fs::path(prefix).filename().string();
   std::error_code ec;
-  for (const std::string& f : files_)
-    if (const auto bytes = fs::file_size(f, ec); !ec) file_bytes_ += bytes;
   // Every file open at once while the replay reads them (a trace of 1,024
-  // ranks: as many descriptors): the soft limit raised to the hard one.
-  if (rlimit lim{}; getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {
-    lim.rlim_cur = lim.rlim_max;
-    (void)setrlimit(RLIMIT_NOFILE, &lim);
+  // ranks: as many descriptors): the soft limit raised to the hard one, and
+  // past it (less what is open now and room for the output, MPI and the
+  // rest), files closed and reopened where they were, the oldest opened
+  // first.
+  std::uint64_t room = R;
+  if (rlimit lim{}; getrlimit(RLIMIT_NOFILE, &lim) == 0) {
+    if (lim.rlim_cur < lim.rlim_max) {
+      lim.rlim_cur = lim.rlim_max;
+      (void)setrlimit(RLIMIT_NOFILE, &lim);
+      (void)getrlimit(RLIMIT_NOFILE, &lim);
+    }
+    if (lim.rlim_cur != RLIM_INFINITY) {
+      std::uint64_t in_use = 0;
+      for ([[maybe_unused]] const auto& e : fs::directory_iterator("/proc/self/fd", ec)) ++in_use;
+      constexpr std::uint64_t kSpare = 16;
+      const std::uint64_t limit = lim.rlim_cur;
+      room = limit > in_use + kSpare ? limit - in_use - kSpare : 1;
+    }
   }
+  // For the test suite: fewer files open at once (tests/app/trace_stream.py).
+  if (const char* most = std::getenv("FABRICSIM_TEST_TRACE_OPEN_FILES"); most && *most)
+    room = std::max<std::uint64_t>(1, std::strtoull(most, nullptr, 10));
+  open_at_most_ = static_cast<std::uint32_t>(std::min<std::uint64_t>(R, room));
   // The pre-pass: each file once, keeping only its counts.
   summary_.resize(R);
   node_counts_.assign(R, 0);
@@ -466,12 +501,29 @@ ChakraStream::ChakraStream(const std::string& path, const ChakraOptions& opt) : 
       ++node_counts_[r];
       if (node_.n.kind == TraceNode::Kind::Send) ++summary_[r].sends;
       if (node_.n.kind == TraceNode::Kind::Collective)
-        summary_[r].collectives.push_back({group_of(node_.group), node_.n.op, node_.n.bytes, node_.n.root});
+        summary_[r].collectives.push_back(
+            {group_of(node_.group), node_.n.op, node_.n.bytes, node_.n.root, node_.id});
     }
     nodes += node_counts_[r];
   }
   if (nodes == 0) throw ConfigError(fmt::format("{}: the trace has no nodes", files_[0]));
-  for (std::uint32_t r = 0; r < R; ++r) readers_.emplace_back(files_[r], r, R, opt_, by_name_);
+  for (std::uint32_t r = 0; r < R; ++r) {
+    readers_.emplace_back(files_[r], r, R, opt_, by_name_);
+    opened_.push_back(r);
+    if (++open_ > open_at_most_) close_oldest();
+  }
+}
+
+void ChakraStream::close_oldest() {
+  while (!opened_.empty()) {
+    const std::uint32_t r = opened_.front();
+    opened_.pop_front();
+    if (readers_[r].is_open()) {
+      readers_[r].close();
+      --open_;
+      return;
+    }
+  }
 }
 
 std::uint32_t ChakraStream::group_of(const std::vector<std::uint32_t>* members) {
@@ -489,7 +541,19 @@ std::uint32_t ChakraStream::intern(std::string_view name) {
 }
 
 bool ChakraStream::next(std::uint32_t r, Node& out) {
-  if (!readers_[r].next(node_)) return false;
+  ChakraRankReader& rd = readers_[r];
+  const bool was_open = rd.is_open();
+  if (!was_open && open_ >= open_at_most_) close_oldest();
+  const bool more = rd.next(node_);
+  if (!was_open && rd.is_open()) {
+    opened_.push_back(r);
+    ++open_;
+  }
+  if (!more && rd.is_open()) {  // (at its end: its descriptor back)
+    rd.close();
+    --open_;
+  }
+  if (!more) return false;
   out.id = node_.id;
   out.n = node_.n;
   out.n.group = group_of(node_.group);

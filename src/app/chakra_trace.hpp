@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -15,7 +16,7 @@
 #include "fabricsim/workload/trace_stream.hpp"
 
 namespace google::protobuf::io {
-class IstreamInputStream;
+class FileInputStream;
 }
 namespace fabricsim_chakra {
 class Node;
@@ -66,15 +67,19 @@ class ChakraRankReader {
   /// ..." for what cannot be read (load_chakra_trace's).
   bool next(Node& out);
   const std::string& file() const { return file_; }
-  std::uint64_t file_bytes() const { return size_; }
+  /// Gives its descriptor back, keeping its place: the next next() opens
+  /// the file again there (a trace of more ranks than open files allowed).
+  void close();
+  bool is_open() const { return stream_ != nullptr; }
 
  private:
+  void open();  // (at at_)
   std::string file_;
   std::uint32_t rank_, ranks_;
   const ChakraOptions& opt_;
   const ChakraGroups& groups_;
-  std::unique_ptr<std::ifstream> in_;
-  std::unique_ptr<google::protobuf::io::IstreamInputStream> stream_;
+  // (One buffer a file: a streamed trace of 1,024 ranks keeps every file open.)
+  std::unique_ptr<google::protobuf::io::FileInputStream> stream_;  // (closes its descriptor)
   std::unique_ptr<fabricsim_chakra::Node> node_;
   std::unique_ptr<ProtobufLog> log_;  // protobuf's log, kept for the error line while the file is open
   std::uint64_t size_ = 0, at_ = 0;
@@ -94,6 +99,7 @@ class ChakraStream final : public workload::TraceSource {
   bool next(std::uint32_t r, Node& out) override;
   const std::vector<std::vector<std::uint32_t>>& groups() const override { return groups_.groups; }
   const std::string& file(std::uint32_t r) const override { return files_[r]; }
+  const std::vector<std::string>& files() const { return files_; }
   /// Per rank: what the message numbering reads, and its node count.
   const std::vector<workload::TraceRankMessages>& summary() const { return summary_; }
   const std::vector<std::uint64_t>& node_counts() const { return node_counts_; }
@@ -101,11 +107,14 @@ class ChakraStream final : public workload::TraceSource {
   const std::string& names() const { return names_; }
   const std::vector<std::uint64_t>& name_ends() const { return name_ends_; }
   const std::string& name() const { return name_; }
-  std::uint64_t file_bytes() const { return file_bytes_; }
+  /// Rank files kept open at once: all of them, or, past the open-file
+  /// limit, fewer (the others closed and reopened where they were).
+  std::uint32_t open_at_most() const { return open_at_most_; }
 
  private:
   std::uint32_t group_of(const std::vector<std::uint32_t>* members);
   std::uint32_t intern(std::string_view name);
+  void close_oldest();  // of the open files
   ChakraOptions opt_;
   ChakraGroups by_name_;
   workload::Trace groups_;  // (its groups only: add_group numbers them as a whole trace's)
@@ -117,7 +126,8 @@ class ChakraStream final : public workload::TraceSource {
   std::string names_, name_;
   std::vector<std::uint64_t> name_ends_;
   std::map<std::string, std::uint32_t, std::less<>> name_index_;
-  std::uint64_t file_bytes_ = 0;
+  std::deque<std::uint32_t> opened_;  // ranks in the order their files were opened
+  std::uint32_t open_ = 0, open_at_most_ = 0;
 };
 
 /// Whether `path` names a Chakra trace: "PREFIX.RANK.et", or a PREFIX with

@@ -211,6 +211,11 @@ class StreamTraceJob final : public Job {
       throw util::ConfigError("workload.trace_stream: streams a Chakra trace (one .et file per rank), not " + path);
     source_ = std::make_unique<ChakraStream>(path, chakra_options(cfg));
     const std::uint32_t R = source_->ranks();
+    if (source_->open_at_most() < R)
+      fmt::print(stderr,
+                 "note: workload.trace_stream: {} rank files, {} open at once (the open-file limit, ulimit -n): the "
+                 "others are closed and opened again where they were left, which takes longer\n",
+                 R, source_->open_at_most());
     workload::TraceStreamParams p;
     p.algorithm = cfg.get_string("workload.algorithm");
     if (p.algorithm == "auto") p.algorithm = "ring";
@@ -219,7 +224,8 @@ class StreamTraceJob final : public Job {
     p.endpoints = place_job(cfg, R, plan.pool, "workload.trace: the trace");
     net::Network& net = plan.graph.network();
     p.ids = workload::trace_message_ids(source_->summary(), source_->groups(), p.endpoints, p.algorithm,
-                                        net.topology(), static_cast<net::MessageId>(net.messages().size()));
+                                        net.topology(), static_cast<net::MessageId>(net.messages().size()),
+                                        source_->files());
     const net::MessageId first = net.reserve_ids(p.ids.total);
     first_id_ = first;
     FABRICSIM_ASSERT(R == 0 || first == p.ids.first_send[0], "the trace's ids set aside where numbered");

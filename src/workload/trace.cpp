@@ -478,7 +478,8 @@ void plan_collectives(TaskGraph& g, const TraceParams& p, std::uint32_t job, con
 TraceMessageIds trace_message_ids(const std::vector<TraceRankMessages>& ranks,
                                   const std::vector<std::vector<std::uint32_t>>& groups,
                                   const std::vector<net::EndpointId>& endpoints, const std::string& algorithm,
-                                  const net::Topology& topo, net::MessageId first) {
+                                  const net::Topology& topo, net::MessageId first,
+                                  const std::vector<std::string>& files) {
   const auto R = static_cast<std::uint32_t>(ranks.size());
   FABRICSIM_ASSERT(endpoints.size() == R, "an endpoint per rank");
   TraceMessageIds ids;
@@ -515,7 +516,13 @@ TraceMessageIds trace_message_ids(const std::vector<TraceRankMessages>& ranks,
       node.bytes = c.bytes;
       node.root = c.root;
       const CollectiveSpec spec = trace_collective_spec(node, n, algorithm);
-      check_collective(spec, n);
+      try {
+        check_collective(spec, n);
+      } catch (const ConfigError& e) {
+        const std::uint32_t r = members[0];
+        throw ConfigError((r < files.size() ? files[r] + ": " : std::string("rank ") + std::to_string(r) + ": ") +
+                          "node " + std::to_string(c.node) + ": " + e.what());
+      }
       ids.first_collective[{g, k++}] = static_cast<net::MessageId>(at);
       for (std::uint64_t s : collective_sends(spec, topo, eps)) at += s;
     }

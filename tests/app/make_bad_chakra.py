@@ -104,6 +104,9 @@ def main():
     grouped = META + record(node(0, COLL, [("comm_type", "int64", 0), ("comm_size", "int64", 64),
                                            ("pg_name", "string", "dp")]))
     write(d, "q_chakra_group", [grouped, grouped])
+    # A valid trace whose all-reduce the configured algorithm cannot run (streamed: refused by its pre-pass).
+    computed = META + record(node(0, COMP, duration=5)) + allreduce(1)
+    write(d, "q_chakra_stream_algorithm", [computed, computed])
     with open(os.path.join(d, "q_chakra_group.json"), "w") as f:
         f.write('{"tp": [0, 1]}\n')
 

@@ -10,6 +10,9 @@ as it is read gives the planned replay's output, bit for bit.
     replay's output, and the direct job's iteration time;
   * that job cut short at three times, in the three models: the planned
     replay's output (nodes in flight, nodes never read), the job unfinished;
+  * more rank files than may be open at once (a test cap of 3; a real
+    `ulimit -n` of 40): files closed and reopened where they were, the
+    planned replay's output;
   * a window of 1 node a rank on that job: nodes are read after their
     dependencies completed (messages arrive before their receive is read);
     the run still ends, every byte delivered, and says on stderr how many
@@ -18,6 +21,7 @@ as it is read gives the planned replay's output, bit for bit.
 """
 import glob
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -31,12 +35,12 @@ d = tempfile.mkdtemp()
 checks = 0
 
 
-def run(name, sets):
+def run(name, sets, env=None, preexec_fn=None):
     out = os.path.join(d, name + ".h5")
     cmd = [exe, "run", "-o", out, "--set", 'output.progress="never"']
     for s in sets:
         cmd += ["--set", s]
-    r = subprocess.run(cmd, capture_output=True, text=True)
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env, preexec_fn=preexec_fn)
     assert r.returncode == 0, (name, " ".join(cmd), r.stderr)
     return out, r.stderr
 
@@ -131,6 +135,27 @@ for model in ("packet", "flow", "analytic"):
             assert f["iterations/finished"][0] == 0 and np.isnan(f["iterations/time_ns"][0]), (model, frac)
     checks += 1
     print(f"ok   cut short ({model}): 3 cuts, {compared} datasets as planned, the job unfinished")
+
+# More rank files than may be open at once: those past the limit are closed
+# and reopened where they were, the output still the planned replay's; by
+# the test's cap (3 files) on the exported job and a 16-rank trace, and by a
+# real open-file limit (40 descriptors, less what is open and a spare 16)
+# on the 16-rank trace.  The run says how many files it keeps open.
+sixteen = os.path.join(data, "workload/microbenchmarks/all_to_all/16npus_1MB/all_to_all")
+cases = [("exported", DNN + ['network.model="packet"', 'workload.kind="trace"',
+                             f'workload.trace="{os.path.join(d, "exported-packet")}"', "workload.trace_peak_tflops=1"]),
+         ("16 ranks", fabric("fat_tree", 16) + ['workload.kind="trace"', f'workload.trace="{sixteen}"'])]
+capped = dict(os.environ, FABRICSIM_TEST_TRACE_OPEN_FILES="3")
+limited = lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (40, 40))  # noqa: E731
+for what, sets in cases + [("16 ranks, ulimit -n 40", cases[1][1])]:
+    planned, _ = run(f"open-{len(what)}-planned", sets)
+    env, pre = (os.environ, limited) if "ulimit" in what else (capped, None)
+    streamed, err = run(f"open-{len(what)}-streamed", sets + ["workload.trace_stream=true"], env, pre)
+    note = [line for line in err.splitlines() if "open at once" in line]
+    assert len(note) == 1, (what, err)
+    n = same(planned, streamed, what)
+    checks += 1
+    print(f"ok   files reopened ({what}): {n} datasets as planned; {note[0]}")
 
 # A window of one node a rank on the exported job: nodes are read after their
 # dependencies completed and begin late; the run still ends, every byte

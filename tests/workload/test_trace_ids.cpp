@@ -97,7 +97,7 @@ Built random_trace(std::uint64_t seed, std::uint32_t R, std::uint32_t phases) {
     for (const Pending& p : nodes[r]) {  // (id order)
       if (p.n.kind == TraceNode::Kind::Send) ++b.summary[r].sends;
       if (p.n.kind == TraceNode::Kind::Collective)
-        b.summary[r].collectives.push_back({p.n.group, p.n.op, p.n.bytes, p.n.root});
+        b.summary[r].collectives.push_back({p.n.group, p.n.op, p.n.bytes, p.n.root, p.id});
     }
     std::shuffle(nodes[r].begin(), nodes[r].end(), rng);
     for (const Pending& p : nodes[r]) t.add_node(p.id, r, p.n, "n", nullptr, nullptr);

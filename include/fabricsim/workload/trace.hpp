@@ -162,6 +162,7 @@ struct TraceRankMessages {
     CollectiveOp op = CollectiveOp::Allreduce;
     std::uint64_t bytes = 0;
     std::uint32_t root = 0;
+    std::uint64_t node = 0;  ///< its node id (for error lines)
   };
   std::vector<Collective> collectives;
 };
@@ -180,11 +181,13 @@ struct TraceMessageIds {
 };
 /// `groups`: Trace::groups; `first`: the id of the trace's first message
 /// (the network's messages before it).  ConfigError as TraceJob's for a
-/// collective its algorithm does not implement.
+/// collective its algorithm does not implement, naming its first member's
+/// file (files[rank], when given) and node.
 TraceMessageIds trace_message_ids(const std::vector<TraceRankMessages>& ranks,
                                   const std::vector<std::vector<std::uint32_t>>& groups,
                                   const std::vector<net::EndpointId>& endpoints, const std::string& algorithm,
-                                  const net::Topology& topo, net::MessageId first);
+                                  const net::Topology& topo, net::MessageId first,
+                                  const std::vector<std::string>& files = {});
 
 /// The collective a trace's collective node runs on n ranks: its
 /// operation's own algorithm, or the job's (`algorithm`) for allreduce,
