@@ -451,7 +451,8 @@ ChakraStream::ChakraStream(const std::string& path, const ChakraOptions& opt) : 
   const std::string prefix = prefix_of(path);
   files_ = rank_files_of(prefix);
   const std::uint32_t R = ranks();
-  groups_.ranks = R;
+  index_.ranks = R;
+  index_.file = path;
   by_name_ = read_groups(opt_.comm_groups_file, R);
   name_ = fs::path(prefix).filename().string();
   std::error_code ec;
@@ -527,17 +528,7 @@ void ChakraStream::close_oldest() {
 }
 
 std::uint32_t ChakraStream::group_of(const std::vector<std::uint32_t>* members) {
-  return members == nullptr ? 0 : groups_.add_group(*members);
-}
-
-std::uint32_t ChakraStream::intern(std::string_view name) {
-  const auto it = name_index_.find(name);
-  if (it != name_index_.end()) return it->second;
-  const auto k = static_cast<std::uint32_t>(name_ends_.size());
-  names_.append(name);
-  name_ends_.push_back(names_.size());
-  name_index_.emplace(std::string(name), k);
-  return k;
+  return members == nullptr ? 0 : index_.add_group(*members);
 }
 
 bool ChakraStream::next(std::uint32_t r, Node& out) {
@@ -557,7 +548,7 @@ bool ChakraStream::next(std::uint32_t r, Node& out) {
   out.id = node_.id;
   out.n = node_.n;
   out.n.group = group_of(node_.group);
-  out.name = intern(node_.name);
+  out.name = index_.intern(node_.name);
   out.deps.assign(node_.deps.begin(), node_.deps.end());
   return true;
 }

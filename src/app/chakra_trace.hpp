@@ -97,15 +97,15 @@ class ChakraStream final : public workload::TraceSource {
   ChakraStream(const std::string& path, const ChakraOptions& opt);
   std::uint32_t ranks() const override { return static_cast<std::uint32_t>(files_.size()); }
   bool next(std::uint32_t r, Node& out) override;
-  const std::vector<std::vector<std::uint32_t>>& groups() const override { return groups_.groups; }
+  const std::vector<std::vector<std::uint32_t>>& groups() const override { return index_.groups; }
   const std::string& file(std::uint32_t r) const override { return files_[r]; }
   const std::vector<std::string>& files() const { return files_; }
   /// Per rank: what the message numbering reads, and its node count.
   const std::vector<workload::TraceRankMessages>& summary() const { return summary_; }
   const std::vector<std::uint64_t>& node_counts() const { return node_counts_; }
   /// The distinct node names (the k-th ends at name_ends[k]), as Trace's.
-  const std::string& names() const { return names_; }
-  const std::vector<std::uint64_t>& name_ends() const { return name_ends_; }
+  const std::string& names() const { return index_.names; }
+  const std::vector<std::uint64_t>& name_ends() const { return index_.name_ends; }
   const std::string& name() const { return name_; }
   /// Rank files kept open at once: all of them, or, past the open-file
   /// limit, fewer (the others closed and reopened where they were).
@@ -113,19 +113,18 @@ class ChakraStream final : public workload::TraceSource {
 
  private:
   std::uint32_t group_of(const std::vector<std::uint32_t>* members);
-  std::uint32_t intern(std::string_view name);
   void close_oldest();  // of the open files
   ChakraOptions opt_;
   ChakraGroups by_name_;
-  workload::Trace groups_;  // (its groups only: add_group numbers them as a whole trace's)
+  // Its groups and distinct names, numbered as a whole trace's (add_group,
+  // intern); no nodes.
+  workload::Trace index_;
   std::vector<std::string> files_;
   std::vector<ChakraRankReader> readers_;
   ChakraRankReader::Node node_;
   std::vector<workload::TraceRankMessages> summary_;
   std::vector<std::uint64_t> node_counts_;
-  std::string names_, name_;
-  std::vector<std::uint64_t> name_ends_;
-  std::map<std::string, std::uint32_t, std::less<>> name_index_;
+  std::string name_;
   std::deque<std::uint32_t> opened_;  // ranks in the order their files were opened
   std::uint32_t open_ = 0, open_at_most_ = 0;
 };

@@ -243,19 +243,19 @@ class StreamTraceJob final : public Job {
   // records (counted with the graph and the network): each message's row,
   // and at the end the report's /flows/trace_node pair per message; the
   // names and their index (twice at the end: the report's copy); each
-  // rank's open file (two 8 KiB buffers and a parsed node) and its window
-  // of nodes (their tasks, edges, entries and rows, about 300 bytes each);
-  // the rows' read-ahead; and the writer's round of string rows (32 MiB at
-  // most).  Not its rows: those are on disk (SpilledRows).
+  // rank's open file (an 8 KiB buffer and a parsed node) and its window of
+  // nodes (their tasks, edges, entries and rows, about 300 bytes each); the
+  // rows' read-ahead; and the writer's piece of string rows (4 MiB at most,
+  // at one process).  Not its rows: those are on disk (SpilledRows).
   std::uint64_t memory_bytes() const override {
     const std::uint64_t messages = stream_->message_rows().size();
     const std::uint64_t ranks = source_->ranks(), names = source_->name_ends().size();
-    constexpr std::uint64_t kReportFlow = 16, kNameIndex = 64;
-    constexpr std::uint64_t kReader = 24 * 1024, kLiveNode = 300, kWriteRound = 32 << 20;
+    constexpr std::uint64_t kReportFlow = 16, kNameIndex = 2 * sizeof(std::uint32_t);
+    constexpr std::uint64_t kReader = 16 * 1024, kLiveNode = 300, kWritePiece = 4 << 20;
     return stream_->message_rows().capacity() * sizeof(std::uint32_t) + messages * kReportFlow +
            2 * (source_->names().capacity() + names * sizeof(std::uint64_t)) + names * kNameIndex +
            ranks * (kReader + std::uint64_t{window_} * kLiveNode) + rows_->memory_bytes() +
-           std::min<std::uint64_t>(nodes_ * 32, kWriteRound);
+           std::min<std::uint64_t>(nodes_ * 32, kWritePiece);
   }
 
   stats::JobRow report(const JobResults& ctx, std::uint32_t index, JobReports& out) const override {

@@ -103,6 +103,8 @@ struct Trace {
     const std::uint64_t from = k == 0 ? 0 : name_ends[k - 1];
     return std::string_view(names).substr(from, name_ends[k] - from);
   }
+  /// The index of a distinct node name, added if new (add_node's).
+  std::uint32_t intern(std::string_view name);
   /// Forgets add_node's index of the names (once every node is added).
   void end_names() { std::vector<std::uint32_t>().swap(name_slots_); }
 
@@ -129,7 +131,6 @@ struct Trace {
   std::uint64_t resident_bytes() const;
 
  private:
-  std::uint32_t intern(std::string_view name);  // its index in name_ends, added if new
   // Room in `v` for `need` more, within read_budget (refuse_read if none).
   template <class V>
   void make_room(V& v, std::size_t need);
