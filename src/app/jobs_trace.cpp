@@ -185,7 +185,10 @@ class SpilledRows final : public workload::TraceStream::RowSink, public stats::T
     out.end_ns = ns_or_none(x.end_ps);
     out.name = first_name_ + x.name;
   }
-  std::uint64_t memory_bytes() const { return (1u << 20) + endpoints_.capacity() * sizeof(net::EndpointId); }
+  void flush() { file_.flush(); }
+  // The file's batch, the run it writes and its read-ahead (512 KiB, 512 KiB
+  // and 1 MiB at most), and the endpoints.
+  std::uint64_t memory_bytes() const { return (2u << 20) + endpoints_.capacity() * sizeof(net::EndpointId); }
 
  private:
   struct Record {  // (no padding: every byte written is set)
@@ -267,6 +270,7 @@ class StreamTraceJob final : public Job {
     // (The stream and the rows are the job's, not its state: the report
     // finishes them, as TraceJob's reads its graph.)
     stream_->finish();
+    rows_->flush();  // (a full disk reported before the output is begun)
     const bool finished = stream_->all_done();
     const std::int64_t end = std::max(start_.ps(), stream_->last_end_ps());
     workload::TraceJob::Result res;  // (as TraceJob::result)

@@ -15,6 +15,7 @@ namespace fabricsim::util {
 
 namespace {
 constexpr std::size_t kBlockBytes = std::size_t{1} << 20;  // read ahead 1 MiB
+constexpr std::size_t kBatchBytes = std::size_t{512} << 10;  // puts written together
 }
 
 SpillFile::SpillFile(std::size_t record_bytes, std::string what)
@@ -36,9 +37,11 @@ void SpillFile::fail(const std::string& doing, int err) const {
                   "; set TMPDIR to a writable directory with room)");
 }
 
-void SpillFile::put(std::uint64_t index, const void* record) {
-  const auto* p = static_cast<const char*>(record);
-  std::size_t left = record_bytes_;
+std::size_t SpillFile::memory_bytes() const {
+  return block_.capacity() + batch_.capacity() + run_.capacity() + batch_index_.capacity() * sizeof(std::uint64_t);
+}
+
+void SpillFile::write_at(std::uint64_t index, const char* p, std::size_t left) {
   auto off = static_cast<off_t>(index * record_bytes_);
   while (left > 0) {
     const ssize_t n = ::pwrite(fd_, p, left, off);
@@ -48,11 +51,42 @@ void SpillFile::put(std::uint64_t index, const void* record) {
     off += n;
     left -= static_cast<std::size_t>(n);
   }
-  if (index >= block_first_ && index < block_first_ + block_count_)
-    std::memcpy(block_.data() + (index - block_first_) * record_bytes_, record, record_bytes_);
+}
+
+void SpillFile::put(std::uint64_t index, const void* record) {
+  if (batch_index_.size() * record_bytes_ >= kBatchBytes) flush();
+  batch_index_.push_back(index);
+  const auto* p = static_cast<const char*>(record);
+  batch_.insert(batch_.end(), p, p + record_bytes_);
+}
+
+void SpillFile::flush() {
+  const std::size_t n = batch_index_.size();
+  if (n == 0) return;
+  // In index order, a later put of the same index after an earlier one.
+  std::vector<std::uint32_t> order(n);
+  for (std::uint32_t k = 0; k < n; ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::uint32_t a, std::uint32_t b) { return batch_index_[a] < batch_index_[b]; });
+  std::size_t k = 0;
+  while (k < n) {
+    // A run of consecutive indices (a repeated index ends it: written in turn).
+    std::size_t e = k + 1;
+    while (e < n && batch_index_[order[e]] == batch_index_[order[e - 1]] + 1) ++e;
+    run_.resize((e - k) * record_bytes_);
+    for (std::size_t x = k; x < e; ++x)
+      std::memcpy(run_.data() + (x - k) * record_bytes_, batch_.data() + std::size_t{order[x]} * record_bytes_,
+                  record_bytes_);
+    write_at(batch_index_[order[k]], run_.data(), run_.size());
+    k = e;
+  }
+  batch_index_.clear();
+  batch_.clear();
+  block_count_ = 0;  // (what was read ahead may be stale)
 }
 
 void SpillFile::get(std::uint64_t index, void* out) {
+  flush();
   if (index < block_first_ || index >= block_first_ + block_count_) {
     const std::size_t per_block = std::max<std::size_t>(1, kBlockBytes / record_bytes_);
     block_.assign(per_block * record_bytes_, 0);
