@@ -7,7 +7,6 @@
 #include <cstring>
 #include <map>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <fcntl.h>
 #include <unistd.h>

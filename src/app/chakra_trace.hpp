@@ -5,7 +5,6 @@
 
 #include <cstdint>
 #include <deque>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <string>

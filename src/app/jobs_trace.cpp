@@ -237,8 +237,7 @@ class StreamTraceJob final : public Job {
     endpoints_ = p.endpoints;
     start_ = p.start;
     window_ = p.window;
-    nodes_ = p.first_row[R];
-    rows_ = std::make_shared<SpilledRows>(nodes_, p.endpoints);
+    rows_ = std::make_shared<SpilledRows>(p.first_row[R], p.endpoints);
     stream_ = std::make_unique<workload::TraceStream>(plan.graph, *source_, std::move(p), plan.index, *rows_);
   }
   unsigned tables() const override { return kIterations | kTraceNodes; }
@@ -258,7 +257,7 @@ class StreamTraceJob final : public Job {
     return stream_->message_rows().capacity() * sizeof(std::uint32_t) + messages * kReportFlow +
            2 * (source_->names().capacity() + names * sizeof(std::uint64_t)) + names * kNameIndex +
            ranks * (kReader + std::uint64_t{window_} * kLiveNode) + rows_->memory_bytes() +
-           std::min<std::uint64_t>(nodes_ * 32, kWritePiece);
+           std::min<std::uint64_t>(rows_->count() * 32, kWritePiece);
   }
 
   stats::JobRow report(const JobResults& ctx, std::uint32_t index, JobReports& out) const override {
@@ -289,7 +288,7 @@ class StreamTraceJob final : public Job {
         t.kept = rows_;
         t.kept_first = first_row;
       }
-      t.total += nodes_;
+      t.total += rows_->count();
       if (ctx.flows) {
         const auto& mr = stream_->message_rows();
         const net::MessageId first = stream_first_id_();
@@ -311,7 +310,6 @@ class StreamTraceJob final : public Job {
   std::shared_ptr<SpilledRows> rows_;
   std::unique_ptr<workload::TraceStream> stream_;
   std::vector<net::EndpointId> endpoints_;
-  std::uint64_t nodes_ = 0;
   core::SimTime start_;
   net::MessageId first_id_ = 0;
   std::uint32_t window_ = 0;

@@ -92,8 +92,6 @@ class TraceStream final : public TaskGraph::Feeder {
   /// Whether every node was done, and the latest end among them (ps).
   bool all_done() const { return done_rows_ == p_.first_row.back(); }
   std::int64_t last_end_ps() const { return last_end_ps_; }
-  /// Rows held (the nodes in flight).
-  std::size_t open_rows() const { return open_.size(); }
   /// Per message id (from ids.first_send[0]): the row of the node that sends it.
   const std::vector<std::uint32_t>& message_rows() const { return message_row_; }
   /// The most compute of one rank (ns).
