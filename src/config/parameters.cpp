@@ -447,10 +447,11 @@ std::vector<ParamDecl> declare() {
                            "collectives use `algorithm` for allreduce, reduce_scatter and allgather."));
   p.push_back(bool_param("workload", "trace_stream", false,
                          "trace (Chakra): replay the trace as it is read, a window of each rank's nodes at a time, "
-                         "instead of planning it whole first: memory for what is in flight, not for the whole "
-                         "trace (docs/model.md, \"Streaming traces\"). The run's only job, on one process; each "
-                         "rank's node ids increasing and its dependencies on earlier nodes. Same results as "
-                         "without it."));
+                         "instead of planning it whole first: memory for the nodes in flight and the message "
+                         "records, not for the whole trace; a done node's /trace_nodes row waits in a file in "
+                         "$TMPDIR (else /tmp; 40 bytes a node) until the output is written (docs/model.md, "
+                         "\"Streaming traces\"). The run's only job, on one process; each rank's node ids "
+                         "increasing and its dependencies on earlier nodes. Same results as without it."));
   p.push_back(int_param("workload", "trace_stream_window", "nodes", 32,
                         "trace_stream: the nodes of a rank read and not yet done, at most. A node beyond it whose "
                         "dependencies all complete before it is read begins late (the run says how many); more "
