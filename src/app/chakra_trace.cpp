@@ -499,7 +499,10 @@ ChakraStream::ChakraStream(const std::string& path, const ChakraOptions& opt) : 
                                         files_[r], node_.id, d));
       last = node_.id;
       ++node_counts_[r];
-      if (node_.n.kind == TraceNode::Kind::Send) ++summary_[r].sends;
+      if (node_.n.kind == TraceNode::Kind::Send) {
+        ++summary_[r].sends;
+        summary_[r].send_list.push_back({node_.n.bytes, node_.n.tag, node_.n.peer});
+      }
       if (node_.n.kind == TraceNode::Kind::Collective)
         summary_[r].collectives.push_back(
             {group_of(node_.group), node_.n.op, node_.n.bytes, node_.n.root, node_.id});

@@ -101,6 +101,10 @@ class ChakraStream final : public workload::TraceSource {
   const std::vector<std::string>& files() const { return files_; }
   /// Per rank: what the message numbering reads, and its node count.
   const std::vector<workload::TraceRankMessages>& summary() const { return summary_; }
+  /// Frees the summary's send lists (once the records are made from them).
+  void drop_send_lists() {
+    for (auto& s : summary_) std::vector<workload::TraceRankMessages::Send>().swap(s.send_list);
+  }
   const std::vector<std::uint64_t>& node_counts() const { return node_counts_; }
   /// The distinct node names (the k-th ends at name_ends[k]), as Trace's.
   const std::string& names() const { return index_.names; }

@@ -40,7 +40,7 @@ struct JobReports {
   stats::TimelineReport timeline;       ///< output.timeline: this process's rows
   stats::TraceNodesReport trace_nodes;  ///< output.timeline or output.flows, trace jobs: every node (the root's rows)
   /// output.flows, trace jobs: (network message, the row of /trace_nodes of
-  /// its node), the root's.
+  /// its node), the root's; sorted by message once every job reported.
   std::vector<std::pair<net::MessageId, std::uint64_t>> flow_trace_node;
   /// Per job: its first row in `dnn` (dnn, trace) or `collectives`.
   std::vector<std::size_t> first_row;

@@ -232,6 +232,10 @@ class StreamTraceJob final : public Job {
     const net::MessageId first = net.reserve_ids(p.ids.total);
     first_id_ = first;
     FABRICSIM_ASSERT(R == 0 || first == p.ids.first_send[0], "the trace's ids set aside where numbered");
+    // Every record made before the run (what a partitioned run needs of
+    // every message at every process); the stream gives them their tasks.
+    workload::trace_records(net, source_->summary(), source_->groups(), p.endpoints, p.algorithm, p.ids);
+    source_->drop_send_lists();
     p.first_row.assign(R + 1, 0);
     for (std::uint32_t r = 0; r < R; ++r) p.first_row[r + 1] = p.first_row[r] + source_->node_counts()[r];
     endpoints_ = p.endpoints;

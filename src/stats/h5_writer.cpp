@@ -523,6 +523,8 @@ template void H5Writer::write_rows_made<std::uint8_t>(const std::string&, std::u
                                                       const std::function<std::uint8_t(std::size_t)>&);
 template void H5Writer::write_rows_made<std::uint32_t>(const std::string&, std::uint64_t, Rows,
                                                        const std::function<std::uint32_t(std::size_t)>&);
+template void H5Writer::write_rows_made<std::int64_t>(const std::string&, std::uint64_t, Rows,
+                                                      const std::function<std::int64_t(std::size_t)>&);
 template void H5Writer::write_rows_made<std::uint64_t>(const std::string&, std::uint64_t, Rows,
                                                        const std::function<std::uint64_t(std::size_t)>&);
 template void H5Writer::write_rows_made<double>(const std::string&, std::uint64_t, Rows,

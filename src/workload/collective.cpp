@@ -937,6 +937,25 @@ std::vector<std::uint64_t> collective_sends(const CollectiveSpec& spec, const ne
   return per_from;
 }
 
+void collective_records(net::Network& net, const CollectiveSpec& spec, const std::vector<net::EndpointId>& ranks,
+                        net::MessageId first_id) {
+  const auto n = static_cast<std::uint32_t>(ranks.size());
+  const net::Topology& topo = net.topology();
+  const std::vector<CollectiveSpec> parts = channel_specs(spec, topo, ranks);
+  // (As append_collective: counted first, each schedule then built once at
+  // its size; only its sends' records are kept.)
+  const std::vector<std::size_t> counted = count_sends(parts, topo, ranks, net.plan_budget(), net.plan_budget(),
+                                                       sizeof(Send) + net::Network::message_bytes(), nullptr);
+  net::MessageId next_id = first_id;
+  for (std::size_t c = 0; c < parts.size(); ++c) {
+    const Schedule sc = collective_schedule(parts[c], ScheduleContext{n, topo, ranks, net.plan_budget(), counted[c]});
+    for (std::size_t k = 0; k < sc.sends.size(); ++k) {
+      const Send& x = sc.sends[k];
+      net.create_at(next_id++, ranks[x.from], ranks[x.to], x.bytes, 0);
+    }
+  }
+}
+
 std::vector<TaskGraph::TaskId> append_collective(TaskGraph& g, const CollectiveSpec& spec,
                                                  const std::vector<net::EndpointId>& ranks,
                                                  const std::vector<TaskGraph::TaskId>& begin, std::uint32_t label,

@@ -475,24 +475,17 @@ void plan_collectives(TaskGraph& g, const TraceParams& p, std::uint32_t job, con
 
 }  // namespace
 
-TraceMessageIds trace_message_ids(const std::vector<TraceRankMessages>& ranks,
-                                  const std::vector<std::vector<std::uint32_t>>& groups,
-                                  const std::vector<net::EndpointId>& endpoints, const std::string& algorithm,
-                                  const net::Topology& topo, net::MessageId first,
-                                  const std::vector<std::string>& files) {
+namespace {
+
+// Each collective of the trace in the order TraceJob numbers them (group
+// after group in the order of their member lists, each group's k-th after
+// its (k-1)-th, as match_collectives meets them), counted by its first
+// member's node: fn(group, k, spec, member endpoints, that node).
+template <class Fn>
+void for_each_trace_collective(const std::vector<TraceRankMessages>& ranks,
+                               const std::vector<std::vector<std::uint32_t>>& groups,
+                               const std::vector<net::EndpointId>& endpoints, const std::string& algorithm, Fn fn) {
   const auto R = static_cast<std::uint32_t>(ranks.size());
-  FABRICSIM_ASSERT(endpoints.size() == R, "an endpoint per rank");
-  TraceMessageIds ids;
-  std::uint64_t at = first;
-  // Sends first, rank after rank (add_node_tasks: node order).
-  ids.first_send.resize(R);
-  for (std::uint32_t r = 0; r < R; ++r) {
-    ids.first_send[r] = static_cast<net::MessageId>(at);
-    at += ranks[r].sends;
-  }
-  // Then the collectives, group after group in the order of their member
-  // lists, each group's k-th after its (k-1)-th (match_collectives), each
-  // as many messages as its schedule sends (plan_collectives).
   std::vector<std::uint32_t> all(R);
   std::iota(all.begin(), all.end(), 0u);
   const auto members_of = [&](std::uint32_t g) -> const std::vector<std::uint32_t>& {
@@ -515,22 +508,69 @@ TraceMessageIds trace_message_ids(const std::vector<TraceRankMessages>& ranks,
       node.op = c.op;
       node.bytes = c.bytes;
       node.root = c.root;
-      const CollectiveSpec spec = trace_collective_spec(node, n, algorithm);
-      try {
-        check_collective(spec, n);
-      } catch (const ConfigError& e) {
-        const std::uint32_t r = members[0];
-        throw ConfigError((r < files.size() ? files[r] + ": " : std::string("rank ") + std::to_string(r) + ": ") +
-                          "node " + std::to_string(c.node) + ": " + e.what());
-      }
-      ids.first_collective[{g, k++}] = static_cast<net::MessageId>(at);
-      for (std::uint64_t s : collective_sends(spec, topo, eps)) at += s;
+      fn(g, k++, trace_collective_spec(node, n, algorithm), eps, members[0], c);
     }
   }
+}
+
+}  // namespace
+
+TraceMessageIds trace_message_ids(const std::vector<TraceRankMessages>& ranks,
+                                  const std::vector<std::vector<std::uint32_t>>& groups,
+                                  const std::vector<net::EndpointId>& endpoints, const std::string& algorithm,
+                                  const net::Topology& topo, net::MessageId first,
+                                  const std::vector<std::string>& files) {
+  const auto R = static_cast<std::uint32_t>(ranks.size());
+  FABRICSIM_ASSERT(endpoints.size() == R, "an endpoint per rank");
+  TraceMessageIds ids;
+  std::uint64_t at = first;
+  // Sends first, rank after rank (add_node_tasks: node order).
+  ids.first_send.resize(R);
+  for (std::uint32_t r = 0; r < R; ++r) {
+    ids.first_send[r] = static_cast<net::MessageId>(at);
+    at += ranks[r].sends;
+  }
+  // Then the collectives, each as many messages as its schedule sends
+  // (plan_collectives).
+  for_each_trace_collective(
+      ranks, groups, endpoints, algorithm,
+      [&](std::uint32_t g, std::uint32_t k, const CollectiveSpec& spec, const std::vector<net::EndpointId>& eps,
+          std::uint32_t first_member, const TraceRankMessages::Collective& c) {
+        try {
+          check_collective(spec, static_cast<std::uint32_t>(eps.size()));
+        } catch (const ConfigError& e) {
+          const std::uint32_t r = first_member;
+          throw ConfigError((r < files.size() ? files[r] + ": " : std::string("rank ") + std::to_string(r) + ": ") +
+                            "node " + std::to_string(c.node) + ": " + e.what());
+        }
+        ids.first_collective[{g, k}] = static_cast<net::MessageId>(at);
+        for (std::uint64_t s : collective_sends(spec, topo, eps)) at += s;
+      });
   ids.total = at - first;
   if (at > std::numeric_limits<net::MessageId>::max())
     throw ConfigError(std::to_string(ids.total) + " messages in the trace, more than a run can number (2^32 - 1)");
   return ids;
+}
+
+void trace_records(net::Network& net, const std::vector<TraceRankMessages>& ranks,
+                   const std::vector<std::vector<std::uint32_t>>& groups,
+                   const std::vector<net::EndpointId>& endpoints, const std::string& algorithm,
+                   const TraceMessageIds& ids) {
+  const auto R = static_cast<std::uint32_t>(ranks.size());
+  FABRICSIM_ASSERT(endpoints.size() == R && ids.first_send.size() == R, "an endpoint per rank");
+  for (std::uint32_t r = 0; r < R; ++r) {
+    FABRICSIM_ASSERT(ranks[r].send_list.size() == ranks[r].sends, "the pre-pass kept every send");
+    net::MessageId id = ids.first_send[r];
+    // (As the stream's send: at least a byte.)
+    for (const TraceRankMessages::Send& s : ranks[r].send_list)
+      net.create_at(id++, endpoints[r], endpoints[s.peer], std::max<std::uint64_t>(s.bytes, 1), 0);
+  }
+  for_each_trace_collective(ranks, groups, endpoints, algorithm,
+                            [&](std::uint32_t g, std::uint32_t k, const CollectiveSpec& spec,
+                                const std::vector<net::EndpointId>& eps, std::uint32_t,
+                                const TraceRankMessages::Collective&) {
+                              collective_records(net, spec, eps, ids.first_collective.at({g, k}));
+                            });
 }
 
 TraceJob::TraceJob(TaskGraph& g, TraceParams params, std::uint32_t job) : params_(std::move(params)), job_(job) {

@@ -100,7 +100,11 @@ Built random_trace(std::uint64_t seed, std::uint32_t R, std::uint32_t phases) {
         b.summary[r].collectives.push_back({p.n.group, p.n.op, p.n.bytes, p.n.root, p.id});
     }
     std::shuffle(nodes[r].begin(), nodes[r].end(), rng);
-    for (const Pending& p : nodes[r]) t.add_node(p.id, r, p.n, "n", nullptr, nullptr);
+    for (const Pending& p : nodes[r]) {
+      t.add_node(p.id, r, p.n, "n", nullptr, nullptr);
+      // (Sends in node order, as the planner numbers them.)
+      if (p.n.kind == TraceNode::Kind::Send) b.summary[r].send_list.push_back({p.n.bytes, p.n.tag, p.n.peer});
+    }
   }
   t.end_names();
   return b;
@@ -179,6 +183,51 @@ TEST(TraceIds, FromEachRanksSummaryAsThePlannerNumbersThem) {
   }
 }
 
+// Every record made before the run from the summaries alone
+// (trace_records: sends from the pre-pass's list, collectives by
+// collective_records) is the record the planner creates for that id as it
+// plans the whole trace: ends, size, ECMP port, packets.
+TEST(TraceIds, RecordsMadeBeforeTheRunAreThePlannersRecords) {
+  for (const char* algorithm : {"ring", "direct"}) {  // (what every operation of the trace implements)
+    for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+      SCOPED_TRACE(::testing::Message() << algorithm << " seed " << seed);
+      const std::uint32_t R = 6;
+      net::Topology topo = testing::star(R, 100.0, SimTime::from_ns(1));
+      struct Side {
+        core::Simulator sim;
+        net::Network net;
+        TaskGraph g;
+        explicit Side(const net::Topology& t) : sim(t.node_count()), net(t, net::NetworkParams{}, sim), g(net, sim) {
+          (void)g.add_message(0, 1, 10);  // (a message before the trace's)
+        }
+      };
+      Side planned(topo), made(topo);
+      Built b = random_trace(seed, R, 10);
+      std::vector<net::EndpointId> eps(R);
+      for (std::uint32_t r = 0; r < R; ++r) eps[r] = static_cast<net::EndpointId>((r * 5 + 2) % R);  // (not in order)
+      const std::vector<std::vector<std::uint32_t>> groups = b.trace.groups;
+      const TraceMessageIds ids = trace_message_ids(b.summary, groups, eps, algorithm, topo, 1);
+      ASSERT_EQ(made.net.reserve_ids(ids.total), 1u);
+      trace_records(made.net, b.summary, groups, eps, algorithm, ids);
+      TraceParams p;
+      p.trace = std::move(b.trace);
+      p.algorithm = algorithm;
+      p.endpoints = eps;
+      TraceJob job(planned.g, std::move(p), 0);
+      ASSERT_EQ(planned.net.messages().size(), made.net.messages().size());
+      for (std::size_t m = 1; m < made.net.messages().size(); ++m) {
+        SCOPED_TRACE(m);
+        const net::Message &x = planned.net.messages()[m], &y = made.net.messages()[m];
+        ASSERT_GT(y.bytes, 0u);  // (made, not a blank set aside)
+        EXPECT_EQ(y.src, x.src);
+        EXPECT_EQ(y.dst, x.dst);
+        EXPECT_EQ(y.bytes, x.bytes);
+        EXPECT_EQ(y.flow_port, x.flow_port);
+        EXPECT_EQ(y.packets, x.packets);
+      }
+    }
+  }
+}
 
 // A collective planned onto ids set aside (append_collective's first_id,
 // how a streaming trace numbers a collective it meets out of order) is the

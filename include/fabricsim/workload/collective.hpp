@@ -171,6 +171,14 @@ std::vector<TaskGraph::TaskId> append_collective(TaskGraph& g, const CollectiveS
                                                  const std::vector<TaskGraph::TaskId>& begin, std::uint32_t label = 0,
                                                  net::MessageId first_id = kNoId);
 
+/// The records of the messages append_collective(..., first_id) plans,
+/// without its tasks (the same ids, ends and sizes, in the same order):
+/// what a process needs of a collective whose packets cross it before,
+/// or without, any of its tasks there (a streaming trace's records are
+/// made before its run; append_collective then adds the tasks to them).
+void collective_records(net::Network& net, const CollectiveSpec& spec, const std::vector<net::EndpointId>& ranks,
+                        net::MessageId first_id);
+
 /// One operation instance: size index, iteration (warm-up ones first,
 /// negative), and its messages [first, last).
 struct CollectiveInstance {

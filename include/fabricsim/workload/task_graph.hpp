@@ -99,7 +99,8 @@ class TaskGraph final : public net::MessageListener {
   TaskId add_compute(net::EndpointId at, core::SimTime duration, std::uint32_t label = 0);
   TaskId add_message(net::EndpointId src, net::EndpointId dst, std::uint64_t bytes, std::uint32_t label = 0);
   /// A message numbered `id`, set aside by net::Network::reserve_ids()
-  /// (after the graph was made) and not created yet.
+  /// (after the graph was made): its record is made here, or, made already
+  /// (workload::trace_records, collective_records), given its task.
   TaskId add_message_at(net::MessageId id, net::EndpointId src, net::EndpointId dst, std::uint64_t bytes,
                         std::uint32_t label = 0);
   TaskId add_join(net::EndpointId at, std::uint32_t label = 0, double reduce_gbps = 0);

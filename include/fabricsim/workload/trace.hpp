@@ -158,6 +158,14 @@ struct TraceParams {
 /// and its collective nodes in id order (the order collectives match in).
 struct TraceRankMessages {
   std::uint64_t sends = 0;
+  /// Its send nodes in node order, when the pre-pass keeps them (what
+  /// their records are made from before the run: trace_records).
+  struct Send {
+    std::uint64_t bytes = 0;
+    std::int64_t tag = 0;
+    std::uint32_t peer = 0;
+  };
+  std::vector<Send> send_list;
   struct Collective {
     std::uint32_t group = 0;  ///< Trace::groups index (0: all ranks)
     CollectiveOp op = CollectiveOp::Allreduce;
@@ -189,6 +197,18 @@ TraceMessageIds trace_message_ids(const std::vector<TraceRankMessages>& ranks,
                                   const std::vector<net::EndpointId>& endpoints, const std::string& algorithm,
                                   const net::Topology& topo, net::MessageId first,
                                   const std::vector<std::string>& files = {});
+
+/// Makes the record of every message of `ids` (set aside in `net`:
+/// Network::reserve_ids from ids.first_send[0]) before the run, as the
+/// planned replay would create them: each send's from ranks[r].send_list
+/// (kept by the pre-pass: ConfigError-free, checked when read), each
+/// collective's by collective_records.  Every process then knows every
+/// message (what a packet crossing it is routed by), and the stream adds
+/// the tasks to the records as it reads their nodes.
+void trace_records(net::Network& net, const std::vector<TraceRankMessages>& ranks,
+                   const std::vector<std::vector<std::uint32_t>>& groups,
+                   const std::vector<net::EndpointId>& endpoints, const std::string& algorithm,
+                   const TraceMessageIds& ids);
 
 /// The collective a trace's collective node runs on n ranks: its
 /// operation's own algorithm, or the job's (`algorithm`) for allreduce,
