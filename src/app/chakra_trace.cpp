@@ -501,7 +501,7 @@ ChakraStream::ChakraStream(const std::string& path, const ChakraOptions& opt) : 
       ++node_counts_[r];
       if (node_.n.kind == TraceNode::Kind::Send) {
         ++summary_[r].sends;
-        summary_[r].send_list.push_back({node_.n.bytes, node_.n.tag, node_.n.peer});
+        summary_[r].send_list.push_back({node_.n.bytes, node_.n.tag, node_.id, node_.n.peer});
       }
       if (node_.n.kind == TraceNode::Kind::Collective)
         summary_[r].collectives.push_back(
@@ -531,6 +531,12 @@ void ChakraStream::close_oldest() {
 
 std::uint32_t ChakraStream::group_of(const std::vector<std::uint32_t>* members) {
   return members == nullptr ? 0 : index_.add_group(*members);
+}
+
+void ChakraStream::skip(std::uint32_t r) {
+  if (!readers_[r].is_open()) return;
+  readers_[r].close();
+  --open_;
 }
 
 bool ChakraStream::next(std::uint32_t r, Node& out) {

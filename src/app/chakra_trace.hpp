@@ -98,12 +98,18 @@ class ChakraStream final : public workload::TraceSource {
   bool next(std::uint32_t r, Node& out) override;
   const std::vector<std::vector<std::uint32_t>>& groups() const override { return index_.groups; }
   const std::string& file(std::uint32_t r) const override { return files_[r]; }
+  /// Closes rank r's file (another process reads it), its buffer freed.
+  void skip(std::uint32_t r) override;
   const std::vector<std::string>& files() const { return files_; }
   /// Per rank: what the message numbering reads, and its node count.
   const std::vector<workload::TraceRankMessages>& summary() const { return summary_; }
-  /// Frees the summary's send lists (once the records are made from them).
-  void drop_send_lists() {
-    for (auto& s : summary_) std::vector<workload::TraceRankMessages::Send>().swap(s.send_list);
+  /// The summary's send lists, moved out (once the records are made from
+  /// them: the stream keeps them until its start).
+  std::vector<std::vector<workload::TraceRankMessages::Send>> take_send_lists() {
+    std::vector<std::vector<workload::TraceRankMessages::Send>> out;
+    out.reserve(summary_.size());
+    for (auto& s : summary_) out.push_back(std::move(s.send_list));
+    return out;
   }
   const std::vector<std::uint64_t>& node_counts() const { return node_counts_; }
   /// The distinct node names (the k-th ends at name_ends[k]), as Trace's.

@@ -172,10 +172,22 @@ class SpilledRows final : public workload::TraceStream::RowSink, public stats::T
     const Record x{r.id, r.start_ps, r.end_ps, r.name, r.rank, static_cast<std::uint32_t>(r.kind), 0};
     file_.put(row, &x);
   }
-  std::uint64_t count() const override { return count_; }
+  // A row's start, set after it was put (a receive's, from its message's
+  // post time, known at the end where another process posted it).
+  void set_start(std::uint64_t row, std::int64_t start_ps) {
+    Record x{};
+    file_.get(row, &x);
+    x.start_ps = start_ps;
+    file_.put(row, &x);
+  }
+  // On several processes: the rows this one writes (its ranks'), in order;
+  // the file holds them at their numbers (the others' places are holes).
+  void own(std::vector<std::uint64_t> rows) { own_ = std::move(rows); }
+  const std::vector<std::uint64_t>& own_rows() const { return own_; }
+  std::uint64_t count() const override { return own_.empty() ? count_ : own_.size(); }
   void row(std::uint64_t i, Row& out) override {
     Record x{};
-    file_.get(i, &x);
+    file_.get(own_.empty() ? i : own_[i], &x);
     out.job = job_;
     out.rank = x.rank;
     out.endpoint = endpoints_.at(x.rank);
@@ -199,6 +211,7 @@ class SpilledRows final : public workload::TraceStream::RowSink, public stats::T
   static_assert(sizeof(Record) == 40, "a spilled row has no padding");
   util::SpillFile file_;
   std::uint64_t count_;
+  std::vector<std::uint64_t> own_;
   std::vector<net::EndpointId> endpoints_;
   std::uint32_t job_ = 0, first_name_ = 0;
 };
@@ -235,13 +248,14 @@ class StreamTraceJob final : public Job {
     // Every record made before the run (what a partitioned run needs of
     // every message at every process); the stream gives them their tasks.
     workload::trace_records(net, source_->summary(), source_->groups(), p.endpoints, p.algorithm, p.ids);
-    source_->drop_send_lists();
+    p.sends = source_->take_send_lists();
     p.first_row.assign(R + 1, 0);
     for (std::uint32_t r = 0; r < R; ++r) p.first_row[r + 1] = p.first_row[r] + source_->node_counts()[r];
     endpoints_ = p.endpoints;
     start_ = p.start;
     window_ = p.window;
     rows_ = std::make_shared<SpilledRows>(p.first_row[R], p.endpoints);
+    first_rows_ = p.first_row;
     stream_ = std::make_unique<workload::TraceStream>(plan.graph, *source_, std::move(p), plan.index, *rows_);
   }
   unsigned tables() const override { return kIterations | kTraceNodes; }
@@ -265,7 +279,8 @@ class StreamTraceJob final : public Job {
   }
 
   stats::JobRow report(const JobResults& ctx, std::uint32_t index, JobReports& out) const override {
-    if (const std::uint64_t late = ctx.graph.late(); late > 0 && ctx.comm.is_root())
+    const par::Comm& comm = ctx.comm;
+    if (const std::uint64_t late = comm.allreduce_sum(ctx.graph.late()); late > 0 && comm.is_root())
       fmt::print(stderr,
                  "warning: workload.trace_stream: {} nodes were read after their dependencies had completed and began "
                  "late (the planned replay would have begun them earlier); raise workload.trace_stream_window\n",
@@ -273,32 +288,58 @@ class StreamTraceJob final : public Job {
     // (The stream and the rows are the job's, not its state: the report
     // finishes them, as TraceJob's reads its graph.)
     stream_->finish();
+    // A receive whose message another process posted begins at its post
+    // time, in every record by now (run.cpp, before the reports).
+    const auto& records = ctx.graph.network().messages();
+    for (const auto& [r, id] : stream_->posted_elsewhere()) {
+      const core::SimTime post = records[id].post_time;
+      rows_->set_start(r, post == core::SimTime::max() ? -1 : post.ps());
+    }
     rows_->flush();  // (a full disk reported before the output is begun)
-    const bool finished = stream_->all_done();
-    const std::int64_t end = std::max(start_.ps(), stream_->last_end_ps());
+    // Each process's ranks: the job is finished when all of them are.
+    const bool finished = comm.allreduce_min(stream_->all_done() ? 1 : 0) == 1;
+    const std::int64_t end = std::max(start_.ps(), comm.allreduce_max(stream_->last_end_ps()));
     workload::TraceJob::Result res;  // (as TraceJob::result)
     res.start_ns = start_.ns();
     res.finished = finished;
     res.end_ns = finished ? static_cast<double>(end) / 1000.0 : -1.0;
     res.time_ns = finished ? res.end_ns - res.start_ns : std::numeric_limits<double>::quiet_NaN();
-    res.compute_ns = stream_->compute_ns();
+    res.compute_ns = comm.allreduce_max(stream_->compute_ns());
     stats::JobRow row = trace_rows(out, index, source_->name(), endpoints_.size(), res);
     if (ctx.timeline || ctx.flows) {
       stats::TraceNodesReport& t = out.trace_nodes;
       const std::uint64_t first_row = t.total;
       trace_node_kinds(t);
-      if (ctx.comm.is_root()) {
+      // Each process writes its own ranks' rows (on one, every row).
+      if (comm.size() > 1) {
+        std::vector<std::uint64_t> own;
+        for (std::uint32_t r = 0; r < endpoints_.size(); ++r)
+          if (stream_->reads(r))
+            for (std::uint64_t i = first_rows_[r]; i < first_rows_[r + 1]; ++i) own.push_back(first_row + i);
+        t.kept_rows = own;
+        for (std::uint64_t& i : own) i -= first_row;
+        rows_->own(std::move(own));
+      }
+      if (comm.is_root() || comm.size() > 1) {
         rows_->name_rows(index, append_names(t, source_->names(), source_->name_ends()));
         t.kept = rows_;
         t.kept_first = first_row;
       }
-      t.total += rows_->count();
+      t.total += first_rows_.back();
       if (ctx.flows) {
+        // (The root writes /flows/trace_node: every process's senders' rows.)
         const auto& mr = stream_->message_rows();
         const net::MessageId first = stream_first_id_();
-        fit(out.flow_trace_node, mr.size());
+        std::vector<std::int64_t> mine;
         for (std::size_t k = 0; k < mr.size(); ++k)
-          if (mr[k] != UINT32_MAX) out.flow_trace_node.emplace_back(first + k, first_row + mr[k]);
+          if (mr[k] != UINT32_MAX) mine.insert(mine.end(), {static_cast<std::int64_t>(first + k),
+                                                            static_cast<std::int64_t>(first_row + mr[k])});
+        const std::vector<std::int64_t> all = comm.size() > 1 ? comm.allgatherv(mine) : std::move(mine);
+        if (comm.is_root()) {
+          fit(out.flow_trace_node, all.size() / 2);
+          for (std::size_t i = 0; i + 1 < all.size(); i += 2)
+            out.flow_trace_node.emplace_back(static_cast<net::MessageId>(all[i]), static_cast<std::uint64_t>(all[i + 1]));
+        }
       }
     }
     return row;
@@ -314,6 +355,7 @@ class StreamTraceJob final : public Job {
   std::shared_ptr<SpilledRows> rows_;
   std::unique_ptr<workload::TraceStream> stream_;
   std::vector<net::EndpointId> endpoints_;
+  std::vector<std::uint64_t> first_rows_;  // per rank, and the count at the end
   core::SimTime start_;
   net::MessageId first_id_ = 0;
   std::uint32_t window_ = 0;

@@ -179,11 +179,6 @@ void build_model(Model& m, const config::Config& cfg, const par::Comm& comm) {
     throw util::ConfigError("routing.algorithm: balanced_ecmp picks by the flows on each link when a flow starts, "
                             "which the flow model counts; use network.model = \"flow\" (at packet level, adaptive "
                             "picks by queues)");
-  if (comm.size() > 1 && cfg.get_string("workload.kind") == "trace" && cfg.get_bool("workload.trace_stream"))
-    throw util::ConfigError(fmt::format(
-        "workload.trace_stream: a streamed trace runs on one process for now, not {} (each process would need the "
-        "others' messages; docs/architecture.md, \"Streaming traces\"); start it without mpiexec",
-        comm.size()));
   if (m.model == "packet") {
     m.network = std::make_unique<net::Network>(m.topo, m.np, *m.sim);
   } else {
@@ -708,7 +703,22 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
   par::GlobalSteps* const steps = m.reconfig ? m.reconfig.get() : work->global_steps();
   if (steps != nullptr) prepare_global_steps(p, cfg, comm, m);
   m.network->set_link_schedule(failures);
-  work->start();
+  if (comm.size() == 1) {
+    work->start();
+  } else {
+    // A start can fail on one rank alone (a streamed trace reads its own
+    // ranks' first nodes there): every rank stops with the same line.
+    std::string failure;
+    std::int64_t code = 0;
+    try {
+      work->start();
+    } catch (const util::UserError& e) {
+      failure = std::string(e.what()) + " (rank " + std::to_string(comm.rank()) + ")";
+      code = e.exit_code();
+    }
+    if (const std::string message = comm.agree_on_error(failure); !message.empty())
+      throw util::SharedError(message, static_cast<int>(comm.allreduce_max(code)));
+  }
   p.seconds = seconds_since(t_part);
 
   std::string temp_file;

@@ -450,8 +450,9 @@ std::vector<ParamDecl> declare() {
                          "instead of planning it whole first: memory for the nodes in flight and the message "
                          "records, not for the whole trace; a done node's /trace_nodes row waits in a file in "
                          "$TMPDIR (else /tmp; 40 bytes a node) until the output is written (docs/model.md, "
-                         "\"Streaming traces\"). The run's only job, on one process; each rank's node ids "
-                         "increasing and its dependencies on earlier nodes. Same results as without it."));
+                         "\"Streaming traces\"). The run's only job; under mpiexec each process reads the files "
+                         "of the ranks whose endpoints it simulates. Each rank's node ids increasing and its "
+                         "dependencies on earlier nodes. Same results as without it, at any rank count."));
   p.push_back(int_param("workload", "trace_stream_window", "nodes", 32,
                         "trace_stream: the nodes of a rank read and not yet done, at most. A node beyond it whose "
                         "dependencies all complete before it is read begins late (the run says how many); more "

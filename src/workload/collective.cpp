@@ -959,13 +959,17 @@ void collective_records(net::Network& net, const CollectiveSpec& spec, const std
 std::vector<TaskGraph::TaskId> append_collective(TaskGraph& g, const CollectiveSpec& spec,
                                                  const std::vector<net::EndpointId>& ranks,
                                                  const std::vector<TaskGraph::TaskId>& begin, std::uint32_t label,
-                                                 net::MessageId first_id) {
+                                                 net::MessageId first_id, const std::vector<std::uint8_t>* here) {
   using TaskId = TaskGraph::TaskId;
   net::MessageId next_id = first_id;
   const auto n = static_cast<std::uint32_t>(ranks.size());
+  FABRICSIM_ASSERT(here == nullptr || (here->size() == n && first_id != kNoId), "a member's part: ids set aside");
+  // Member r's events are this process's (every member's without `here`).
+  const auto at_here = [&](std::uint32_t r) { return here == nullptr || (*here)[r] != 0; };
   const auto has_begin = [&](std::uint32_t r) { return !begin.empty() && begin[r] != TaskGraph::kNone; };
-  std::vector<TaskId> end(n);
+  std::vector<TaskId> end(n, TaskGraph::kNone);
   for (std::uint32_t r = 0; r < n; ++r) {
+    if (!at_here(r)) continue;
     end[r] = g.add_join(ranks[r], label);
     if (has_begin(r)) g.depend(begin[r], end[r]);
   }
@@ -984,30 +988,45 @@ std::vector<TaskGraph::TaskId> append_collective(TaskGraph& g, const CollectiveS
   for (std::size_t c = 0; c < parts.size(); ++c) {
     const CollectiveSpec& part = parts[c];
     const Schedule sc = collective_schedule(part, ScheduleContext{n, topo, ranks, g.plan_budget_left(), counted[c]});
-    std::vector<TaskId> msg(sc.sends.size()), bar(sc.barriers.size());
+    std::vector<TaskId> msg(sc.sends.size(), TaskGraph::kNone), bar(sc.barriers.size(), TaskGraph::kNone);
     for (std::size_t k = 0; k < sc.sends.size(); ++k) {
       const Send& x = sc.sends[k];
+      if (!at_here(x.from) && !at_here(x.to)) {  // (its id still taken)
+        ++next_id;
+        continue;
+      }
       msg[k] = first_id == kNoId ? g.add_message(ranks[x.from], ranks[x.to], x.bytes, label)
                                  : g.add_message_at(next_id++, ranks[x.from], ranks[x.to], x.bytes, label);
     }
     for (std::size_t b = 0; b < sc.barriers.size(); ++b) {
+      if (!at_here(sc.barriers[b].rank)) continue;
       bar[b] = g.add_join(ranks[sc.barriers[b].rank], label, sc.barriers[b].reduce ? spec.reduce_gbps : 0);
       if (sc.barriers[b].wait >= 0) g.depend(bar[static_cast<std::size_t>(sc.barriers[b].wait)], bar[b]);
     }
+    // A member's part (`here`): a dependency is added where its task
+    // completes (or, a message, leaves its NIC) here; the others, which
+    // only a message begun elsewhere would wait for, are not.  Every
+    // dependency is local to its sender's or receiver's endpoint.
     std::unordered_map<std::uint64_t, TaskId> last_on_connection;
     for (std::size_t k = 0; k < sc.sends.size(); ++k) {
       const Send& x = sc.sends[k];
-      if (has_begin(x.from)) g.depend(begin[x.from], msg[k]);
-      for (const std::int64_t a : {x.after, x.after2}) {
-        if (a < 0) continue;
-        const SimTime reduce = x.reduced && spec.reduce_gbps > 0
-                                   ? core::serialization_time(sc.sends[static_cast<std::size_t>(a)].bytes, spec.reduce_gbps)
-                                   : SimTime::zero();
-        g.depend(msg[static_cast<std::size_t>(a)], msg[k], reduce);
+      const bool from = at_here(x.from), to = at_here(x.to);
+      if (from) {  // (what the sender waits for)
+        if (has_begin(x.from)) g.depend(begin[x.from], msg[k]);
+        for (const std::int64_t a : {x.after, x.after2}) {
+          if (a < 0) continue;
+          const SimTime reduce = x.reduced && spec.reduce_gbps > 0
+                                     ? core::serialization_time(sc.sends[static_cast<std::size_t>(a)].bytes, spec.reduce_gbps)
+                                     : SimTime::zero();
+          g.depend(msg[static_cast<std::size_t>(a)], msg[k], reduce);
+        }
+        if (x.wait >= 0) g.depend(bar[static_cast<std::size_t>(x.wait)], msg[k]);
       }
-      if (x.wait >= 0) g.depend(bar[static_cast<std::size_t>(x.wait)], msg[k]);
-      if (x.feed >= 0) g.depend(msg[k], bar[static_cast<std::size_t>(x.feed)]);
-      g.depend(msg[k], end[x.to]);
+      if (to) {  // (what waits for its arrival)
+        if (x.feed >= 0) g.depend(msg[k], bar[static_cast<std::size_t>(x.feed)]);
+        g.depend(msg[k], end[x.to]);
+      }
+      if (!from) continue;
       g.depend_sent(msg[k], end[x.from]);
       // Per (sender, receiver) connection of the channel and instance,
       // messages go in schedule order.

@@ -387,6 +387,17 @@ void TaskGraph::retire_if_passed(TaskId id) {
   if (passed) retire(id);
 }
 
+void TaskGraph::complete_delivered(TaskId t, SimTime at) {
+  FABRICSIM_ASSERT(started_ && feeder_ && tasks_[t].kind == Kind::Message && tasks_[t].end == SimTime::max() &&
+                       !(tasks_[t].flags & (kPlanned | kSealed | kRetired)),
+                   "complete_delivered: a message task added after start, not begun here");
+  FABRICSIM_ASSERT(local(net_.messages()[tasks_[t].message].dst), "complete_delivered: a message that arrives here");
+  ++depth_;
+  complete(t, at);
+  --depth_;
+  if (depth_ == 0) drain(now());
+}
+
 void TaskGraph::end_feeding(SimTime at) {
   FABRICSIM_ASSERT(feeder_ && feeding_, "end_feeding: once, of a streaming graph");
   feeding_ = false;
@@ -492,7 +503,10 @@ void TaskGraph::on_event(const core::Event& ev) {
 
 void TaskGraph::on_message_delivered(net::MessageId id) {
   const TaskId t = task_of_message(id);
-  if (t == kNone) return;
+  if (t == kNone) {
+    if (feeder_ && id >= base_) feeder_->on_delivered_untasked(id, net_.messages()[id].end_time);
+    return;
+  }
   const SimTime now = net_.messages()[id].end_time;
   ++depth_;
   now_ = now;

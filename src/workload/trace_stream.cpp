@@ -37,7 +37,57 @@ TraceStream::TraceStream(TaskGraph& g, TraceSource& source, TraceStreamParams p,
 }
 
 void TraceStream::on_start(SimTime) {
-  for (std::uint32_t r = 0; r < src_.ranks(); ++r) read_more(r);
+  const std::uint32_t R = src_.ranks();
+  // The ranks this process reads: those whose endpoint it simulates (all
+  // of them on one process).  Each process reads its own ranks' files and
+  // adds their tasks; every message's record is everywhere already
+  // (trace_records), so a packet of another process's rank is routed here.
+  const net::Network& net = g_.network();
+  here_.assign(R, 0);
+  for (std::uint32_t r = 0; r < R; ++r) {
+    here_[r] = net.owns(net.topology().endpoint_node(p_.endpoints[r])) ? 1 : 0;
+    if (here_[r]) own_rows_ += p_.first_row[r + 1] - p_.first_row[r];
+    else partitioned_ = true;
+  }
+  // A receive here from a rank read elsewhere takes the next message that
+  // rank sends here with its tag, in its node order: as a send is matched
+  // with the oldest receive waiting for it on one process.
+  for (std::uint32_t s = 0; s < R && s < p_.sends.size(); ++s) {
+    if (here_[s]) continue;
+    for (std::size_t k = 0; k < p_.sends[s].size(); ++k) {
+      const TraceRankMessages::Send& x = p_.sends[s][k];
+      if (x.peer < R && here_[x.peer])
+        remote_sends_[{s, x.peer, x.tag}].sends.emplace_back(p_.ids.first_send[s] + static_cast<net::MessageId>(k),
+                                                             x.node);
+    }
+  }
+  std::vector<std::vector<TraceRankMessages::Send>>().swap(p_.sends);
+  for (std::uint32_t r = 0; r < R; ++r)
+    if (!here_[r]) {
+      src_.skip(r);
+      exhausted_[r] = 1;
+      fed_out(r);
+    }
+  for (std::uint32_t r = 0; r < R; ++r) read_more(r);
+}
+
+void TraceStream::fed_out(std::uint32_t) {
+  if (++fed_out_ != src_.ranks()) return;
+  // Every rank read: unmatched communication can never complete.
+  for (const auto& [key, w] : sends_waiting_)
+    fail(std::get<0>(key), open_.at(w.row).id,
+         "send to rank " + std::to_string(std::get<1>(key)) + " (tag " + std::to_string(std::get<2>(key)) +
+             ") has no matching recv node there");
+  for (const auto& [key, w] : recvs_waiting_)
+    fail(std::get<1>(key), open_.at(w.row).id,
+         "recv from rank " + std::to_string(std::get<0>(key)) + " (tag " + std::to_string(std::get<2>(key)) +
+             ") has no matching send node there");
+  for (const auto& [key, rs] : remote_sends_)
+    if (rs.taken < rs.sends.size())
+      fail(std::get<0>(key), rs.sends[rs.taken].second,
+           "send to rank " + std::to_string(std::get<1>(key)) + " (tag " + std::to_string(std::get<2>(key)) +
+               ") has no matching recv node there");
+  g_.end_feeding(g_.network().now());
 }
 
 void TraceStream::read_more(std::uint32_t r, std::size_t leaving) {
@@ -46,22 +96,27 @@ void TraceStream::read_more(std::uint32_t r, std::size_t leaving) {
       exhausted_[r] = 1;
       if (next_row_[r] != p_.first_row[r + 1] - p_.first_row[r])
         fail(r, 0, "the file has other nodes than its pre-pass counted (changed while read?)");
-      if (++fed_out_ == src_.ranks()) {
-        // Every rank read: unmatched communication can never complete.
-        for (const auto& [key, w] : sends_waiting_)
-          fail(std::get<0>(key), open_.at(w.row).id,
-               "send to rank " + std::to_string(std::get<1>(key)) + " (tag " + std::to_string(std::get<2>(key)) +
-                   ") has no matching recv node there");
-        for (const auto& [key, w] : recvs_waiting_)
-          fail(std::get<1>(key), open_.at(w.row).id,
-               "recv from rank " + std::to_string(std::get<0>(key)) + " (tag " + std::to_string(std::get<2>(key)) +
-                   ") has no matching send node there");
-        g_.end_feeding(g_.network().now());
-      }
+      fed_out(r);
       break;
     }
     add(r, scratch_);
   }
+}
+
+net::MessageId TraceStream::remote_message(std::uint32_t r, const TraceSource::Node& node) {
+  const auto it = remote_sends_.find({node.n.peer, r, node.n.tag});
+  if (it == remote_sends_.end() || it->second.taken == it->second.sends.size())
+    fail(r, node.id,
+         "recv from rank " + std::to_string(node.n.peer) + " (tag " + std::to_string(node.n.tag) +
+             ") has no matching send node there");
+  const net::MessageId id = it->second.sends[it->second.taken++].first;
+  if (it->second.taken == it->second.sends.size()) remote_sends_.erase(it);
+  return id;
+}
+
+void TraceStream::on_delivered_untasked(net::MessageId id, SimTime at) {
+  // (Its post time is its sender's process's: set in every record at the end.)
+  early_[id] = {-1, at.ps()};
 }
 
 bool TraceStream::completed(std::uint32_t r, std::uint64_t id) const {
@@ -157,6 +212,7 @@ void TraceStream::add(std::uint32_t r, const TraceSource::Node& node) {
                                                    label(job_, DnnPhase::Pipeline));
       message_row_[id - first_id_] = row;
       add_role(L.msg, row, kSend);
+      if (!here_[n.peer]) break;  // (its receive is matched where it is read)
       const Waiting send{L.msg, row, id};
       // (The oldest waiting receive of the key: a multimap keeps equal keys
       // in the order they came.)
@@ -172,6 +228,36 @@ void TraceStream::add(std::uint32_t r, const TraceSource::Node& node) {
       break;
     }
     case Kind::Recv: {
+      if (!here_[n.peer]) {
+        // Its sender is read by another process: its message is known from
+        // the pre-pass, its task added here (never begun here: it completes
+        // when the message arrives), or, arrived already, the time kept.
+        const net::MessageId id = remote_message(r, node);
+        const net::Message& m = g_.network().messages()[id];
+        posted_elsewhere_.emplace_back(row, id);
+        const auto e = early_.find(id);
+        if (e == early_.end()) {
+          L.msg = g_.add_message_at(id, m.src, m.dst, m.bytes, label(job_, DnnPhase::Pipeline));
+          seal = false;
+          if (node.deps.empty()) {  // (its message stands for it, as on one process)
+            L.entry = L.done = L.msg;
+            add_role(L.msg, row, kRecvMsg);
+            break;
+          }
+        }
+        L.entry = L.done = g_.add_join(ep, label(job_, DnnPhase::Control));
+        add_role(L.done, row, kRecvEnd);
+        if (e != early_.end()) {
+          g_.not_before(L.done, SimTime::from_ps(e->second.second));
+          early_.erase(e);
+          seal = true;  // (late, as on one process, once its dependencies are added)
+        } else {
+          g_.depend(L.msg, L.done);
+          add_role(L.msg, row, kRecvStart);
+          seal = true;
+        }
+        break;
+      }
       const P2pKey key{n.peer, r, n.tag};
       const auto it = sends_waiting_.lower_bound(key);
       const bool sent = it != sends_waiting_.end() && it->first == key;
@@ -220,6 +306,10 @@ void TraceStream::add(std::uint32_t r, const TraceSource::Node& node) {
       std::vector<net::EndpointId> eps;
       for (std::uint32_t x : *members) eps.push_back(p_.endpoints[x]);
       const CollectiveSpec spec = trace_collective_spec(n, n_members, p_.algorithm);
+      // (Its members this process reads: on one process, all.)
+      std::vector<std::uint8_t> here(n_members);
+      std::uint32_t n_here = 0;
+      for (std::uint32_t i = 0; i < n_members; ++i) n_here += here[i] = here_[(*members)[i]];
       if (fresh) {
         const auto first = p_.ids.first_collective.find({g, k});
         if (first == p_.ids.first_collective.end())
@@ -229,20 +319,35 @@ void TraceStream::add(std::uint32_t r, const TraceSource::Node& node) {
         } catch (const ConfigError& e) {
           fail(r, node.id, e.what());
         }
-        for (net::EndpointId e : eps) inst.entry.push_back(g_.add_join(e, label(job_, DnnPhase::Control)));
+        for (std::uint32_t i = 0; i < n_members; ++i)
+          inst.entry.push_back(here[i] ? g_.add_join(eps[i], label(job_, DnnPhase::Control)) : TaskGraph::kNone);
         const std::size_t before = g_.network().messages().size();
         inst.end = append_collective(
             g_, spec, eps, inst.entry,
-            label(job_, n.op == CollectiveOp::Alltoall ? DnnPhase::Alltoall : DnnPhase::DataParallel), first->second);
+            label(job_, n.op == CollectiveOp::Alltoall ? DnnPhase::Alltoall : DnnPhase::DataParallel), first->second,
+            partitioned_ ? &here : nullptr);
         FABRICSIM_ASSERT(g_.network().messages().size() == before, "a collective's ids were set aside");
-        // Its messages by sending member, for their rows in the report.
+        // Its messages by sending member (those read here), for their rows
+        // in the report; and those that arrived here before it was read
+        // (sent by members read elsewhere), completed as of their arrival.
         const std::vector<std::uint64_t> counts = collective_sends(spec, g_.network().topology(), eps);
         const std::uint64_t count = std::accumulate(counts.begin(), counts.end(), std::uint64_t{0});
+        std::vector<std::pair<net::EndpointId, std::uint32_t>> member_of;  // (endpoint, member), sorted
+        for (std::uint32_t i = 0; i < n_members; ++i) member_of.emplace_back(eps[i], i);
+        std::sort(member_of.begin(), member_of.end());
+        const auto member = [&](net::EndpointId e) {
+          return std::lower_bound(member_of.begin(), member_of.end(), std::make_pair(e, std::uint32_t{0}))->second;
+        };
         inst.messages.resize(n_members);
         const auto& recs = g_.network().messages();
-        for (net::MessageId id = first->second; id < first->second + count; ++id)
-          inst.messages[static_cast<std::size_t>(std::find(eps.begin(), eps.end(), recs[id].src) - eps.begin())]
-              .push_back(id);
+        for (net::MessageId id = first->second; id < first->second + count; ++id) {
+          if (const std::uint32_t from = member(recs[id].src); here[from]) inst.messages[from].push_back(id);
+          if (early_.empty()) continue;
+          if (const auto e = early_.find(id); e != early_.end()) {
+            g_.complete_delivered(g_.task_of_message(id), SimTime::from_ps(e->second.second));
+            early_.erase(e);
+          }
+        }
       }
       for (net::MessageId id : inst.messages[m]) message_row_[id - first_id_] = row;
       std::vector<net::MessageId>().swap(inst.messages[m]);
@@ -250,7 +355,7 @@ void TraceStream::add(std::uint32_t r, const TraceSource::Node& node) {
       L.done = inst.end[m];
       add_role(L.entry, row, kCollStart);
       add_role(L.done, row, kCollEnd);
-      if (++inst.read == n_members) instances_.erase(it);
+      if (++inst.read == n_here) instances_.erase(it);
       break;
     }
   }
@@ -287,7 +392,8 @@ void TraceStream::on_task_done(TaskGraph::TaskId t, bool sent, SimTime at) {
       case kCompute:
       case kRecvMsg:
         if (sent) break;
-        w.start_ps = k.start.ps();
+        // (A message posted by another process: its start is set at the end.)
+        if (k.start != SimTime::max()) w.start_ps = k.start.ps();
         w.end_ps = at.ps();
         node_done = true;
         break;
@@ -297,7 +403,9 @@ void TraceStream::on_task_done(TaskGraph::TaskId t, bool sent, SimTime at) {
         w.end_ps = at.ps();
         node_done = true;
         break;
-      case kRecvStart: w.start_ps = k.start.ps(); break;
+      case kRecvStart:
+        if (k.start != SimTime::max()) w.start_ps = k.start.ps();
+        break;
       case kRecvEnd:
         if (sent) break;
         w.end_ps = at.ps();

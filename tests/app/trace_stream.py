@@ -16,11 +16,19 @@ as it is read gives the planned replay's output, bit for bit.
   * a window of 1 node a rank on that job: nodes are read after their
     dependencies completed (messages arrive before their receive is read);
     the run still ends, every byte delivered, and says on stderr how many
-    nodes began late.
+    nodes began late;
+  * partitioned (mpiexec -n 2, each process reading its own ranks' files):
+    the one-process streamed run's results (/links, /flows, /iterations,
+    /trace_nodes, /jobs and the summary counters) for every example trace
+    on the fat tree, the exported job (windows of 32 and 1, three cuts), and
+    a skewed trace whose collectives' messages reach a process before it
+    has read its member's node; an unmatched receive across the processes
+    is one error line naming its file and node.
   trace_stream.py EXE SRC
 """
 import glob
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -172,4 +180,126 @@ with h5py.File(out, "r") as f:
     assert (f["trace_nodes/end_ns"][()] >= 0).all()
 checks += 1
 print("ok   window 1: the run ends, every byte delivered; " + late[0])
+
+# Partitioned: two processes, each reading the ranks whose endpoints it
+# simulates; every record made before the run (a packet of the other
+# process's rank is routed by it), a receive's message found from the
+# pre-pass, a collective's part added by each process for its members.
+RESULT_GROUPS = ("links", "flows", "iterations", "trace_nodes", "jobs")
+SUMMARY = ("sim_time_ns", "packets_injected", "packets_delivered", "bytes_delivered", "packet_hops",
+           "messages_delivered")
+
+
+def run2(name, sets):
+    out = os.path.join(d, name + ".h5")
+    cmd = ["mpiexec", "-n", "2", exe, "run", "-o", out, "--set", 'output.progress="never"']
+    for s in sets:
+        cmd += ["--set", s]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    assert r.returncode == 0, (name, " ".join(cmd), r.stderr)
+    with h5py.File(out, "r") as f:
+        e = f["engine"].attrs
+        assert e["mode"] == b"partitioned" and (e["events_per_rank"] > 0).all(), (name, dict(e))
+    return out, r.stderr
+
+
+def same_results(a, b, what):
+    n = 0
+    with h5py.File(a, "r") as fa, h5py.File(b, "r") as fb:
+        for k in SUMMARY:
+            assert fa["summary"].attrs[k] == fb["summary"].attrs[k], (what, k)
+    da, db = datasets(a), datasets(b)
+    for k in da:
+        if k.split("/")[0] not in RESULT_GROUPS:
+            continue
+        x, y = da[k], db.get(k)
+        assert y is not None and x.shape == y.shape and np.array_equal(x, y, equal_nan=x.dtype.kind == "f"), (what, k)
+        n += 1
+    return n
+
+
+compared = 0
+for t in traces:
+    prefix = t[:-len(".0.et")]
+    p = len(glob.glob(prefix + ".*.et"))
+    base = fabric("fat_tree", p) + ['workload.kind="trace"', f'workload.trace="{prefix}"', "workload.trace_stream=true"]
+    name = f"p2-{os.path.basename(os.path.dirname(prefix))}"
+    one, _ = run(name + "-1", base)
+    two, _ = run2(name + "-2", base)
+    compared += same_results(one, two, name)
+checks += 1
+print(f"ok   2 processes: {len(traces)} traces, {compared} datasets as at one")
+
+exported = DNN + ['network.model="packet"', 'workload.kind="trace"',
+                  f'workload.trace="{os.path.join(d, "exported-packet")}"', "workload.trace_peak_tflops=1",
+                  "workload.trace_stream=true"]
+one, _ = run("p2-exported-1", exported)
+with h5py.File(one, "r") as f:
+    t_end = f["iterations/end_ns"][0]
+cases = [("window 32", exported), ("window 1", exported + ["workload.trace_stream_window=1"])]
+cases += [(f"cut at {frac}", exported + [f"engine.end_ns={t_end * frac:.0f}"]) for frac in (0.15, 0.5, 0.93)]
+for what, sets in cases:
+    one, err1 = run(f"p2-{len(what)}-{what[-3:]}-1", sets)
+    two, err2 = run2(f"p2-{len(what)}-{what[-3:]}-2", sets)
+    late = lambda err: [line for line in err.splitlines() if "began late" in line]  # noqa: E731
+    assert late(err1) == late(err2), (what, err1, err2)
+    n = same_results(one, two, what)
+    checks += 1
+    print(f"ok   2 processes, exported job, {what}: {n} datasets as at one" + (f"; {late(err2)[0][:60]}..." if late(err2) else ""))
+
+# A skewed trace: ranks 0-3 compute for 120 us before each collective, ranks
+# 4-7 do not, so that (a window of 1 or 2) the messages of ranks 4-7 reach
+# ranks 0-3's process before it has read their collective node there.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from make_bad_chakra import COLL, COMP, META, RECV, node, record  # noqa: E402
+
+
+def allreduce(nid, deps, size):
+    return record(node(nid, COLL, [("comm_type", "int64", 0), ("comm_size", "int64", size)], deps=deps))
+
+
+skew = os.path.join(d, "skew")
+for r in range(8):
+    body, nid, prev = META, 0, []
+    if r < 4:
+        for _ in range(6):
+            body += record(node(nid, COMP, deps=prev, duration=20))
+            prev, nid = [nid], nid + 1
+    body += allreduce(nid, prev, 1 << 16)
+    prev, nid = [nid], nid + 1
+    body += record(node(nid, COMP, deps=prev, duration=3))
+    prev, nid = [nid], nid + 1
+    body += allreduce(nid, prev, 1 << 18)
+    with open(f"{skew}.{r}.et", "wb") as f:
+        f.write(body)
+for algorithm in ("ring", "halving_doubling"):
+    for window in (1, 2, 32):
+        sets = fabric("fat_tree", 8) + ['workload.kind="trace"', f'workload.trace="{skew}"', "workload.trace_stream=true",
+                                        f'workload.algorithm="{algorithm}"', f"workload.trace_stream_window={window}"]
+        one, _ = run(f"skew-{algorithm}-{window}-1", sets)
+        two, _ = run2(f"skew-{algorithm}-{window}-2", sets)
+        same_results(one, two, f"skew {algorithm} {window}")
+checks += 1
+print("ok   2 processes, skewed trace (collective messages before their node is read): 6 runs as at one")
+
+# Receives whose sends do not exist, each rank's from the rank 4 away (on
+# the other process for some of them at least): one line naming a
+# receiver's file and node, exit 2, no output.
+bad = os.path.join(d, "unmatched")
+for r in range(8):
+    body = META + record(node(0, COMP, duration=1))
+    body += record(node(1, RECV, [("comm_src", "int32", (r + 4) % 8), ("comm_size", "int64", 64)]))
+    with open(f"{bad}.{r}.et", "wb") as f:
+        f.write(body)
+out = os.path.join(d, "unmatched.h5")
+cmd = ["mpiexec", "-n", "2", exe, "run", "-o", out, "--set", 'output.progress="never"']
+for s in fabric("fat_tree", 8) + ['workload.kind="trace"', f'workload.trace="{bad}"', "workload.trace_stream=true"]:
+    cmd += ["--set", s]
+r = subprocess.run(cmd, capture_output=True, text=True)
+lines = [line for line in r.stderr.splitlines() if line.strip()]
+assert r.returncode == 2 and len(lines) == 1, (r.returncode, r.stderr)
+assert re.search(r"^error: .*unmatched\.\d\.et: node 1: recv from rank \d \(tag 0\) has no matching send node there", lines[0]), lines
+assert not os.path.exists(out) and not glob.glob(os.path.join(d, ".unmatched.h5*")), os.listdir(d)
+checks += 1
+print("ok   2 processes, unmatched receive: " + lines[0])
 print(f"{checks} checks passed")

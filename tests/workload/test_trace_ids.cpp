@@ -103,7 +103,7 @@ Built random_trace(std::uint64_t seed, std::uint32_t R, std::uint32_t phases) {
     for (const Pending& p : nodes[r]) {
       t.add_node(p.id, r, p.n, "n", nullptr, nullptr);
       // (Sends in node order, as the planner numbers them.)
-      if (p.n.kind == TraceNode::Kind::Send) b.summary[r].send_list.push_back({p.n.bytes, p.n.tag, p.n.peer});
+      if (p.n.kind == TraceNode::Kind::Send) b.summary[r].send_list.push_back({p.n.bytes, p.n.tag, p.id, p.n.peer});
     }
   }
   t.end_names();

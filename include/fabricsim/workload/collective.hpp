@@ -164,12 +164,17 @@ std::vector<std::uint64_t> collective_sends(const CollectiveSpec& spec, const ne
 /// ids set aside for its messages (net::Network::reserve_ids; as many as
 /// collective_sends() counts), numbered in the order they are planned (a
 /// streaming trace's, whose messages are created out of order); kNoId:
-/// the network numbers them as they are created.
+/// the network numbers them as they are created.  `here` (with first_id):
+/// per member, whether this process simulates it (a partitioned streaming
+/// trace): only the tasks with an event here are added (a member's own,
+/// and the messages it sends or receives) with the dependencies released
+/// here; the other members' entries of the result are kNone.
 inline constexpr net::MessageId kNoId = UINT32_MAX;
 std::vector<TaskGraph::TaskId> append_collective(TaskGraph& g, const CollectiveSpec& spec,
                                                  const std::vector<net::EndpointId>& ranks,
                                                  const std::vector<TaskGraph::TaskId>& begin, std::uint32_t label = 0,
-                                                 net::MessageId first_id = kNoId);
+                                                 net::MessageId first_id = kNoId,
+                                                 const std::vector<std::uint8_t>* here = nullptr);
 
 /// The records of the messages append_collective(..., first_id) plans,
 /// without its tasks (the same ids, ends and sizes, in the same order):

@@ -164,6 +164,10 @@ class TaskGraph final : public net::MessageListener {
     /// The graph starts at `at` (start()): the first tasks, added now, are
     /// begun with the planned ones, once the feeder returns.
     virtual void on_start(core::SimTime /*at*/) {}
+    /// Message `id` arrived here at `at` before any task of it was added
+    /// here (a partitioned run: its sender's process ran ahead of the
+    /// reading here); complete_delivered() completes the task added later.
+    virtual void on_delivered_untasked(net::MessageId /*id*/, core::SimTime /*at*/) {}
   };
   /// Makes the graph streaming (before start()): `feeder` hears every
   /// completion, and on_done waits for end_feeding().
@@ -180,6 +184,11 @@ class TaskGraph final : public net::MessageListener {
   /// dependencies are met: one whose last dependency is added later (a
   /// receive whose send is not read yet).
   void hold(TaskId t);
+  /// Message task t (added after start()), whose message arrived here at
+  /// `at` before t was added (Feeder::on_delivered_untasked): completes it
+  /// now, as of `at`, once its dependents are added.  Its dependents are
+  /// released as its arrival would have released them, at `at`.
+  void complete_delivered(TaskId t, core::SimTime at);
   /// The feeder has no more tasks: on_done once every task has completed.
   void end_feeding(core::SimTime at);
   /// Frees task t's slot (streaming): for a task that has no event on this

@@ -163,6 +163,7 @@ struct TraceRankMessages {
   struct Send {
     std::uint64_t bytes = 0;
     std::int64_t tag = 0;
+    std::uint64_t node = 0;  ///< its node id (for error lines)
     std::uint32_t peer = 0;
   };
   std::vector<Send> send_list;

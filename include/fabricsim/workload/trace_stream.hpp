@@ -41,6 +41,8 @@ class TraceSource {
   virtual const std::vector<std::vector<std::uint32_t>>& groups() const = 0;
   /// The file of rank r (for errors).
   virtual const std::string& file(std::uint32_t r) const = 0;
+  /// Rank r is read by another process: what is open for it may go.
+  virtual void skip(std::uint32_t /*r*/) {}
 };
 
 struct TraceStreamParams {
@@ -55,6 +57,10 @@ struct TraceStreamParams {
   TraceMessageIds ids;
   /// Per rank: its first row of the report (the ranks' node counts before it).
   std::vector<std::uint64_t> first_row;
+  /// Per rank: its send nodes in node order (the pre-pass's
+  /// TraceRankMessages::send_list), from which a process finds the message
+  /// of a receive whose sender another process reads (freed at the start).
+  std::vector<std::vector<TraceRankMessages::Send>> sends;
 };
 
 class TraceStream final : public TaskGraph::Feeder {
@@ -80,22 +86,31 @@ class TraceStream final : public TaskGraph::Feeder {
 
   /// Makes itself `g`'s feeder (before g.start()).
   TraceStream(TaskGraph& g, TraceSource& source, TraceStreamParams p, std::uint32_t job, RowSink& sink);
-  /// Reads each rank's first window (TaskGraph::start calls it).
+  /// Reads the first window of each rank this process simulates (the
+  /// ranks whose endpoint it owns; TaskGraph::start calls it).
   void on_start(core::SimTime at) override;
   void on_task_done(TaskGraph::TaskId t, bool sent, core::SimTime at) override;
+  void on_delivered_untasked(net::MessageId id, core::SimTime at) override;
 
   /// After the run: puts the rows of the nodes not done (their times as far
   /// as they got) and reads each rank on to its end for the rows of the
   /// nodes never read (no times), so that every row is put, as a planned
   /// replay cut at the same time lists them.  Once.
   void finish();
-  /// Whether every node was done, and the latest end among them (ps).
-  bool all_done() const { return done_rows_ == p_.first_row.back(); }
+  /// Whether every node of this process's ranks was done, and the latest
+  /// end among them (ps).
+  bool all_done() const { return done_rows_ == own_rows_; }
   std::int64_t last_end_ps() const { return last_end_ps_; }
   /// Per message id (from ids.first_send[0]): the row of the node that sends it.
   const std::vector<std::uint32_t>& message_rows() const { return message_row_; }
-  /// The most compute of one rank (ns).
+  /// The most compute of one rank (ns), of this process's ranks.
   double compute_ns() const;
+  /// The rows of the receives this process read whose message another
+  /// process posts, with the message: their start is its post time, known
+  /// there (the run's end sets it in every process's record).
+  const std::vector<std::pair<std::uint64_t, net::MessageId>>& posted_elsewhere() const { return posted_elsewhere_; }
+  /// Whether trace rank r is read here (after the start).
+  bool reads(std::uint32_t r) const { return here_[r] != 0; }
 
  private:
   using TaskId = TaskGraph::TaskId;
@@ -135,6 +150,9 @@ class TraceStream final : public TaskGraph::Feeder {
   void drop_role(TaskId t, std::uint32_t row, Role role);  // its event has passed
   void done(std::uint32_t r, std::uint64_t id);  // node id of rank r is done
   void match(const Waiting& send, const Waiting& recv);
+  void fed_out(std::uint32_t r);  // rank r read to its end
+  // A receive of rank r from rank `from`, read by another process: its message.
+  net::MessageId remote_message(std::uint32_t r, const TraceSource::Node& node);
   bool completed(std::uint32_t r, std::uint64_t id) const;
   [[noreturn]] void fail(std::uint32_t r, std::uint64_t id, const std::string& what) const;
 
@@ -162,8 +180,21 @@ class TraceStream final : public TaskGraph::Feeder {
   std::unordered_map<net::MessageId, std::pair<std::int64_t, std::int64_t>> early_;
   std::unordered_map<net::MessageId, std::uint8_t> unmatched_;  // sends not matched yet
   TraceSource::Node scratch_;
-  std::uint32_t fed_out_ = 0;  // ranks read to their end
+  std::uint32_t fed_out_ = 0;  // ranks read to their end (or read by another process)
   net::MessageId first_id_ = 0;
+  // A partitioned run: the ranks read here, their rows, and for each
+  // (sender read elsewhere, receiver here, tag) its messages in the
+  // sender's node order (with the send's node id, for errors) and how many
+  // receives took one.
+  std::vector<std::uint8_t> here_;
+  bool partitioned_ = false;
+  std::uint64_t own_rows_ = 0;
+  struct RemoteSends {
+    std::vector<std::pair<net::MessageId, std::uint64_t>> sends;
+    std::size_t taken = 0;
+  };
+  std::map<P2pKey, RemoteSends> remote_sends_;
+  std::vector<std::pair<std::uint64_t, net::MessageId>> posted_elsewhere_;
 };
 
 }  // namespace fabricsim::workload
