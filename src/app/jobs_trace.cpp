@@ -180,14 +180,19 @@ class SpilledRows final : public workload::TraceStream::RowSink, public stats::T
     x.start_ps = start_ps;
     file_.put(row, &x);
   }
-  // On several processes: the rows this one writes (its ranks'), in order;
-  // the file holds them at their numbers (the others' places are holes).
-  void own(std::vector<std::uint64_t> rows) { own_ = std::move(rows); }
-  const std::vector<std::uint64_t>& own_rows() const { return own_; }
-  std::uint64_t count() const override { return own_.empty() ? count_ : own_.size(); }
+  // On several processes: the rows this one writes (its ranks'), in order,
+  // by their numbers in the table, its first row `first`; the file holds
+  // them at their numbers in the trace (the others' places are holes).
+  void own(std::vector<std::uint64_t> rows, std::uint64_t first) {
+    own_ = std::move(rows);
+    own_first_ = first;
+    partitioned_ = true;
+  }
+  const std::vector<std::uint64_t>* numbers() const override { return partitioned_ ? &own_ : nullptr; }
+  std::uint64_t count() const override { return partitioned_ ? own_.size() : count_; }
   void row(std::uint64_t i, Row& out) override {
     Record x{};
-    file_.get(own_.empty() ? i : own_[i], &x);
+    file_.get(partitioned_ ? own_[i] - own_first_ : i, &x);
     out.job = job_;
     out.rank = x.rank;
     out.endpoint = endpoints_.at(x.rank);
@@ -212,6 +217,8 @@ class SpilledRows final : public workload::TraceStream::RowSink, public stats::T
   util::SpillFile file_;
   std::uint64_t count_;
   std::vector<std::uint64_t> own_;
+  std::uint64_t own_first_ = 0;
+  bool partitioned_ = false;
   std::vector<net::EndpointId> endpoints_;
   std::uint32_t job_ = 0, first_name_ = 0;
 };
@@ -316,9 +323,7 @@ class StreamTraceJob final : public Job {
         for (std::uint32_t r = 0; r < endpoints_.size(); ++r)
           if (stream_->reads(r))
             for (std::uint64_t i = first_rows_[r]; i < first_rows_[r + 1]; ++i) own.push_back(first_row + i);
-        t.kept_rows = own;
-        for (std::uint64_t& i : own) i -= first_row;
-        rows_->own(std::move(own));
+        rows_->own(std::move(own), first_row);
       }
       if (comm.is_root() || comm.size() > 1) {
         rows_->name_rows(index, append_names(t, source_->names(), source_->name_ends()));
@@ -334,7 +339,8 @@ class StreamTraceJob final : public Job {
         for (std::size_t k = 0; k < mr.size(); ++k)
           if (mr[k] != UINT32_MAX) mine.insert(mine.end(), {static_cast<std::int64_t>(first + k),
                                                             static_cast<std::int64_t>(first_row + mr[k])});
-        const std::vector<std::int64_t> all = comm.size() > 1 ? comm.allgatherv(mine) : std::move(mine);
+        std::vector<std::int64_t> all = comm.size() > 1 ? comm.gatherv(mine) : std::move(mine);
+        std::vector<std::int64_t>().swap(mine);
         if (comm.is_root()) {
           fit(out.flow_trace_node, all.size() / 2);
           for (std::size_t i = 0; i + 1 < all.size(); i += 2)

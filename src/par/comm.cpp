@@ -1,5 +1,9 @@
 #include "fabricsim/par/comm.hpp"
 
+#include <string>
+
+#include "fabricsim/util/error.hpp"
+
 namespace fabricsim::par {
 
 Comm::Comm(MPI_Comm comm) : comm_(comm) {
@@ -80,6 +84,25 @@ std::vector<std::int64_t> Comm::allgatherv(const std::vector<std::int64_t>& mine
   MPI_Allgatherv(mine.data(), static_cast<int>(n), MPI_INT64_T, out.data(), c.data(), displ.data(), MPI_INT64_T,
                  comm_);
   if (counts_out != nullptr) *counts_out = std::move(counts);
+  return out;
+}
+
+std::vector<std::int64_t> Comm::gatherv(const std::vector<std::int64_t>& mine) const {
+  const auto n = static_cast<std::int64_t>(mine.size());
+  std::vector<std::int64_t> counts;
+  allgather(&n, 1, counts);
+  std::vector<int> c(counts.size()), displ(counts.size());
+  std::int64_t total = 0;
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    c[i] = static_cast<int>(counts[i]);
+    displ[i] = static_cast<int>(total);
+    total += counts[i];
+  }
+  if (total > INT32_MAX)
+    throw util::UserError("internal limit: gathering " + std::to_string(total) + " values at one rank (at most 2^31 - 1)");
+  std::vector<std::int64_t> out(is_root() ? static_cast<std::size_t>(total) : 0);
+  MPI_Gatherv(mine.data(), static_cast<int>(n), MPI_INT64_T, out.data(), c.data(), displ.data(), MPI_INT64_T, 0,
+              comm_);
   return out;
 }
 

@@ -447,7 +447,10 @@ void H5Writer::write_rows_raw(const std::string& dataset, hid_t mem_type, hid_t 
     block.assign(n * row_bytes, 0);
     out_data = block.data();
     const std::size_t entry = sizeof(std::uint64_t) + row_bytes;
-    const std::size_t per_round = std::max<std::size_t>(1, round_bytes / entry / static_cast<std::size_t>(nranks));
+    // (Rows made as they are written come from a table kept out of memory,
+    // a streamed trace's: moved in pieces as small as one rank writes them.)
+    const std::size_t round_now = fill != nullptr ? std::min(round_bytes, kPieceBytes) : round_bytes;
+    const std::size_t per_round = std::max<std::size_t>(1, round_now / entry / static_cast<std::size_t>(nranks));
     std::uint64_t rounds = (rows.size() + per_round - 1) / per_round;
     MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_UINT64_T, MPI_MAX, comm_);
     std::vector<int> send_counts(static_cast<std::size_t>(nranks)), recv_counts(static_cast<std::size_t>(nranks));

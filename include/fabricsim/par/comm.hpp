@@ -39,6 +39,8 @@ class Comm {
   /// rank's count in `counts`, if given).
   std::vector<std::int64_t> allgatherv(const std::vector<std::int64_t>& mine,
                                        std::vector<std::int64_t>* counts = nullptr) const;
+  /// Every rank's values, rank after rank, at rank 0 (empty elsewhere).
+  std::vector<std::int64_t> gatherv(const std::vector<std::int64_t>& mine) const;
   /// Broadcasts a string from `root` to every rank.
   std::string broadcast(const std::string& s, int root = 0) const;
 

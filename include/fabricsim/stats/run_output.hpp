@@ -258,13 +258,17 @@ class TraceNodeRows {
   virtual ~TraceNodeRows() = default;
   virtual std::uint64_t count() const = 0;
   virtual void row(std::uint64_t i, Row& out) = 0;
+  /// The i-th row's number in the table, when this process's rows are not
+  /// the run from kept_first (a partitioned streamed trace: its ranks');
+  /// null: that run.
+  virtual const std::vector<std::uint64_t>* numbers() const { return nullptr; }
 };
 
 /// /trace_nodes (output.timeline = true, trace jobs): one row per trace
 /// node, job by job, in the trace's order (rank by rank, file order);
 /// written by the root (`rows` empty elsewhere), from its columns or, for a
 /// streamed trace (the run's only job), from `kept` (rows from kept_first;
-/// on several processes each its own ranks', the rows kept_rows lists).
+/// on several processes each its own ranks', the rows kept->numbers() lists).
 struct TraceNodesReport {
   std::uint64_t total = 0;
   std::vector<std::string> kind_names;
@@ -281,7 +285,6 @@ struct TraceNodesReport {
   std::vector<std::uint64_t> name_end;
   std::shared_ptr<TraceNodeRows> kept;
   std::uint64_t kept_first = 0;
-  std::vector<std::uint64_t> kept_rows;  ///< kept's i-th row's number, when not a run
 };
 void write_trace_nodes(H5Writer& out, const TraceNodesReport& t);
 
