@@ -43,9 +43,9 @@ d = tempfile.mkdtemp()
 checks = 0
 
 
-def run(name, sets, env=None, preexec_fn=None):
+def run(name, sets, env=None, preexec_fn=None, launch=()):
     out = os.path.join(d, name + ".h5")
-    cmd = [exe, "run", "-o", out, "--set", 'output.progress="never"']
+    cmd = list(launch) + [exe, "run", "-o", out, "--set", 'output.progress="never"']
     for s in sets:
         cmd += ["--set", s]
     r = subprocess.run(cmd, capture_output=True, text=True, env=env, preexec_fn=preexec_fn)
@@ -191,16 +191,11 @@ SUMMARY = ("sim_time_ns", "packets_injected", "packets_delivered", "bytes_delive
 
 
 def run2(name, sets):
-    out = os.path.join(d, name + ".h5")
-    cmd = ["mpiexec", "-n", "2", exe, "run", "-o", out, "--set", 'output.progress="never"']
-    for s in sets:
-        cmd += ["--set", s]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    assert r.returncode == 0, (name, " ".join(cmd), r.stderr)
+    out, err = run(name, sets, launch=("mpiexec", "-n", "2"))
     with h5py.File(out, "r") as f:
         e = f["engine"].attrs
         assert e["mode"] == b"partitioned" and (e["events_per_rank"] > 0).all(), (name, dict(e))
-    return out, r.stderr
+    return out, err
 
 
 def same_results(a, b, what):
