@@ -68,19 +68,31 @@ void Comm::allgather(const std::int64_t* v, int n, std::vector<std::int64_t>& ou
   MPI_Allgather(v, n, MPI_INT64_T, out.data(), n, MPI_INT64_T, comm_);
 }
 
+namespace {
+// MPI's int counts and displacements from every rank's count; past
+// 2^31 - 1 values in all, an internal limit (MPI counts in int).
+std::int64_t int_layout(const std::vector<std::int64_t>& counts, std::vector<int>& c, std::vector<int>& displ) {
+  c.resize(counts.size());
+  displ.resize(counts.size());
+  std::int64_t total = 0;
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    c[i] = static_cast<int>(counts[i]);
+    displ[i] = static_cast<int>(total);
+    total += counts[i];
+  }
+  if (total > INT32_MAX)
+    throw util::UserError("internal limit: gathering " + std::to_string(total) + " values at one rank (at most 2^31 - 1)");
+  return total;
+}
+}  // namespace
+
 std::vector<std::int64_t> Comm::allgatherv(const std::vector<std::int64_t>& mine,
                                            std::vector<std::int64_t>* counts_out) const {
   const auto n = static_cast<std::int64_t>(mine.size());
   std::vector<std::int64_t> counts;
   allgather(&n, 1, counts);
-  std::vector<int> c(counts.size()), displ(counts.size());
-  int total = 0;
-  for (std::size_t i = 0; i < counts.size(); ++i) {
-    c[i] = static_cast<int>(counts[i]);
-    displ[i] = total;
-    total += c[i];
-  }
-  std::vector<std::int64_t> out(static_cast<std::size_t>(total));
+  std::vector<int> c, displ;
+  std::vector<std::int64_t> out(static_cast<std::size_t>(int_layout(counts, c, displ)));
   MPI_Allgatherv(mine.data(), static_cast<int>(n), MPI_INT64_T, out.data(), c.data(), displ.data(), MPI_INT64_T,
                  comm_);
   if (counts_out != nullptr) *counts_out = std::move(counts);
@@ -91,15 +103,8 @@ std::vector<std::int64_t> Comm::gatherv(const std::vector<std::int64_t>& mine) c
   const auto n = static_cast<std::int64_t>(mine.size());
   std::vector<std::int64_t> counts;
   allgather(&n, 1, counts);
-  std::vector<int> c(counts.size()), displ(counts.size());
-  std::int64_t total = 0;
-  for (std::size_t i = 0; i < counts.size(); ++i) {
-    c[i] = static_cast<int>(counts[i]);
-    displ[i] = static_cast<int>(total);
-    total += counts[i];
-  }
-  if (total > INT32_MAX)
-    throw util::UserError("internal limit: gathering " + std::to_string(total) + " values at one rank (at most 2^31 - 1)");
+  std::vector<int> c, displ;
+  const std::int64_t total = int_layout(counts, c, displ);
   std::vector<std::int64_t> out(is_root() ? static_cast<std::size_t>(total) : 0);
   MPI_Gatherv(mine.data(), static_cast<int>(n), MPI_INT64_T, out.data(), c.data(), displ.data(), MPI_INT64_T, 0,
               comm_);
