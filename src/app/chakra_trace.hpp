@@ -115,6 +115,13 @@ class ChakraStream final : public workload::TraceSource {
   /// The distinct node names (the k-th ends at name_ends[k]), as Trace's.
   const std::string& names() const { return index_.names; }
   const std::vector<std::uint64_t>& name_ends() const { return index_.name_ends; }
+  /// The names and their ends, moved out (for the report, once every node
+  /// was read: no name can be added after), and the index of them freed.
+  void take_names(std::string& names, std::vector<std::uint64_t>& ends) {
+    names = std::move(index_.names);
+    ends = std::move(index_.name_ends);
+    index_.end_names();
+  }
   const std::string& name() const { return name_; }
   /// Rank files kept open at once: all of them, or, past the open-file
   /// limit, fewer (the others closed and reopened where they were).

@@ -622,10 +622,17 @@ void JobSet::write(stats::H5Writer& writer, const par::Comm& comm) const {
     // /flows/trace_node: the root makes every row as it is written (-1:
     // not a trace's message), from the pairs sorted by message (report),
     // not from a column of every message built first (16 bytes a message).
+    // A streamed trace's by its run of ids (flow_trace_runs).
     const std::size_t nf = net_.messages().size();
     const auto& pairs = reports_.flow_trace_node;
+    const auto& runs = reports_.flow_trace_runs;
     writer.write_rows_made<std::int64_t>(
         "/flows/trace_node", nf, stats::H5Writer::Rows::run(0, comm.is_root() ? nf : 0), [&](std::size_t m) {
+          for (const JobReports::FlowRowRun& r : runs)
+            if (m >= r.first && m - r.first < r.rows.size()) {
+              const std::uint32_t row = r.rows[m - r.first];
+              if (row != UINT32_MAX) return static_cast<std::int64_t>(r.first_row + row);
+            }
           const auto it = std::lower_bound(pairs.begin(), pairs.end(), std::pair<net::MessageId, std::uint64_t>(
                                                                            static_cast<net::MessageId>(m), 0));
           return it != pairs.end() && it->first == m ? static_cast<std::int64_t>(it->second) : std::int64_t{-1};

@@ -42,6 +42,16 @@ struct JobReports {
   /// output.flows, trace jobs: (network message, the row of /trace_nodes of
   /// its node), the root's; sorted by message once every job reported.
   std::vector<std::pair<net::MessageId, std::uint64_t>> flow_trace_node;
+  /// The same for a streamed trace, by run of ids, not by pair: its
+  /// messages [first, first + rows.size()), each one's row first_row +
+  /// rows[k] (UINT32_MAX: none), the root's (4 bytes a message, where the
+  /// pairs took 16 and, while they were gathered, 32).
+  struct FlowRowRun {
+    net::MessageId first = 0;
+    std::uint64_t first_row = 0;
+    std::vector<std::uint32_t> rows;
+  };
+  std::vector<FlowRowRun> flow_trace_runs;
   /// Per job: its first row in `dnn` (dnn, trace) or `collectives`.
   std::vector<std::size_t> first_row;
 };

@@ -267,20 +267,19 @@ class StreamTraceJob final : public Job {
   }
   unsigned tables() const override { return kIterations | kTraceNodes; }
   // What it holds besides the graph's tasks in flight and the message
-  // records (counted with the graph and the network): each message's row,
-  // and at the end the report's /flows/trace_node pair per message; the
-  // names and their index (twice at the end: the report's copy); each
-  // rank's open file (an 8 KiB buffer and a parsed node) and its window of
-  // nodes (their tasks, edges, entries and rows, about 300 bytes each); the
-  // rows' read-ahead; and the writer's piece of string rows (4 MiB at most,
-  // at one process).  Not its rows: those are on disk (SpilledRows).
+  // records (counted with the graph and the network): each message's row
+  // (at the end the report's, moved there); the names and their index
+  // (at the end the report's, moved there too); each rank's open file (an
+  // 8 KiB buffer and a parsed node) and its window of nodes (their tasks,
+  // edges, entries and rows, about 300 bytes each); the rows' read-ahead;
+  // and the writer's piece of string rows (4 MiB at most, at one process).
+  // Not its rows: those are on disk (SpilledRows).
   std::uint64_t memory_bytes() const override {
-    const std::uint64_t messages = stream_->message_rows().size();
     const std::uint64_t ranks = source_->ranks(), names = source_->name_ends().size();
-    constexpr std::uint64_t kReportFlow = 16, kNameIndex = 2 * sizeof(std::uint32_t);
+    constexpr std::uint64_t kNameIndex = 2 * sizeof(std::uint32_t);
     constexpr std::uint64_t kReader = 16 * 1024, kLiveNode = 300, kWritePiece = 4 << 20;
-    return stream_->message_rows().capacity() * sizeof(std::uint32_t) + messages * kReportFlow +
-           2 * (source_->names().capacity() + names * sizeof(std::uint64_t)) + names * kNameIndex +
+    return stream_->message_rows().capacity() * sizeof(std::uint32_t) + source_->names().capacity() +
+           names * (sizeof(std::uint64_t) + kNameIndex) +
            ranks * (kReader + std::uint64_t{window_} * kLiveNode) + rows_->memory_bytes() +
            std::min<std::uint64_t>(rows_->count() * 32, kWritePiece);
   }
@@ -326,26 +325,25 @@ class StreamTraceJob final : public Job {
         rows_->own(std::move(own), first_row);
       }
       if (comm.is_root() || comm.size() > 1) {
-        rows_->name_rows(index, append_names(t, source_->names(), source_->name_ends()));
+        // (The stream's names moved where they are the run's only ones, as a
+        // streamed trace is its only job: not copied beside them.)
+        if (t.names.empty() && t.name_end.empty()) {
+          source_->take_names(t.names, t.name_end);
+          rows_->name_rows(index, 0);
+        } else {
+          rows_->name_rows(index, append_names(t, source_->names(), source_->name_ends()));
+        }
         t.kept = rows_;
         t.kept_first = first_row;
       }
       t.total += first_rows_.back();
       if (ctx.flows) {
-        // (The root writes /flows/trace_node: every process's senders' rows.)
-        const auto& mr = stream_->message_rows();
-        const net::MessageId first = stream_first_id_();
-        std::vector<std::int64_t> mine;
-        for (std::size_t k = 0; k < mr.size(); ++k)
-          if (mr[k] != UINT32_MAX) mine.insert(mine.end(), {static_cast<std::int64_t>(first + k),
-                                                            static_cast<std::int64_t>(first_row + mr[k])});
-        std::vector<std::int64_t> all = comm.size() > 1 ? comm.gatherv(mine) : std::move(mine);
-        std::vector<std::int64_t>().swap(mine);
-        if (comm.is_root()) {
-          fit(out.flow_trace_node, all.size() / 2);
-          for (std::size_t i = 0; i + 1 < all.size(); i += 2)
-            out.flow_trace_node.emplace_back(static_cast<net::MessageId>(all[i]), static_cast<std::uint64_t>(all[i + 1]));
-        }
+        // (The root writes /flows/trace_node: every process's senders'
+        // rows, each message's set by the one process that read its node;
+        // the others' UINT32_MAX.)
+        JobReports::FlowRowRun run{first_id_, first_row, stream_->take_message_rows()};
+        comm.reduce_min_to_root(run.rows);
+        if (comm.is_root()) out.flow_trace_runs.push_back(std::move(run));
       }
     }
     return row;
@@ -356,7 +354,6 @@ class StreamTraceJob final : public Job {
   }
 
  private:
-  net::MessageId stream_first_id_() const { return first_id_; }
   std::unique_ptr<ChakraStream> source_;
   std::shared_ptr<SpilledRows> rows_;
   std::unique_ptr<workload::TraceStream> stream_;

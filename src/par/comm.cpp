@@ -1,5 +1,6 @@
 #include "fabricsim/par/comm.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "fabricsim/util/error.hpp"
@@ -29,6 +30,22 @@ std::int64_t Comm::allreduce_min(std::int64_t v) const {
 }
 void Comm::allreduce_min(std::vector<std::int64_t>& v) const {
   if (size_ > 1) MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_INT64_T, MPI_MIN, comm_);
+}
+void Comm::reduce_min_to_root(std::vector<std::uint32_t>& v) const {
+  if (size_ == 1) return;
+  // As 64-bit signed values, a piece at a time: Debian's MPICH 4.0.2
+  // compares MPI_UINT32_T and MPI_UINT64_T as signed in MPI_MIN and
+  // MPI_MAX (UINT32_MAX came out as the minimum of 5 and UINT32_MAX).
+  constexpr std::size_t kPiece = std::size_t{1} << 18;
+  std::vector<std::int64_t> piece;
+  for (std::size_t from = 0; from < v.size(); from += kPiece) {
+    const std::size_t n = std::min(kPiece, v.size() - from);
+    piece.assign(v.begin() + static_cast<std::ptrdiff_t>(from), v.begin() + static_cast<std::ptrdiff_t>(from + n));
+    MPI_Reduce(is_root() ? MPI_IN_PLACE : piece.data(), is_root() ? piece.data() : nullptr, static_cast<int>(n),
+               MPI_INT64_T, MPI_MIN, 0, comm_);
+    if (is_root())
+      for (std::size_t i = 0; i < n; ++i) v[from + i] = static_cast<std::uint32_t>(piece[i]);
+  }
 }
 void Comm::allreduce_max(std::vector<std::int64_t>& v) const {
   if (size_ > 1) MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_INT64_T, MPI_MAX, comm_);

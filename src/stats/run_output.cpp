@@ -410,18 +410,27 @@ void write_network(H5Writer& out, const net::Network& network, const net::Networ
                         pick<std::string>(node_rows, [&](std::size_t i) { return N[i].name; }));
 
   if (write_flows) {
+    // Each column made from the records as it is written, a piece at a
+    // time; at one process every row is this one's (a run, no list).
     const auto& msgs = network.messages();
     const std::size_t nf = msgs.size();
-    const auto frows =
-        rows_where(nf, [&](std::size_t i) { return network.owns(topo.endpoint_node(msgs[i].dst)); });
-    out.write_rows("/flows/src", nf, frows, pick<std::uint32_t>(frows, [&](std::size_t i) { return msgs[i].src; }));
-    out.write_rows("/flows/dst", nf, frows, pick<std::uint32_t>(frows, [&](std::size_t i) { return msgs[i].dst; }));
-    out.write_rows("/flows/bytes", nf, frows, pick<std::uint64_t>(frows, [&](std::size_t i) { return msgs[i].bytes; }));
-    out.write_rows("/flows/start_ns", nf, frows,
-                   pick<double>(frows, [&](std::size_t i) { return msgs[i].post_time.ns(); }));
-    out.write_rows("/flows/end_ns", nf, frows, pick<double>(frows, [&](std::size_t i) {
-                     return msgs[i].end_time == core::SimTime::max() ? -1.0 : msgs[i].end_time.ns();
-                   }));
+    const auto mine = [&](std::size_t i) { return network.owns(topo.endpoint_node(msgs[i].dst)); };
+    std::size_t count = 0;
+    for (std::size_t i = 0; i < nf; ++i) count += mine(i) ? 1 : 0;
+    std::vector<std::uint64_t> own;
+    if (count < nf) own = rows_where(nf, mine);
+    const H5Writer::Rows frows = count < nf ? H5Writer::Rows(own) : H5Writer::Rows::run(0, nf);
+    const auto column = [&](const char* name, auto f) {
+      using T = decltype(f(msgs[0]));
+      out.write_rows_made<T>(name, nf, frows, [&](std::size_t i) { return f(msgs[frows[i]]); });
+    };
+    column("/flows/src", [](const net::Message& m) { return std::uint32_t{m.src}; });
+    column("/flows/dst", [](const net::Message& m) { return std::uint32_t{m.dst}; });
+    column("/flows/bytes", [](const net::Message& m) { return std::uint64_t{m.bytes}; });
+    column("/flows/start_ns", [](const net::Message& m) { return m.post_time.ns(); });
+    column("/flows/end_ns", [](const net::Message& m) {
+      return m.end_time == core::SimTime::max() ? -1.0 : m.end_time.ns();
+    });
   }
 
   out.attr("/summary", "packets_injected", totals.packets_injected);

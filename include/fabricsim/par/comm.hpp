@@ -31,6 +31,11 @@ class Comm {
   /// Element-wise minimum / maximum over ranks, in place.
   void allreduce_min(std::vector<std::int64_t>& v) const;
   void allreduce_max(std::vector<std::int64_t>& v) const;
+  /// Element-wise minimum over ranks, at rank 0 (in place there; the
+  /// others' `v` is left as it was).  Any length: sent in pieces.
+  /// (Not MPI_UINT32_T: Debian's MPICH 4.0.2 takes the minimum and maximum
+  /// of unsigned types as if they were signed; comm.cpp.)
+  void reduce_min_to_root(std::vector<std::uint32_t>& v) const;
   std::vector<std::uint64_t> allgather(std::uint64_t v) const;
   /// `n` values of every rank into `out`, rank after rank (resized to
   /// ranks x n; no allocation once it has that size).

@@ -103,6 +103,8 @@ class TraceStream final : public TaskGraph::Feeder {
   std::int64_t last_end_ps() const { return last_end_ps_; }
   /// Per message id (from ids.first_send[0]): the row of the node that sends it.
   const std::vector<std::uint32_t>& message_rows() const { return message_row_; }
+  /// The same, taken (for the report, after the run: empty from then on).
+  std::vector<std::uint32_t> take_message_rows() { return std::move(message_row_); }
   /// The most compute of one rank (ns), of this process's ranks.
   double compute_ns() const;
   /// The rows of the receives this process read whose message another
