@@ -6,26 +6,18 @@
 //    MPI_MIN of MPI_UINT32_T as signed, so a test of small values alone
 //    would not see it; the others' vectors are left as they were;
 //  - gatherv and allgatherv with a different count per rank (one empty).
-#include <mpi.h>
-
 #include <algorithm>
 #include <cstdint>
-#include <cstdio>
 #include <vector>
 
 #include "fabricsim/par/comm.hpp"
+#include "mpi_check.hpp"
 
 namespace par = fabricsim::par;
 
 namespace {
 
-int failures = 0;
-void check(bool ok, const char* what, int rank) {
-  if (!ok) {
-    std::fprintf(stderr, "rank %d: FAIL: %s\n", rank, what);
-    ++failures;
-  }
-}
+using mpi_check::check;
 
 constexpr std::size_t kValues = (std::size_t{1} << 18) * 2 + 12345;  // three pieces
 
@@ -48,14 +40,7 @@ std::vector<std::int64_t> mine(int r) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  {
-    par::Comm comm(MPI_COMM_WORLD);
-    if (comm.size() != 3) {
-      if (comm.is_root()) std::fprintf(stderr, "run with 3 ranks\n");
-      MPI_Finalize();
-      return 2;
-    }
+  return mpi_check::run(argc, argv, 3, [](const par::Comm& comm) {
     const int r = comm.rank();
 
     std::vector<std::uint32_t> v(kValues);
@@ -86,11 +71,5 @@ int main(int argc, char** argv) {
     check(counts == std::vector<std::int64_t>{0, 2, 4}, "allgatherv: each rank's count", r);
     const auto gathered = comm.gatherv(mine(r));
     check(r == 0 ? gathered == all_want : gathered.empty(), "gatherv: every rank's values at rank 0 only", r);
-
-    int all = 0;
-    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    failures = all;
-  }
-  MPI_Finalize();
-  return failures == 0 ? 0 : 1;
+  });
 }

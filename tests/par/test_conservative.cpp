@@ -23,6 +23,7 @@
 #include "fabricsim/par/comm.hpp"
 #include "fabricsim/par/conservative.hpp"
 #include "fabricsim/util/error.hpp"
+#include "mpi_check.hpp"
 
 using fabricsim::core::SimTime;
 namespace core = fabricsim::core;
@@ -33,13 +34,7 @@ namespace {
 constexpr std::int64_t kL = 20'000;  // ps
 constexpr int kHops = 30;
 
-int failures = 0;
-void check(bool ok, const char* what, int rank) {
-  if (!ok) {
-    std::fprintf(stderr, "rank %d: FAIL: %s\n", rank, what);
-    ++failures;
-  }
-}
+using mpi_check::check;
 
 // Link ids: 0 = 0->1, 1 = 1->0, 2 = 1->2, 3 = 2->1; a record is owned by its link's receiver.
 int bounce(int hop) {  // rank holding the ball after `hop` hops
@@ -79,14 +74,7 @@ struct Toy {
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  {
-    par::Comm comm(MPI_COMM_WORLD);
-    if (comm.size() != 3) {
-      if (comm.is_root()) std::fprintf(stderr, "run with 3 ranks\n");
-      MPI_Finalize();
-      return 2;
-    }
+  return mpi_check::run(argc, argv, 3, [](const par::Comm& comm) {
     const int r = comm.rank();
     Toy toy;
     toy.rank = r;
@@ -241,10 +229,5 @@ int main(int argc, char** argv) {
     check(refused.find("less than 40000 ps after now") != std::string::npos && refused.find("(rank 1)") != std::string::npos,
           "a step closer than the bound is refused on every rank", r);
 
-    int all = 0;
-    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    failures = all;
-  }
-  MPI_Finalize();
-  return failures == 0 ? 0 : 1;
+  });
 }
