@@ -30,9 +30,9 @@ class RecordOnly final : public net::NetworkModel {
  public:
   explicit RecordOnly(const net::NetworkParams& np) : np_(np) {}
   void create(net::MessageId id, net::EndpointId src, net::EndpointId dst, std::uint64_t bytes,
-              std::uint32_t tag) override {
+              std::uint32_t /*tag*/) override {
     net::place_message(messages_, id,
-                       net::new_message(id, src, dst, bytes, tag, np_.seed, np_.packet_bytes - np_.header_bytes));
+                       net::new_message(id, src, dst, bytes, np_.seed, np_.packet_bytes - np_.header_bytes));
   }
   void set_aside(std::size_t count) override { messages_.resize(messages_.size() + count, net::blank_message()); }
   void post(net::MessageId, core::SimTime) override { FABRICSIM_ASSERT(false, "a planning network posts nothing"); }

@@ -152,7 +152,7 @@ std::vector<std::int64_t> OcsReconfigRun::contribute(SimTime t) {
       continue;
     }
     if (m.post_time > t || !net_.owns(topo_.endpoint_node(m.src))) continue;
-    if (!(seen & 1u) && m.sent_payload > 0) {
+    if (!(seen & 1u) && m.sent_packets > 0) {
       seen |= 1u;
       started.push_back(id);
     }

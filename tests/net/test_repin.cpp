@@ -136,7 +136,7 @@ Outcome packet_run(const par::Comm& comm) {
       {}, &steps);
   Outcome o;
   const net::Message& m = network.messages()[id];
-  o.end_ps = comm.allreduce_max(m.received_payload == m.bytes ? m.end_time.ps() : -1);
+  o.end_ps = comm.allreduce_max(m.all_received() ? m.end_time.ps() : -1);
   const auto& st = network.link_stats();
   o.tx.assign(st.tx_bytes.begin(), st.tx_bytes.end());
   comm.allreduce_max(o.tx);
@@ -201,7 +201,7 @@ void flow_and_analytic() {
               std::to_string(old_bytes) + ")");
     check(std::abs(static_cast<double>(st.tx_bytes[b[1]]) - (wire - old_bytes)) <= 1.0,
           "flow: spine 1 carried the rest");
-    check(m.received_payload == kBytes && network.totals().messages_delivered == 1 &&
+    check(m.all_received() && network.totals().messages_delivered == 1 &&
               network.totals().bytes_delivered == kBytes,
           "flow: every byte delivered once");
     // The bytes at the link rate (the last packet included), then the new path's latency.
@@ -226,7 +226,7 @@ void flow_and_analytic() {
     network.post(id, SimTime::zero());
     sim.run_until(SimTime::max());
     const auto& st = network.link_stats();
-    check(network.messages()[id].received_payload == kBytes && st.tx_bytes[a[1]] > 0 && st.tx_bytes[b[1]] == 0,
+    check(network.messages()[id].all_received() && st.tx_bytes[a[1]] > 0 && st.tx_bytes[b[1]] == 0,
           "flow: 300 pins before the start, the last one's route taken");
     net::RouteStore store;
     store.pin(7, a);

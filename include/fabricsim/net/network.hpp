@@ -85,25 +85,40 @@ class MessageListener {
   virtual bool wants_sent() const { return false; }
 };
 
+/// A message's record, 48 bytes (asserted below: every process keeps one
+/// per message, so its size is the run's memory per message).  Every packet
+/// of a message but the last carries the model's whole payload per packet,
+/// so the packets sent and received say how much of it went and came.
 struct Message {
-  EndpointId src = 0;
-  EndpointId dst = 0;
   std::uint64_t bytes = 0;       ///< payload
-  std::uint32_t tag = 0;
-  std::uint16_t flow_port = 0;   ///< source port of the 5-tuple (ECMP entropy)
-  std::uint8_t vc = 0;           ///< virtual channel of the first hop
-  std::uint8_t first_state = 0;  ///< route-rules state after the first hop
   core::SimTime post_time;       ///< when the workload posted it
   core::SimTime end_time = core::SimTime::max();  ///< tail of the last packet arrived
-  std::uint64_t sent_payload = 0;
-  std::uint64_t received_payload = 0;
+  EndpointId src = 0;
+  EndpointId dst = 0;
   std::uint32_t packets = 0;
+  /// Packets that left the source NIC; all of them (packets) once nothing
+  /// more will be sent, also when the rest was lost to a failure.
+  std::uint32_t sent_packets = 0;
+  std::uint32_t received_packets = 0;  ///< packets arrived at the destination NIC
+  std::uint16_t flow_port = 0;   ///< source port of the 5-tuple (ECMP entropy)
+  std::uint8_t first_state = 0;  ///< route-rules state after the first hop
+  std::uint8_t vc : 7 = 0;       ///< virtual channel of the first hop (network.vcs is at most 16)
   /// Lost some of its bytes to a failure (link state): a packet stranded,
   /// or bytes never injected because no live route was left.  Set where
   /// that happened (so, on several ranks, possibly on another rank than the
   /// sender's); it changes nothing in the simulation, only the report.
-  bool failed = false;
+  bool failed : 1 = false;
+
+  /// Payload bytes that left the source NIC, for packets of
+  /// `payload_per_packet` bytes of payload (the model's).
+  std::uint64_t sent_bytes(std::uint64_t payload_per_packet) const {
+    return sent_packets == packets ? bytes : std::uint64_t{sent_packets} * payload_per_packet;
+  }
+  bool all_sent() const { return sent_packets == packets; }
+  /// Every packet arrived (a message that lost one to a failure never is).
+  bool all_received() const { return received_packets == packets; }
 };
+static_assert(sizeof(Message) == 48, "a message record is 48 bytes: keep it so, or say why in docs/performance.md");
 
 /// Per directed link counters (structure of arrays, indexed by link id).
 struct LinkStats {
@@ -160,8 +175,8 @@ struct NetworkTotals {
 /// analytic): not yet posted, its ECMP source port a function of (seed, id),
 /// its packet count at `payload_per_packet` bytes each.  ConfigError naming
 /// network.packet_bytes if it would need more than 2^32 - 1 packets.
-Message new_message(MessageId id, EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint32_t tag,
-                    std::uint64_t seed, std::uint64_t payload_per_packet);
+Message new_message(MessageId id, EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint64_t seed,
+                    std::uint64_t payload_per_packet);
 /// A record set aside (Network::reserve_ids) and not created yet: no
 /// bytes (every message has some), never posted.
 Message blank_message();

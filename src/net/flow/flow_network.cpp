@@ -56,13 +56,13 @@ WireSize wire_size(std::uint64_t payload, std::uint32_t packet_bytes, std::uint3
 /// `Params`: FlowParams or AnalyticParams (each has its own `headers`).
 template <class Params>
 void make_message(std::vector<Message>& messages, MessageId id, const Topology& topo, const Params& params,
-                  EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint32_t tag) {
+                  EndpointId src, EndpointId dst, std::uint64_t bytes) {
   FABRICSIM_ASSERT(src != dst, "message to itself");
   FABRICSIM_ASSERT(bytes > 0, "empty message");
   FABRICSIM_ASSERT(src < topo.endpoint_count() && dst < topo.endpoint_count(), "no such endpoint");
   wire_size(bytes, params.packet_bytes, params.header_bytes, params.headers);  // (checks the sizes)
   place_message(messages, id,
-                new_message(id, src, dst, bytes, tag, params.seed, params.packet_bytes - params.header_bytes));
+                new_message(id, src, dst, bytes, params.seed, params.packet_bytes - params.header_bytes));
 }
 
 /// Picoseconds to send `bytes` at `gbps`, rounded up; refuses times beyond
@@ -165,8 +165,8 @@ class FlowNetworkImpl final : public NetworkModel {
   SimTime series_interval() const override { return series_.interval(); }
   std::size_t series_bins() const override { return series_.bins(); }
 
-  void create(MessageId id, EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint32_t tag) override {
-    make_message(messages_, id, topo_, params_, src, dst, bytes, tag);
+  void create(MessageId id, EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint32_t /*tag*/) override {
+    make_message(messages_, id, topo_, params_, src, dst, bytes);
     slot_of_.resize(messages_.size(), kNoFlowSlot);
     started_.resize(messages_.size(), 0);
   }
@@ -678,7 +678,7 @@ class FlowNetworkImpl final : public NetworkModel {
     const MessageId id = ev.arg32;
     Message& m = messages_[id];
     m.end_time = sim_.now();
-    m.received_payload = m.bytes;
+    m.received_packets = m.packets;
     totals_.packets_delivered += m.packets;
     totals_.bytes_delivered += m.bytes;
     ++totals_.messages_delivered;
@@ -970,8 +970,8 @@ class AnalyticNetworkImpl final : public NetworkModel {
   SimTime series_interval() const override { return series_.interval(); }
   std::size_t series_bins() const override { return series_.bins(); }
 
-  void create(MessageId id, EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint32_t tag) override {
-    make_message(messages_, id, topo_, params_, src, dst, bytes, tag);
+  void create(MessageId id, EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint32_t /*tag*/) override {
+    make_message(messages_, id, topo_, params_, src, dst, bytes);
     path_at_.resize(messages_.size(), 0);
     started_.resize(messages_.size(), 0);
   }
@@ -1103,8 +1103,8 @@ class AnalyticNetworkImpl final : public NetworkModel {
     const MessageId id = ev.arg32;
     Message& m = messages_[id];
     m.end_time = sim_.now();
-    m.sent_payload = m.bytes;
-    m.received_payload = m.bytes;
+    m.sent_packets = m.packets;
+    m.received_packets = m.packets;
     totals_.packets_delivered += m.packets;
     totals_.bytes_delivered += m.bytes;
     ++totals_.messages_delivered;

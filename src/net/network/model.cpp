@@ -200,13 +200,12 @@ void NetworkImpl::post(MessageId id, SimTime at) {
   }
 }
 
-Message new_message(MessageId id, EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint32_t tag,
-                    std::uint64_t seed, std::uint64_t payload_per_packet) {
+Message new_message(MessageId id, EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint64_t seed,
+                    std::uint64_t payload_per_packet) {
   Message m;
   m.src = src;
   m.dst = dst;
   m.bytes = bytes;
-  m.tag = tag;
   // Ephemeral source port: a deterministic function of the message, so the
   // ECMP path of a flow does not depend on anything but (seed, message).
   m.flow_port = static_cast<std::uint16_t>(49152u + util::hash2(seed, id) % 16384u);
@@ -241,8 +240,8 @@ void NetworkImpl::create(MessageId id, EndpointId src, EndpointId dst, std::uint
   FABRICSIM_ASSERT(src < topo_.endpoint_count() && dst < topo_.endpoint_count(), "endpoint out of range");
   FABRICSIM_ASSERT(src != dst, "message to itself");
   FABRICSIM_ASSERT(bytes > 0, "empty message");
-  Message m = new_message(id, src, dst, bytes, tag, params_.seed, payload_per_packet_);
-  m.vc = static_cast<std::uint8_t>(tag % params_.vcs);
+  Message m = new_message(id, src, dst, bytes, params_.seed, payload_per_packet_);
+  m.vc = static_cast<std::uint8_t>(tag % params_.vcs) & 0x7fu;  // (network.vcs <= 16)
   place_message(messages_, id, m);
   if (params_.listed_paths) {
     // One route per message, uniformly among the k of its pair (every
@@ -270,7 +269,7 @@ void NetworkImpl::pin(MessageId id, std::span<const LinkId> links, PinnedVc vc, 
     store_.pin(id, links, vc);
   }
   // Every packet on its way (nothing left to move), or nothing simulated yet.
-  if (m.sent_payload == m.bytes || m.post_time == SimTime::max() || local_.empty()) return;
+  if (m.all_sent() || m.post_time == SimTime::max() || local_.empty()) return;
   const NodeId node = topo_.endpoint_node(m.src);
   if (!owned_.empty() && !owned_[node]) return;
   // Waiting at its NIC for a turn on an output (started, not all sent):
@@ -546,10 +545,10 @@ void NetworkImpl::strand_at_input(LinkId in, std::uint32_t p, bool buffered) {
 
 void NetworkImpl::fail_unsent(MessageId id) {
   Message& m = messages_[id];
-  if (m.sent_payload == m.bytes) return;  // (already failed through another first hop)
+  if (m.all_sent()) return;  // (already failed through another first hop)
   m.failed = true;
-  totals_.bytes_unsent += m.bytes - m.sent_payload;
-  m.sent_payload = m.bytes;  // nothing more to send
+  totals_.bytes_unsent += m.bytes - m.sent_bytes(payload_per_packet_);
+  m.sent_packets = m.packets;  // nothing more to send
   if (params_.send_engines > 0) release_engine(m.src);
 }
 

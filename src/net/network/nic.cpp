@@ -9,12 +9,12 @@ void NetworkImpl::deliver(LinkId in, std::uint32_t p, SimTime tail) {
   Packet& pkt = packets_[p];
   Message& m = messages_[pkt.msg];
   const std::uint32_t payload = pkt.bytes - params_.header_bytes;
-  m.received_payload += payload;
+  ++m.received_packets;
   ++totals_.packets_delivered;
   totals_.bytes_delivered += payload;
   --in_flight_;
   return_credit(in, pkt.vc, pkt.bytes, tail);
-  if (m.received_payload == m.bytes) {
+  if (m.all_received()) {
     m.end_time = tail;
     ++totals_.messages_delivered;
     sim_.schedule_keyed_bound(tail, kPrioDelivered, in_[in].dst, kDeliveredTag | pkt.msg, delivered_binding_,
@@ -67,7 +67,7 @@ bool NetworkImpl::arbitrate_nic(LinkId o) {
   for (std::size_t t = 0, idx = start_idx; t < n; ++t, idx = idx + 1 == n ? 0 : idx + 1) {
     const MessageId id = act[idx];
     Message& m = messages_[id];
-    const std::uint64_t left = m.bytes - m.sent_payload;
+    const std::uint64_t left = m.bytes - m.sent_bytes(payload_per_packet_);
     std::uint8_t vc = m.vc;
     std::uint8_t state = m.first_state;
     std::uint8_t route = 0;
@@ -107,7 +107,7 @@ bool NetworkImpl::arbitrate_nic(LinkId o) {
     pkt.bytes = bytes;
     pkt.next = kNoPacket;
     pkt.vc = vc;
-    pkt.first = m.sent_payload == 0;
+    pkt.first = m.sent_packets == 0;
     pkt.down = updown_ && updown_->is_down(li_[o].global);
     pkt.away = false;
     pkt.state = state;
@@ -121,11 +121,11 @@ bool NetworkImpl::arbitrate_nic(LinkId o) {
     } else if (policy_->leg != ValiantLeg::None) {
       pkt.aux = kUndecided;  // UGAL: decided at the first router
     }
-    m.sent_payload += payload;
+    ++m.sent_packets;
     ++totals_.packets_injected;
     totals_.bytes_injected += payload;
     ++in_flight_;
-    if (m.sent_payload == m.bytes) {
+    if (m.all_sent()) {
       act.erase(act.begin() + static_cast<std::ptrdiff_t>(idx));
       rr = static_cast<std::uint32_t>(idx);
       nic_active_[o].last = UINT32_MAX;
@@ -137,9 +137,9 @@ bool NetworkImpl::arbitrate_nic(LinkId o) {
       nic_active_[o].last = id;
     }
     start_transmission(o, p, sim_.now());
-    if (m.sent_payload == m.bytes && listener_ && listener_->wants_sent())
+    if (m.all_sent() && listener_ && listener_->wants_sent())
       sim_.schedule_bound(port_[o].busy_until, kPrioDelivered, port_[o].src, sent_binding_, id);
-    if (m.sent_payload == m.bytes && params_.send_engines > 0) release_engine(m.src);
+    if (m.all_sent() && params_.send_engines > 0) release_engine(m.src);
     if (!act.empty()) schedule_wake(o, port_[o].busy_until);
     return true;
   }
@@ -257,7 +257,7 @@ void NetworkImpl::start_message(MessageId id) {
     }
     const StateRoutes::Option& opt = opts_[pick_option(node, m, 0)];
     o = opt.link;
-    m.vc = opt.vc;
+    m.vc = opt.vc & 0x7fu;  // (network.vcs <= 16)
     m.first_state = opt.state;
   } else {
     o = choose_output(node, probe, m);
@@ -352,7 +352,7 @@ void NetworkImpl::spread_pinned_hops(bool on) {
 std::uint64_t NetworkImpl::unsent_bytes(MessageId id, SimTime at) {
   const Message& m = messages_[id];
   if (m.post_time == SimTime::max() || m.post_time > at || m.failed) return 0;
-  const std::uint64_t left = m.bytes - m.sent_payload;
+  const std::uint64_t left = m.bytes - m.sent_bytes(payload_per_packet_);
   return left + (left + payload_per_packet_ - 1) / payload_per_packet_ * params_.header_bytes;
 }
 
@@ -378,7 +378,7 @@ void NetworkImpl::resume_flows() {
   held.erase(std::unique(held.begin(), held.end()), held.end());
   for (const MessageId id : held) {
     const Message& m = messages_[id];
-    if (m.sent_payload == m.bytes) continue;
+    if (m.all_sent()) continue;
     if (can_start(id)) {
       start_message(id);
     } else if (hold_) {
