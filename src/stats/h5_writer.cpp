@@ -387,10 +387,10 @@ void H5Writer::write_rows_raw(const std::string& dataset, hid_t mem_type, hid_t 
   // (a link's row follows its id, not its rank), and building a selection
   // of many small runs is quadratic in HDF5; so rows first move (MPI_Alltoallv)
   // to the rank that writes the contiguous block they fall in, and each rank
-  // then writes a single hyperslab.  The rows move in rounds of at most
-  // round_bytes arriving at a rank, so that a table of millions of rows (a
-  // trace's /trace_nodes, held by the root) needs no copy of its whole self
-  // on top of the block (and MPI's int counts cannot overflow).  One rank
+  // then writes a single hyperslab (per part of its block, below).  The rows
+  // move in rounds of at most round_bytes arriving at a rank, so that a
+  // table of millions of rows (a trace's /trace_nodes, held by the root)
+  // needs no copy of its whole self (and MPI's int counts cannot overflow).  One rank
   // that holds every row in order writes straight from `data`, or, rows
   // made by `fill`, in pieces of round_bytes.
   std::size_t round_bytes = std::size_t{32} << 20;
@@ -443,47 +443,74 @@ void H5Writer::write_rows_raw(const std::string& dataset, hid_t mem_type, hid_t 
     }
     return;
   }
-  if (!in_place) {
-    block.assign(n * row_bytes, 0);
-    out_data = block.data();
-    const std::size_t entry = sizeof(std::uint64_t) + row_bytes;
-    // (Rows made as they are written come from a table kept out of memory,
-    // a streamed trace's: moved in pieces as small as one rank writes them.)
-    const std::size_t round_now = fill != nullptr ? std::min(round_bytes, kPieceBytes) : round_bytes;
-    const std::size_t per_round = std::max<std::size_t>(1, round_now / entry / static_cast<std::size_t>(nranks));
-    std::uint64_t rounds = (rows.size() + per_round - 1) / per_round;
+  if (in_place) {
+    write_piece(first, n, out_data);
+    return;
+  }
+  const std::size_t entry = sizeof(std::uint64_t) + row_bytes;
+  // (Rows made as they are written come from a table kept out of memory,
+  // a streamed trace's: moved in pieces as small as one rank writes them.)
+  const std::size_t round_now = fill != nullptr ? std::min(round_bytes, kPieceBytes) : round_bytes;
+  const std::size_t per_round = std::max<std::size_t>(1, round_now / entry / static_cast<std::size_t>(nranks));
+  // The rank whose block [block_start(r), block_start(r+1)) holds a row.
+  const auto owner = [&](std::uint64_t row) {
+    auto r = static_cast<int>(row * p / std::max<std::uint64_t>(total_rows, 1));
+    while (r + 1 < nranks && block_start(static_cast<std::uint64_t>(r) + 1) <= row) ++r;
+    while (r > 0 && block_start(static_cast<std::uint64_t>(r)) > row) --r;
+    return r;
+  };
+  // A rank's block is itself made and written a part at a time, of at most
+  // round_now bytes, so that no rank holds its whole block (a million
+  // names of 31 bytes at two ranks: 17 MB each).  Part k of every block is
+  // written by one collective write; the rows move to it in rounds as
+  // above.  A compressed dataset is written in one part: its chunks are
+  // written once, whole.
+  const std::uint64_t widest = (total_rows + p - 1) / p;  // the largest block
+  const std::uint64_t part_rows =
+      compress ? widest : std::max<std::uint64_t>(1, static_cast<std::uint64_t>(round_now / row_bytes));
+  const std::uint64_t parts = (widest + part_rows - 1) / part_rows;  // (the same at every rank)
+  const auto part_of = [&](std::uint64_t row, int r) { return (row - block_start(static_cast<std::uint64_t>(r))) / part_rows; };
+  std::vector<int> send_counts(static_cast<std::size_t>(nranks)), recv_counts(static_cast<std::size_t>(nranks));
+  std::vector<int> send_displs(static_cast<std::size_t>(nranks)), recv_displs(static_cast<std::size_t>(nranks));
+  std::vector<int> dest, pos;
+  std::vector<std::size_t> which;
+  std::vector<char> send_buf, recv_buf;
+  const char* src = static_cast<const char*>(data);
+  for (std::uint64_t k = 0; k < parts; ++k) {
+    const std::uint64_t part_first = std::min(last, first + k * part_rows);
+    const std::uint64_t part_last = std::min(last, part_first + part_rows);
+    block.assign(static_cast<std::size_t>(part_last - part_first) * row_bytes, 0);
+    std::size_t mine = 0;  // this rank's rows in part k of their block
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      if (part_of(rows[i], owner(rows[i])) == k) ++mine;
+    std::uint64_t rounds = (mine + per_round - 1) / per_round;
     MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_UINT64_T, MPI_MAX, comm_);
-    std::vector<int> send_counts(static_cast<std::size_t>(nranks)), recv_counts(static_cast<std::size_t>(nranks));
-    std::vector<int> send_displs(static_cast<std::size_t>(nranks)), recv_displs(static_cast<std::size_t>(nranks));
-    std::vector<int> dest, pos;
-    std::vector<char> send_buf, recv_buf;
-    const char* src = static_cast<const char*>(data);
+    std::size_t next = 0;  // where this rank's scan of its rows goes on
     std::size_t got = 0;
     for (std::uint64_t round = 0; round < rounds; ++round) {
-      const std::size_t from = std::min<std::size_t>(rows.size(), round * per_round);
-      const std::size_t to = std::min<std::size_t>(rows.size(), from + per_round);
       std::fill(send_counts.begin(), send_counts.end(), 0);
-      dest.resize(to - from);
-      for (std::size_t i = from; i < to; ++i) {
-        // The rank whose block [block_start(r), block_start(r+1)) holds the row.
-        auto r = static_cast<int>(rows[i] * p / std::max<std::uint64_t>(total_rows, 1));
-        while (r + 1 < nranks && block_start(static_cast<std::uint64_t>(r) + 1) <= rows[i]) ++r;
-        while (r > 0 && block_start(static_cast<std::uint64_t>(r)) > rows[i]) --r;
-        dest[i - from] = r;
+      which.clear();
+      dest.clear();
+      for (; next < rows.size() && which.size() < per_round; ++next) {
+        const int r = owner(rows[next]);
+        if (part_of(rows[next], r) != k) continue;
+        which.push_back(next);
+        dest.push_back(r);
         send_counts[static_cast<std::size_t>(r)] += static_cast<int>(entry);
       }
       for (std::size_t r = 1; r < send_displs.size(); ++r) send_displs[r] = send_displs[r - 1] + send_counts[r - 1];
-      send_buf.resize((to - from) * entry);
+      send_buf.resize(which.size() * entry);
       pos = send_displs;
-      for (std::size_t i = from; i < to; ++i) {
-        char* out = send_buf.data() + pos[static_cast<std::size_t>(dest[i - from])];
+      for (std::size_t j = 0; j < which.size(); ++j) {
+        const std::size_t i = which[j];
+        char* out = send_buf.data() + pos[static_cast<std::size_t>(dest[j])];
         const std::uint64_t row = rows[i];
         std::memcpy(out, &row, sizeof(std::uint64_t));
         if (fill != nullptr)
           (*fill)(i, out + sizeof(std::uint64_t));
         else
           std::memcpy(out + sizeof(std::uint64_t), src + i * row_bytes, row_bytes);
-        pos[static_cast<std::size_t>(dest[i - from])] += static_cast<int>(entry);
+        pos[static_cast<std::size_t>(dest[j])] += static_cast<int>(entry);
       }
       MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, comm_);
       int recv_total = 0;
@@ -497,14 +524,17 @@ void H5Writer::write_rows_raw(const std::string& dataset, hid_t mem_type, hid_t 
       for (std::size_t off = 0; off < recv_buf.size(); off += entry, ++got) {
         std::uint64_t row = 0;
         std::memcpy(&row, recv_buf.data() + off, sizeof(std::uint64_t));
-        if (row < first || row >= last)
+        if (row < part_first || row >= part_last)
           fail(fmt::format("{}: internal error placing row {} of {}", final_path_, row, dataset));
-        std::memcpy(block.data() + (row - first) * row_bytes, recv_buf.data() + off + sizeof(std::uint64_t), row_bytes);
+        std::memcpy(block.data() + (row - part_first) * row_bytes, recv_buf.data() + off + sizeof(std::uint64_t),
+                    row_bytes);
       }
     }
-    if (got != n) fail(fmt::format("{}: {} of {} rows of {} were written by no rank", final_path_, n - got, n, dataset));
+    if (got != part_last - part_first)
+      fail(fmt::format("{}: {} of {} rows of {} were written by no rank", final_path_, part_last - part_first - got,
+                       part_last - part_first, dataset));
+    write_piece(part_first, part_last - part_first, block.data());
   }
-  write_piece(first, n, out_data);
 }
 
 template <class T>
