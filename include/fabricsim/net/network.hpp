@@ -249,6 +249,20 @@ class NetworkModel {
   virtual std::uint64_t unsent_bytes(MessageId id, core::SimTime at);
   /// Ids of the messages this process marked failed (Message::failed), ascending.
   virtual std::vector<MessageId> failed_messages() const;
+
+ protected:
+  /// Marks message `id` (record `m`) failed, once: its id is kept in a list
+  /// of its own, so that failed_messages() reads no record (a step towards
+  /// records that are dropped once delivered, docs/architecture.md,
+  /// "Streaming traces", change 1).
+  void mark_failed(Message& m, MessageId id) {
+    if (m.failed) return;
+    m.failed = true;
+    failed_ids_.push_back(id);
+  }
+
+ private:
+  std::vector<MessageId> failed_ids_;  // in the order they failed
 };
 
 /// The network of a run: the same messages, listener and link counters

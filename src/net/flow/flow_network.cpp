@@ -522,7 +522,7 @@ class FlowNetworkImpl final : public NetworkModel {
   /// Message id is lost whole: its packets counted stranded at link `at`.
   void fail_message(MessageId id, LinkId at) {
     Message& m = messages_[id];
-    m.failed = true;
+    mark_failed(m, id);
     totals_.packets_stranded += m.packets;
     totals_.bytes_stranded += m.bytes;
     if (at != kNoLink) {
@@ -571,7 +571,7 @@ class FlowNetworkImpl final : public NetworkModel {
           return;
         }
         // No live route: never sent.
-        m.failed = true;
+        mark_failed(m, id);
         totals_.bytes_unsent += m.bytes;
         if (params_.send_engines > 0) release_engine(m.src);
         return;
@@ -1021,7 +1021,7 @@ class AnalyticNetworkImpl final : public NetworkModel {
     Message& m = messages_[id];
     if (hop == 0) {
       if (store_.pinned(id) && live_ && !live_->path_ok(store_.route(id).data(), store_.route(id).size())) {
-        m.failed = true;  // pinned over a failed link: never sent
+        mark_failed(m, id);  // pinned over a failed link: never sent
         totals_.bytes_unsent += m.bytes;
         return;
       }
@@ -1031,7 +1031,7 @@ class AnalyticNetworkImpl final : public NetworkModel {
         try {
           paths_.route_message(m.src, m.dst, m.flow_port, id, route_);
         } catch (const util::ConfigError&) {
-          m.failed = true;  // no live route: never sent
+          mark_failed(m, id);  // no live route: never sent
           totals_.bytes_unsent += m.bytes;
           return;
         }

@@ -1,6 +1,7 @@
 // Construction, rank-local state, messages, statistics, partitioning and records, and the public Network.
 #include "net/network/impl.hpp"
 
+#include <algorithm>
 #include <limits>
 
 #include <fmt/format.h>
@@ -531,7 +532,7 @@ void NetworkImpl::count_stranded(LinkId at, std::uint32_t p) {
   stranded_bytes_[at] += payload;
   ++totals_.packets_stranded;
   totals_.bytes_stranded += payload;
-  messages_[pkt.msg].failed = true;
+  mark_failed(messages_[pkt.msg], pkt.msg);
   --in_flight_;
   free_packet(p);
 }
@@ -546,7 +547,7 @@ void NetworkImpl::strand_at_input(LinkId in, std::uint32_t p, bool buffered) {
 void NetworkImpl::fail_unsent(MessageId id) {
   Message& m = messages_[id];
   if (m.all_sent()) return;  // (already failed through another first hop)
-  m.failed = true;
+  mark_failed(m, id);
   totals_.bytes_unsent += m.bytes - m.sent_bytes(payload_per_packet_);
   m.sent_packets = m.packets;  // nothing more to send
   if (params_.send_engines > 0) release_engine(m.src);
@@ -659,10 +660,8 @@ void NetworkModel::spread_pinned_hops(bool) { no_reconfiguration(); }
 std::uint64_t NetworkModel::unsent_bytes(MessageId, core::SimTime) { no_reconfiguration(); }
 
 std::vector<MessageId> NetworkModel::failed_messages() const {
-  std::vector<MessageId> ids;
-  const auto& msgs = const_cast<NetworkModel*>(this)->messages();
-  for (MessageId id = 0; id < msgs.size(); ++id)
-    if (msgs[id].failed) ids.push_back(id);
+  std::vector<MessageId> ids = failed_ids_;  // (each once: mark_failed)
+  std::sort(ids.begin(), ids.end());
   return ids;
 }
 
