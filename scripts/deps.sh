@@ -11,6 +11,10 @@ FABRICSIM_PACKAGES=(
   libtomlplusplus-dev libcli11-dev libfmt-dev libprotobuf-dev protobuf-compiler
   python3 python3-h5py python3-numpy python3-matplotlib
 )
+# What the test suite needs beyond them: the Slurm test starts a real
+# single-node Slurm (test.sh; test_extra.sh installs them as root before
+# running test.sh as another user, who could not).
+FABRICSIM_TEST_PACKAGES=(slurmctld slurmd slurm-client munge)
 
 fabricsim_missing_packages() {
   local missing=() p

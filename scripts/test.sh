@@ -5,8 +5,7 @@ set -euo pipefail
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=deps.sh
 source "$src/scripts/deps.sh"
-# The Slurm test starts a real single-node Slurm.
-fabricsim_ensure_packages slurmctld slurmd slurm-client munge
+fabricsim_ensure_packages "${FABRICSIM_TEST_PACKAGES[@]}"
 
 build=${FABRICSIM_BUILD_DIR:-$src/build}
 fabricsim_build "$src"

@@ -6,7 +6,8 @@
 #              the unit tests, the MPI-labelled tests and the bad-input
 #              corpus and fuzz tests.  (Until 2026-12-02 two builds, a
 #              Clang -Werror Release build and a GCC sanitized one, each of
-#              every target: one build now does both, about 12 minutes less.)
+#              every target: one build now does both; docs/install.md,
+#              "CI's time".)
 #              Left out under the sanitizers: app_memory_estimate (it
 #              compares measured peaks with the estimate, and ASan's shadow
 #              memory inflates the peak), the PGO build (a Release-only test)
@@ -15,9 +16,9 @@
 #   suite      the README's test command, scripts/test.sh (the Release build
 #              and the whole suite).  As root (CI) it runs as the
 #              unprivileged user `nobody`, on a copy of the tree that user
-#              owns (with .git, no build outputs), as a user's clone is held: issue 27,
-#              a bare output name failed for every user but root, and CI,
-#              running as root, never saw it.  Then root runs, in that
+#              owns (with .git, no build outputs), as a user's clone is
+#              held: issue 27, a bare output name failed for every user but
+#              root, and CI, running as root, never saw it.  Then root runs, in that
 #              build, the two tests that need root and skip themselves
 #              otherwise (the Slurm job, the full disk).  As another user it
 #              is scripts/test.sh.
@@ -39,7 +40,7 @@ for job in "${what[@]}"; do
       fi
       echo "== suite: the Release build and the whole suite as an unprivileged user"
       # Installed by root first: as the user, test.sh could not.
-      fabricsim_ensure_packages slurmctld slurmd slurm-client munge
+      fabricsim_ensure_packages "${FABRICSIM_TEST_PACKAGES[@]}"
       user=nobody
       work=$(mktemp -d /tmp/fabricsim-user.XXXXXX)
       trap 'rm -rf "$work"' EXIT
