@@ -241,7 +241,7 @@ void ChakraRankReader::open() {
     throw ConfigError(fmt::format("{}: cannot read it again at byte {} ({}; workload.trace)", file_, at_,
                                   std::strerror(err)));
   }
-  stream_ = std::make_unique<google::protobuf::io::FileInputStream>(fd);
+  stream_ = std::make_unique<google::protobuf::io::FileInputStream>(fd, kReadBlockBytes);
   stream_->SetCloseOnDelete(true);
 }
 

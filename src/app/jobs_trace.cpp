@@ -269,15 +269,16 @@ class StreamTraceJob final : public Job {
   // What it holds besides the graph's tasks in flight and the message
   // records (counted with the graph and the network): each message's row
   // (at the end the report's, moved there); the names and their index
-  // (at the end the report's, moved there too); each rank's open file (an
-  // 8 KiB buffer and a parsed node) and its window of nodes (their tasks,
+  // (at the end the report's, moved there too); each rank's open file (its
+  // read buffer and a parsed node) and its window of nodes (their tasks,
   // edges, entries and rows, about 300 bytes each); the rows' read-ahead;
-  // and the writer's piece of string rows (4 MiB at most, at one process).
+  // and the writer's piece of string rows (1 MiB at most, at one process).
   // Not its rows: those are on disk (SpilledRows).
   std::uint64_t memory_bytes() const override {
     const std::uint64_t ranks = source_->ranks(), names = source_->name_ends().size();
     constexpr std::uint64_t kNameIndex = 2 * sizeof(std::uint32_t);
-    constexpr std::uint64_t kReader = 16 * 1024, kLiveNode = 300, kWritePiece = 4 << 20;
+    constexpr std::uint64_t kReader = ChakraRankReader::kReadBlockBytes + 8 * 1024, kLiveNode = 300,
+                            kWritePiece = 1 << 20;
     return stream_->message_rows().capacity() * sizeof(std::uint32_t) + source_->names().capacity() +
            names * (sizeof(std::uint64_t) + kNameIndex) +
            ranks * (kReader + std::uint64_t{window_} * kLiveNode) + rows_->memory_bytes() +

@@ -394,7 +394,7 @@ void H5Writer::write_rows_raw(const std::string& dataset, hid_t mem_type, hid_t 
   // that holds every row in order writes straight from `data`, or, rows
   // made by `fill`, in pieces of round_bytes.
   std::size_t round_bytes = std::size_t{32} << 20;
-  constexpr std::size_t kPieceBytes = std::size_t{4} << 20;
+  constexpr std::size_t kPieceBytes = std::size_t{1} << 20;
   // For the test suite: tiny rounds, so that small runs move their rows
   // in many rounds (tests/app/mpi_identical.sh).
   if (const char* round = std::getenv("FABRICSIM_TEST_WRITE_ROUND_BYTES"); round && *round)
@@ -432,8 +432,9 @@ void H5Writer::write_rows_raw(const std::string& dataset, hid_t mem_type, hid_t 
   };
   if (in_place && fill != nullptr) {
     // One rank, its rows made as they are written, a piece at a time.
-    // (Pieces of a few MiB: as fast to write as larger ones, and what they
-    // hold is on top of the run's peak.)
+    // (Pieces of 1 MiB: as fast to write as pieces of 4 MiB, the streamed
+    // trace benchmark's output measured side by side, and what they hold
+    // is on top of the run's peak.)
     const std::size_t per_piece = std::max<std::size_t>(1, std::min(round_bytes, kPieceBytes) / row_bytes);
     for (std::size_t from = 0; from < n; from += per_piece) {
       const std::size_t to = std::min(n, from + per_piece);
