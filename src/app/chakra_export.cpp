@@ -60,7 +60,7 @@ struct Exported {
 Exported export_graph(const TaskGraph& g, const net::Network& net, const std::string& prefix) {
   const std::size_t T = g.size();
   std::vector<net::EndpointId> used;
-  const auto dst_of = [&](TaskId t) { return net.messages()[g.task(t).message].dst; };
+  const auto dst_of = [&](TaskId t) { return net.message(g.task(t).message).dst; };
   for (TaskId t = 0; t < T; ++t) {
     used.push_back(g.task(t).at);
     if (g.task(t).kind == TaskGraph::Kind::Message) used.push_back(dst_of(t));
@@ -151,7 +151,7 @@ Exported export_graph(const TaskGraph& g, const net::Network& net, const std::st
       append_record(files[r], n);
       continue;
     }
-    const net::Message& m = net.messages()[task.message];
+    const net::Message& m = net.message(task.message);
     n.set_name(fmt::format("{} send {} -> {}", phase, r, rank_of(m.dst)));
     n.set_type(pb::COMM_SEND_NODE);
     add_int(n, "comm_dst", rank_of(m.dst));

@@ -100,7 +100,7 @@ JobSet::JobSet(const config::Config& cfg, net::Network& network, core::Simulator
     workload::EndpointPool pool(endpoints);
     for (std::size_t j = 0; j < n; ++j) {
       if (shared) pool = workload::EndpointPool(endpoints);
-      first_message_.push_back(network.messages().size());
+      first_message_.push_back(network.message_count());
       jobs_.push_back(make_job(j, *graph_, pool, job_config(j)));
     }
     return;
@@ -173,7 +173,7 @@ JobSet::JobSet(const config::Config& cfg, net::Network& network, core::Simulator
 
 std::vector<workload::PlannedMessage> JobSet::planned() const {
   std::vector<workload::PlannedMessage> out;
-  out.reserve(net_.messages().size());
+  out.reserve(net_.message_count());
   for (const auto& m : net_.messages()) out.push_back({m.src, m.dst, m.bytes, core::SimTime::zero()});
   return out;
 }
@@ -421,9 +421,8 @@ void JobSet::pin_routes(std::uint32_t j, std::size_t first_message) {
   std::unordered_map<net::EndpointId, std::uint32_t> rank;
   const auto& eps = pool_->assignment();
   for (std::uint32_t r = 0; r < eps.size(); ++r) rank.emplace(eps[r], r);
-  const auto& messages = net_.messages();
-  for (std::size_t id = first_message; id < messages.size(); ++id) {
-    const net::Message& m = messages[id];
+  for (std::size_t id = first_message; id < net_.message_count(); ++id) {
+    const net::Message& m = net_.message(id);
     const std::uint32_t src = rank.at(m.src);
     if (ocs) {
       // Up the source rank's own circuit, down the circuit of down_rank
@@ -465,12 +464,12 @@ void JobSet::admit(core::SimTime now) {
     c.set("workload.start_ns", config::Value(start.ns()), "admitted by workload.queue");
     graphs_[j] = std::make_unique<workload::TaskGraph>(net_, sim_, graph_binding_, j);
     const std::size_t mark = pool_->take_mark();
-    const std::size_t first_message = net_.messages().size();
+    const std::size_t first_message = net_.message_count();
     jobs_[j] = make_job(j, *graphs_[j], *pool_, c);
     endpoints_[j] = pool_->taken_since(mark);
     if (allocation_[j]) pin_routes(j, first_message);
     pool_->clear_assignment();
-    job_of_message_.resize(net_.messages().size(), j);
+    job_of_message_.resize(net_.message_count(), j);
     net_.set_listener(this);
     admitted_ps_[j] = start.ps();
     // This rank's part done: reported at the next step; the step that
@@ -623,7 +622,7 @@ void JobSet::write(stats::H5Writer& writer, const par::Comm& comm) const {
     // not a trace's message), from the pairs sorted by message (report),
     // not from a column of every message built first (16 bytes a message).
     // A streamed trace's by its run of ids (flow_trace_runs).
-    const std::size_t nf = net_.messages().size();
+    const std::size_t nf = net_.message_count();
     const auto& pairs = reports_.flow_trace_node;
     const auto& runs = reports_.flow_trace_runs;
     writer.write_rows_made<std::int64_t>(
@@ -674,7 +673,7 @@ void JobSet::print() const {
 }
 
 std::uint64_t JobSet::planned_bytes() const {
-  std::uint64_t b = static_cast<std::uint64_t>(net_.messages().capacity()) * net::Network::message_bytes() +
+  std::uint64_t b = static_cast<std::uint64_t>(net_.message_capacity()) * net::Network::message_bytes() +
                     job_of_message_.capacity() * sizeof(std::uint32_t);
   if (graph_) b += graph_->memory_bytes();
   for (const auto& g : graphs_)
@@ -712,11 +711,11 @@ std::vector<LabelledMessage> plan_messages(const config::Config& cfg, const net:
   std::vector<LabelledMessage> out;
   visit_planned_jobs(cfg, topo, [&](const workload::TaskGraph& g, const net::Network& network,
                                     const std::vector<std::size_t>& first) {
-    out.reserve(network.messages().size());
+    out.reserve(network.message_count());
     for (std::size_t t = 0; t < g.size(); ++t) {
       const auto& task = g.task(static_cast<workload::TaskGraph::TaskId>(t));
       if (task.kind != workload::TaskGraph::Kind::Message) continue;
-      const net::Message& m = network.messages()[task.message];
+      const net::Message& m = network.message(task.message);
       const auto job = static_cast<std::uint32_t>(
           std::upper_bound(first.begin(), first.end(), static_cast<std::size_t>(task.message)) - first.begin() - 1);
       out.push_back({m.src, m.dst, m.bytes, task.label, job});

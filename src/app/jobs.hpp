@@ -110,7 +110,7 @@ class JobSet final : public Workload, public par::GlobalSteps, private net::Mess
   /// workload.queue = "none": the first network message of each job (they
   /// are planned one after the other).
   const std::vector<std::size_t>& first_message() const { return first_message_; }
-  std::uint64_t messages_total() const override { return net_.messages().size(); }
+  std::uint64_t messages_total() const override { return net_.message_count(); }
   std::uint64_t planned_bytes() const override;
   core::SimTime end_lower_bound() const override;
   bool posts_known_at_sender_only() const override { return true; }

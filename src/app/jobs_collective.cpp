@@ -43,7 +43,7 @@ class CollectiveJob final : public Job {
     std::vector<std::int64_t> first(inst.size(), INT64_MAX), last(inst.size(), INT64_MIN);
     for (std::size_t i = 0; i < inst.size(); ++i)
       for (net::MessageId m = inst[i].first; m < inst[i].last; ++m) {
-        const auto& msg = net.messages()[m];
+        const auto& msg = net.message(m);
         if (net.owns(topo.endpoint_node(msg.src))) first[i] = std::min(first[i], msg.post_time.ps());
         if (net.owns(topo.endpoint_node(msg.dst))) last[i] = std::max(last[i], msg.end_time.ps());
       }

@@ -247,7 +247,7 @@ class StreamTraceJob final : public Job {
     p.endpoints = place_job(cfg, R, plan.pool, "workload.trace: the trace");
     net::Network& net = plan.graph.network();
     p.ids = workload::trace_message_ids(source_->summary(), source_->groups(), p.endpoints, p.algorithm,
-                                        net.topology(), static_cast<net::MessageId>(net.messages().size()),
+                                        net.topology(), static_cast<net::MessageId>(net.message_count()),
                                         source_->files());
     const net::MessageId first = net.reserve_ids(p.ids.total);
     first_id_ = first;
@@ -297,9 +297,8 @@ class StreamTraceJob final : public Job {
     stream_->finish();
     // A receive whose message another process posted begins at its post
     // time, in every record by now (run.cpp, before the reports).
-    const auto& records = ctx.graph.network().messages();
     for (const auto& [r, id] : stream_->posted_elsewhere()) {
-      const core::SimTime post = records[id].post_time;
+      const core::SimTime post = ctx.graph.network().message(id).post_time;
       rows_->set_start(r, post == core::SimTime::max() ? -1 : post.ps());
     }
     rows_->flush();  // (a full disk reported before the output is begun)

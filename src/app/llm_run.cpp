@@ -183,7 +183,7 @@ class LlmRun final : public Workload, public par::GlobalSteps, private net::Mess
   LlmRun(const config::Config& cfg, net::Network& network);
   std::vector<workload::PlannedMessage> planned() const override;
   void start() override;
-  std::uint64_t messages_total() const override { return net_.messages().size(); }
+  std::uint64_t messages_total() const override { return net_.message_count(); }
   void report(const par::Comm& comm, bool complete) override;
   void write(stats::H5Writer& writer, const par::Comm& comm) const override;
   void print() const override;

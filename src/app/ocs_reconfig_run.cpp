@@ -177,7 +177,7 @@ std::vector<std::int64_t> OcsReconfigRun::contribute(SimTime t) {
 void OcsReconfigRun::apply(SimTime t, const std::vector<std::int64_t>& all, const std::vector<std::int64_t>& counts) {
   // Sums over the ranks (integers: the order does not matter).
   std::int64_t waiting = 0, in_flight = 0;
-  const std::size_t messages = net_.messages().size();
+  const std::size_t messages = net_.message_count();
   started_.resize(messages, 0);
   finished_.resize(messages, 0);
   std::vector<std::int64_t> bytes(std::size_t{n_} * n_, 0);

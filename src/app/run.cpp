@@ -416,10 +416,10 @@ Results gather_results(const par::Comm& comm, Model& m, Workload& work, const Ru
   if (work.posts_known_at_sender_only() && comm.size() > 1) {
     // /flows: a message's start is known where its sender runs, its row
     // is written where its receiver runs.
-    std::vector<std::int64_t> posts(network.messages().size(), INT64_MAX);
+    std::vector<std::int64_t> posts(network.message_count(), INT64_MAX);
     for (net::MessageId id = 0; id < posts.size(); ++id)
-      if (network.owns(topo.endpoint_node(network.messages()[id].src)))
-        posts[id] = network.messages()[id].post_time.ps();
+      if (network.owns(topo.endpoint_node(network.message(id).src)))
+        posts[id] = network.message(id).post_time.ps();
     comm.allreduce_min(posts);
     for (net::MessageId id = 0; id < posts.size(); ++id) network.set_post_time(id, core::SimTime::from_ps(posts[id]));
   }
@@ -567,13 +567,12 @@ void print_summary(const std::string& out_path, const config::Config& cfg, const
                                 : 0.0,
         eng.rate_recomputations ? 1e6 * eng.recompute_seconds / static_cast<double>(eng.rate_recomputations) : 0.0);
   fmt::print("  delivered   {} of {} messages, {} payload, {} packets over {} packet-hops\n", totals.messages_delivered,
-             m.network->messages().size(), human_bytes(static_cast<double>(totals.bytes_delivered)),
+             m.network->message_count(), human_bytes(static_cast<double>(totals.bytes_delivered)),
              totals.packets_delivered, totals.packet_hops);
   if (!res.failed_messages.empty() || totals.packets_stranded > 0) {
     std::string some;
-    const auto& msgs = m.network->messages();
     for (std::size_t i = 0; i < std::min<std::size_t>(res.failed_messages.size(), 3); ++i) {
-      const net::Message& f = msgs[res.failed_messages[i]];
+      const net::Message& f = m.network->message(res.failed_messages[i]);
       some += fmt::format("{}message {} (endpoint {} to {})", i ? ", " : "", res.failed_messages[i], f.src, f.dst);
     }
     fmt::print(

@@ -412,7 +412,7 @@ void pin_allreduce_routes(const config::Config& cfg, const JobSet& jobs, net::Ne
     const auto job = static_cast<std::uint32_t>(
         std::upper_bound(first.begin(), first.end(), static_cast<std::size_t>(task.message)) - first.begin() - 1);
     if (!labels.allreduce(job, task.label)) continue;
-    const net::Message& m = network.messages()[task.message];
+    const net::Message& m = network.message(task.message);
     const std::size_t choice = rings.choice(m.src, m.dst, seed, task.message);
     const std::size_t hops = rings.server_hops(m.src, m.dst, choice);
     // Inside a server; or one server hop without k_paths, whose shortest path is the ring link already.

@@ -449,7 +449,7 @@ void write_network(H5Writer& out, const net::Network& network, const net::Networ
   out.attr("/summary", "messages_failed", messages_failed);
   out.attr("/summary", "packet_hops", totals.packet_hops);
   out.attr("/summary", "messages_delivered", totals.messages_delivered);
-  out.attr("/summary", "messages", static_cast<std::uint64_t>(network.messages().size()));
+  out.attr("/summary", "messages", static_cast<std::uint64_t>(network.message_count()));
   out.attr("/summary", "endpoints", static_cast<std::uint64_t>(topo.endpoint_count()));
   // Per endpoint, all its injection links together (the mean if endpoints differ).
   out.attr("/summary", "injection_gbps",

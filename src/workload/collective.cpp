@@ -1109,9 +1109,9 @@ void CollectiveBenchmark::plan(TaskGraph& g, EndpointPool& pool, std::uint32_t l
         }
         for (std::uint32_t r = 0; r < overlapped.size(); ++r) g.depend(prev[r], overlapped[r]);
       }
-      inst.first = static_cast<net::MessageId>(net.messages().size());
+      inst.first = static_cast<net::MessageId>(net.message_count());
       if (n > 1) prev = append_collective(g, spec, ranks_, prev, label);
-      inst.last = static_cast<net::MessageId>(net.messages().size());
+      inst.last = static_cast<net::MessageId>(net.message_count());
       for (std::uint32_t r = 0; r < overlapped.size(); ++r) {
         const TaskGraph::TaskId end = g.add_join(ranks_[r], label);
         g.depend(prev[r], end);
@@ -1123,7 +1123,7 @@ void CollectiveBenchmark::plan(TaskGraph& g, EndpointPool& pool, std::uint32_t l
       // memory the run may use and the 32-bit message ids (checked from the
       // first instance of each size, before the others are planned).
       const double left = static_cast<double>(params_.iterations) - 1 - it;
-      const double total = static_cast<double>(net.messages().size()) + left * (inst.last - inst.first);
+      const double total = static_cast<double>(net.message_count()) + left * (inst.last - inst.first);
       const auto most = std::min<std::uint64_t>(params_.max_messages, std::numeric_limits<net::MessageId>::max());
       if (total > static_cast<double>(most))
         throw ConfigError(fmt::format(
@@ -1139,7 +1139,7 @@ void CollectiveBenchmark::plan(TaskGraph& g, EndpointPool& pool, std::uint32_t l
 
 CollectiveWorkload::CollectiveWorkload(net::Network& network, const CollectiveParams& params)
     : net_(network),
-      first_message_(static_cast<net::MessageId>(network.messages().size())),
+      first_message_(static_cast<net::MessageId>(network.message_count())),
       graph_(network, network.simulator()),
       bench_(graph_, params) {
   graph_.start(params.start);
@@ -1147,8 +1147,8 @@ CollectiveWorkload::CollectiveWorkload(net::Network& network, const CollectivePa
 
 std::uint64_t CollectiveWorkload::messages_done() const {
   std::uint64_t k = 0;
-  for (std::size_t m = first_message_; m < net_.messages().size(); ++m)
-    if (net_.messages()[m].end_time != SimTime::max()) ++k;
+  for (std::size_t m = first_message_; m < net_.message_count(); ++m)
+    if (net_.message(m).end_time != SimTime::max()) ++k;
   return k;
 }
 

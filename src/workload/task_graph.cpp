@@ -31,7 +31,7 @@ TaskGraph::TaskGraph(net::Network& network, core::Simulator& sim, core::Simulato
   queue_head_.assign(endpoints, kNone);
   queue_tail_.assign(endpoints, kNone);
   running_.assign(endpoints, 0);
-  base_ = static_cast<net::MessageId>(net_.messages().size());
+  base_ = static_cast<net::MessageId>(net_.message_count());
   net_.set_listener(this);
 }
 
@@ -47,7 +47,7 @@ PlanOverBudget::PlanOverBudget(std::uint64_t planned, std::uint64_t budget, cons
       budget_(budget) {}
 
 std::uint64_t TaskGraph::planned_bytes() const {
-  return memory_bytes() + net_.messages().capacity() * net::Network::message_bytes() + held_beside_;
+  return memory_bytes() + net_.message_capacity() * net::Network::message_bytes() + held_beside_;
 }
 
 std::uint64_t TaskGraph::plan_budget_left() const {
@@ -70,13 +70,12 @@ void TaskGraph::add_pending(std::vector<PendingEdge>& list, const PendingEdge& e
 
 void TaskGraph::reserve(std::size_t more, std::size_t messages) {
   FABRICSIM_ASSERT(messages <= more, "messages are tasks");
-  const std::vector<net::Message>& records = net_.messages();
   const auto grows = [](std::size_t size, std::size_t capacity, std::size_t room) {
     return size + room > capacity ? size + room : 0;
   };
   const std::size_t tasks = grows(tasks_.size(), tasks_.capacity(), more);
   const std::size_t of = grows(of_message_.size(), of_message_.capacity(), messages);
-  const std::size_t recs = grows(records.size(), records.capacity(), messages);
+  const std::size_t recs = grows(net_.message_count(), net_.message_capacity(), messages);
   check_plan_budget(tasks * sizeof(Task) + of * sizeof(TaskId) + recs * net::Network::message_bytes());
   if (tasks > 0) tasks_.reserve(tasks);
   if (of > 0) of_message_.reserve(of);
@@ -91,7 +90,7 @@ TaskGraph::TaskId TaskGraph::add(Task t) {
     // Streaming: counted where it completes, in a retired task's slot if
     // there is one; begun when its dependencies release it, or by seal().
     t.flags = 0;
-    if (local(t.kind == Kind::Message ? net_.messages()[t.message].dst : t.at)) ++local_total_;
+    if (local(t.kind == Kind::Message ? net_.message(t.message).dst : t.at)) ++local_total_;
     if (!free_.empty()) {
       const TaskId id = free_.back();
       free_.pop_back();
@@ -125,7 +124,7 @@ TaskGraph::TaskId TaskGraph::add_message_at(net::MessageId id, net::EndpointId s
   FABRICSIM_ASSERT(id >= base_, "a message of another graph");
   // (Its record may be made already, before the run: trace_records.  A
   // record set aside and not made has no bytes; every message has one.)
-  const net::Message& m = net_.messages()[id];
+  const net::Message& m = net_.message(id);
   if (m.bytes == 0)
     net_.create_at(id, src, dst, bytes, 0);
   else
@@ -162,7 +161,7 @@ TaskGraph::TaskId TaskGraph::add_join(net::EndpointId at, std::uint32_t label, d
 
 net::EndpointId TaskGraph::completes_at(TaskId t) const {
   const Task& k = tasks_[t];
-  return k.kind == Kind::Message ? net_.messages()[k.message].dst : k.at;
+  return k.kind == Kind::Message ? net_.message(k.message).dst : k.at;
 }
 
 void TaskGraph::depend(TaskId before, TaskId after, SimTime delay) {
@@ -178,7 +177,7 @@ void TaskGraph::depend(TaskId before, TaskId after, SimTime delay) {
       Task& a = tasks_[after];
       a.ready = std::max(a.ready, b.end + delay);
       if (a.kind == Kind::Join && a.reduce_gbps() > 0 && b.kind == Kind::Message)
-        a.ready = std::max(a.ready, b.end + core::serialization_time(net_.messages()[b.message].bytes, a.reduce_gbps()));
+        a.ready = std::max(a.ready, b.end + core::serialization_time(net_.message(b.message).bytes, a.reduce_gbps()));
     } else {
       add_edge(before, false, after, delay);
       ++tasks_[after].waits;
@@ -276,7 +275,7 @@ inline void TaskGraph::meet(TaskId from, TaskId to, SimTime ready_at, SimTime at
   t.ready = std::max(t.ready, ready_at);
   if (--t.waits != 0) return;
   if (t.kind == Kind::Join && t.reduce_gbps() > 0 && tasks_[from].kind == Kind::Message)
-    t.ready = std::max(t.ready, at + core::serialization_time(net_.messages()[tasks_[from].message].bytes, t.reduce_gbps()));
+    t.ready = std::max(t.ready, at + core::serialization_time(net_.message(tasks_[from].message).bytes, t.reduce_gbps()));
   if (!(t.flags & kHeld)) work_.push_back(to);  // (held: seal() begins it)
 }
 
@@ -381,7 +380,7 @@ void TaskGraph::retire_if_passed(TaskId id) {
   if (t.kind == Kind::Message) {
     // Its events here: leaving the NIC where the source is, arriving where
     // the destination is (either may be another process's).
-    const net::Message& m = net_.messages()[t.message];
+    const net::Message& m = net_.message(t.message);
     passed = (!local(m.src) || (t.flags & kSentReleased)) && (!local(m.dst) || (t.flags & kDoneReleased));
   }
   if (passed) retire(id);
@@ -391,7 +390,7 @@ void TaskGraph::complete_delivered(TaskId t, SimTime at) {
   FABRICSIM_ASSERT(started_ && feeder_ && tasks_[t].kind == Kind::Message && tasks_[t].end == SimTime::max() &&
                        !(tasks_[t].flags & (kPlanned | kSealed | kRetired)),
                    "complete_delivered: a message task added after start, not begun here");
-  FABRICSIM_ASSERT(local(net_.messages()[tasks_[t].message].dst), "complete_delivered: a message that arrives here");
+  FABRICSIM_ASSERT(local(net_.message(tasks_[t].message).dst), "complete_delivered: a message that arrives here");
   ++depth_;
   complete(t, at);
   --depth_;
@@ -504,10 +503,10 @@ void TaskGraph::on_event(const core::Event& ev) {
 void TaskGraph::on_message_delivered(net::MessageId id) {
   const TaskId t = task_of_message(id);
   if (t == kNone) {
-    if (feeder_ && id >= base_) feeder_->on_delivered_untasked(id, net_.messages()[id].end_time);
+    if (feeder_ && id >= base_) feeder_->on_delivered_untasked(id, net_.message(id).end_time);
     return;
   }
-  const SimTime now = net_.messages()[id].end_time;
+  const SimTime now = net_.message(id).end_time;
   ++depth_;
   now_ = now;
   complete(t, now);
@@ -536,13 +535,12 @@ SimTime TaskGraph::end_lower_bound() const {
   // sums of durations near SimTime's range may not fit it.
   std::vector<double> compute_ps(endpoints, 0.0), out_bytes(endpoints, 0.0), in_bytes(endpoints, 0.0);
   double bound_ps = 0;
-  const auto& msgs = net_.messages();
   for (const Task& t : tasks_) {
     bound_ps = std::max(bound_ps, static_cast<double>(t.ready.ps()) + static_cast<double>(t.duration().ps()));
     if (t.kind == Kind::Compute) {
       compute_ps[t.at] += static_cast<double>(t.duration().ps());
-    } else if (t.kind == Kind::Message && t.message < msgs.size()) {
-      const net::Message& m = msgs[t.message];
+    } else if (t.kind == Kind::Message && t.message < net_.message_count()) {
+      const net::Message& m = net_.message(t.message);
       out_bytes[m.src] += static_cast<double>(m.bytes);
       in_bytes[m.dst] += static_cast<double>(m.bytes);
     }

@@ -233,7 +233,7 @@ void TraceStream::add(std::uint32_t r, const TraceSource::Node& node) {
         // the pre-pass, its task added here (never begun here: it completes
         // when the message arrives), or, arrived already, the time kept.
         const net::MessageId id = remote_message(r, node);
-        const net::Message& m = g_.network().messages()[id];
+        const net::Message& m = g_.network().message(id);
         posted_elsewhere_.emplace_back(row, id);
         const auto e = early_.find(id);
         if (e == early_.end()) {
@@ -321,12 +321,12 @@ void TraceStream::add(std::uint32_t r, const TraceSource::Node& node) {
         }
         for (std::uint32_t i = 0; i < n_members; ++i)
           inst.entry.push_back(here[i] ? g_.add_join(eps[i], label(job_, DnnPhase::Control)) : TaskGraph::kNone);
-        const std::size_t before = g_.network().messages().size();
+        const std::size_t before = g_.network().message_count();
         inst.end = append_collective(
             g_, spec, eps, inst.entry,
             label(job_, n.op == CollectiveOp::Alltoall ? DnnPhase::Alltoall : DnnPhase::DataParallel), first->second,
             partitioned_ ? &here : nullptr);
-        FABRICSIM_ASSERT(g_.network().messages().size() == before, "a collective's ids were set aside");
+        FABRICSIM_ASSERT(g_.network().message_count() == before, "a collective's ids were set aside");
         // Its messages by sending member (those read here), for their rows
         // in the report; and those that arrived here before it was read
         // (sent by members read elsewhere), completed as of their arrival.
@@ -339,9 +339,8 @@ void TraceStream::add(std::uint32_t r, const TraceSource::Node& node) {
           return std::lower_bound(member_of.begin(), member_of.end(), std::make_pair(e, std::uint32_t{0}))->second;
         };
         inst.messages.resize(n_members);
-        const auto& recs = g_.network().messages();
         for (net::MessageId id = first->second; id < first->second + count; ++id) {
-          if (const std::uint32_t from = member(recs[id].src); here[from]) inst.messages[from].push_back(id);
+          if (const std::uint32_t from = member(g_.network().message(id).src); here[from]) inst.messages[from].push_back(id);
           if (early_.empty()) continue;
           if (const auto e = early_.find(id); e != early_.end()) {
             g_.complete_delivered(g_.task_of_message(id), SimTime::from_ps(e->second.second));

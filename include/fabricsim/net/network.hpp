@@ -112,7 +112,7 @@ struct Message {
   /// Payload bytes that left the source NIC, for packets of
   /// `payload_per_packet` bytes of payload (the model's).
   std::uint64_t sent_bytes(std::uint64_t payload_per_packet) const {
-    return sent_packets == packets ? bytes : std::uint64_t{sent_packets} * payload_per_packet;
+    return all_sent() ? bytes : std::uint64_t{sent_packets} * payload_per_packet;
   }
   bool all_sent() const { return sent_packets == packets; }
   /// Every packet arrived (a message that lost one to a failure never is).
@@ -400,6 +400,19 @@ class Network {
   /// The trees' minimal-route table it routes by; nullptr when it routes by
   /// rules or up*/down*.
   const RoutingTable* routing_table() const;
+  /// Message `id`'s record (created, or set aside by reserve_ids).  What
+  /// a reader of one record calls: the store behind it may change
+  /// (docs/architecture.md, "Streaming traces", change 1).
+  const Message& message(MessageId id) const { return messages()[id]; }
+  /// Messages created or set aside: the next create() gets this id.
+  std::size_t message_count() const { return messages().size(); }
+  /// Records the store has room for (the memory it holds: capacity x
+  /// message_bytes()).
+  std::size_t message_capacity() const { return messages().capacity(); }
+  /// Every record, in id order.  Only the scans over every message use it
+  /// (the end of the run's `/flows`, throughput and post-time merge; jobs'
+  /// totals): what change 1 of "Streaming traces" turns into running totals
+  /// or reads of spilled rows (docs/architecture.md lists them).
   const std::vector<Message>& messages() const;
   /// Counters (and series) of every link, by the topology's ids: zero (or
   /// empty) where this process simulates neither end.  Built on each call,
