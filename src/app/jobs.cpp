@@ -421,7 +421,7 @@ void JobSet::pin_routes(std::uint32_t j, std::size_t first_message) {
   std::unordered_map<net::EndpointId, std::uint32_t> rank;
   const auto& eps = pool_->assignment();
   for (std::uint32_t r = 0; r < eps.size(); ++r) rank.emplace(eps[r], r);
-  for (std::size_t id = first_message; id < net_.message_count(); ++id) {
+  for (auto id = static_cast<net::MessageId>(first_message); id < net_.message_count(); ++id) {
     const net::Message& m = net_.message(id);
     const std::uint32_t src = rank.at(m.src);
     if (ocs) {

@@ -1147,7 +1147,7 @@ CollectiveWorkload::CollectiveWorkload(net::Network& network, const CollectivePa
 
 std::uint64_t CollectiveWorkload::messages_done() const {
   std::uint64_t k = 0;
-  for (std::size_t m = first_message_; m < net_.message_count(); ++m)
+  for (net::MessageId m = first_message_; m < net_.message_count(); ++m)
     if (net_.message(m).end_time != SimTime::max()) ++k;
   return k;
 }
