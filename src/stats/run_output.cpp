@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <type_traits>
 
 namespace fabricsim::stats {
@@ -287,12 +288,15 @@ std::vector<T> pick(const std::vector<std::uint64_t>& rows, F&& f) {
   return v;
 }
 
+// The rows i < n where owned(i), `count` of them (SIZE_MAX: counted here
+// first).  (Reserved, not grown: a list of a million rows is 8 MB, not the
+// 16 MiB a doubling one can reach.)
 template <class Pred>
-std::vector<std::uint64_t> rows_where(std::size_t n, Pred&& owned) {
-  // (Counted first, then filled: a list of a million rows is 8 MB, not
-  // the 16 MiB a doubling one can reach.)
-  std::size_t count = 0;
-  for (std::size_t i = 0; i < n; ++i) count += owned(i) ? 1 : 0;
+std::vector<std::uint64_t> rows_where(std::size_t n, Pred&& owned, std::size_t count = SIZE_MAX) {
+  if (count == SIZE_MAX) {
+    count = 0;
+    for (std::size_t i = 0; i < n; ++i) count += owned(i) ? 1 : 0;
+  }
   std::vector<std::uint64_t> rows;
   rows.reserve(count);
   for (std::size_t i = 0; i < n; ++i)
@@ -423,7 +427,7 @@ void write_network(H5Writer& out, const net::Network& network, const net::Networ
     std::size_t count = 0;
     for (std::size_t i = 0; i < nf; ++i) count += mine(i) ? 1 : 0;
     std::vector<std::uint64_t> own;
-    if (count < nf) own = rows_where(nf, mine);
+    if (count < nf) own = rows_where(nf, mine, count);
     const H5Writer::Rows frows = count < nf ? H5Writer::Rows(own) : H5Writer::Rows::run(0, nf);
     const auto column = [&](const char* name, auto f) {
       using T = decltype(f(msgs[0]));

@@ -274,7 +274,9 @@ TEST(TopologyFinder, RandomJobsRegularConnectedMaximumRounds) {
     // with an interface left.
     for (std::uint32_t u = 0; u < n; ++u)
       for (std::uint32_t v = u + 1; v < n; ++v)
-        if (free[u] > 0 && free[v] > 0) EXPECT_LT(std::nearbyint(t[u * n + v]), 1.0) << "trial " << trial;
+        if (free[u] > 0 && free[v] > 0) {
+          EXPECT_LT(std::nearbyint(t[u * n + v]), 1.0) << "trial " << trial;
+        }
   }
   EXPECT_GT(rounds_checked, 300);
 }
