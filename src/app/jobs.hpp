@@ -62,6 +62,7 @@ struct JobPlanning {
   workload::TaskGraph& graph;
   workload::EndpointPool& pool;
   std::uint32_t index;
+  int processes = 1;  ///< the run's
 };
 
 /// What a job reads its results from after the run.
@@ -102,7 +103,9 @@ class Job {
 class JobSet final : public Workload, public par::GlobalSteps, private net::MessageListener {
  public:
   /// ConfigError located in the job's table.
-  JobSet(const config::Config& cfg, net::Network& network, core::Simulator& sim);
+  /// `processes`: the run's (a streamed trace at one makes its records as
+  /// it reads them and drops them once delivered).
+  JobSet(const config::Config& cfg, net::Network& network, core::Simulator& sim, int processes = 1);
   std::vector<workload::PlannedMessage> planned() const override;
   void start() override;
   /// workload.queue = "none": the graph every job was planned into.
@@ -151,6 +154,7 @@ class JobSet final : public Workload, public par::GlobalSteps, private net::Mess
   void on_message_sent(net::MessageId id) override;
   bool wants_sent() const override { return true; }
 
+  int processes_;
   net::Network& net_;
   core::Simulator& sim_;
   bool timeline_ = false;

@@ -312,15 +312,23 @@ RunStats simulate(const config::Config& cfg, const par::Comm& comm, Model& m, Pa
   const double end_ns = cfg.get_float("engine.end_ns");
   run.end = end_ns > 0 ? core::SimTime::from_ns_f(end_ns) : core::SimTime::max();
   network.set_end_time(run.end);
+  // The share done: of the bytes this rank will receive, or, where the
+  // records are made as the run goes (a streamed trace at one process,
+  // its bytes unknown yet), of the messages.
+  const bool by_messages = network.drops_delivered_records();
   std::uint64_t local_bytes = 0;  // bytes this rank will receive
-  for (const auto& msg : network.messages())
-    if (network.owns(m.topo.endpoint_node(msg.dst))) local_bytes += msg.bytes;
-  auto report = [&] {
-    progress.update(sim.now().ns(), sim.events_processed(),
-                    local_bytes
-                        ? static_cast<double>(network.totals().bytes_delivered) / static_cast<double>(local_bytes)
-                        : 1.0);
+  if (!by_messages)
+    for (const auto& msg : network.messages())
+      if (network.owns(m.topo.endpoint_node(msg.dst))) local_bytes += msg.bytes;
+  const auto share_done = [&] {
+    if (by_messages)
+      return network.message_count() ? static_cast<double>(network.totals().messages_delivered) /
+                                           static_cast<double>(network.message_count())
+                                     : 1.0;
+    return local_bytes ? static_cast<double>(network.totals().bytes_delivered) / static_cast<double>(local_bytes)
+                       : 1.0;
   };
+  auto report = [&] { progress.update(sim.now().ns(), sim.events_processed(), share_done()); };
   const auto t_run = Clock::now();
   if (comm.size() == 1 && steps == nullptr) {
     while (!sim.empty() && sim.next_event_time() < run.end) {
@@ -429,14 +437,14 @@ Results gather_results(const par::Comm& comm, Model& m, Workload& work, const Ru
   // steady window's payload are combined over the ranks.
   std::vector<std::uint8_t> owned(topo.endpoint_count());
   for (net::EndpointId e = 0; e < owned.size(); ++e) owned[e] = network.owns(topo.endpoint_node(e)) ? 1 : 0;
-  auto spans = stats::source_spans(topo, network.messages(), owned);
+  auto spans = stats::source_spans(topo, network, owned);
   std::vector<std::int64_t> last(spans.size());
   for (std::size_t e = 0; e < spans.size(); ++e) last[e] = spans[e].last_end_ps;
   comm.allreduce_max(last);
   for (std::size_t e = 0; e < spans.size(); ++e) spans[e].last_end_ps = last[e];
   std::int64_t from = 0, to = 0;
   stats::steady_window(spans, from, to);
-  const std::uint64_t steady_bytes = comm.allreduce_sum(stats::completed_between(network.messages(), owned, from, to));
+  const std::uint64_t steady_bytes = comm.allreduce_sum(stats::completed_between(network, owned, from, to));
   res.shares = stats::throughput_shares(spans, totals.bytes_delivered, steady_bytes, topo.total_injection_gbps());
   return res;
 }
@@ -672,7 +680,7 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
   // Planning stops where it would outgrow what the limit leaves it (a
   // ring over 16k ranks: 25 GB of schedule before a task is made).
   m.network->set_plan_budget(m.memory_limit - std::min(m.memory_limit, m.memory_estimate.total()));
-  const std::unique_ptr<Workload> work = make_workload(cfg, *m.network, *m.sim);
+  const std::unique_ptr<Workload> work = make_workload(cfg, *m.network, *m.sim, comm.size());
   // Task graphs are known once planned: checked again with them, before
   // the partition and the run allocate more.
   // (Their length too: it sizes the links' time series.)

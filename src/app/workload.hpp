@@ -61,8 +61,10 @@ class Workload {
 };
 
 /// The workload of `cfg` (workload.kind, or its [[jobs]] tables) on
-/// `network`.  ConfigError naming the key (and the job's table).
-std::unique_ptr<Workload> make_workload(const config::Config& cfg, net::Network& network, core::Simulator& sim);
+/// `network`, in a run of `processes` processes.  ConfigError naming the key
+/// (and the job's table).
+std::unique_ptr<Workload> make_workload(const config::Config& cfg, net::Network& network, core::Simulator& sim,
+                                        int processes);
 
 /// Whether the configuration runs task-graph jobs (rather than traffic).
 bool runs_jobs(const config::Config& cfg);

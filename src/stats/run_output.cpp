@@ -420,18 +420,20 @@ void write_network(H5Writer& out, const net::Network& network, const net::Networ
 
   if (write_flows) {
     // Each column made from the records as it is written, a piece at a
-    // time; at one process every row is this one's (a run, no list).
-    const auto& msgs = network.messages();
-    const std::size_t nf = msgs.size();
-    const auto mine = [&](std::size_t i) { return network.owns(topo.endpoint_node(msgs[i].dst)); };
+    // time; at one process every row is this one's (a run, no list).  A
+    // record is read through message(id): its memory may have gone back
+    // to the system, its contents to a file, read in order.
+    const std::size_t nf = network.message_count();
+    const auto rec = [&](std::size_t i) { return network.message(static_cast<net::MessageId>(i)); };
+    const auto mine = [&](std::size_t i) { return network.owns(topo.endpoint_node(rec(i).dst)); };
     std::size_t count = 0;
     for (std::size_t i = 0; i < nf; ++i) count += mine(i) ? 1 : 0;
     std::vector<std::uint64_t> own;
     if (count < nf) own = rows_where(nf, mine, count);
     const H5Writer::Rows frows = count < nf ? H5Writer::Rows(own) : H5Writer::Rows::run(0, nf);
     const auto column = [&](const char* name, auto f) {
-      using T = decltype(f(msgs[0]));
-      out.write_rows_made<T>(name, nf, frows, [&](std::size_t i) { return f(msgs[frows[i]]); });
+      using T = decltype(f(net::Message{}));
+      out.write_rows_made<T>(name, nf, frows, [&](std::size_t i) { return f(rec(frows[i])); });
     };
     column("/flows/src", [](const net::Message& m) { return std::uint32_t{m.src}; });
     column("/flows/dst", [](const net::Message& m) { return std::uint32_t{m.dst}; });

@@ -22,11 +22,12 @@ void steady_window(const std::vector<SourceSpan>& sources, std::int64_t& from_ps
   to_ps = done;
 }
 
-std::vector<SourceSpan> source_spans(const net::Topology& topo, const std::vector<net::Message>& messages,
+std::vector<SourceSpan> source_spans(const net::Topology& topo, const net::Network& network,
                                      const std::vector<std::uint8_t>& owned_endpoint) {
   std::vector<SourceSpan> s(topo.endpoint_count());
   for (net::EndpointId e = 0; e < s.size(); ++e) s[e].injection_gbps = topo.injection_gbps(e);
-  for (const net::Message& m : messages) {
+  for (std::size_t id = 0; id < network.message_count(); ++id) {
+    const net::Message m = network.message(static_cast<net::MessageId>(id));
     if (m.post_time == core::SimTime::max()) continue;  // never posted
     SourceSpan& x = s[m.src];
     x.first_post_ps = std::min(x.first_post_ps, m.post_time.ps());
@@ -38,13 +39,13 @@ std::vector<SourceSpan> source_spans(const net::Topology& topo, const std::vecto
   return s;
 }
 
-std::uint64_t completed_between(const std::vector<net::Message>& messages,
+std::uint64_t completed_between(const net::Network& network,
                                 const std::vector<std::uint8_t>& owned_endpoint, std::int64_t from_ps,
                                 std::int64_t to_ps) {
   std::uint64_t sum = 0;
   if (to_ps <= from_ps) return 0;
-  for (const net::Message& m : messages)
-    if (owned_endpoint[m.dst] && m.end_time != core::SimTime::max() && m.end_time.ps() >= from_ps &&
+  for (std::size_t id = 0; id < network.message_count(); ++id)
+    if (const net::Message m = network.message(static_cast<net::MessageId>(id)); owned_endpoint[m.dst] && m.end_time != core::SimTime::max() && m.end_time.ps() >= from_ps &&
         m.end_time.ps() <= to_ps)
       sum += m.bytes;
   return sum;

@@ -291,12 +291,7 @@ void TraceStream::add(std::uint32_t r, const TraceSource::Node& node) {
       const std::uint32_t g = n.group;
       const std::uint32_t k = collectives_seen_[r][g]++;
       std::vector<std::uint32_t> all;
-      const std::vector<std::uint32_t>* members = &src_.groups()[g];
-      if (g == 0) {
-        all.resize(src_.ranks());
-        std::iota(all.begin(), all.end(), 0u);
-        members = &all;
-      }
+      const std::vector<std::uint32_t>* members = &members_of(g, all);
       const auto pos = std::find(members->begin(), members->end(), r);
       if (pos == members->end()) fail(r, node.id, "comm_group: rank " + std::to_string(r) + " is not in its own group");
       const auto m = static_cast<std::size_t>(pos - members->begin());
@@ -458,9 +453,49 @@ void TraceStream::finish() {
       const std::uint64_t row = p_.first_row[r] + next_row_[r]++;
       if (row >= p_.first_row[r + 1]) fail(r, scratch_.id, "the file has other nodes than its pre-pass counted (changed while read?)");
       sink_.put(row, Row{scratch_.id, scratch_.name, r, scratch_.n.kind, -1, -1});
+      unread_records(r, scratch_.n);
     }
     exhausted_[r] = 1;
   }
+}
+
+const std::vector<std::uint32_t>& TraceStream::members_of(std::uint32_t g, std::vector<std::uint32_t>& all) const {
+  if (g != 0) return src_.groups()[g];
+  all.resize(src_.ranks());
+  std::iota(all.begin(), all.end(), 0u);
+  return all;
+}
+
+void TraceStream::unread_records(std::uint32_t r, const TraceNode& n) {
+  // A node never run: its messages' records, as the planned replay makes
+  // them (where the stream makes records as it reads: on one process; on
+  // several, trace_records made every one before the run).
+  net::Network& net = g_.network();
+  if (n.kind == Kind::Send) {
+    const net::MessageId id = p_.ids.first_send[r] + static_cast<net::MessageId>(sends_[r]++);
+    if (net.message(id).bytes == 0) {
+      net.create_at(id, p_.endpoints[r], p_.endpoints[n.peer], std::max<std::uint64_t>(n.bytes, 1), 0);
+      net.done_with_unposted(id);  // (never to run: its memory may go)
+    }
+    return;
+  }
+  if (n.kind != Kind::Collective) return;
+  const std::uint32_t g = n.group;
+  const std::uint32_t k = collectives_seen_[r][g]++;
+  const auto first = p_.ids.first_collective.find({g, k});
+  if (first == p_.ids.first_collective.end()) return;
+  std::vector<std::uint32_t> all;
+  const std::vector<std::uint32_t>* members = &members_of(g, all);
+  std::vector<net::EndpointId> eps;
+  for (std::uint32_t x : *members) eps.push_back(p_.endpoints[x]);
+  const CollectiveSpec spec = trace_collective_spec(n, static_cast<std::uint32_t>(members->size()), p_.algorithm);
+  const std::vector<std::uint64_t> counts = collective_sends(spec, net.topology(), eps);
+  // (Made once, by the first of its members read here: its first record
+  // is blank until then.)
+  const std::uint64_t count = std::accumulate(counts.begin(), counts.end(), std::uint64_t{0});
+  if (count == 0 || net.message(first->second).bytes != 0) return;
+  collective_records(net, spec, eps, first->second);
+  for (std::uint64_t i = 0; i < count; ++i) net.done_with_unposted(first->second + static_cast<net::MessageId>(i));
 }
 
 double TraceStream::compute_ns() const {

@@ -85,7 +85,7 @@ TEST(ThroughputShares, SpansOfARunWithAnalyticCompletions) {
   sim.run_until(core::SimTime::max(), 10'000'000);
   network.finish(sim.now());
   const std::vector<std::uint8_t> owned(topo.endpoint_count(), 1);
-  const auto spans = source_spans(topo, network.messages(), owned);
+  const auto spans = source_spans(topo, network, owned);
   const double end_ps = 100.0 * 8192 * 8 / 400 * 1000 + 20'000;
   EXPECT_NEAR(static_cast<double>(spans[0].last_end_ps), end_ps, 1.0);
   EXPECT_EQ(spans[0].payload_bytes, 4 * bytes);

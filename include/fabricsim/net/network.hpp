@@ -43,6 +43,7 @@
 #include "fabricsim/net/topology.hpp"
 
 namespace fabricsim::net {
+class RecordDrop;
 class StateRoutes;
 class ListedPaths;
 class RoutingTable;
@@ -202,7 +203,8 @@ constexpr std::size_t series_max_intervals(std::size_t links) {
 /// Network subclass or factory that makes one); docs/architecture.md.
 class NetworkModel {
  public:
-  virtual ~NetworkModel() = default;
+  NetworkModel();
+  virtual ~NetworkModel();
   /// Creates message `id`: the next (id == messages().size()), or one set
   /// aside and not created yet (place_message).
   virtual void create(MessageId id, EndpointId src, EndpointId dst, std::uint64_t payload_bytes,
@@ -249,8 +251,24 @@ class NetworkModel {
   virtual std::uint64_t unsent_bytes(MessageId id, core::SimTime at);
   /// Ids of the messages this process marked failed (Message::failed), ascending.
   virtual std::vector<MessageId> failed_messages() const;
+  /// Network::drop_delivered_records.  Default: false (keeps every record).
+  virtual bool drop_delivered_records() { return false; }
+  bool drops_records() const { return drop_ != nullptr; }
+  /// Record `id`, also one whose memory was handed back (RecordDrop).
+  Message record(MessageId id);
+  /// Network::done_with_unposted.
+  void done_with_unposted(MessageId id);
+  /// The records are about to grow by `count`: if they would move, every
+  /// page dropped is made again and dropping ends.
+  void before_growth(std::size_t count);
 
  protected:
+  /// What a model that drops records calls: `id` is done with (delivered,
+  /// its listener told), or about to be created (before place_message).
+  void release_record(MessageId id);
+  void before_create(MessageId id);
+  std::unique_ptr<RecordDrop> drop_;
+
   /// Marks message `id` (record `m`) failed, once: its id is kept in a list
   /// of its own, so that failed_messages() reads no record (a step towards
   /// records that are dropped once delivered, docs/architecture.md,
@@ -400,20 +418,34 @@ class Network {
   /// The trees' minimal-route table it routes by; nullptr when it routes by
   /// rules or up*/down*.
   const RoutingTable* routing_table() const;
-  /// Message `id`'s record (created, or set aside by reserve_ids).  What
-  /// a reader of one record calls: the store behind it may change
-  /// (docs/architecture.md, "Streaming traces", change 1).
-  const Message& message(MessageId id) const { return messages()[id]; }
+  /// Message `id`'s record (created, or set aside by reserve_ids), a copy:
+  /// what every reader outside the models calls, since the memory under
+  /// a record may have been handed back (drop_delivered_records).
+  Message message(MessageId id) const;
   /// Messages created or set aside: the next create() gets this id.
-  std::size_t message_count() const { return messages().size(); }
+  std::size_t message_count() const;
   /// Records the store has room for (the memory it holds: capacity x
   /// message_bytes()).
-  std::size_t message_capacity() const { return messages().capacity(); }
-  /// Every record, in id order.  Only the scans over every message use it
-  /// (the end of the run's `/flows`, throughput and post-time merge; jobs'
-  /// totals): what change 1 of "Streaming traces" turns into running totals
-  /// or reads of spilled rows (docs/architecture.md lists them).
+  std::size_t message_capacity() const;
+  /// Every record, in id order, as the model holds them: for scans over
+  /// every message before the run, or in runs that keep every record (an
+  /// assertion: not once drop_delivered_records() began; message(id) reads
+  /// those).  docs/architecture.md lists its callers.
   const std::vector<Message>& messages() const;
+  /// From now on, the memory of records the model is done with (the
+  /// message delivered) goes back to the system a page at a time, their
+  /// contents to a file in $TMPDIR that message(id) reads (RecordDrop).
+  /// Only where the records are read through message(id) from then on
+  /// and records are not added past the room set aside (a streamed trace
+  /// at one process).  False (nothing changes) where the model cannot: the
+  /// flow and analytic models, the packet model on several processes.
+  /// UserError naming $TMPDIR if its file cannot be made.
+  bool drop_delivered_records();
+  bool drops_delivered_records() const;
+  /// Where records are dropped: message `id`, created and never to be
+  /// posted (a node of a cut run read only for its row), is done with:
+  /// its memory may go as a delivered one's does.  Nothing otherwise.
+  void done_with_unposted(MessageId id);
   /// Counters (and series) of every link, by the topology's ids: zero (or
   /// empty) where this process simulates neither end.  Built on each call,
   /// 48 bytes per link of the fabric.

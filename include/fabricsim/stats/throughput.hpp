@@ -53,12 +53,12 @@ void steady_window(const std::vector<SourceSpan>& sources, std::int64_t& from_ps
 /// posts and payloads of all, completions only of the messages whose
 /// destination `owned` (a partitioned run then takes the maximum of
 /// last_end_ps over processes).
-std::vector<SourceSpan> source_spans(const net::Topology& topo, const std::vector<net::Message>& messages,
+std::vector<SourceSpan> source_spans(const net::Topology& topo, const net::Network& network,
                                      const std::vector<std::uint8_t>& owned_endpoint);
 
 /// Payload of the messages completed in [from_ps, to_ps] among those whose
 /// destination is owned (summed over processes by the caller).
-std::uint64_t completed_between(const std::vector<net::Message>& messages,
+std::uint64_t completed_between(const net::Network& network,
                                 const std::vector<std::uint8_t>& owned_endpoint, std::int64_t from_ps,
                                 std::int64_t to_ps);
 

@@ -225,7 +225,7 @@ class CollectiveWorkload {
   const std::vector<CollectiveInstance>& instances() const { return bench_.instances(); }
   const std::vector<net::EndpointId>& ranks() const { return bench_.ranks(); }
   const CollectiveParams& params() const { return bench_.params(); }
-  std::uint64_t messages_total() const { return net_.messages().size() - first_message_; }
+  std::uint64_t messages_total() const { return net_.message_count() - first_message_; }
   std::uint64_t messages_done() const;
 
  private:

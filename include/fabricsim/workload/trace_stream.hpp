@@ -148,6 +148,10 @@ class TraceStream final : public TaskGraph::Feeder {
 
   void read_more(std::uint32_t r, std::size_t leaving = 0);
   void add(std::uint32_t r, const TraceSource::Node& node);
+  // At the end: the records of node `n` of rank r, never run, made if not yet.
+  void unread_records(std::uint32_t r, const TraceNode& n);
+  // Communicator group g's ranks (group 0: every rank, made in `all`).
+  const std::vector<std::uint32_t>& members_of(std::uint32_t g, std::vector<std::uint32_t>& all) const;
   void add_role(TaskId t, std::uint32_t row, Role role);
   void drop_role(TaskId t, std::uint32_t row, Role role);  // its event has passed
   void done(std::uint32_t r, std::uint64_t id);  // node id of rank r is done

@@ -94,6 +94,8 @@ class NetworkImpl final : public NetworkModel {
   // NetworkModel (model.cpp)
   void create(MessageId id, EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint32_t tag) override;
   void set_aside(std::size_t count) override;
+  bool drop_delivered_records() override;
+  bool none_posted();  // no message posted yet (assertions)
   void pin(MessageId id, std::span<const LinkId> links, PinnedVc vc, bool unused) override;
   void post(MessageId id, SimTime at) override;
   std::vector<Message>& messages() override { return messages_; }

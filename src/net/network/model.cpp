@@ -1,6 +1,8 @@
 // Construction, rank-local state, messages, statistics, partitioning and records, and the public Network.
 #include "net/network/impl.hpp"
 
+#include "fabricsim/net/record_drop.hpp"
+
 #include <algorithm>
 #include <limits>
 
@@ -235,7 +237,18 @@ void place_message(std::vector<Message>& messages, MessageId id, const Message& 
   messages[id] = m;
 }
 
-void NetworkImpl::set_aside(std::size_t count) { messages_.resize(messages_.size() + count, blank_message()); }
+void NetworkImpl::set_aside(std::size_t count) {
+  before_growth(count);
+  messages_.resize(messages_.size() + count, blank_message());
+}
+
+bool NetworkImpl::drop_delivered_records() {
+  // At one process only: on several, a packet's record is read by every
+  // process it passes, and none knows when the last one has passed.
+  if (sink_ != nullptr || std::find(owned_.begin(), owned_.end(), 0) != owned_.end()) return false;
+  drop_ = std::make_unique<RecordDrop>(messages_);
+  return true;
+}
 
 void NetworkImpl::create(MessageId id, EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint32_t tag) {
   FABRICSIM_ASSERT(src < topo_.endpoint_count() && dst < topo_.endpoint_count(), "endpoint out of range");
@@ -243,6 +256,10 @@ void NetworkImpl::create(MessageId id, EndpointId src, EndpointId dst, std::uint
   FABRICSIM_ASSERT(bytes > 0, "empty message");
   Message m = new_message(id, src, dst, bytes, params_.seed, payload_per_packet_);
   m.vc = static_cast<std::uint8_t>(tag % params_.vcs) & 0x7fu;  // (network.vcs <= 16)
+  if (id == messages_.size())
+    before_growth(1);
+  else
+    before_create(id);
   place_message(messages_, id, m);
   if (params_.listed_paths) {
     // One route per message, uniformly among the k of its pair (every
@@ -394,12 +411,18 @@ void NetworkImpl::sync_stats() {
 }
 
 
+bool NetworkImpl::none_posted() {
+  // (Through record(): the memory of blanks may have been handed back.)
+  for (std::size_t id = 0; id < messages_.size(); ++id)
+    if (record(static_cast<MessageId>(id)).post_time != SimTime::max()) return false;
+  return true;
+}
+
 void NetworkImpl::set_partition(const std::vector<std::int32_t>& part, std::int32_t rank, core::RemoteSink* sink) {
   FABRICSIM_ASSERT(part.size() == topo_.node_count(), "partition size");
   // Messages may exist (a task graph is built first, so the partition can
   // weigh its traffic), but none may have been posted.
-  FABRICSIM_ASSERT(std::all_of(messages_.begin(), messages_.end(), [](const Message& m) { return m.post_time == SimTime::max(); }),
-                   "set_partition after messages were posted");
+  FABRICSIM_ASSERT(none_posted(), "set_partition after messages were posted");
   FABRICSIM_ASSERT(!state_built_, "set_partition after the network state was built");
   sink_ = sink;
   for (NodeId n = 0; n < topo_.node_count(); ++n) owned_[n] = part[n] == rank ? 1 : 0;
@@ -440,8 +463,7 @@ void NetworkImpl::receive(const core::RemoteRecord& r) {
 void NetworkImpl::set_link_schedule(const LinkSchedule& schedule) {
   if (schedule.empty()) return;
   FABRICSIM_ASSERT(!failures_, "link schedule set twice");
-  FABRICSIM_ASSERT(std::all_of(messages_.begin(), messages_.end(), [](const Message& m) { return m.post_time == SimTime::max(); }),
-                   "set_link_schedule after messages were posted");
+  FABRICSIM_ASSERT(none_posted(), "set_link_schedule after messages were posted");
   ensure_state();
   failures_ = true;
   links_state_.start(topo_, schedule);
@@ -659,6 +681,34 @@ void NetworkModel::hold_unroutable(bool) { no_reconfiguration(); }
 void NetworkModel::spread_pinned_hops(bool) { no_reconfiguration(); }
 std::uint64_t NetworkModel::unsent_bytes(MessageId, core::SimTime) { no_reconfiguration(); }
 
+NetworkModel::NetworkModel() = default;
+NetworkModel::~NetworkModel() = default;
+
+Message NetworkModel::record(MessageId id) { return drop_ ? drop_->read(id) : messages()[id]; }
+
+void NetworkModel::done_with_unposted(MessageId id) {
+  if (!drop_) return;
+  FABRICSIM_ASSERT(messages()[id].bytes > 0 && messages()[id].post_time == SimTime::max(),
+                   "done_with_unposted: a message created and not posted");
+  drop_->release(id);
+}
+
+void NetworkModel::release_record(MessageId id) {
+  if (drop_) drop_->release(id);
+}
+
+void NetworkModel::before_create(MessageId id) {
+  if (drop_) drop_->before_write(id);
+}
+
+void NetworkModel::before_growth(std::size_t count) {
+  if (!drop_) return;
+  const std::vector<Message>& v = messages();
+  if (v.size() + count <= v.capacity()) return;
+  drop_->restore();  // (the vector would move: every page back, dropping ends)
+  drop_.reset();
+}
+
 std::vector<MessageId> NetworkModel::failed_messages() const {
   std::vector<MessageId> ids = failed_ids_;  // (each once: mark_failed)
   std::sort(ids.begin(), ids.end());
@@ -707,13 +757,23 @@ void Network::create_at(MessageId id, EndpointId src, EndpointId dst, std::uint6
 }
 void Network::reserve_messages(std::size_t more) {
   std::vector<Message>& m = model_->messages();
-  if (m.size() + more > m.capacity()) m.reserve(m.size() + more);
+  if (m.size() + more > m.capacity()) {
+    model_->before_growth(more);
+    m.reserve(m.size() + more);
+  }
 }
 void Network::post(MessageId id, SimTime at) { model_->post(id, at); }
-void Network::set_post_time(MessageId id, SimTime at) { model_->messages()[id].post_time = at; }
-void Network::set_flow_port(MessageId id, std::uint16_t port) { model_->messages()[id].flow_port = port; }
+void Network::set_post_time(MessageId id, SimTime at) {
+  FABRICSIM_ASSERT(!model_->drops_records(), "set_post_time while records are dropped");
+  model_->messages()[id].post_time = at;
+}
+void Network::set_flow_port(MessageId id, std::uint16_t port) {
+  FABRICSIM_ASSERT(!model_->drops_records(), "set_flow_port while records are dropped");
+  model_->messages()[id].flow_port = port;
+}
 void Network::pin(MessageId id, std::span<const LinkId> links, PinnedVc vc, bool unused) {
-  const Message& m = model_->messages().at(id);
+  (void)model_->messages().at(id);  // (out_of_range, as before)
+  const Message m = model_->record(id);
   if (const std::string why = RouteStore::check(topo_, m.src, m.dst, links); !why.empty())
     throw util::UserError(fmt::format("message {} (endpoint {} to {}): not a route: {}", id, m.src, m.dst, why));
   model_->pin(id, links, vc, unused);
@@ -737,7 +797,16 @@ core::SimTime Network::now() const { return sim_.now(); }
 core::Simulator& Network::simulator() const { return sim_; }
 const NetworkParams& Network::params() const { return params_; }
 const RoutingTable* Network::routing_table() const { return model_->routing_table(); }
-const std::vector<Message>& Network::messages() const { return model_->messages(); }
+const std::vector<Message>& Network::messages() const {
+  FABRICSIM_ASSERT(!model_->drops_records(), "Network::messages() while records are dropped: read message(id)");
+  return model_->messages();
+}
+Message Network::message(MessageId id) const { return model_->record(id); }
+std::size_t Network::message_count() const { return model_->messages().size(); }
+std::size_t Network::message_capacity() const { return model_->messages().capacity(); }
+bool Network::drop_delivered_records() { return model_->drops_records() || model_->drop_delivered_records(); }
+bool Network::drops_delivered_records() const { return model_->drops_records(); }
+void Network::done_with_unposted(MessageId id) { model_->done_with_unposted(id); }
 const LinkStats& Network::link_stats() const { return model_->link_stats(); }
 const NetworkTotals& Network::totals() const { return model_->totals(); }
 std::uint64_t Network::packets_in_flight() const { return model_->packets_in_flight(); }

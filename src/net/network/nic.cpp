@@ -398,6 +398,9 @@ void NetworkImpl::on_sent(const core::Event& ev) {
 
 void NetworkImpl::on_delivered(const core::Event& ev) {
   if (listener_) listener_->on_message_delivered(ev.arg32);
+  // (The model reads it no more: its packets are all in, and at one
+  // process, the only place records are dropped, it left the NIC before.)
+  release_record(ev.arg32);
 }
 
 }  // namespace fabricsim::net

@@ -1,0 +1,157 @@
+// Message records handed back a page at a time (include/fabricsim/net/record_drop.hpp).
+#include "fabricsim/net/record_drop.hpp"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "fabricsim/util/assert.hpp"
+#include "fabricsim/util/spill_file.hpp"
+
+namespace fabricsim::net {
+
+namespace {
+constexpr std::size_t kRecord = sizeof(Message);
+}
+
+RecordDrop::RecordDrop(std::vector<Message>& records)
+    : records_(records), data_(records.data()), count_(records.size()) {
+  const auto base = reinterpret_cast<std::uintptr_t>(data_);
+  skip_bytes_ = static_cast<std::size_t>((kPageBytes - base % kPageBytes) % kPageBytes);
+  const std::size_t total = count_ * kRecord;
+  pages_ = total > skip_bytes_ ? (total - skip_bytes_) / kPageBytes : 0;
+  state_.assign(pages_, Resident);
+  released_in_.assign(pages_, 0);
+  released_.assign((count_ + 63) / 64, 0);
+  file_ = std::make_unique<util::SpillFile>(kRecord, "the delivered messages' records");
+  // Pages of blanks (set aside, not created) go now, with nothing to keep
+  // (all found first: a record across a boundary is read for both pages).
+  for (std::size_t k = 0; k < pages_; ++k) {
+    std::size_t lo = 0, hi = 0;
+    records_of(k, lo, hi);
+    bool blanks = true;
+    for (std::size_t r = lo; r <= hi && blanks; ++r) blanks = records_[r].bytes == 0;
+    if (blanks) state_[k] = Blank;
+  }
+  for (std::size_t k = 0; k < pages_; ++k)
+    if (state_[k] == Blank) {
+      ::madvise(page_address(k), kPageBytes, MADV_DONTNEED);
+      ++blank_;
+    }
+}
+
+RecordDrop::~RecordDrop() = default;
+
+char* RecordDrop::page_address(std::size_t k) const {
+  return reinterpret_cast<char*>(data_) + skip_bytes_ + k * kPageBytes;
+}
+
+void RecordDrop::records_of(std::size_t k, std::size_t& lo, std::size_t& hi) const {
+  lo = (skip_bytes_ + k * kPageBytes) / kRecord;
+  hi = (skip_bytes_ + (k + 1) * kPageBytes - 1) / kRecord;
+}
+
+void RecordDrop::pages_of(MessageId id, std::size_t& first, std::size_t& last) const {
+  first = 1;
+  last = 0;
+  const std::size_t b0 = std::size_t{id} * kRecord, b1 = b0 + kRecord - 1;
+  if (pages_ == 0 || b1 < skip_bytes_) return;
+  const std::size_t f = b0 < skip_bytes_ ? 0 : (b0 - skip_bytes_) / kPageBytes;
+  const std::size_t l = std::min((b1 - skip_bytes_) / kPageBytes, pages_ - 1);
+  if (f <= l) {
+    first = f;
+    last = l;
+  }
+}
+
+void RecordDrop::release(MessageId id) {
+  FABRICSIM_ASSERT(records_.data() == data_, "the records moved while pages were dropped");
+  if (id >= count_) return;  // (added after dropping began: kept)
+  std::uint64_t& word = released_[id / 64];
+  const std::uint64_t bit = std::uint64_t{1} << (id % 64);
+  FABRICSIM_ASSERT((word & bit) == 0, "a message record released twice");
+  word |= bit;
+  std::size_t first = 0, last = 0;
+  pages_of(id, first, last);
+  for (std::size_t k = first; k <= last; ++k) {
+    FABRICSIM_ASSERT(state_[k] == Resident, "a record released in a page not held");
+    std::size_t lo = 0, hi = 0;
+    records_of(k, lo, hi);
+    if (++released_in_[k] == hi - lo + 1) hand_back(k);
+  }
+}
+
+void RecordDrop::hand_back(std::size_t k) {
+  std::size_t lo = 0, hi = 0;
+  records_of(k, lo, hi);
+  for (std::size_t r = lo; r <= hi; ++r) {
+    // A record across two pages was copied whole when the first of them
+    // went; its bytes in that one are zeros now.
+    std::size_t first = 0, last = 0;
+    pages_of(static_cast<MessageId>(r), first, last);
+    bool copied = false;
+    for (std::size_t j = first; j <= last; ++j) copied = copied || (j != k && state_[j] == Spilled);
+    if (!copied) file_->put(r, &records_[r]);
+  }
+  ::madvise(page_address(k), kPageBytes, MADV_DONTNEED);
+  state_[k] = Spilled;
+  ++spilled_;
+}
+
+void RecordDrop::before_write(MessageId id) {
+  FABRICSIM_ASSERT(records_.data() == data_, "the records moved while pages were dropped");
+  if (id >= count_) return;
+  std::size_t first = 0, last = 0;
+  pages_of(id, first, last);
+  for (std::size_t k = first; k <= last; ++k) {
+    FABRICSIM_ASSERT(state_[k] != Spilled, "a released message record written");
+    if (state_[k] != Blank) continue;
+    std::size_t lo = 0, hi = 0;
+    records_of(k, lo, hi);
+    for (std::size_t r = lo; r <= hi; ++r) records_[r] = blank_message();
+    state_[k] = Resident;
+    --blank_;
+  }
+}
+
+Message RecordDrop::read(MessageId id) const {
+  if (id >= count_) return records_[id];
+  std::size_t first = 0, last = 0;
+  pages_of(id, first, last);
+  bool blank = false;
+  for (std::size_t k = first; k <= last; ++k) {
+    if (state_[k] == Spilled) {
+      Message m;
+      file_->get(id, &m);
+      return m;
+    }
+    blank = blank || state_[k] == Blank;
+  }
+  return blank ? blank_message() : records_[id];
+}
+
+void RecordDrop::restore() {
+  FABRICSIM_ASSERT(records_.data() == data_, "the records moved while pages were dropped");
+  for (std::size_t k = 0; k < pages_; ++k) {
+    if (state_[k] != Spilled) continue;
+    std::size_t lo = 0, hi = 0;
+    records_of(k, lo, hi);
+    for (std::size_t r = lo; r <= hi; ++r) file_->get(r, &records_[r]);
+  }
+  for (std::size_t k = 0; k < pages_; ++k) {
+    if (state_[k] != Blank) continue;
+    std::size_t lo = 0, hi = 0;
+    records_of(k, lo, hi);
+    for (std::size_t r = lo; r <= hi; ++r) records_[r] = blank_message();
+  }
+  state_.assign(pages_, Resident);
+  spilled_ = blank_ = 0;
+}
+
+std::size_t RecordDrop::memory_bytes() const {
+  return state_.capacity() + released_in_.capacity() + released_.capacity() * sizeof(std::uint64_t) +
+         file_->memory_bytes();
+}
+
+}  // namespace fabricsim::net

@@ -1,0 +1,200 @@
+// Message records handed back a page at a time (net::RecordDrop,
+// Network::drop_delivered_records): every record reads as it would have
+// without dropping, and the pages said to be gone are gone (mincore, the
+// system's own account of what is resident).
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "fabricsim/core/simulator.hpp"
+#include "fabricsim/net/network.hpp"
+#include "fabricsim/net/record_drop.hpp"
+#include "fabricsim/net/topology.hpp"
+
+namespace fabricsim::net {
+namespace {
+
+using core::SimTime;
+
+bool same(const Message& a, const Message& b) { return std::memcmp(&a, &b, sizeof(Message)) == 0; }
+
+Message random_record(std::mt19937_64& rng) {
+  Message m;
+  m.bytes = 1 + rng() % 1'000'000;
+  m.post_time = SimTime::from_ps(static_cast<std::int64_t>(rng() % 1'000'000));
+  m.end_time = SimTime::from_ps(static_cast<std::int64_t>(rng() % 1'000'000));
+  m.src = static_cast<EndpointId>(rng() % 1000);
+  m.dst = static_cast<EndpointId>(rng() % 1000);
+  m.packets = static_cast<std::uint32_t>(rng());
+  m.sent_packets = static_cast<std::uint32_t>(rng());
+  m.received_packets = static_cast<std::uint32_t>(rng());
+  m.flow_port = static_cast<std::uint16_t>(rng());
+  m.first_state = static_cast<std::uint8_t>(rng());
+  m.vc = static_cast<std::uint8_t>(rng() % 16);
+  m.failed = rng() % 2 == 1;
+  return m;
+}
+
+// Pages of [p, p + bytes) the system holds, by mincore.
+std::size_t resident_pages(const void* p, std::size_t bytes) {
+  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto lo = reinterpret_cast<std::uintptr_t>(p) / page * page;
+  const auto hi = (reinterpret_cast<std::uintptr_t>(p) + bytes + page - 1) / page * page;
+  std::vector<unsigned char> in((hi - lo) / page);
+  EXPECT_EQ(::mincore(reinterpret_cast<void*>(lo), hi - lo, in.data()), 0);
+  std::size_t n = 0;
+  for (unsigned char c : in) n += c & 1;
+  return n;
+}
+
+// A random life of 20,000 records against a plain copy (the brute force):
+// some created before dropping begins, the rest blanks created later, in
+// random order; each released at a random moment once created; every
+// record read back after each step of a sample, and all at the end.
+TEST(RecordDrop, ReadsEveryRecordAsAPlainCopyHoldsIt) {
+  if (::sysconf(_SC_PAGESIZE) != static_cast<long>(RecordDrop::kPageBytes)) GTEST_SKIP() << "pages not 4 KiB";
+  for (std::uint64_t seed : {1u, 2u, 3u}) {
+    SCOPED_TRACE(seed);
+    std::mt19937_64 rng(seed);
+    const std::size_t n = 20'000;
+    std::vector<Message> records(n, blank_message()), want(n, blank_message());
+    std::vector<std::uint8_t> created(n, 0), released(n, 0);
+    for (std::size_t i = 0; i < n / 2; ++i)  // (the second half all blanks)
+      if (rng() % 4 == 0) {
+        records[i] = want[i] = random_record(rng);
+        created[i] = 1;
+      }
+    RecordDrop drop(records);
+    EXPECT_GE(drop.pages_blank(), n / 2 * sizeof(Message) / RecordDrop::kPageBytes - 1);
+    std::vector<MessageId> order(n);
+    for (std::size_t i = 0; i < n; ++i) order[i] = static_cast<MessageId>(i);
+    std::shuffle(order.begin(), order.end(), rng);
+    std::vector<MessageId> live;
+    std::size_t most_spilled = 0;
+    for (std::size_t step = 0; step < n; ++step) {
+      const MessageId id = order[step];
+      if (!created[id]) {
+        drop.before_write(id);
+        records[id] = want[id] = random_record(rng);
+        created[id] = 1;
+      }
+      // A created record is changed while held (a message in flight).
+      records[id].received_packets += 1;
+      want[id].received_packets += 1;
+      live.push_back(id);
+      // Release a random few of those held.
+      while (!live.empty() && rng() % 3 != 0) {
+        const std::size_t k = rng() % live.size();
+        const MessageId r = live[k];
+        live[k] = live.back();
+        live.pop_back();
+        drop.release(r);
+        released[r] = 1;
+      }
+      most_spilled = std::max(most_spilled, drop.pages_spilled());
+      if (step % 997 == 0) {
+        for (std::size_t i = 0; i < n; ++i) ASSERT_TRUE(same(drop.read(static_cast<MessageId>(i)), want[i])) << i;
+      }
+    }
+    for (MessageId r : live) drop.release(r);
+    for (std::size_t i = 0; i < n; ++i) ASSERT_TRUE(same(drop.read(static_cast<MessageId>(i)), want[i])) << i;
+    // Every record released: every page wholly inside the records is gone
+    // (at most the two partial ones at the ends are held).
+    EXPECT_GT(most_spilled, 0u);
+    const std::size_t pages = n * sizeof(Message) / RecordDrop::kPageBytes;
+    EXPECT_GE(drop.pages_spilled(), pages - 1);
+    EXPECT_LE(resident_pages(records.data(), n * sizeof(Message)), 3u);
+    // Made again, the records are the copy's.
+    drop.restore();
+    for (std::size_t i = 0; i < n; ++i) ASSERT_TRUE(same(records[i], want[i])) << i;
+  }
+}
+
+TEST(RecordDrop, PagesOfBlanksGoAndComeBackAsBlanks) {
+  if (::sysconf(_SC_PAGESIZE) != static_cast<long>(RecordDrop::kPageBytes)) GTEST_SKIP() << "pages not 4 KiB";
+  const std::size_t n = 10'000;
+  std::vector<Message> records(n, blank_message());
+  const std::size_t before = resident_pages(records.data(), n * sizeof(Message));
+  RecordDrop drop(records);
+  EXPECT_GE(drop.pages_blank(), n * sizeof(Message) / RecordDrop::kPageBytes - 1);
+  EXPECT_GE(before, n * sizeof(Message) / RecordDrop::kPageBytes);
+  EXPECT_LE(resident_pages(records.data(), n * sizeof(Message)), 2u);
+  for (std::size_t i = 0; i < n; i += 37) EXPECT_TRUE(same(drop.read(static_cast<MessageId>(i)), blank_message()));
+  // One created in the middle: its page (two, if it lies across a boundary)
+  // back, the blanks around it blanks.
+  std::mt19937_64 rng(7);
+  const Message m = random_record(rng);
+  drop.before_write(5000);
+  records[5000] = m;
+  EXPECT_LE(resident_pages(records.data(), n * sizeof(Message)), 4u);
+  for (MessageId i = 4900; i < 5100; ++i) EXPECT_TRUE(same(drop.read(i), i == 5000 ? m : blank_message())) << i;
+}
+
+// The packet model on one process, dropping: every record, the totals
+// and every link's counters as in the same run that keeps them.
+TEST(RecordDrop, PacketModelRunsAsWhenItKeepsTheRecords) {
+  LeafSpineParams p;
+  p.leaves = 4;
+  p.spines = 4;
+  p.servers_per_leaf = 4;
+  p.gpus_per_server = 1;
+  p.radix = 8;
+  const Topology topo = build_leaf_spine(p);
+  std::mt19937_64 rng(11);
+  struct Want {
+    EndpointId src, dst;
+    std::uint64_t bytes;
+    SimTime at;
+  };
+  std::vector<Want> msgs;
+  for (int k = 0; k < 3000; ++k) {
+    const auto src = static_cast<EndpointId>(rng() % 16);
+    auto dst = static_cast<EndpointId>(rng() % 16);
+    if (dst == src) dst = (dst + 1) % 16;
+    msgs.push_back({src, dst, 1 + rng() % 20'000, SimTime::from_ns(static_cast<std::int64_t>(rng() % 200'000))});
+  }
+  auto run = [&](bool drop) {
+    auto sim = std::make_unique<core::Simulator>(topo.node_count());
+    auto net = std::make_unique<Network>(topo, NetworkParams{}, *sim);
+    // Ids set aside first, created in order as a stream would (half of
+    // them before dropping begins).
+    net->reserve_ids(msgs.size());
+    for (std::size_t k = 0; k < msgs.size() / 2; ++k)
+      net->create_at(static_cast<MessageId>(k), msgs[k].src, msgs[k].dst, msgs[k].bytes, 0);
+    if (drop) {
+      EXPECT_TRUE(net->drop_delivered_records());
+    }
+    for (std::size_t k = msgs.size() / 2; k < msgs.size(); ++k)
+      net->create_at(static_cast<MessageId>(k), msgs[k].src, msgs[k].dst, msgs[k].bytes, 0);
+    for (std::size_t k = 0; k < msgs.size(); ++k) net->post(static_cast<MessageId>(k), msgs[k].at);
+    sim->run();
+    EXPECT_EQ(net->drops_delivered_records(), drop);
+    return std::make_pair(std::move(sim), std::move(net));
+  };
+  auto [sa, kept] = run(false);
+  auto [sb, dropped] = run(true);
+  ASSERT_EQ(kept->totals().messages_delivered, msgs.size());
+  ASSERT_EQ(dropped->message_count(), msgs.size());
+  for (std::size_t k = 0; k < msgs.size(); ++k) {
+    const Message a = kept->message(static_cast<MessageId>(k)), b = dropped->message(static_cast<MessageId>(k));
+    ASSERT_TRUE(same(a, b)) << k;
+    ASSERT_EQ(b.bytes, msgs[k].bytes);
+  }
+  EXPECT_EQ(kept->totals().packet_hops, dropped->totals().packet_hops);
+  EXPECT_EQ(kept->link_stats().tx_bytes, dropped->link_stats().tx_bytes);
+  // Records added past the room set aside: every page made again first.
+  const MessageId extra = dropped->create(0, 1, 4096);
+  EXPECT_FALSE(dropped->drops_delivered_records());
+  for (std::size_t k = 0; k < msgs.size(); ++k)
+    ASSERT_TRUE(same(kept->message(static_cast<MessageId>(k)), dropped->messages()[k])) << k;
+  EXPECT_EQ(dropped->message(extra).bytes, 4096u);
+}
+
+}  // namespace
+}  // namespace fabricsim::net
