@@ -449,7 +449,8 @@ std::vector<ParamDecl> declare() {
                          "trace (Chakra): replay the trace as it is read, a window of each rank's nodes at a time, "
                          "instead of planning it whole first: memory for the nodes in flight and the message "
                          "records, not for the whole trace; a done node's /trace_nodes row waits in a file in "
-                         "$TMPDIR (else /tmp; 40 bytes a node) until the output is written (docs/model.md, "
+                         "$TMPDIR (else /tmp; 40 bytes a node) until the output is written, and at one process a "
+                         "delivered message's record too (48 bytes a message) (docs/model.md, "
                          "\"Streaming traces\"). The run's only job; under mpiexec each process reads the files "
                          "of the ranks whose endpoints it simulates. Each rank's node ids increasing and its "
                          "dependencies on earlier nodes. Same results as without it, at any rank count."));
