@@ -313,13 +313,15 @@ RunStats simulate(const config::Config& cfg, const par::Comm& comm, Model& m, Pa
   run.end = end_ns > 0 ? core::SimTime::from_ns_f(end_ns) : core::SimTime::max();
   network.set_end_time(run.end);
   // The share done: of the bytes this rank will receive, or, where the
-  // records are made as the run goes (a streamed trace at one process,
-  // its bytes unknown yet), of the messages.
-  const bool by_messages = network.drops_delivered_records();
+  // records are made as the run goes (a streamed trace at one process:
+  // blanks set aside, their bytes unknown yet), of the messages.
+  bool by_messages = network.drops_delivered_records();
   std::uint64_t local_bytes = 0;  // bytes this rank will receive
   if (!by_messages)
-    for (const auto& msg : network.messages())
+    for (const auto& msg : network.messages()) {
+      by_messages = by_messages || msg.bytes == 0;
       if (network.owns(m.topo.endpoint_node(msg.dst))) local_bytes += msg.bytes;
+    }
   const auto share_done = [&] {
     if (by_messages)
       return network.message_count() ? static_cast<double>(network.totals().messages_delivered) /
