@@ -183,12 +183,12 @@ class SpilledRows final : public workload::TraceStream::RowSink, public stats::T
   // On several processes: the rows this one writes (its ranks'), in order,
   // by their numbers in the table, its first row `first`; the file holds
   // them at their numbers in the trace (the others' places are holes).
-  void own(std::vector<std::uint64_t> rows, std::uint64_t first) {
+  void own(stats::H5Writer::RowRuns rows, std::uint64_t first) {
     own_ = std::move(rows);
     own_first_ = first;
     partitioned_ = true;
   }
-  const std::vector<std::uint64_t>* numbers() const override { return partitioned_ ? &own_ : nullptr; }
+  const stats::H5Writer::RowRuns* runs() const override { return partitioned_ ? &own_ : nullptr; }
   std::uint64_t count() const override { return partitioned_ ? own_.size() : count_; }
   void row(std::uint64_t i, Row& out) override {
     Record x{};
@@ -216,7 +216,7 @@ class SpilledRows final : public workload::TraceStream::RowSink, public stats::T
   static_assert(sizeof(Record) == 40, "a spilled row has no padding");
   util::SpillFile file_;
   std::uint64_t count_;
-  std::vector<std::uint64_t> own_;
+  stats::H5Writer::RowRuns own_;
   std::uint64_t own_first_ = 0;
   bool partitioned_ = false;
   std::vector<net::EndpointId> endpoints_;
@@ -326,16 +326,11 @@ class StreamTraceJob final : public Job {
       trace_node_kinds(t);
       // Each process writes its own ranks' rows (on one, every row).
       if (comm.size() > 1) {
-        // (Counted first: 8 bytes a row, half of 1.09 M rows at 2 processes
-        // for the benchmark, 4.4 MB, not the 8 MiB a doubling list reaches.)
-        std::vector<std::uint64_t> own;
-        std::uint64_t owned_rows = 0;
+        // (A run of rows per rank read, not a number per row: that list was
+        // 4.4 MB at the end of the run for the benchmark at 2 processes.)
+        stats::H5Writer::RowRuns own;
         for (std::uint32_t r = 0; r < endpoints_.size(); ++r)
-          if (stream_->reads(r)) owned_rows += first_rows_[r + 1] - first_rows_[r];
-        own.reserve(owned_rows);
-        for (std::uint32_t r = 0; r < endpoints_.size(); ++r)
-          if (stream_->reads(r))
-            for (std::uint64_t i = first_rows_[r]; i < first_rows_[r + 1]; ++i) own.push_back(first_row + i);
+          if (stream_->reads(r)) own.add(first_row + first_rows_[r], first_rows_[r + 1] - first_rows_[r]);
         rows_->own(std::move(own), first_row);
       }
       if (comm.is_root() || comm.size() > 1) {

@@ -156,9 +156,9 @@ void write_trace_nodes(H5Writer& out, const TraceNodesReport& t) {
     // Each column a pass over the kept rows, made as they are written.
     FABRICSIM_ASSERT(t.rows.empty(), "a streamed trace is the run's only job");
     TraceNodeRows& kept = *t.kept;
-    const std::vector<std::uint64_t>* numbers = kept.numbers();
-    const auto rows = numbers == nullptr ? H5Writer::Rows::run(t.kept_first, kept.count()) : H5Writer::Rows(*numbers);
-    FABRICSIM_ASSERT(numbers == nullptr || numbers->size() == kept.count(), "a row number per kept row");
+    const H5Writer::RowRuns* runs = kept.runs();
+    const auto rows = runs == nullptr ? H5Writer::Rows::run(t.kept_first, kept.count()) : H5Writer::Rows(*runs);
+    FABRICSIM_ASSERT(runs == nullptr || runs->size() == kept.count(), "a row number per kept row");
     TraceNodeRows::Row r;
     const auto column = [&](const char* dataset, auto get) {
       using T = decltype(get(r));

@@ -5,11 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
 #include <vector>
 
 #include "fabricsim/core/simulator.hpp"
 #include "fabricsim/net/network.hpp"
 #include "fabricsim/net/state_routes.hpp"
+#include "fabricsim/stats/h5_writer.hpp"
 #include "fabricsim/stats/throughput.hpp"
 
 namespace fabricsim::stats {
@@ -98,6 +100,33 @@ TEST(ThroughputShares, SpansOfARunWithAnalyticCompletions) {
   const double busy = (end_ps - 20'000) / end_ps;
   EXPECT_NEAR(r.per_source, (payload_share * busy + payload_share * busy / 4) / 2, 1e-9);
   EXPECT_NEAR(r.makespan, gbps(5.0 * bytes, end_ps) / (9 * 1600.0), 1e-12);
+}
+
+// The rows a process writes, given as runs (a streamed trace's ranks'
+// rows at several processes): the same numbers, in the same order, as the
+// list of every row they hold, written out here one by one, over random
+// runs (gaps between them, empty ones, a first run from row 0).
+TEST(H5WriterRowRuns, NumberRowsAsTheListOfThem) {
+  std::mt19937_64 rng(7);
+  for (int trial = 0; trial < 50; ++trial) {
+    H5Writer::RowRuns runs;
+    std::vector<std::uint64_t> list;
+    std::uint64_t next = trial % 2 == 0 ? 0 : rng() % 5;
+    const int count = 1 + static_cast<int>(rng() % 40);
+    for (int k = 0; k < count; ++k) {
+      const std::uint64_t len = rng() % 4 == 0 ? 0 : 1 + rng() % 30;
+      runs.add(next, len);
+      for (std::uint64_t i = 0; i < len; ++i) list.push_back(next + i);
+      next += len + rng() % 3;  // (runs may touch: a gap of 0)
+    }
+    ASSERT_EQ(runs.size(), list.size());
+    const H5Writer::Rows rows(runs);
+    ASSERT_EQ(rows.size(), list.size());
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      ASSERT_EQ(runs[i], list[i]) << "trial " << trial << ", row " << i;
+      ASSERT_EQ(rows[i], list[i]);
+    }
+  }
 }
 
 }  // namespace

@@ -254,6 +254,9 @@ class NetworkModel {
   /// Network::drop_delivered_records.  Default: false (keeps every record).
   virtual bool drop_delivered_records() { return false; }
   bool drops_records() const { return drop_ != nullptr; }
+  /// Pages of records handed back now, their contents in the file (0
+  /// where records are kept).
+  std::size_t record_pages_spilled() const;
   /// Record `id`, also one whose memory was handed back (RecordDrop).
   Message record(MessageId id);
   /// Network::done_with_unposted.
@@ -442,6 +445,9 @@ class Network {
   /// UserError naming $TMPDIR if its file cannot be made.
   bool drop_delivered_records();
   bool drops_delivered_records() const;
+  /// Pages (4 KiB) of delivered messages' records handed back to the
+  /// system now (0 where records are kept).
+  std::size_t record_pages_spilled() const;
   /// Where records are dropped: message `id`, created and never to be
   /// posted (a node of a cut run read only for its row), is done with:
   /// its memory may go as a delivered one's does.  Nothing otherwise.

@@ -258,17 +258,17 @@ class TraceNodeRows {
   virtual ~TraceNodeRows() = default;
   virtual std::uint64_t count() const = 0;
   virtual void row(std::uint64_t i, Row& out) = 0;
-  /// The i-th row's number in the table, when this process's rows are not
-  /// the run from kept_first (a partitioned streamed trace: its ranks');
+  /// The rows' numbers in the table, when this process's rows are not the
+  /// run from kept_first (a partitioned streamed trace: its ranks' runs);
   /// null: that run.
-  virtual const std::vector<std::uint64_t>* numbers() const { return nullptr; }
+  virtual const H5Writer::RowRuns* runs() const { return nullptr; }
 };
 
 /// /trace_nodes (output.timeline = true, trace jobs): one row per trace
 /// node, job by job, in the trace's order (rank by rank, file order);
 /// written by the root (`rows` empty elsewhere), from its columns or, for a
 /// streamed trace (the run's only job), from `kept` (rows from kept_first;
-/// on several processes each its own ranks', the rows kept->numbers() lists).
+/// on several processes each its own ranks', the rows kept->runs() gives).
 struct TraceNodesReport {
   std::uint64_t total = 0;
   std::vector<std::string> kind_names;

@@ -423,6 +423,7 @@ void NetworkImpl::set_partition(const std::vector<std::int32_t>& part, std::int3
   // Messages may exist (a task graph is built first, so the partition can
   // weigh its traffic), but none may have been posted.
   FABRICSIM_ASSERT(none_posted(), "set_partition after messages were posted");
+  FABRICSIM_ASSERT(!drop_, "set_partition while records are dropped (a process a packet passes reads its record)");
   FABRICSIM_ASSERT(!state_built_, "set_partition after the network state was built");
   sink_ = sink;
   for (NodeId n = 0; n < topo_.node_count(); ++n) owned_[n] = part[n] == rank ? 1 : 0;
@@ -806,6 +807,8 @@ std::size_t Network::message_count() const { return model_->messages().size(); }
 std::size_t Network::message_capacity() const { return model_->messages().capacity(); }
 bool Network::drop_delivered_records() { return model_->drops_records() || model_->drop_delivered_records(); }
 bool Network::drops_delivered_records() const { return model_->drops_records(); }
+std::size_t Network::record_pages_spilled() const { return model_->record_pages_spilled(); }
+std::size_t NetworkModel::record_pages_spilled() const { return drop_ ? drop_->pages_spilled() : 0; }
 void Network::done_with_unposted(MessageId id) { model_->done_with_unposted(id); }
 const LinkStats& Network::link_stats() const { return model_->link_stats(); }
 const NetworkTotals& Network::totals() const { return model_->totals(); }
