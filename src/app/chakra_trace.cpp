@@ -446,7 +446,7 @@ workload::Trace load_chakra_trace(const std::string& path, const ChakraOptions& 
   return tr;
 }
 
-ChakraStream::ChakraStream(const std::string& path, const ChakraOptions& opt) : opt_(opt) {
+ChakraStream::ChakraStream(const std::string& path, const ChakraOptions& opt, bool send_lists) : opt_(opt) {
   const std::string prefix = prefix_of(path);
   files_ = rank_files_of(prefix);
   const std::uint32_t R = ranks();
@@ -501,7 +501,7 @@ ChakraStream::ChakraStream(const std::string& path, const ChakraOptions& opt) : 
       ++node_counts_[r];
       if (node_.n.kind == TraceNode::Kind::Send) {
         ++summary_[r].sends;
-        summary_[r].send_list.push_back({node_.n.bytes, node_.n.tag, node_.id, node_.n.peer});
+        if (send_lists) summary_[r].send_list.push_back({node_.n.bytes, node_.n.tag, node_.id, node_.n.peer});
       }
       if (node_.n.kind == TraceNode::Kind::Collective)
         summary_[r].collectives.push_back(

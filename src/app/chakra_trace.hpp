@@ -97,8 +97,11 @@ class ChakraRankReader {
 class ChakraStream final : public workload::TraceSource {
  public:
   /// ConfigError as load_chakra_trace's, and for a file whose node ids do
-  /// not increase or whose dependencies name a later node.
-  ChakraStream(const std::string& path, const ChakraOptions& opt);
+  /// not increase or whose dependencies name a later node.  `send_lists`:
+  /// the pre-pass keeps every send node (32 bytes each: what records are
+  /// made from before the run on several processes, and what a receive
+  /// there finds its message by); without, only their counts.
+  ChakraStream(const std::string& path, const ChakraOptions& opt, bool send_lists = true);
   std::uint32_t ranks() const override { return static_cast<std::uint32_t>(files_.size()); }
   bool next(std::uint32_t r, Node& out) override;
   const std::vector<std::vector<std::uint32_t>>& groups() const override { return index_.groups; }
