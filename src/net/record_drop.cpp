@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 #include "fabricsim/util/assert.hpp"
 #include "fabricsim/util/spill_file.hpp"
@@ -107,11 +108,25 @@ void RecordDrop::before_write(MessageId id) {
   for (std::size_t k = first; k <= last; ++k) {
     FABRICSIM_ASSERT(state_[k] != Spilled, "a released message record written");
     if (state_[k] != Blank) continue;
-    std::size_t lo = 0, hi = 0;
-    records_of(k, lo, hi);
-    for (std::size_t r = lo; r <= hi; ++r) records_[r] = blank_message();
+    write_blanks(k);
     state_[k] = Resident;
     --blank_;
+  }
+}
+
+void RecordDrop::write_blanks(std::size_t k) {
+  // Only the bytes in page k: a record across its edge has its other part
+  // in a page of its own state (one still gone would be faulted in, held
+  // while counted as gone; read() reads such a record as a blank).
+  static const Message blank = blank_message();
+  const auto* from = reinterpret_cast<const unsigned char*>(&blank);
+  auto* base = reinterpret_cast<unsigned char*>(data_);
+  const std::size_t p0 = skip_bytes_ + k * kPageBytes, p1 = p0 + kPageBytes;
+  std::size_t lo = 0, hi = 0;
+  records_of(k, lo, hi);
+  for (std::size_t r = lo; r <= hi; ++r) {
+    const std::size_t r0 = r * kRecord, a = std::max(r0, p0), b = std::min(r0 + kRecord, p1);
+    std::memcpy(base + a, from + (a - r0), b - a);
   }
 }
 
@@ -139,12 +154,8 @@ void RecordDrop::restore() {
     records_of(k, lo, hi);
     for (std::size_t r = lo; r <= hi; ++r) file_->get(r, &records_[r]);
   }
-  for (std::size_t k = 0; k < pages_; ++k) {
-    if (state_[k] != Blank) continue;
-    std::size_t lo = 0, hi = 0;
-    records_of(k, lo, hi);
-    for (std::size_t r = lo; r <= hi; ++r) records_[r] = blank_message();
-  }
+  for (std::size_t k = 0; k < pages_; ++k)
+    if (state_[k] == Blank) write_blanks(k);
   state_.assign(pages_, Resident);
   spilled_ = blank_ = 0;
 }

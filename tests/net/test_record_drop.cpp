@@ -134,6 +134,28 @@ TEST(RecordDrop, PagesOfBlanksGoAndComeBackAsBlanks) {
   records[5000] = m;
   EXPECT_LE(resident_pages(records.data(), n * sizeof(Message)), 4u);
   for (MessageId i = 4900; i < 5100; ++i) EXPECT_TRUE(same(drop.read(i), i == 5000 ? m : blank_message())) << i;
+  // Only its own page came back: not the blank pages on either side, into
+  // which the records lying across its edges reach.
+  const auto at = [&](std::size_t i) {
+    return reinterpret_cast<const char*>(records.data()) + i * sizeof(Message);
+  };
+  const auto page = static_cast<std::uintptr_t>(RecordDrop::kPageBytes);
+  const char* own = reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(at(5000)) / page * page);
+  EXPECT_EQ(resident_pages(own, 1), 1u);
+  EXPECT_EQ(resident_pages(own - page, 1), 0u);
+  EXPECT_EQ(resident_pages(own + page, 1), 0u);
+  // A record across that page's edge, created next: both its pages back,
+  // it and its neighbours read as written.
+  std::size_t across = 5000;
+  while (reinterpret_cast<std::uintptr_t>(at(across + 1) - 1) / page == reinterpret_cast<std::uintptr_t>(own) / page)
+    ++across;  // the last record that begins in `own`: it ends past it (48 does not divide 4096)
+  const Message m2 = random_record(rng);
+  drop.before_write(static_cast<MessageId>(across));
+  records[across] = m2;
+  EXPECT_EQ(resident_pages(own + page, 1), 1u);
+  EXPECT_EQ(resident_pages(own + 2 * page, 1), 0u);
+  for (MessageId i = 4900; i < 5300; ++i)
+    EXPECT_TRUE(same(drop.read(i), i == 5000 ? m : i == across ? m2 : blank_message())) << i;
 }
 
 // The packet model on one process, dropping: every record, the totals

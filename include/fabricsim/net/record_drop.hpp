@@ -71,6 +71,8 @@ class RecordDrop {
   void records_of(std::size_t k, std::size_t& lo, std::size_t& hi) const;
   char* page_address(std::size_t k) const;
   void hand_back(std::size_t k);
+  // Blank records' bytes written into page k, and nowhere else.
+  void write_blanks(std::size_t k);
 
   std::vector<Message>& records_;
   Message* data_;            // records_.data() when dropping began (asserted unchanged)
