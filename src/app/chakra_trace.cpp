@@ -19,6 +19,7 @@
 #include <google/protobuf/stubs/logging.h>
 
 #include "app/chakra/et_def.pb.h"
+#include "fabricsim/util/assert.hpp"
 #include "fabricsim/util/error.hpp"
 #include "json.hpp"
 
@@ -446,7 +447,9 @@ workload::Trace load_chakra_trace(const std::string& path, const ChakraOptions& 
   return tr;
 }
 
-ChakraStream::ChakraStream(const std::string& path, const ChakraOptions& opt, bool send_lists) : opt_(opt) {
+ChakraStream::ChakraStream(const std::string& path, const ChakraOptions& opt, bool send_lists,
+                           const par::Comm* comm)
+    : opt_(opt) {
   const std::string prefix = prefix_of(path);
   files_ = rank_files_of(prefix);
   const std::uint32_t R = ranks();
@@ -479,41 +482,132 @@ ChakraStream::ChakraStream(const std::string& path, const ChakraOptions& opt, bo
   if (const char* most = std::getenv("FABRICSIM_TEST_TRACE_OPEN_FILES"); most && *most)
     room = std::max<std::uint64_t>(1, std::strtoull(most, nullptr, 10));
   open_at_most_ = static_cast<std::uint32_t>(std::min<std::uint64_t>(R, room));
-  // The pre-pass: each file once, keeping only its counts.
+  // The pre-pass: each file once, keeping only its counts (and, where
+  // asked, its send nodes).  On several processes each reads the ranks r
+  // with r mod P its own, and the summaries are exchanged after: every
+  // file is read once in all, in parallel.  A collective's group is kept
+  // as its place among the named groups, and the groups are numbered after
+  // the exchange, rank by rank, as one reading all of them numbers them.
   summary_.resize(R);
   node_counts_.assign(R, 0);
-  std::uint64_t nodes = 0;
-  for (std::uint32_t r = 0; r < R; ++r) {
-    ChakraRankReader rd(files_[r], r, R, opt_, by_name_);
-    std::uint64_t last = 0;
-    while (rd.next(node_)) {
-      if (node_counts_[r] > 0 && node_.id <= last)
-        throw ConfigError(fmt::format("{}: node {}: id: not after node {} before it (workload.trace_stream reads a "
-                                      "rank's nodes in id order; set it to false for this trace)",
-                                      files_[r], node_.id, last));
-      for (const std::uint64_t d : node_.deps)
-        if (d >= node_.id)
-          throw ConfigError(fmt::format("{}: node {}: data_deps/ctrl_deps: node {} is not before it "
-                                        "(workload.trace_stream reads a rank's nodes in order; set it to false for "
-                                        "this trace)",
-                                        files_[r], node_.id, d));
-      last = node_.id;
-      ++node_counts_[r];
-      if (node_.n.kind == TraceNode::Kind::Send) {
-        ++summary_[r].sends;
-        if (send_lists) summary_[r].send_list.push_back({node_.n.bytes, node_.n.tag, node_.id, node_.n.peer});
-      }
-      if (node_.n.kind == TraceNode::Kind::Collective)
-        summary_[r].collectives.push_back(
-            {group_of(node_.group), node_.n.op, node_.n.bytes, node_.n.root, node_.id});
-    }
-    nodes += node_counts_[r];
+  const int P = comm != nullptr ? comm->size() : 1, me = comm != nullptr ? comm->rank() : 0;
+  std::vector<const std::vector<std::uint32_t>*> named;  // by place (ChakraGroups is ordered)
+  std::map<const std::vector<std::uint32_t>*, std::uint32_t> place;
+  for (const auto& [name, members] : by_name_) {
+    place.emplace(&members, static_cast<std::uint32_t>(named.size()));
+    named.push_back(&members);
   }
+  constexpr std::uint32_t kAll = UINT32_MAX;  // (no group: every rank)
+  std::uint32_t failed = R;  // the first rank whose file is refused here
+  std::string error;
+  int error_code = 0;
+  for (std::uint32_t r = static_cast<std::uint32_t>(me); r < R && failed == R; r += static_cast<std::uint32_t>(P)) {
+    try {
+      ChakraRankReader rd(files_[r], r, R, opt_, by_name_);
+      std::uint64_t last = 0;
+      while (rd.next(node_)) {
+        if (node_counts_[r] > 0 && node_.id <= last)
+          throw ConfigError(fmt::format("{}: node {}: id: not after node {} before it (workload.trace_stream reads "
+                                        "a rank's nodes in id order; set it to false for this trace)",
+                                        files_[r], node_.id, last));
+        for (const std::uint64_t d : node_.deps)
+          if (d >= node_.id)
+            throw ConfigError(fmt::format("{}: node {}: data_deps/ctrl_deps: node {} is not before it "
+                                          "(workload.trace_stream reads a rank's nodes in order; set it to false "
+                                          "for this trace)",
+                                          files_[r], node_.id, d));
+        last = node_.id;
+        ++node_counts_[r];
+        if (node_.n.kind == TraceNode::Kind::Send) {
+          ++summary_[r].sends;
+          if (send_lists) summary_[r].send_list.push_back({node_.n.bytes, node_.n.tag, node_.id, node_.n.peer});
+        }
+        if (node_.n.kind == TraceNode::Kind::Collective)
+          summary_[r].collectives.push_back({node_.group == nullptr ? kAll : place.at(node_.group), node_.n.op,
+                                             node_.n.bytes, node_.n.root, node_.id});
+      }
+    } catch (const util::UserError& e) {
+      if (P == 1) throw;
+      failed = r;
+      error = e.what();
+      error_code = e.exit_code();
+    }
+  }
+  if (P > 1) {
+    // The lowest rank refused anywhere, its line on every process (as one
+    // process reading every file would say, and before any process waits
+    // for the others' summaries).
+    const auto first = static_cast<std::uint32_t>(comm->allreduce_min(std::int64_t{failed}));
+    if (first < R) {
+      const int owner = static_cast<int>(first % static_cast<std::uint32_t>(P));
+      const std::string line = comm->broadcast(error, owner);
+      std::int64_t code = comm->allreduce_max(std::int64_t{me == owner ? error_code : 0});
+      if (code == util::kExitConfigError) throw ConfigError(line);
+      throw util::UserError(line, static_cast<int>(code));
+    }
+    exchange_summaries(*comm);
+  }
+  for (auto& s : summary_)
+    for (auto& c : s.collectives) c.group = group_of(c.group == kAll ? nullptr : named.at(c.group));
+  std::uint64_t nodes = 0;
+  for (std::uint32_t r = 0; r < R; ++r) nodes += node_counts_[r];
   if (nodes == 0) throw ConfigError(fmt::format("{}: the trace has no nodes", files_[0]));
   for (std::uint32_t r = 0; r < R; ++r) {
     readers_.emplace_back(files_[r], r, R, opt_, by_name_);
     opened_.push_back(r);
     if (++open_ > open_at_most_) close_oldest();
+  }
+}
+
+void ChakraStream::exchange_summaries(const par::Comm& comm) {
+  // In blocks of ranks, so that the exchange holds a block's summaries,
+  // not every rank's twice.  A rank's values: its node count, its send
+  // count, its sends (4 values each), its collectives (5 each), each list
+  // after its length.
+  const auto R = static_cast<std::uint32_t>(summary_.size());
+  const auto P = static_cast<std::uint32_t>(comm.size()), me = static_cast<std::uint32_t>(comm.rank());
+  constexpr std::uint32_t kBlock = 64;
+  std::vector<std::int64_t> mine;
+  for (std::uint32_t from = 0; from < R; from += kBlock) {
+    const std::uint32_t to = std::min(R, from + kBlock);
+    mine.clear();
+    for (std::uint32_t r = from; r < to; ++r) {
+      if (r % P != me) continue;
+      const workload::TraceRankMessages& s = summary_[r];
+      mine.insert(mine.end(), {std::int64_t{r}, static_cast<std::int64_t>(node_counts_[r]),
+                               static_cast<std::int64_t>(s.sends), static_cast<std::int64_t>(s.send_list.size())});
+      for (const auto& x : s.send_list)
+        mine.insert(mine.end(), {static_cast<std::int64_t>(x.bytes), x.tag, static_cast<std::int64_t>(x.node),
+                                 std::int64_t{x.peer}});
+      mine.push_back(static_cast<std::int64_t>(s.collectives.size()));
+      for (const auto& c : s.collectives)
+        mine.insert(mine.end(), {std::int64_t{c.group}, static_cast<std::int64_t>(c.op),
+                                 static_cast<std::int64_t>(c.bytes), std::int64_t{c.root}, static_cast<std::int64_t>(c.node)});
+    }
+    const std::vector<std::int64_t> all = comm.allgatherv(mine);
+    for (std::size_t i = 0; i < all.size();) {
+      const auto r = static_cast<std::uint32_t>(all[i++]);
+      FABRICSIM_ASSERT(r >= from && r < to, "a rank's summary in its block");
+      workload::TraceRankMessages& s = summary_[r];
+      node_counts_[r] = static_cast<std::uint64_t>(all[i++]);
+      s.sends = static_cast<std::uint64_t>(all[i++]);
+      const auto n_sends = static_cast<std::size_t>(all[i++]);
+      if (r % P == me) {  // (its own: kept as read)
+        i += 4 * n_sends;
+        i += 1 + 5 * static_cast<std::size_t>(all[i]);
+        continue;
+      }
+      s.send_list.reserve(n_sends);
+      for (std::size_t k = 0; k < n_sends; ++k, i += 4)
+        s.send_list.push_back({static_cast<std::uint64_t>(all[i]), all[i + 1], static_cast<std::uint64_t>(all[i + 2]),
+                               static_cast<std::uint32_t>(all[i + 3])});
+      const auto n_coll = static_cast<std::size_t>(all[i++]);
+      s.collectives.reserve(n_coll);
+      for (std::size_t k = 0; k < n_coll; ++k, i += 5)
+        s.collectives.push_back({static_cast<std::uint32_t>(all[i]), static_cast<CollectiveOp>(all[i + 1]),
+                                 static_cast<std::uint64_t>(all[i + 2]), static_cast<std::uint32_t>(all[i + 3]),
+                                 static_cast<std::uint64_t>(all[i + 4])});
+    }
   }
 }
 

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "fabricsim/par/comm.hpp"
 #include "fabricsim/workload/trace.hpp"
 #include "fabricsim/workload/trace_stream.hpp"
 
@@ -100,8 +101,12 @@ class ChakraStream final : public workload::TraceSource {
   /// not increase or whose dependencies name a later node.  `send_lists`:
   /// the pre-pass keeps every send node (32 bytes each: what records are
   /// made from before the run on several processes, and what a receive
-  /// there finds its message by); without, only their counts.
-  ChakraStream(const std::string& path, const ChakraOptions& opt, bool send_lists = true);
+  /// there finds its message by); without, only their counts.  `comm`
+  /// (collective, where given): its processes share the pre-pass, each
+  /// reading every P-th file, and exchange what they found; an error in
+  /// any file is the same error on every process (the lowest rank's).
+  ChakraStream(const std::string& path, const ChakraOptions& opt, bool send_lists = true,
+               const par::Comm* comm = nullptr);
   std::uint32_t ranks() const override { return static_cast<std::uint32_t>(files_.size()); }
   bool next(std::uint32_t r, Node& out) override;
   const std::vector<std::vector<std::uint32_t>>& groups() const override { return index_.groups; }
@@ -138,6 +143,8 @@ class ChakraStream final : public workload::TraceSource {
  private:
   std::uint32_t group_of(const std::vector<std::uint32_t>* members);
   void close_oldest();  // of the open files
+  // Each process's ranks' summaries (and node counts) to every process.
+  void exchange_summaries(const par::Comm& comm);
   ChakraOptions opt_;
   ChakraGroups by_name_;
   // Its groups and distinct names, numbered as a whole trace's (add_group,

@@ -63,6 +63,7 @@ struct JobPlanning {
   workload::EndpointPool& pool;
   std::uint32_t index;
   int processes = 1;  ///< the run's
+  const par::Comm* comm = nullptr;  ///< the run's processes (null: planning outside a run, one process)
 };
 
 /// What a job reads its results from after the run.
@@ -103,9 +104,10 @@ class Job {
 class JobSet final : public Workload, public par::GlobalSteps, private net::MessageListener {
  public:
   /// ConfigError located in the job's table.
-  /// `processes`: the run's (a streamed trace at one makes its records as
-  /// it reads them and drops them once delivered).
-  JobSet(const config::Config& cfg, net::Network& network, core::Simulator& sim, int processes = 1);
+  /// `comm`: the run's processes (a streamed trace at one makes its records
+  /// as it reads them and drops them once delivered; at several they share
+  /// its pre-pass); null: one process, planning outside a run.
+  JobSet(const config::Config& cfg, net::Network& network, core::Simulator& sim, const par::Comm* comm = nullptr);
   std::vector<workload::PlannedMessage> planned() const override;
   void start() override;
   /// workload.queue = "none": the graph every job was planned into.
@@ -155,6 +157,7 @@ class JobSet final : public Workload, public par::GlobalSteps, private net::Mess
   bool wants_sent() const override { return true; }
 
   int processes_;
+  const par::Comm* comm_;
   net::Network& net_;
   core::Simulator& sim_;
   bool timeline_ = false;

@@ -234,8 +234,9 @@ class StreamTraceJob final : public Job {
       throw util::ConfigError("workload.trace_stream: streams a Chakra trace (one .et file per rank), not " + path);
     // (At one process the stream reads every rank and makes each record as
     // it reads its node: the pre-pass keeps no send list, 15.7 MB for the
-    // benchmark's 491,520 sends.)
-    source_ = std::make_unique<ChakraStream>(path, chakra_options(cfg), plan.processes > 1);
+    // benchmark's 491,520 sends.  At several the processes share the
+    // pre-pass, each reading every P-th file.)
+    source_ = std::make_unique<ChakraStream>(path, chakra_options(cfg), plan.processes > 1, plan.comm);
     const std::uint32_t R = source_->ranks();
     if (source_->open_at_most() < R)
       fmt::print(stderr,

@@ -693,7 +693,7 @@ int run_loaded(const RunOptions& opts, const par::Comm& comm, const config::Conf
   // Planning stops where it would outgrow what the limit leaves it (a
   // ring over 16k ranks: 25 GB of schedule before a task is made).
   m.network->set_plan_budget(m.memory_limit - std::min(m.memory_limit, m.memory_estimate.total()));
-  const std::unique_ptr<Workload> work = make_workload(cfg, *m.network, *m.sim, comm.size());
+  const std::unique_ptr<Workload> work = make_workload(cfg, *m.network, *m.sim, comm);
   // Task graphs are known once planned: checked again with them, before
   // the partition and the run allocate more.
   // (Their length too: it sizes the links' time series.)

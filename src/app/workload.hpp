@@ -61,10 +61,10 @@ class Workload {
 };
 
 /// The workload of `cfg` (workload.kind, or its [[jobs]] tables) on
-/// `network`, in a run of `processes` processes.  ConfigError naming the key
-/// (and the job's table).
+/// `network`, in a run of `comm`'s processes (collective: every process
+/// calls it).  ConfigError naming the key (and the job's table).
 std::unique_ptr<Workload> make_workload(const config::Config& cfg, net::Network& network, core::Simulator& sim,
-                                        int processes);
+                                        const par::Comm& comm);
 
 /// Whether the configuration runs task-graph jobs (rather than traffic).
 bool runs_jobs(const config::Config& cfg);

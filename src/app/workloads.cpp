@@ -53,7 +53,7 @@ bool runs_jobs(const config::Config& cfg) {
 }
 
 std::unique_ptr<Workload> make_workload(const config::Config& cfg, net::Network& network, core::Simulator& sim,
-                                        int processes) {
+                                        const par::Comm& comm) {
   const std::string& kind = cfg.get_string("workload.kind");
   // The path controllers plan the llm_dp workload's ring flows (its phases
   // are their triggers); another workload would join through the same
@@ -62,7 +62,7 @@ std::unique_ptr<Workload> make_workload(const config::Config& cfg, net::Network&
     throw util::ConfigError("controller.algorithm: plans the ring flows of workload.kind = \"llm_dp\" only (here \"" +
                             kind + "\"); set it to \"none\" or use routing.algorithm");
   if (runs_jobs(cfg)) {
-    auto jobs = std::make_unique<JobSet>(cfg, network, sim, processes);
+    auto jobs = std::make_unique<JobSet>(cfg, network, sim, &comm);
     pin_allreduce_routes(cfg, *jobs, network);
     return jobs;
   }

@@ -452,7 +452,8 @@ std::vector<ParamDecl> declare() {
                          "$TMPDIR (else /tmp; 40 bytes a node) until the output is written, and at one process a "
                          "delivered message's record too (48 bytes a message) (docs/model.md, "
                          "\"Streaming traces\"). The run's only job; under mpiexec each process reads the files "
-                         "of the ranks whose endpoints it simulates. Each rank's node ids increasing and its "
+                         "of the ranks whose endpoints it simulates (and every P-th file once before, for the "
+                         "message counts the processes exchange). Each rank's node ids increasing and its "
                          "dependencies on earlier nodes. Same results as without it, at any rank count."));
   p.push_back(int_param("workload", "trace_stream_window", "nodes", 32,
                         "trace_stream: the nodes of a rank read and not yet done, at most. A node beyond it whose "

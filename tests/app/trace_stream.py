@@ -297,4 +297,32 @@ assert re.search(r"^error: .*unmatched\.\d\.et: node 1: recv from rank \d \(tag 
 assert not os.path.exists(out) and not glob.glob(os.path.join(d, ".unmatched.h5*")), os.listdir(d)
 checks += 1
 print("ok   2 processes, unmatched receive: " + lines[0])
+
+# The pre-pass is shared (process p reads the files of ranks p, p + P, ...):
+# two broken files, rank 3's (node ids not increasing) and rank 6's (cut
+# short), found by different processes at 2 and 3 processes (rank 6 first
+# at process 0 of 2).  Every count gives the one line of one process
+# reading every file: rank 3's, exit 2, no output.
+broken = os.path.join(d, "broken")
+for r in range(8):
+    body = META + record(node(0, COMP, duration=1))
+    if r == 3:
+        body = META + record(node(5, COMP, duration=1)) + record(node(2, COMP, duration=1))
+    with open(f"{broken}.{r}.et", "wb") as f:
+        f.write(body[:-3] if r == 6 else body)
+expected = None
+for n in (1, 2, 3):
+    out = os.path.join(d, f"broken{n}.h5")
+    cmd = ["mpiexec", "-n", str(n), exe, "run", "-o", out, "--set", 'output.progress="never"']
+    for s in fabric("fat_tree", 8) + ['workload.kind="trace"', f'workload.trace="{broken}"', "workload.trace_stream=true"]:
+        cmd += ["--set", s]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
+    assert r.returncode == 2 and len(lines) == 1, (n, r.returncode, r.stderr)
+    assert re.search(r"broken\.3\.et: node 2: id: not after node 5", lines[0]), (n, lines)
+    assert expected is None or lines[0] == expected, (n, lines[0], expected)
+    expected = lines[0]
+    assert not os.path.exists(out) and not glob.glob(os.path.join(d, f".broken{n}.h5*")), os.listdir(d)
+    checks += 1
+print("ok   1, 2 and 3 processes, broken files read by different processes: " + expected)
 print(f"{checks} checks passed")
