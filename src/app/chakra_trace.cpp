@@ -531,6 +531,11 @@ ChakraStream::ChakraStream(const std::string& path, const ChakraOptions& opt, bo
       failed = r;
       error = e.what();
       error_code = e.exit_code();
+    } catch (const std::exception& e) {  // (not the input's fault: still every process's error, not a hang)
+      if (P == 1) throw;
+      failed = r;
+      error = std::string("unexpected failure: ") + e.what();
+      error_code = util::kExitRuntimeError;
     }
   }
   if (P > 1) {
