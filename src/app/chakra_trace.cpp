@@ -542,13 +542,10 @@ ChakraStream::ChakraStream(const std::string& path, const ChakraOptions& opt, bo
     // The lowest rank refused anywhere, its line on every process (as one
     // process reading every file would say, and before any process waits
     // for the others' summaries).
-    const auto first = static_cast<std::uint32_t>(comm->allreduce_min(std::int64_t{failed}));
-    if (first < R) {
-      const int owner = static_cast<int>(first % static_cast<std::uint32_t>(P));
-      const std::string line = comm->broadcast(error, owner);
-      std::int64_t code = comm->allreduce_max(std::int64_t{me == owner ? error_code : 0});
-      if (code == util::kExitConfigError) throw ConfigError(line);
-      throw util::UserError(line, static_cast<int>(code));
+    const std::string line = comm->agree_on_error(error, std::int64_t{failed}, error_code);
+    if (!line.empty()) {
+      if (error_code == util::kExitConfigError) throw ConfigError(line);
+      throw util::UserError(line, error_code);
     }
     exchange_summaries(*comm);
   }

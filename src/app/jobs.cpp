@@ -71,7 +71,7 @@ std::unique_ptr<Job> JobSet::make_job(std::size_t j, workload::TaskGraph& graph,
     if (kind == "trace" && c.get_bool("workload.trace_stream") && (queued_ || job_count() > 1))
       throw util::ConfigError("workload.trace_stream: a streamed trace is the run's only job (it feeds the task graph "
                               "as it runs; the other jobs are planned whole before it starts)");
-    JobPlanning plan{graph, pool, static_cast<std::uint32_t>(j), processes_, comm_};
+    JobPlanning plan{graph, pool, static_cast<std::uint32_t>(j), comm_};
     return make(c, plan);
   } catch (const util::ConfigError& e) {
     const std::string where = c.locate(e.what());
@@ -80,8 +80,7 @@ std::unique_ptr<Job> JobSet::make_job(std::size_t j, workload::TaskGraph& graph,
 }
 
 JobSet::JobSet(const config::Config& cfg, net::Network& network, core::Simulator& sim, const par::Comm* comm)
-    : processes_(comm != nullptr ? comm->size() : 1),
-      comm_(comm),
+    : comm_(comm),
       net_(network),
       sim_(sim),
       timeline_(cfg.get_bool("output.timeline")),

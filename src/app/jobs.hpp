@@ -62,8 +62,8 @@ struct JobPlanning {
   workload::TaskGraph& graph;
   workload::EndpointPool& pool;
   std::uint32_t index;
-  int processes = 1;  ///< the run's
   const par::Comm* comm = nullptr;  ///< the run's processes (null: planning outside a run, one process)
+  int processes() const { return comm != nullptr ? comm->size() : 1; }
 };
 
 /// What a job reads its results from after the run.
@@ -156,7 +156,6 @@ class JobSet final : public Workload, public par::GlobalSteps, private net::Mess
   void on_message_sent(net::MessageId id) override;
   bool wants_sent() const override { return true; }
 
-  int processes_;
   const par::Comm* comm_;
   net::Network& net_;
   core::Simulator& sim_;

@@ -236,7 +236,7 @@ class StreamTraceJob final : public Job {
     // it reads its node: the pre-pass keeps no send list, 15.7 MB for the
     // benchmark's 491,520 sends.  At several the processes share the
     // pre-pass, each reading every P-th file.)
-    source_ = std::make_unique<ChakraStream>(path, chakra_options(cfg), plan.processes > 1, plan.comm);
+    source_ = std::make_unique<ChakraStream>(path, chakra_options(cfg), plan.processes() > 1, plan.comm);
     const std::uint32_t R = source_->ranks();
     if (source_->open_at_most() < R)
       fmt::print(stderr,
@@ -263,7 +263,7 @@ class StreamTraceJob final : public Job {
     // memory goes back once its message is delivered (a page at a time,
     // its contents to a file: Network::drop_delivered_records), so what
     // the run holds of them is what is in flight.
-    if (plan.processes > 1)
+    if (plan.processes() > 1)
       workload::trace_records(net, source_->summary(), source_->groups(), p.endpoints, p.algorithm, p.ids);
     else
       net.drop_delivered_records();

@@ -1,6 +1,8 @@
 #include "fabricsim/par/comm.hpp"
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <string>
 
 #include "fabricsim/util/error.hpp"
@@ -137,11 +139,25 @@ std::string Comm::broadcast(const std::string& s, int root) const {
 }
 
 std::string Comm::agree_on_error(const std::string& local_error) const {
-  int mine = local_error.empty() ? size_ : rank_;
-  int first = size_;
-  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm_);
-  if (first == size_) return {};
-  std::string msg = broadcast(local_error, first);
+  int code = 0;
+  return agree_on_error(local_error, rank_, code);
+}
+
+std::string Comm::agree_on_error(const std::string& local_error, std::int64_t order, int& code) const {
+  // The lowest (order, rank) among the failing ranks: MPI_MINLOC on the
+  // order (MPI_LONG_INT: a long, 64 bits here, and an int); a rank that did
+  // not fail offers the largest order and no rank.
+  static_assert(sizeof(long) == sizeof(std::int64_t), "an order is a long");
+  struct {
+    long order;
+    int rank;
+  } in{local_error.empty() ? LONG_MAX : static_cast<long>(order), local_error.empty() ? size_ : rank_}, first{};
+  MPI_Allreduce(&in, &first, 1, MPI_LONG_INT, MPI_MINLOC, comm_);
+  if (first.rank >= size_) return {};
+  std::string msg = broadcast(local_error, first.rank);
+  int c = code;
+  MPI_Bcast(&c, 1, MPI_INT, first.rank, comm_);
+  code = c;
   return msg.empty() ? std::string("unknown error") : msg;
 }
 

@@ -54,6 +54,13 @@ class Comm {
   /// lowest failing rank (so it can be printed once, by rank 0, and every
   /// rank can exit non-zero).  Returns an empty string when all succeeded.
   std::string agree_on_error(const std::string& local_error) const;
+  /// The same, the failing rank chosen by `order` (the lowest wins, ties
+  /// the lowest rank; a rank that did not fail passes anything): errors
+  /// found in a shared order, a trace's files read by several processes,
+  /// agree on the one that a single process going in that order finds
+  /// first.  `code` (in: this rank's exit code) comes back as the chosen
+  /// rank's.
+  std::string agree_on_error(const std::string& local_error, std::int64_t order, int& code) const;
 
  private:
   MPI_Comm comm_;
