@@ -174,8 +174,14 @@ JobSet::JobSet(const config::Config& cfg, net::Network& network, core::Simulator
 
 std::vector<workload::PlannedMessage> JobSet::planned() const {
   std::vector<workload::PlannedMessage> out;
-  out.reserve(net_.message_count());
-  for (const auto& m : net_.messages()) out.push_back({m.src, m.dst, m.bytes, core::SimTime::zero()});
+  const std::size_t n = net_.message_count();
+  out.reserve(n);
+  // (Through message(id): a streamed trace's records on several processes
+  // are described, not made.)
+  for (std::size_t id = 0; id < n; ++id) {
+    const net::Message m = net_.message(static_cast<net::MessageId>(id));
+    out.push_back({m.src, m.dst, m.bytes, core::SimTime::zero()});
+  }
   return out;
 }
 

@@ -256,17 +256,19 @@ class StreamTraceJob final : public Job {
     const net::MessageId first = net.reserve_ids(p.ids.total);
     first_id_ = first;
     FABRICSIM_ASSERT(R == 0 || first == p.ids.first_send[0], "the trace's ids set aside where numbered");
-    // On several processes every record is made before the run (a packet
-    // is routed by its message's record on every process it passes, and a
-    // receive finds its message there); the stream gives them their tasks.
-    // On one, the stream makes each as it reads its node, and a record's
-    // memory goes back once its message is delivered (a page at a time,
+    // The stream makes each record as it reads its node, and a record's
+    // memory goes back once the model is done with it (a page at a time,
     // its contents to a file: Network::drop_delivered_records), so what
-    // the run holds of them is what is in flight.
+    // the run holds of them is what is in flight.  On several processes
+    // every message is first described (16 bytes: its ends and size), so
+    // that a packet is routed by its description on every process it
+    // passes, a receiver's process makes the record as its first packet
+    // arrives if its node is not read yet, and a message's record is made
+    // only where its sender or receiver runs (Network::describe_at).
     if (plan.processes() > 1)
-      workload::trace_records(net, source_->summary(), source_->groups(), p.endpoints, p.algorithm, p.ids);
-    else
-      net.drop_delivered_records();
+      workload::trace_records(net, source_->summary(), source_->groups(), p.endpoints, p.algorithm, p.ids,
+                              /*describe=*/true);
+    if (plan.processes() == 1 || p.ids.total > 0) net.drop_delivered_records();  // (several: once described)
     p.sends = source_->take_send_lists();
     p.first_row.assign(R + 1, 0);
     for (std::uint32_t r = 0; r < R; ++r) p.first_row[r + 1] = p.first_row[r] + source_->node_counts()[r];

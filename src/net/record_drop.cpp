@@ -83,6 +83,39 @@ void RecordDrop::release(MessageId id) {
   }
 }
 
+void RecordDrop::absent(MessageId id) {
+  FABRICSIM_ASSERT(records_.data() == data_, "the records moved while pages were dropped");
+  if (id >= count_) return;
+  std::uint64_t& word = released_[id / 64];
+  const std::uint64_t bit = std::uint64_t{1} << (id % 64);
+  FABRICSIM_ASSERT((word & bit) == 0, "a message record released twice");
+  word |= bit;
+  std::size_t first = 0, last = 0;
+  pages_of(id, first, last);
+  for (std::size_t k = first; k <= last; ++k) {
+    FABRICSIM_ASSERT(state_[k] != Spilled, "a record absent from a page already handed back");
+    std::size_t lo = 0, hi = 0;
+    records_of(k, lo, hi);
+    // (A page of blanks is gone already; one held goes with its last record.)
+    if (++released_in_[k] == hi - lo + 1 && state_[k] == Resident) hand_back(k);
+  }
+}
+
+void RecordDrop::write(MessageId id, const Message& m) {
+  FABRICSIM_ASSERT(records_.data() == data_, "the records moved while pages were dropped");
+  std::size_t first = 0, last = 0;
+  pages_of(id, first, last);
+  bool spilled = false;
+  for (std::size_t k = first; k <= last; ++k) {
+    FABRICSIM_ASSERT(state_[k] != Blank, "a record written into a page of blanks handed back");
+    spilled = spilled || state_[k] == Spilled;
+  }
+  if (id < count_ && spilled)
+    file_->put(id, &m);  // (a record across two pages: read() takes the file's copy if either went)
+  else
+    records_[id] = m;
+}
+
 void RecordDrop::hand_back(std::size_t k) {
   std::size_t lo = 0, hi = 0;
   records_of(k, lo, hi);

@@ -938,7 +938,7 @@ std::vector<std::uint64_t> collective_sends(const CollectiveSpec& spec, const ne
 }
 
 void collective_records(net::Network& net, const CollectiveSpec& spec, const std::vector<net::EndpointId>& ranks,
-                        net::MessageId first_id) {
+                        net::MessageId first_id, bool describe) {
   const auto n = static_cast<std::uint32_t>(ranks.size());
   const net::Topology& topo = net.topology();
   const std::vector<CollectiveSpec> parts = channel_specs(spec, topo, ranks);
@@ -951,7 +951,10 @@ void collective_records(net::Network& net, const CollectiveSpec& spec, const std
     const Schedule sc = collective_schedule(parts[c], ScheduleContext{n, topo, ranks, net.plan_budget(), counted[c]});
     for (std::size_t k = 0; k < sc.sends.size(); ++k) {
       const Send& x = sc.sends[k];
-      net.create_at(next_id++, ranks[x.from], ranks[x.to], x.bytes, 0);
+      if (describe)
+        net.describe_at(next_id++, ranks[x.from], ranks[x.to], x.bytes);
+      else
+        net.create_at(next_id++, ranks[x.from], ranks[x.to], x.bytes, 0);
     }
   }
 }

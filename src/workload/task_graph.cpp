@@ -124,10 +124,14 @@ TaskGraph::TaskId TaskGraph::add_message_at(net::MessageId id, net::EndpointId s
   FABRICSIM_ASSERT(id >= base_, "a message of another graph");
   // (Its record may be made already, before the run: trace_records.  A
   // record set aside and not made has no bytes; every message has one.)
-  const net::Message& m = net_.message(id);
-  if (m.bytes == 0)
+  // (Described, a streamed trace on several processes: made here now,
+  // where its task is.)
+  const net::Message m = net_.message(id);
+  if (!net_.made(id)) {
+    FABRICSIM_ASSERT(m.bytes == 0 || (m.src == src && m.dst == dst && m.bytes == bytes),
+                     "a message's task added to another message's description");
     net_.create_at(id, src, dst, bytes, 0);
-  else
+  } else
     FABRICSIM_ASSERT(m.src == src && m.dst == dst && m.bytes == bytes && m.post_time == SimTime::max(),
                      "a message's task added to another message's record");
   return add_created(id, src, label);

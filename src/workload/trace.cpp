@@ -555,21 +555,26 @@ TraceMessageIds trace_message_ids(const std::vector<TraceRankMessages>& ranks,
 void trace_records(net::Network& net, const std::vector<TraceRankMessages>& ranks,
                    const std::vector<std::vector<std::uint32_t>>& groups,
                    const std::vector<net::EndpointId>& endpoints, const std::string& algorithm,
-                   const TraceMessageIds& ids) {
+                   const TraceMessageIds& ids, bool describe) {
   const auto R = static_cast<std::uint32_t>(ranks.size());
   FABRICSIM_ASSERT(endpoints.size() == R && ids.first_send.size() == R, "an endpoint per rank");
   for (std::uint32_t r = 0; r < R; ++r) {
     FABRICSIM_ASSERT(ranks[r].send_list.size() == ranks[r].sends, "the pre-pass kept every send");
     net::MessageId id = ids.first_send[r];
     // (As the stream's send: at least a byte.)
-    for (const TraceRankMessages::Send& s : ranks[r].send_list)
-      net.create_at(id++, endpoints[r], endpoints[s.peer], std::max<std::uint64_t>(s.bytes, 1), 0);
+    for (const TraceRankMessages::Send& s : ranks[r].send_list) {
+      const std::uint64_t bytes = std::max<std::uint64_t>(s.bytes, 1);
+      if (describe)
+        net.describe_at(id++, endpoints[r], endpoints[s.peer], bytes);
+      else
+        net.create_at(id++, endpoints[r], endpoints[s.peer], bytes, 0);
+    }
   }
   for_each_trace_collective(ranks, groups, endpoints, algorithm,
                             [&](std::uint32_t g, std::uint32_t k, const CollectiveSpec& spec,
                                 const std::vector<net::EndpointId>& eps, std::uint32_t,
                                 const TraceRankMessages::Collective&) {
-                              collective_records(net, spec, eps, ids.first_collective.at({g, k}));
+                              collective_records(net, spec, eps, ids.first_collective.at({g, k}), describe);
                             });
 }
 

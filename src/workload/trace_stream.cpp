@@ -40,7 +40,7 @@ void TraceStream::on_start(SimTime) {
   const std::uint32_t R = src_.ranks();
   // The ranks this process reads: those whose endpoint it simulates (all
   // of them on one process).  Each process reads its own ranks' files and
-  // adds their tasks; every message's record is everywhere already
+  // adds their tasks; every message is described everywhere already
   // (trace_records), so a packet of another process's rank is routed here.
   const net::Network& net = g_.network();
   here_.assign(R, 0);
@@ -468,8 +468,8 @@ const std::vector<std::uint32_t>& TraceStream::members_of(std::uint32_t g, std::
 
 void TraceStream::unread_records(std::uint32_t r, const TraceNode& n) {
   // A node never run: its messages' records, as the planned replay makes
-  // them (where the stream makes records as it reads: on one process; on
-  // several, trace_records made every one before the run).
+  // them (on one process; on several, every message was described before
+  // the run, and reads as described where its record was never made).
   net::Network& net = g_.network();
   if (n.kind == Kind::Send) {
     const net::MessageId id = p_.ids.first_send[r] + static_cast<net::MessageId>(sends_[r]++);

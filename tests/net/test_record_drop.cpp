@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -156,6 +157,121 @@ TEST(RecordDrop, PagesOfBlanksGoAndComeBackAsBlanks) {
   EXPECT_EQ(resident_pages(own + 2 * page, 1), 0u);
   for (MessageId i = 4900; i < 5300; ++i)
     EXPECT_TRUE(same(drop.read(i), i == 5000 ? m : i == across ? m2 : blank_message())) << i;
+}
+// Several processes: records none of this process's (absent) count as
+// released from the start, the others are made lazily and released, and
+// post times are written at the end into released records (held or
+// handed back).  Every record reads as the plain copy's, and once every
+// record made is released, every whole page is gone (mincore).
+TEST(RecordDrop, AbsentRecordsLetTheirPagesGoWithTheLastMadeOne) {
+  if (::sysconf(_SC_PAGESIZE) != static_cast<long>(RecordDrop::kPageBytes)) GTEST_SKIP() << "pages not 4 KiB";
+  for (std::uint64_t seed : {4u, 5u}) {
+    SCOPED_TRACE(seed);
+    std::mt19937_64 rng(seed);
+    const std::size_t n = 20'000;
+    std::vector<Message> records(n, blank_message()), want(n, blank_message());
+    RecordDrop drop(records);
+    std::vector<std::uint8_t> mine(n);
+    for (std::size_t i = 0; i < n; ++i) mine[i] = rng() % 2 == 0 ? 1 : 0;  // (interleaved, as a trace's ids)
+    for (std::size_t i = 0; i < n; ++i)
+      if (!mine[i]) drop.absent(static_cast<MessageId>(i));
+    EXPECT_EQ(drop.pages_spilled(), 0u);
+    std::vector<MessageId> order;
+    for (std::size_t i = 0; i < n; ++i)
+      if (mine[i]) order.push_back(static_cast<MessageId>(i));
+    // Made in a roughly increasing order (a window of 64), each released
+    // within a few steps, as a stream makes and delivers them.
+    for (std::size_t i = 0; i + 1 < order.size(); ++i)
+      if (rng() % 2 == 0) std::swap(order[i], order[std::min(order.size() - 1, i + rng() % 64)]);
+    std::vector<MessageId> live;
+    std::size_t most_resident = 0;
+    for (const MessageId id : order) {
+      drop.before_write(id);
+      records[id] = want[id] = random_record(rng);
+      live.push_back(id);
+      while (live.size() > 8 || (!live.empty() && rng() % 2 == 0)) {
+        const std::size_t k = rng() % live.size();
+        drop.release(live[k]);
+        live[k] = live.back();
+        live.pop_back();
+      }
+      most_resident = std::max(most_resident, resident_pages(records.data(), n * sizeof(Message)));
+    }
+    for (MessageId r : live) drop.release(r);
+    // What is held at once is what is in flight, not what was made.
+    EXPECT_LT(most_resident, n * sizeof(Message) / RecordDrop::kPageBytes / 4);
+    // The end of the run: a post time known elsewhere, written into some
+    // released records (their pages gone by now, or the partial ones).
+    for (std::size_t i = 0; i < n; i += 7)
+      if (mine[i]) {
+        want[i].post_time = SimTime::from_ps(static_cast<std::int64_t>(i));
+        Message m = drop.read(static_cast<MessageId>(i));
+        m.post_time = want[i].post_time;
+        drop.write(static_cast<MessageId>(i), m);
+      }
+    for (std::size_t i = 0; i < n; ++i) ASSERT_TRUE(same(drop.read(static_cast<MessageId>(i)), want[i])) << i;
+    EXPECT_LE(resident_pages(records.data(), n * sizeof(Message)), 3u);
+    EXPECT_GE(drop.pages_spilled() + drop.pages_blank(), n * sizeof(Message) / RecordDrop::kPageBytes - 1);
+  }
+}
+
+// Messages described (Network::describe_at, a streamed trace on several
+// processes) are routed by their description where no record is made:
+// on a leaf-spine, whose ECMP paths depend on each message's source port,
+// a run that routes every packet by the description gives the records,
+// totals and link counters of the run that routes by the records.
+TEST(RecordDrop, PacketModelRoutesDescribedMessagesAsByTheirRecords) {
+  LeafSpineParams p;
+  p.leaves = 4;
+  p.spines = 4;
+  p.servers_per_leaf = 4;
+  p.gpus_per_server = 1;
+  p.radix = 8;
+  const Topology topo = build_leaf_spine(p);
+  std::mt19937_64 rng(12);
+  struct Want {
+    EndpointId src, dst;
+    std::uint64_t bytes;
+    SimTime at;
+  };
+  std::vector<Want> msgs;
+  for (int k = 0; k < 2000; ++k) {
+    const auto src = static_cast<EndpointId>(rng() % 16);
+    auto dst = static_cast<EndpointId>(rng() % 16);
+    if (dst == src) dst = (dst + 1) % 16;
+    msgs.push_back({src, dst, 1 + rng() % 20'000, SimTime::from_ns(static_cast<std::int64_t>(rng() % 100'000))});
+  }
+  auto run = [&](bool describe) {
+    auto sim = std::make_unique<core::Simulator>(topo.node_count());
+    auto net = std::make_unique<Network>(topo, NetworkParams{}, *sim);
+    net->reserve_ids(msgs.size());
+    if (describe) {
+      for (std::size_t k = 0; k < msgs.size(); ++k) {
+        net->describe_at(static_cast<MessageId>(k), msgs[k].src, msgs[k].dst, msgs[k].bytes);
+        EXPECT_FALSE(net->made(static_cast<MessageId>(k)));
+      }
+      EXPECT_TRUE(net->drop_delivered_records());
+      // (Not made, a message reads as its description makes it.)
+      const Message m = net->message(7);
+      EXPECT_EQ(m.bytes, msgs[7].bytes);
+      EXPECT_EQ(m.flow_port, flow_port_of(NetworkParams{}.seed, 7));
+    }
+    for (std::size_t k = 0; k < msgs.size(); ++k) {
+      net->create_at(static_cast<MessageId>(k), msgs[k].src, msgs[k].dst, msgs[k].bytes, 0);
+      EXPECT_TRUE(net->made(static_cast<MessageId>(k)));
+    }
+    for (std::size_t k = 0; k < msgs.size(); ++k) net->post(static_cast<MessageId>(k), msgs[k].at);
+    sim->run();
+    return std::make_pair(std::move(sim), std::move(net));
+  };
+  auto [sa, kept] = run(false);
+  auto [sb, described] = run(true);
+  ASSERT_EQ(kept->totals().messages_delivered, msgs.size());
+  for (std::size_t k = 0; k < msgs.size(); ++k)
+    ASSERT_TRUE(same(kept->message(static_cast<MessageId>(k)), described->message(static_cast<MessageId>(k)))) << k;
+  EXPECT_EQ(kept->totals().packet_hops, described->totals().packet_hops);
+  EXPECT_EQ(kept->link_stats().tx_bytes, described->link_stats().tx_bytes);
+  EXPECT_EQ(kept->link_stats().flows, described->link_stats().flows);
 }
 
 // The packet model on one process, dropping: every record, the totals

@@ -178,6 +178,8 @@ struct NetworkTotals {
 /// network.packet_bytes if it would need more than 2^32 - 1 packets.
 Message new_message(MessageId id, EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint64_t seed,
                     std::uint64_t payload_per_packet);
+/// Message `id`'s ECMP source port, as new_message sets it.
+std::uint16_t flow_port_of(std::uint64_t seed, MessageId id);
 /// A record set aside (Network::reserve_ids) and not created yet: no
 /// bytes (every message has some), never posted.
 Message blank_message();
@@ -254,6 +256,17 @@ class NetworkModel {
   /// Network::drop_delivered_records.  Default: false (keeps every record).
   virtual bool drop_delivered_records() { return false; }
   bool drops_records() const { return drop_ != nullptr; }
+  /// Network::describe_at.  Default: makes the record (create), as a
+  /// model that runs on one process does.
+  virtual void describe(MessageId id, EndpointId src, EndpointId dst, std::uint64_t payload_bytes);
+  /// Whether messages are described (describe): records are then made
+  /// only where they are needed, and one not made reads as described.
+  bool describes() const { return !described_.empty(); }
+  /// Whether record `id` was made here (created, also since handed back),
+  /// not a blank or only described.
+  bool made(MessageId id);
+  /// Network::set_post_time.
+  void set_post_time(MessageId id, core::SimTime at);
   /// Pages of records handed back now, their contents in the file (0
   /// where records are kept).
   std::size_t record_pages_spilled() const;
@@ -272,6 +285,20 @@ class NetworkModel {
   void before_create(MessageId id);
   std::unique_ptr<RecordDrop> drop_;
 
+  /// Messages described before the run (describe): what every process
+  /// needs of a message whose record it does not make.  16 bytes each.
+  struct Described {
+    EndpointId src = 0, dst = 0;
+    std::uint64_t bytes = 0;  ///< 0: not described
+  };
+  std::vector<Described> described_;
+  /// Message `id` as create() would make it from its description (a
+  /// model that describes implements it).
+  virtual Message from_description(MessageId id) const;
+  /// Records neither of whose ends is in `owned` (per node, the process's)
+  /// are none of this process's: their memory may go (RecordDrop::absent).
+  void drop_others(const std::vector<std::uint8_t>& owned_nodes, const Topology& topo);
+
   /// Marks message `id` (record `m`) failed, once: its id is kept in a list
   /// of its own, so that failed_messages() reads no record (a step towards
   /// records that are dropped once delivered, docs/architecture.md,
@@ -281,6 +308,9 @@ class NetworkModel {
     m.failed = true;
     failed_ids_.push_back(id);
   }
+  /// The same for a message whose record is not made here (described):
+  /// only its id (failed_messages() lists each once).
+  void mark_failed_id(MessageId id) { failed_ids_.push_back(id); }
 
  private:
   std::vector<MessageId> failed_ids_;  // in the order they failed
@@ -339,6 +369,19 @@ class Network {
   MessageId reserve_ids(std::size_t count);
   /// Creates message `id`, set aside by reserve_ids() and not created yet.
   void create_at(MessageId id, EndpointId src, EndpointId dst, std::uint64_t payload_bytes, std::uint32_t tag = 0);
+  /// Describes message `id`, set aside by reserve_ids(), without making its
+  /// record (a streamed trace on several processes, docs/architecture.md,
+  /// "Streaming traces", change 1): the record is made only on a process
+  /// that needs it (create_at where its sender's or receiver's node is
+  /// read, or as its first packet arrives), and until then message(id)
+  /// reads it as create_at(id, src, dst, payload_bytes, 0) would make it.
+  /// A process its packets only pass routes them by the description (16
+  /// bytes a message, against a record's 48).  The packet model; the
+  /// others make the record.
+  void describe_at(MessageId id, EndpointId src, EndpointId dst, std::uint64_t payload_bytes);
+  /// Whether record `id` was made on this process (create_at, or from its
+  /// description), not only set aside or described.
+  bool made(MessageId id) const;
   /// Room for `more` message records beyond those created (a planner that
   /// knows how many it creates: one allocation, not doublings).
   void reserve_messages(std::size_t more);
@@ -346,7 +389,9 @@ class Network {
   /// simulates the source (the others may, it only records the time there).
   void post(MessageId id, core::SimTime at);
   /// Records a message's post time where it was posted by another process
-  /// (for the output of partitioned runs).
+  /// (for the output of partitioned runs).  Where records are dropped, into
+  /// the record wherever it is (its page or its file), made first from its
+  /// description if it was not made here.
   void set_post_time(MessageId id, core::SimTime at);
   /// Overrides the ECMP source port of a message before it starts (steers its path).
   void set_flow_port(MessageId id, std::uint16_t port);
@@ -439,9 +484,14 @@ class Network {
   /// message delivered) goes back to the system a page at a time, their
   /// contents to a file in $TMPDIR that message(id) reads (RecordDrop).
   /// Only where the records are read through message(id) from then on
-  /// and records are not added past the room set aside (a streamed trace
-  /// at one process).  False (nothing changes) where the model cannot: the
-  /// flow and analytic models, the packet model on several processes.
+  /// and records are not added past the room set aside (a streamed
+  /// trace).  On several processes only where the messages are described
+  /// (describe_at; called before the partition, the records none of this
+  /// process's go at set_partition), since a process a packet passes must
+  /// route it without its record; a record goes where its sender runs
+  /// once every packet left, where its receiver runs once delivered.
+  /// False (nothing changes) where the model cannot: the flow and analytic
+  /// models, the packet model on several processes with records made.
   /// UserError naming $TMPDIR if its file cannot be made.
   bool drop_delivered_records();
   bool drops_delivered_records() const;

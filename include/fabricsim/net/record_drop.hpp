@@ -46,9 +46,19 @@ class RecordDrop {
   /// The model is done with record `id` (once per record): it will neither
   /// read nor write it again; Network::message(id) still reads it.
   void release(MessageId id);
+  /// Record `id` will never be made here (several processes: neither of
+  /// its ends is this process's): counted as released, so that its page
+  /// can go once the records of it made here are; nothing is copied.
+  void absent(MessageId id);
+  /// Whether record `id` was released (or is absent).
+  bool released(MessageId id) const { return id < count_ && (released_[id / 64] >> (id % 64) & 1u) != 0; }
   /// Record `id` is about to be written (created): its pages made again
   /// where they were blanks handed back.
   void before_write(MessageId id);
+  /// Writes record `id`, released or not: into its page where that is
+  /// held, else into the file (what the end of a run on several processes
+  /// does with a post time known at the sender's).  Not a blank's page.
+  void write(MessageId id, const Message& m);
   /// Record `id` as it was when released (or now, if not released).
   Message read(MessageId id) const;
   /// Every page made again, the records in them as before; dropping ends

@@ -181,8 +181,10 @@ std::vector<TaskGraph::TaskId> append_collective(TaskGraph& g, const CollectiveS
 /// what a process needs of a collective whose packets cross it before,
 /// or without, any of its tasks there (a streaming trace's records are
 /// made before its run; append_collective then adds the tasks to them).
+/// With `describe`, each is described (Network::describe_at), not made.
 void collective_records(net::Network& net, const CollectiveSpec& spec, const std::vector<net::EndpointId>& ranks,
-                        net::MessageId first_id);
+                        net::MessageId first_id,
+                        bool describe = false);
 
 /// One operation instance: size index, iteration (warm-up ones first,
 /// negative), and its messages [first, last).

@@ -205,11 +205,15 @@ TraceMessageIds trace_message_ids(const std::vector<TraceRankMessages>& ranks,
 /// (kept by the pre-pass: ConfigError-free, checked when read), each
 /// collective's by collective_records.  Every process then knows every
 /// message (what a packet crossing it is routed by), and the stream adds
-/// the tasks to the records as it reads their nodes.
+/// the tasks to the records as it reads their nodes.  With `describe`,
+/// each message is described (Network::describe_at) instead: the record
+/// is then made only where it is read (change 1 of docs/architecture.md,
+/// "Streaming traces").
 void trace_records(net::Network& net, const std::vector<TraceRankMessages>& ranks,
                    const std::vector<std::vector<std::uint32_t>>& groups,
                    const std::vector<net::EndpointId>& endpoints, const std::string& algorithm,
-                   const TraceMessageIds& ids);
+                   const TraceMessageIds& ids,
+                   bool describe = false);
 
 /// The collective a trace's collective node runs on n ranks: its
 /// operation's own algorithm, or the job's (`algorithm`) for allreduce,

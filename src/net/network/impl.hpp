@@ -95,6 +95,8 @@ class NetworkImpl final : public NetworkModel {
   void create(MessageId id, EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint32_t tag) override;
   void set_aside(std::size_t count) override;
   bool drop_delivered_records() override;
+  void describe(MessageId id, EndpointId src, EndpointId dst, std::uint64_t bytes) override;
+  Message from_description(MessageId id) const override;
   bool none_posted();  // no message posted yet (assertions)
   void pin(MessageId id, std::span<const LinkId> links, PinnedVc vc, bool unused) override;
   void post(MessageId id, SimTime at) override;
@@ -509,6 +511,35 @@ class NetworkImpl final : public NetworkModel {
   }
   std::uint32_t alloc_packet();
   void free_packet(std::uint32_t p) { free_packets_.push_back(p); }
+  /// What routing reads of message `id` (src, dst, flow_port): its record,
+  /// or where messages are described, its description (a process a packet
+  /// only passes makes no record), in scratch_route_.
+  const Message& route_record(MessageId id) {
+    if (described_.empty() || id >= described_.size()) [[likely]]
+      return messages_[id];
+    const Described& d = described_[id];
+    if (d.bytes == 0) return messages_[id];  // (not described: made)
+    scratch_route_.src = d.src;
+    scratch_route_.dst = d.dst;
+    scratch_route_.flow_port = flow_port_of(id);
+    return scratch_route_;
+  }
+  std::uint16_t flow_port_of(MessageId id) const;
+  /// Where messages are described: makes record `id` from its description
+  /// if it is not made here (its first packet arriving at its receiver's
+  /// process before the receiver's node was read).
+  void make_described(MessageId id) {
+    if (!described_.empty() && id < described_.size() && messages_[id].bytes == 0) [[unlikely]] {
+      const Described& d = described_[id];
+      FABRICSIM_ASSERT(d.bytes != 0, "a packet of a message neither made nor described");
+      create(id, d.src, d.dst, d.bytes, 0);
+    }
+  }
+  /// Message `id`'s description; nullptr where it has none (made only).
+  const Described* description(MessageId id) const {
+    return id < described_.size() && described_[id].bytes != 0 ? &described_[id] : nullptr;
+  }
+  Message scratch_route_;
   LinkId choose_output(NodeId at, const Packet& pkt, const Message& msg);
   /// Route rules: the move a packet in state pkt.state at `at` makes (its
   /// Valiant / UGAL leg decided and updated in pkt.aux); an index into opts_.

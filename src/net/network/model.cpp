@@ -171,6 +171,8 @@ std::uint32_t NetworkImpl::alloc_packet() {
 
 void NetworkImpl::post(MessageId id, SimTime at) {
   ensure_state();
+  // (Described: only the sender's process posts, and makes the record.)
+  if (const Described* d = description(id); d != nullptr && !owned_[topo_.endpoint_node(d->src)]) return;
   Message& m = messages_[id];
   FABRICSIM_ASSERT(m.post_time == SimTime::max(), "message posted twice");
   m.post_time = at;
@@ -203,6 +205,10 @@ void NetworkImpl::post(MessageId id, SimTime at) {
   }
 }
 
+std::uint16_t flow_port_of(std::uint64_t seed, MessageId id) {
+  return static_cast<std::uint16_t>(49152u + util::hash2(seed, id) % 16384u);
+}
+
 Message new_message(MessageId id, EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint64_t seed,
                     std::uint64_t payload_per_packet) {
   Message m;
@@ -211,7 +217,7 @@ Message new_message(MessageId id, EndpointId src, EndpointId dst, std::uint64_t 
   m.bytes = bytes;
   // Ephemeral source port: a deterministic function of the message, so the
   // ECMP path of a flow does not depend on anything but (seed, message).
-  m.flow_port = static_cast<std::uint16_t>(49152u + util::hash2(seed, id) % 16384u);
+  m.flow_port = flow_port_of(seed, id);
   m.post_time = SimTime::max();
   const std::uint64_t packets = (bytes + payload_per_packet - 1) / payload_per_packet;
   if (packets > UINT32_MAX)
@@ -243,12 +249,43 @@ void NetworkImpl::set_aside(std::size_t count) {
 }
 
 bool NetworkImpl::drop_delivered_records() {
-  // At one process only: on several, a packet's record is read by every
-  // process it passes, and none knows when the last one has passed.
-  if (sink_ != nullptr || std::find(owned_.begin(), owned_.end(), 0) != owned_.end()) return false;
+  // At one process, or before the partition where messages are described:
+  // a process a packet passes routes it by the description, so a record
+  // is read only where its sender or receiver runs.  (Not with records
+  // made everywhere: every process a packet passes reads its record, and
+  // none knows when the last one has passed.)
+  const bool partitioned = sink_ != nullptr || std::find(owned_.begin(), owned_.end(), 0) != owned_.end();
+  if (partitioned && described_.empty()) return false;
   drop_ = std::make_unique<RecordDrop>(messages_);
+  if (partitioned) drop_others(owned_, topo_);
   return true;
 }
+
+void NetworkImpl::describe(MessageId id, EndpointId src, EndpointId dst, std::uint64_t bytes) {
+  FABRICSIM_ASSERT(src < topo_.endpoint_count() && dst < topo_.endpoint_count() && src != dst && bytes > 0,
+                   "describe: a message between two endpoints, of some bytes");
+  FABRICSIM_ASSERT(id < messages_.size() && messages_[id].bytes == 0, "describe: an id set aside, not made");
+  if (described_.size() < messages_.size()) described_.resize(messages_.size());
+  (void)new_message(id, src, dst, bytes, params_.seed, payload_per_packet_);  // (its checks: ConfigError)
+  described_[id] = {src, dst, bytes};
+  if (params_.listed_paths) {
+    // (Its route is pinned here, on every process, as create() pins it.)
+    scratch_path_.clear();
+    params_.listed_paths->path(src, dst, params_.listed_paths->choice(src, dst, params_.seed, id), scratch_path_);
+    if (scratch_path_.size() > params_.vcs)
+      throw util::ConfigError(fmt::format("network.vcs: message {} (endpoint {} to {}) takes a listed route of {} "
+                                          "links, hop i on channel i; set network.vcs >= {} (it is {})",
+                                          id, src, dst, scratch_path_.size(), scratch_path_.size(), params_.vcs));
+    store_.pin(id, scratch_path_, PinnedVc::PerHop);
+  }
+}
+
+Message NetworkImpl::from_description(MessageId id) const {
+  const Described& d = described_[id];
+  return new_message(id, d.src, d.dst, d.bytes, params_.seed, payload_per_packet_);  // (tag 0: vc 0)
+}
+
+std::uint16_t NetworkImpl::flow_port_of(MessageId id) const { return net::flow_port_of(params_.seed, id); }
 
 void NetworkImpl::create(MessageId id, EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint32_t tag) {
   FABRICSIM_ASSERT(src < topo_.endpoint_count() && dst < topo_.endpoint_count(), "endpoint out of range");
@@ -261,7 +298,7 @@ void NetworkImpl::create(MessageId id, EndpointId src, EndpointId dst, std::uint
   else
     before_create(id);
   place_message(messages_, id, m);
-  if (params_.listed_paths) {
+  if (params_.listed_paths && !(id < described_.size() && described_[id].bytes != 0)) {  // (described: pinned then)
     // One route per message, uniformly among the k of its pair (every
     // process computes the same), hop i on channel i.
     scratch_path_.clear();
@@ -423,10 +460,14 @@ void NetworkImpl::set_partition(const std::vector<std::int32_t>& part, std::int3
   // Messages may exist (a task graph is built first, so the partition can
   // weigh its traffic), but none may have been posted.
   FABRICSIM_ASSERT(none_posted(), "set_partition after messages were posted");
-  FABRICSIM_ASSERT(!drop_, "set_partition while records are dropped (a process a packet passes reads its record)");
+  FABRICSIM_ASSERT(!drop_ || !described_.empty(),
+                   "set_partition while records are dropped (a process a packet passes reads its record)");
   FABRICSIM_ASSERT(!state_built_, "set_partition after the network state was built");
   sink_ = sink;
   for (NodeId n = 0; n < topo_.node_count(); ++n) owned_[n] = part[n] == rank ? 1 : 0;
+  // (Described: the records of messages neither of whose ends is here are
+  // never made here.)
+  drop_others(owned_, topo_);
   build_state();
 }
 
@@ -555,7 +596,10 @@ void NetworkImpl::count_stranded(LinkId at, std::uint32_t p) {
   stranded_bytes_[at] += payload;
   ++totals_.packets_stranded;
   totals_.bytes_stranded += payload;
-  mark_failed(messages_[pkt.msg], pkt.msg);
+  if (description(pkt.msg) != nullptr && (messages_[pkt.msg].bytes == 0 || (drop_ && drop_->released(pkt.msg))))
+    mark_failed_id(pkt.msg);  // (a record not made here, or handed back: its id only)
+  else
+    mark_failed(messages_[pkt.msg], pkt.msg);
   --in_flight_;
   free_packet(p);
 }
@@ -685,7 +729,51 @@ std::uint64_t NetworkModel::unsent_bytes(MessageId, core::SimTime) { no_reconfig
 NetworkModel::NetworkModel() = default;
 NetworkModel::~NetworkModel() = default;
 
-Message NetworkModel::record(MessageId id) { return drop_ ? drop_->read(id) : messages()[id]; }
+Message NetworkModel::record(MessageId id) {
+  const Message m = drop_ ? drop_->read(id) : messages()[id];
+  // (Not made here: as its description makes it, where it has one.)
+  if (m.bytes == 0 && id < described_.size() && described_[id].bytes != 0) return from_description(id);
+  return m;
+}
+
+bool NetworkModel::made(MessageId id) { return (drop_ ? drop_->read(id) : messages()[id]).bytes != 0; }
+
+void NetworkModel::describe(MessageId id, EndpointId src, EndpointId dst, std::uint64_t bytes) {
+  create(id, src, dst, bytes, 0);  // (a model that does not describe makes the record)
+}
+
+Message NetworkModel::from_description(MessageId) const {
+  FABRICSIM_ASSERT(false, "from_description: the packet model only");
+  return blank_message();
+}
+
+void NetworkModel::drop_others(const std::vector<std::uint8_t>& owned_nodes, const Topology& topo) {
+  if (!drop_ || described_.empty()) return;
+  for (std::size_t id = 0; id < described_.size(); ++id) {
+    const Described& d = described_[id];
+    if (d.bytes != 0 && !owned_nodes[topo.endpoint_node(d.src)] && !owned_nodes[topo.endpoint_node(d.dst)])
+      drop_->absent(static_cast<MessageId>(id));
+  }
+}
+
+void NetworkModel::set_post_time(MessageId id, SimTime at) {
+  if (!drop_) {
+    messages()[id].post_time = at;
+    return;
+  }
+  // Records dropped (a streamed trace on several processes, the post time
+  // of a message known where its sender runs): a record not made here is
+  // made first, from its description, and kept (its message is in flight
+  // or never ran: the run was cut).
+  if (!made(id)) {
+    FABRICSIM_ASSERT(id < described_.size() && described_[id].bytes != 0, "set_post_time: a blank record");
+    const Described& d = described_[id];
+    create(id, d.src, d.dst, d.bytes, 0);
+  }
+  Message m = drop_->read(id);
+  m.post_time = at;
+  drop_->write(id, m);
+}
 
 void NetworkModel::done_with_unposted(MessageId id) {
   if (!drop_) return;
@@ -711,8 +799,9 @@ void NetworkModel::before_growth(std::size_t count) {
 }
 
 std::vector<MessageId> NetworkModel::failed_messages() const {
-  std::vector<MessageId> ids = failed_ids_;  // (each once: mark_failed)
+  std::vector<MessageId> ids = failed_ids_;  // (once each by mark_failed; mark_failed_id may repeat one)
   std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   return ids;
 }
 
@@ -756,6 +845,11 @@ void Network::create_at(MessageId id, EndpointId src, EndpointId dst, std::uint6
   FABRICSIM_ASSERT(id < model_->messages().size(), "create_at: an id set aside by reserve_ids");
   model_->create(id, src, dst, payload_bytes, tag);
 }
+void Network::describe_at(MessageId id, EndpointId src, EndpointId dst, std::uint64_t payload_bytes) {
+  FABRICSIM_ASSERT(id < model_->messages().size(), "describe_at: an id set aside by reserve_ids");
+  model_->describe(id, src, dst, payload_bytes);
+}
+bool Network::made(MessageId id) const { return model_->made(id); }
 void Network::reserve_messages(std::size_t more) {
   std::vector<Message>& m = model_->messages();
   if (m.size() + more > m.capacity()) {
@@ -764,12 +858,10 @@ void Network::reserve_messages(std::size_t more) {
   }
 }
 void Network::post(MessageId id, SimTime at) { model_->post(id, at); }
-void Network::set_post_time(MessageId id, SimTime at) {
-  FABRICSIM_ASSERT(!model_->drops_records(), "set_post_time while records are dropped");
-  model_->messages()[id].post_time = at;
-}
+void Network::set_post_time(MessageId id, SimTime at) { model_->set_post_time(id, at); }
 void Network::set_flow_port(MessageId id, std::uint16_t port) {
-  FABRICSIM_ASSERT(!model_->drops_records(), "set_flow_port while records are dropped");
+  FABRICSIM_ASSERT(!model_->drops_records() && !model_->describes(),
+                   "set_flow_port while records are dropped or described (routing hashes the id)");
   model_->messages()[id].flow_port = port;
 }
 void Network::pin(MessageId id, std::span<const LinkId> links, PinnedVc vc, bool unused) {

@@ -7,6 +7,7 @@ void NetworkImpl::deliver(LinkId in, std::uint32_t p, SimTime tail) {
   // The NIC consumes the packet as its tail arrives and returns the buffer
   // space at once.
   Packet& pkt = packets_[p];
+  make_described(pkt.msg);
   Message& m = messages_[pkt.msg];
   const std::uint32_t payload = pkt.bytes - params_.header_bytes;
   ++m.received_packets;
@@ -394,12 +395,16 @@ void NetworkImpl::resume_flows() {
 
 void NetworkImpl::on_sent(const core::Event& ev) {
   if (listener_) listener_->on_message_sent(ev.arg32);
+  // Described (several processes): the sender's process reads the record
+  // no more once every packet left, where the receiver is another's.
+  if (const Described* d = description(ev.arg32); drop_ && d != nullptr && !owned_[topo_.endpoint_node(d->dst)])
+    release_record(ev.arg32);
 }
 
 void NetworkImpl::on_delivered(const core::Event& ev) {
   if (listener_) listener_->on_message_delivered(ev.arg32);
-  // (The model reads it no more: its packets are all in, and at one
-  // process, the only place records are dropped, it left the NIC before.)
+  // (The model reads it no more: its packets are all in, and it left its
+  // sender's NIC before, on this process or another.)
   release_record(ev.arg32);
 }
 

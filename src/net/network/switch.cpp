@@ -67,7 +67,7 @@ void NetworkImpl::on_relay(const core::Event& ev) { route_in(ev.arg32, static_ca
     out = local_[next];
     ++pkt.state;
   } else if (rules_) {
-    const std::size_t move = choose_move(at, pkt, messages_[pkt.msg]);
+    const std::size_t move = choose_move(at, pkt, route_record(pkt.msg));
     if (move == kNoMove) [[unlikely]] {
       strand_at_input(in, p, true);
       return;
@@ -79,7 +79,7 @@ void NetworkImpl::on_relay(const core::Event& ev) { route_in(ev.arg32, static_ca
     if (duato_ && !rules_->rules().escape(o.state))
       reserved_[static_cast<std::size_t>(out) * params_.vcs + out_vc] += pkt.bytes;
   } else {
-    out = choose_output(at, pkt, messages_[pkt.msg]);
+    out = choose_output(at, pkt, route_record(pkt.msg));
     if (out == kNoLink) [[unlikely]] {
       strand_at_input(in, p, true);
       return;
