@@ -6,9 +6,11 @@
 # file's 3-level fat tree at each rank count.  Prints each run's time,
 # events/s and peak memory per rank beside the size of the trace's files,
 # and checks that every rank count's results are the first's.
-#   [TRACE=DIR/PREFIX] [SET="--set k=v ..."] jobs/local/trace_stream.sh [RANKS...]   (default: 1 2)
+#   [TRACE=DIR/PREFIX] [SET="--set k=v ..."] [EXPORT_SET="--set k=v ..."] jobs/local/trace_stream.sh [RANKS...]   (default: 1 2)
 # TRACE: an exported trace to run (its files PREFIX.0.et ...); without it the
-# trace is exported to a temporary directory first (3 s).  A full run takes
+# trace is exported to a temporary directory first (3 s), with EXPORT_SET's
+# overrides (EXPORT_SET="--set workload.iterations=8": a trace twice as
+# long, 186 MB, to see what grows with the file and what does not).  A full run takes
 # about 2 minutes at 1 rank; SET="--set engine.end_ns=1e3" cuts every run at
 # 1 us (the whole trace is still read, and every node gets its row).
 # FABRICSIM (the binary), MPIEXEC and PYTHON (one with h5py) override the defaults; the
@@ -27,7 +29,8 @@ trace=${TRACE:-}
 if [ -z "$trace" ]; then
   trace=$dir/trace/rn
   mkdir -p "$dir/trace"
-  "$exe" export-chakra "$config" -o "$trace" > /dev/null
+  # shellcheck disable=SC2086  # (EXPORT_SET is words)
+  "$exe" export-chakra "$config" ${EXPORT_SET:-} -o "$trace" > /dev/null
 fi
 shopt -s nullglob
 files=("$trace".*.et)
