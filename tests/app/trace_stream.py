@@ -43,9 +43,9 @@ d = tempfile.mkdtemp()
 checks = 0
 
 
-def run(name, sets, env=None, preexec_fn=None, launch=()):
+def run(name, sets, env=None, preexec_fn=None, launch=(), config=None):
     out = os.path.join(d, name + ".h5")
-    cmd = list(launch) + [exe, "run", "-o", out, "--set", 'output.progress="never"']
+    cmd = list(launch) + [exe, "run"] + ([config] if config else []) + ["-o", out, "--set", 'output.progress="never"']
     for s in sets:
         cmd += ["--set", s]
     r = subprocess.run(cmd, capture_output=True, text=True, env=env, preexec_fn=preexec_fn)
@@ -182,16 +182,17 @@ checks += 1
 print("ok   window 1: the run ends, every byte delivered; " + late[0])
 
 # Partitioned: two processes, each reading the ranks whose endpoints it
-# simulates; every record made before the run (a packet of the other
-# process's rank is routed by it), a receive's message found from the
+# simulates; every message described before the run (a packet of the other
+# process's rank is routed by its description), its record made only where
+# its sender or receiver runs, a receive's message found from the
 # pre-pass, a collective's part added by each process for its members.
 RESULT_GROUPS = ("links", "flows", "iterations", "trace_nodes", "jobs")
 SUMMARY = ("sim_time_ns", "packets_injected", "packets_delivered", "bytes_delivered", "packet_hops",
            "messages_delivered")
 
 
-def run2(name, sets):
-    out, err = run(name, sets, launch=("mpiexec", "-n", "2"))
+def run2(name, sets, config=None):
+    out, err = run(name, sets, launch=("mpiexec", "-n", "2"), config=config)
     with h5py.File(out, "r") as f:
         e = f["engine"].attrs
         assert e["mode"] == b"partitioned" and (e["events_per_rank"] > 0).all(), (name, dict(e))
@@ -276,6 +277,26 @@ for algorithm in ("ring", "halving_doubling"):
         same_results(one, two, f"skew {algorithm} {window}")
 checks += 1
 print("ok   2 processes, skewed trace (collective messages before their node is read): 6 runs as at one")
+
+# A spine down mid-run: packets stranded, some on a process that makes
+# none of their message's records (spine1 at 2 processes: only the id is
+# marked failed there), the run stalled with messages never delivered;
+# the same at 2 processes as at 1.
+fail_cfg = os.path.join(d, "fail.toml")
+with open(fail_cfg, "w") as f:
+    f.write('[[failures]]\nelement = "spine1"\nat_ns = 3000\n')
+sets = fabric("fat_tree", 16) + ['workload.kind="trace"', "workload.trace_stream=true",
+                                 f'workload.trace="{data}/workload/microbenchmarks/all_reduce/16npus_1MB/all_reduce"']
+one, _ = run("fail-1", sets, config=fail_cfg)
+two, _ = run2("fail-2", sets, config=fail_cfg)
+same_results(one, two, "failure")
+with h5py.File(one, "r") as f1, h5py.File(two, "r") as f2:
+    s1, s2 = f1["summary"].attrs, f2["summary"].attrs
+    assert s1["packets_stranded"] > 0 and s1["messages_failed"] > 0, dict(s1)
+    for k in ("messages_failed", "packets_stranded", "bytes_stranded"):
+        assert s1[k] == s2[k], (k, s1[k], s2[k])
+checks += 1
+print("ok   2 processes, a spine down mid-run: packets stranded, results as at one")
 
 # Receives whose sends do not exist, each rank's from the rank 4 away (on
 # the other process for some of them at least): one line naming a
