@@ -253,7 +253,10 @@ class StreamTraceJob final : public Job {
     p.ids = workload::trace_message_ids(source_->summary(), source_->groups(), p.endpoints, p.algorithm,
                                         net.topology(), static_cast<net::MessageId>(net.message_count()),
                                         source_->files());
-    const net::MessageId first = net.reserve_ids(p.ids.total);
+    // (Several processes with no message: nothing to describe, nothing to
+    // drop; set_partition refuses records dropped there otherwise.)
+    const bool drop = plan.processes() == 1 || p.ids.total > 0;
+    const net::MessageId first = drop ? net.reserve_ids_dropped(p.ids.total) : net.reserve_ids(p.ids.total);
     first_id_ = first;
     FABRICSIM_ASSERT(R == 0 || first == p.ids.first_send[0], "the trace's ids set aside where numbered");
     // The stream makes each record as it reads its node, and a record's
@@ -268,7 +271,6 @@ class StreamTraceJob final : public Job {
     if (plan.processes() > 1)
       workload::trace_records(net, source_->summary(), source_->groups(), p.endpoints, p.algorithm, p.ids,
                               /*describe=*/true);
-    if (plan.processes() == 1 || p.ids.total > 0) net.drop_delivered_records();  // (several: once described)
     p.sends = source_->take_send_lists();
     p.first_row.assign(R + 1, 0);
     for (std::uint32_t r = 0; r < R; ++r) p.first_row[r + 1] = p.first_row[r] + source_->node_counts()[r];

@@ -444,8 +444,12 @@ Results gather_results(const par::Comm& comm, Model& m, Workload& work, const Ru
       for (std::size_t i = 0; i < n; ++i) {
         const auto id = static_cast<net::MessageId>(from + i);
         // (Records dropped: only where its row is written, its receiver's
-        // process; elsewhere nothing reads it, and it may not be made.)
-        if (drops && !network.owns(topo.endpoint_node(network.message(id).dst))) continue;
+        // process, and only a time that changes it; elsewhere nothing reads
+        // it, and a record not made here is not made for nothing.)
+        if (drops) {
+          const net::Message rec = network.message(id);
+          if (rec.post_time.ps() == posts[i] || !network.owns(topo.endpoint_node(rec.dst))) continue;
+        }
         network.set_post_time(id, core::SimTime::from_ps(posts[i]));
       }
     }

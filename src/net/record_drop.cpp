@@ -44,6 +44,13 @@ RecordDrop::RecordDrop(std::vector<Message>& records)
 
 RecordDrop::~RecordDrop() = default;
 
+void RecordDrop::hand_back_blanks(std::span<Message> records) {
+  const auto b0 = reinterpret_cast<std::uintptr_t>(records.data());
+  const std::uintptr_t b1 = b0 + records.size_bytes();
+  const std::uintptr_t p0 = (b0 + kPageBytes - 1) / kPageBytes * kPageBytes, p1 = b1 / kPageBytes * kPageBytes;
+  if (p0 < p1) ::madvise(reinterpret_cast<void*>(p0), p1 - p0, MADV_DONTNEED);
+}
+
 char* RecordDrop::page_address(std::size_t k) const {
   return reinterpret_cast<char*>(data_) + skip_bytes_ + k * kPageBytes;
 }

@@ -214,6 +214,10 @@ class NetworkModel {
   /// Appends `count` blank records (blank_message()), with whatever the
   /// model keeps per message, for create() to fill in any order.
   virtual void set_aside(std::size_t count) = 0;
+  /// set_aside(count), then drop_delivered_records(), in a way that never
+  /// holds every blank at once where the model drops records.  Default:
+  /// those two calls.
+  virtual void set_aside_dropped(std::size_t count);
   virtual void post(MessageId id, core::SimTime at) = 0;
   /// The messages, writable for the post time (set_post_time) and the
   /// source port (set_flow_port) of messages not yet posted.
@@ -367,6 +371,11 @@ class Network {
   /// number its own ranks' without planning the others').  Returns the
   /// first.  Until created, each is a blank record (blank_message()).
   MessageId reserve_ids(std::size_t count);
+  /// reserve_ids(count), then drop_delivered_records(), without ever
+  /// holding the blanks set aside all at once: they are written and handed
+  /// back a piece at a time (a streamed trace's, 48 bytes a message, were
+  /// on top of the start of its run).
+  MessageId reserve_ids_dropped(std::size_t count);
   /// Creates message `id`, set aside by reserve_ids() and not created yet.
   void create_at(MessageId id, EndpointId src, EndpointId dst, std::uint64_t payload_bytes, std::uint32_t tag = 0);
   /// Describes message `id`, set aside by reserve_ids(), without making its

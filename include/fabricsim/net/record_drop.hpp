@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "fabricsim/net/network.hpp"
@@ -71,6 +72,10 @@ class RecordDrop {
   std::size_t memory_bytes() const;
 
   static constexpr std::size_t kPageBytes = 4096;
+  /// Hands back the pages wholly inside `records` (blanks just written,
+  /// before a RecordDrop over them is made: it finds them blank, and
+  /// nothing may read them in between).
+  static void hand_back_blanks(std::span<Message> records);
 
  private:
   enum State : std::uint8_t { Resident = 0, Blank = 1, Spilled = 2 };

@@ -95,6 +95,7 @@ class NetworkImpl final : public NetworkModel {
   void create(MessageId id, EndpointId src, EndpointId dst, std::uint64_t bytes, std::uint32_t tag) override;
   void set_aside(std::size_t count) override;
   bool drop_delivered_records() override;
+  void set_aside_dropped(std::size_t count) override;
   void describe(MessageId id, EndpointId src, EndpointId dst, std::uint64_t bytes) override;
   Message from_description(MessageId id) const override;
   bool none_posted();  // no message posted yet (assertions)

@@ -248,6 +248,27 @@ void NetworkImpl::set_aside(std::size_t count) {
   messages_.resize(messages_.size() + count, blank_message());
 }
 
+void NetworkImpl::set_aside_dropped(std::size_t count) {
+  const bool partitioned = sink_ != nullptr || std::find(owned_.begin(), owned_.end(), 0) != owned_.end();
+  if (drop_ || (partitioned && described_.empty())) {
+    set_aside(count);
+    (void)drop_delivered_records();
+    return;
+  }
+  // A piece at a time, each handed back once written (RecordDrop then
+  // finds the pages blank): the vector is reserved first, so never moves.
+  before_growth(count);
+  messages_.reserve(messages_.size() + count);
+  constexpr std::size_t kPiece = std::size_t{1} << 14;  // records (768 KiB)
+  for (std::size_t left = count; left > 0;) {
+    const std::size_t n = std::min(left, kPiece), from = messages_.size();
+    messages_.resize(from + n, blank_message());
+    RecordDrop::hand_back_blanks(std::span<Message>(messages_.data() + from, n));
+    left -= n;
+  }
+  (void)drop_delivered_records();
+}
+
 bool NetworkImpl::drop_delivered_records() {
   // At one process, or before the partition where messages are described:
   // a process a packet passes routes it by the description, so a record
@@ -738,6 +759,11 @@ Message NetworkModel::record(MessageId id) {
 
 bool NetworkModel::made(MessageId id) { return (drop_ ? drop_->read(id) : messages()[id]).bytes != 0; }
 
+void NetworkModel::set_aside_dropped(std::size_t count) {
+  set_aside(count);
+  (void)drop_delivered_records();
+}
+
 void NetworkModel::describe(MessageId id, EndpointId src, EndpointId dst, std::uint64_t bytes) {
   create(id, src, dst, bytes, 0);  // (a model that does not describe makes the record)
 }
@@ -839,6 +865,12 @@ MessageId Network::reserve_ids(std::size_t count) {
   const auto first = static_cast<MessageId>(model_->messages().size());
   FABRICSIM_ASSERT(first + count >= first && first + count <= std::numeric_limits<MessageId>::max(), "too many messages");
   model_->set_aside(count);
+  return first;
+}
+MessageId Network::reserve_ids_dropped(std::size_t count) {
+  const auto first = static_cast<MessageId>(model_->messages().size());
+  FABRICSIM_ASSERT(first + count >= first && first + count <= std::numeric_limits<MessageId>::max(), "too many messages");
+  model_->set_aside_dropped(count);
   return first;
 }
 void Network::create_at(MessageId id, EndpointId src, EndpointId dst, std::uint64_t payload_bytes, std::uint32_t tag) {
