@@ -174,15 +174,19 @@ JobSet::JobSet(const config::Config& cfg, net::Network& network, core::Simulator
 
 std::vector<workload::PlannedMessage> JobSet::planned() const {
   std::vector<workload::PlannedMessage> out;
-  const std::size_t n = net_.message_count();
-  out.reserve(n);
+  out.reserve(net_.message_count());
+  for_each_planned([&](const workload::PlannedMessage& m) { out.push_back(m); });
+  return out;
+}
+
+void JobSet::for_each_planned(const std::function<void(const workload::PlannedMessage&)>& f) const {
   // (Through message(id): a streamed trace's records on several processes
   // are described, not made.)
+  const std::size_t n = net_.message_count();
   for (std::size_t id = 0; id < n; ++id) {
     const net::Message m = net_.message(static_cast<net::MessageId>(id));
-    out.push_back({m.src, m.dst, m.bytes, core::SimTime::zero()});
+    f({m.src, m.dst, m.bytes, core::SimTime::zero()});
   }
-  return out;
 }
 
 void JobSet::start() {

@@ -109,6 +109,7 @@ class JobSet final : public Workload, public par::GlobalSteps, private net::Mess
   /// its pre-pass); null: one process, planning outside a run.
   JobSet(const config::Config& cfg, net::Network& network, core::Simulator& sim, const par::Comm* comm = nullptr);
   std::vector<workload::PlannedMessage> planned() const override;
+  void for_each_planned(const std::function<void(const workload::PlannedMessage&)>& f) const override;
   void start() override;
   /// workload.queue = "none": the graph every job was planned into.
   const workload::TaskGraph* plan_graph() const { return graph_.get(); }

@@ -227,15 +227,14 @@ void partition_model(Partitioning& p, const config::Config& cfg, const par::Comm
   // (The plan, the estimate and the graphs are gone before the network
   // state is allocated.)
   {
-    const std::vector<workload::PlannedMessage> planned = work.planned();
     // (The network's own route table where it has one: a second one is the
-    // largest transient of a large tree's partitioning.)
+    // largest transient of a large tree's partitioning.  The messages one
+    // at a time: a vector of them was 24 bytes a message on top of the
+    // start of a streamed trace's run.)
     const auto& np = m.np;
-    constexpr auto kLoads = workload::FluidDetail::Loads;
-    const auto fluid =
-        np.state_routes           ? workload::estimate_fluid(topo, *np.state_routes, planned, np, kLoads)
-        : network.routing_table() ? workload::estimate_fluid(topo, *network.routing_table(), planned, np, kLoads)
-                                  : workload::estimate_fluid(topo, net::RoutingTable(topo), planned, np, kLoads);
+    const auto fluid = workload::estimate_fluid_loads(
+        topo, np.state_routes ? nullptr : network.routing_table(), np.state_routes,
+        [&](const std::function<void(const workload::PlannedMessage&)>& f) { work.for_each_planned(f); }, np);
     auto r = par::plan_partition(node_graph(topo, fluid.link_bytes, np.packet_bytes), comm.size(),
                                  par::parse_partitioner(p.partitioner),
                                  core::SimTime::from_ns_f(cfg.get_float("engine.min_cut_latency_ns")),

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <functional>
 #include <vector>
 
 #include "fabricsim/config/config.hpp"
@@ -28,6 +29,11 @@ class Workload {
   virtual ~Workload() = default;
   /// The messages the partitioner weighs (as if all were in flight at once).
   virtual std::vector<workload::PlannedMessage> planned() const = 0;
+  /// The same messages one at a time, in the same order (the partitioner's
+  /// walk, which needs no vector of them).  Default: over planned().
+  virtual void for_each_planned(const std::function<void(const workload::PlannedMessage&)>& f) const {
+    for (const auto& m : planned()) f(m);
+  }
   /// After the partition is set: posts what can begin at time zero.
   virtual void start() = 0;
   /// Messages a complete run delivers (the conservation check).

@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <queue>
 #include <unordered_map>
 
@@ -23,17 +24,28 @@ constexpr double kStep = 0.75;
 // Wire bytes per (source, destination) pair of the messages to another
 // endpoint, keyed source << 32 | destination, in key order (a fixed order,
 // whatever the hash map's); `payload` gets every message's payload.
-std::vector<std::pair<std::uint64_t, double>> pair_wire_bytes(const std::vector<PlannedMessage>& messages,
+std::vector<std::pair<std::uint64_t, double>> pair_wire_bytes(const PlannedMessages& messages,
                                                               const net::NetworkParams& np, double& payload) {
   std::unordered_map<std::uint64_t, double> bytes;
-  for (const auto& m : messages) {
+  messages([&](const PlannedMessage& m) {
     payload += static_cast<double>(m.bytes);
     if (m.src != m.dst)
       bytes[(static_cast<std::uint64_t>(m.src) << 32) | m.dst] += static_cast<double>(wire_bytes(m.bytes, np));
-  }
+  });
   std::vector<std::pair<std::uint64_t, double>> pairs(bytes.begin(), bytes.end());
   std::sort(pairs.begin(), pairs.end());
   return pairs;
+}
+
+PlannedMessages each_of(const std::vector<PlannedMessage>& messages) {
+  return [&messages](const std::function<void(const PlannedMessage&)>& f) {
+    for (const auto& m : messages) f(m);
+  };
+}
+
+std::vector<std::pair<std::uint64_t, double>> pair_wire_bytes(const std::vector<PlannedMessage>& messages,
+                                                              const net::NetworkParams& np, double& payload) {
+  return pair_wire_bytes(each_of(messages), np, payload);
 }
 
 // payload x 8 / makespan over the endpoints' total injection rate, at most 1.
@@ -253,7 +265,9 @@ constexpr double kSplitWorkFloor = 5e7;
 
 template <class Next>
 FluidEstimate estimate(const net::Topology& topo, Next&& next_hops, std::uint8_t initial,
-                       const std::vector<PlannedMessage>& messages, const net::NetworkParams& np, FluidDetail detail) {
+                       const std::vector<PlannedMessage>* all, const PlannedMessages& messages,
+                       const net::NetworkParams& np, FluidDetail detail) {
+  FABRICSIM_ASSERT(all != nullptr || detail == FluidDetail::Loads, "the bounds read the messages again");
   FluidEstimate est;
   est.link_bytes.assign(topo.link_count(), 0.0);
   // Flows with the same (source, destination) share their spread: add their
@@ -420,7 +434,7 @@ FluidEstimate estimate(const net::Topology& topo, Next&& next_hops, std::uint8_t
   if (est.min_makespan_ns > 0 && topo.endpoint_count() > 0)
     est.throughput_bound = injection_share(est.payload_bytes, est.min_makespan_ns, topo);
   if (per_source) {
-    const SourceTotals totals = source_totals(topo, messages, np);
+    const SourceTotals totals = source_totals(topo, *all, np);
     std::vector<double> x(topo.endpoint_count());
     for (std::size_t v = 0; v < kSplitPowers.size(); ++v) {
       if (!(capacity[v] > 0)) continue;
@@ -439,7 +453,7 @@ FluidEstimate estimate_fluid(const net::Topology& topo, const net::RoutingTable&
   const auto next = [&](net::NodeId node, std::uint8_t, net::EndpointId dst, std::vector<Hop>& out) {
     for (auto port : routes.candidates(node, dst)) out.push_back(Hop{topo.node(node).out[port], 0});
   };
-  return estimate(topo, next, 0, messages, np, detail);
+  return estimate(topo, next, 0, &messages, each_of(messages), np, detail);
 }
 
 double per_source_bound(const net::Topology& topo, const std::vector<PlannedMessage>& messages,
@@ -456,7 +470,28 @@ FluidEstimate estimate_fluid(const net::Topology& topo, const net::StateRoutes& 
     routes.options(node, state, dst, opts);
     for (const auto& o : opts) out.push_back(Hop{o.link, o.state});
   };
-  return estimate(topo, next, routes.rules().initial_state(), messages, np, detail);
+  return estimate(topo, next, routes.rules().initial_state(), &messages, each_of(messages), np, detail);
+}
+
+FluidEstimate estimate_fluid_loads(const net::Topology& topo, const net::RoutingTable* table,
+                                   const net::StateRoutes* rules, const PlannedMessages& messages,
+                                   const net::NetworkParams& np) {
+  if (rules != nullptr) {
+    std::vector<net::StateRoutes::Option> opts;
+    const auto next = [&](net::NodeId node, std::uint8_t state, net::EndpointId dst, std::vector<Hop>& out) {
+      opts.clear();
+      rules->options(node, state, dst, opts);
+      for (const auto& o : opts) out.push_back(Hop{o.link, o.state});
+    };
+    return estimate(topo, next, rules->rules().initial_state(), nullptr, messages, np, FluidDetail::Loads);
+  }
+  std::optional<net::RoutingTable> own;
+  if (table == nullptr) own.emplace(topo);
+  const net::RoutingTable& routes = table != nullptr ? *table : *own;
+  const auto next = [&](net::NodeId node, std::uint8_t, net::EndpointId dst, std::vector<Hop>& out) {
+    for (auto port : routes.candidates(node, dst)) out.push_back(Hop{topo.node(node).out[port], 0});
+  };
+  return estimate(topo, next, 0, nullptr, messages, np, FluidDetail::Loads);
 }
 
 AnyRouteBound bound_any_routes(const net::Topology& topo, const std::vector<PlannedMessage>& messages,

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <random>
 #include <tuple>
@@ -351,6 +352,42 @@ TEST(Fluid, SplitsEquallyOverMinimalNextHops) {
   EXPECT_DOUBLE_EQ(total, 4096.0 * 4);  // four hops
   EXPECT_DOUBLE_EQ(est.payload_bytes, 4032);
   EXPECT_NEAR(est.min_makespan_ns, 4096 * 8 / 400.0, 1e-9);
+}
+
+// The partitioner's walk over messages given one at a time (no vector of
+// them: Workload::for_each_planned) gives the loads of the vector's walk,
+// over a routing table (given, or made by the walk) and over route rules.
+TEST(Fluid, LoadsOverMessagesOneAtATimeAreTheVectorsLoads) {
+  std::mt19937_64 rng(3);
+  net::NetworkParams np;
+  auto plan_for = [&](std::uint32_t endpoints) {
+    std::vector<workload::PlannedMessage> plan;
+    for (int k = 0; k < 500; ++k)
+      plan.push_back({static_cast<net::EndpointId>(rng() % endpoints), static_cast<net::EndpointId>(rng() % endpoints),
+                      1 + rng() % 100'000, SimTime::zero()});
+    return plan;
+  };
+  auto one_at_a_time = [](const std::vector<workload::PlannedMessage>& plan) {
+    return [&plan](const std::function<void(const workload::PlannedMessage&)>& f) {
+      for (const auto& m : plan) f(m);
+    };
+  };
+  const net::Topology t = tree(16, 8);
+  const net::RoutingTable routes(t);
+  const auto plan = plan_for(16);
+  const auto want = workload::estimate_fluid(t, routes, plan, np, workload::FluidDetail::Loads);
+  for (const net::RoutingTable* table : {&routes, static_cast<const net::RoutingTable*>(nullptr)}) {
+    const auto got = workload::estimate_fluid_loads(t, table, nullptr, one_at_a_time(plan), np);
+    EXPECT_EQ(got.link_bytes, want.link_bytes);
+    EXPECT_EQ(got.payload_bytes, want.payload_bytes);
+  }
+  const net::Topology ring = torus({8, 8});
+  const net::StateRoutes rules(ring, net::torus_rules(ring, {8, 8}, true));
+  const auto rplan = plan_for(64);
+  const auto rwant = workload::estimate_fluid(ring, rules, rplan, np, workload::FluidDetail::Loads);
+  const auto rgot = workload::estimate_fluid_loads(ring, nullptr, &rules, one_at_a_time(rplan), np);
+  EXPECT_EQ(rgot.link_bytes, rwant.link_bytes);
+  EXPECT_GT(*std::max_element(rgot.link_bytes.begin(), rgot.link_bytes.end()), 0.0);
 }
 
 TEST(Fluid, BoundsPacketLevelThroughput) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "fabricsim/net/network.hpp"
@@ -60,6 +61,16 @@ FluidEstimate estimate_fluid(const net::Topology& topo, const net::RoutingTable&
 FluidEstimate estimate_fluid(const net::Topology& topo, const net::StateRoutes& routes,
                              const std::vector<PlannedMessage>& messages, const net::NetworkParams& np,
                              FluidDetail detail = FluidDetail::Bound);
+/// The messages one at a time, in order, from a workload that need not
+/// hold them all (Workload::for_each_planned).
+using PlannedMessages = std::function<void(const std::function<void(const PlannedMessage&)>&)>;
+/// FluidDetail::Loads alone (the partitioner's weights) over messages given
+/// one at a time: the same loads as estimate_fluid over them in a vector,
+/// without the vector.  `table` or `rules`, whichever routes (neither: a
+/// table made here).
+FluidEstimate estimate_fluid_loads(const net::Topology& topo, const net::RoutingTable* table,
+                                   const net::StateRoutes* rules, const PlannedMessages& messages,
+                                   const net::NetworkParams& np);
 
 /// The per-source share (stats::throughput_shares: the mean over sending
 /// sources s of payload_s x 8 / (T_s - t0) / injection rate_s, T_s its
