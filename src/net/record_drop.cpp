@@ -73,7 +73,11 @@ void RecordDrop::pages_of(MessageId id, std::size_t& first, std::size_t& last) c
   }
 }
 
-void RecordDrop::release(MessageId id) {
+void RecordDrop::release(MessageId id) { count_released(id, false); }
+
+void RecordDrop::absent(MessageId id) { count_released(id, true); }
+
+void RecordDrop::count_released(MessageId id, bool absent) {
   FABRICSIM_ASSERT(records_.data() == data_, "the records moved while pages were dropped");
   if (id >= count_) return;  // (added after dropping began: kept)
   std::uint64_t& word = released_[id / 64];
@@ -83,27 +87,12 @@ void RecordDrop::release(MessageId id) {
   std::size_t first = 0, last = 0;
   pages_of(id, first, last);
   for (std::size_t k = first; k <= last; ++k) {
-    FABRICSIM_ASSERT(state_[k] == Resident, "a record released in a page not held");
+    // (An absent record's page may be one of blanks, gone already: it
+    // stays gone; a page held goes with its last record.)
+    FABRICSIM_ASSERT(absent ? state_[k] != Spilled : state_[k] == Resident,
+                     "a record released in a page not held, or absent from one handed back");
     std::size_t lo = 0, hi = 0;
     records_of(k, lo, hi);
-    if (++released_in_[k] == hi - lo + 1) hand_back(k);
-  }
-}
-
-void RecordDrop::absent(MessageId id) {
-  FABRICSIM_ASSERT(records_.data() == data_, "the records moved while pages were dropped");
-  if (id >= count_) return;
-  std::uint64_t& word = released_[id / 64];
-  const std::uint64_t bit = std::uint64_t{1} << (id % 64);
-  FABRICSIM_ASSERT((word & bit) == 0, "a message record released twice");
-  word |= bit;
-  std::size_t first = 0, last = 0;
-  pages_of(id, first, last);
-  for (std::size_t k = first; k <= last; ++k) {
-    FABRICSIM_ASSERT(state_[k] != Spilled, "a record absent from a page already handed back");
-    std::size_t lo = 0, hi = 0;
-    records_of(k, lo, hi);
-    // (A page of blanks is gone already; one held goes with its last record.)
     if (++released_in_[k] == hi - lo + 1 && state_[k] == Resident) hand_back(k);
   }
 }

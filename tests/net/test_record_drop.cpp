@@ -54,6 +54,37 @@ std::size_t resident_pages(const void* p, std::size_t bytes) {
   return n;
 }
 
+// A leaf-spine of 16 endpoints whose ECMP paths depend on each message's
+// source port, and `n` random messages between its endpoints, posted in
+// [0, within_ns).
+Topology small_leaf_spine() {
+  LeafSpineParams p;
+  p.leaves = 4;
+  p.spines = 4;
+  p.servers_per_leaf = 4;
+  p.gpus_per_server = 1;
+  p.radix = 8;
+  return build_leaf_spine(p);
+}
+
+struct Want {
+  EndpointId src, dst;
+  std::uint64_t bytes;
+  SimTime at;
+};
+
+std::vector<Want> random_messages(std::uint64_t seed, int n, std::uint64_t within_ns) {
+  std::mt19937_64 rng(seed);
+  std::vector<Want> msgs;
+  for (int k = 0; k < n; ++k) {
+    const auto src = static_cast<EndpointId>(rng() % 16);
+    auto dst = static_cast<EndpointId>(rng() % 16);
+    if (dst == src) dst = (dst + 1) % 16;
+    msgs.push_back({src, dst, 1 + rng() % 20'000, SimTime::from_ns(static_cast<std::int64_t>(rng() % within_ns))});
+  }
+  return msgs;
+}
+
 // A random life of 20,000 records against a plain copy (the brute force):
 // some created before dropping begins, the rest blanks created later, in
 // random order; each released at a random moment once created; every
@@ -221,26 +252,8 @@ TEST(RecordDrop, AbsentRecordsLetTheirPagesGoWithTheLastMadeOne) {
 // a run that routes every packet by the description gives the records,
 // totals and link counters of the run that routes by the records.
 TEST(RecordDrop, PacketModelRoutesDescribedMessagesAsByTheirRecords) {
-  LeafSpineParams p;
-  p.leaves = 4;
-  p.spines = 4;
-  p.servers_per_leaf = 4;
-  p.gpus_per_server = 1;
-  p.radix = 8;
-  const Topology topo = build_leaf_spine(p);
-  std::mt19937_64 rng(12);
-  struct Want {
-    EndpointId src, dst;
-    std::uint64_t bytes;
-    SimTime at;
-  };
-  std::vector<Want> msgs;
-  for (int k = 0; k < 2000; ++k) {
-    const auto src = static_cast<EndpointId>(rng() % 16);
-    auto dst = static_cast<EndpointId>(rng() % 16);
-    if (dst == src) dst = (dst + 1) % 16;
-    msgs.push_back({src, dst, 1 + rng() % 20'000, SimTime::from_ns(static_cast<std::int64_t>(rng() % 100'000))});
-  }
+  const Topology topo = small_leaf_spine();
+  const std::vector<Want> msgs = random_messages(12, 2000, 100'000);
   auto run = [&](bool describe) {
     auto sim = std::make_unique<core::Simulator>(topo.node_count());
     auto net = std::make_unique<Network>(topo, NetworkParams{}, *sim);
@@ -277,26 +290,8 @@ TEST(RecordDrop, PacketModelRoutesDescribedMessagesAsByTheirRecords) {
 // The packet model on one process, dropping: every record, the totals
 // and every link's counters as in the same run that keeps them.
 TEST(RecordDrop, PacketModelRunsAsWhenItKeepsTheRecords) {
-  LeafSpineParams p;
-  p.leaves = 4;
-  p.spines = 4;
-  p.servers_per_leaf = 4;
-  p.gpus_per_server = 1;
-  p.radix = 8;
-  const Topology topo = build_leaf_spine(p);
-  std::mt19937_64 rng(11);
-  struct Want {
-    EndpointId src, dst;
-    std::uint64_t bytes;
-    SimTime at;
-  };
-  std::vector<Want> msgs;
-  for (int k = 0; k < 3000; ++k) {
-    const auto src = static_cast<EndpointId>(rng() % 16);
-    auto dst = static_cast<EndpointId>(rng() % 16);
-    if (dst == src) dst = (dst + 1) % 16;
-    msgs.push_back({src, dst, 1 + rng() % 20'000, SimTime::from_ns(static_cast<std::int64_t>(rng() % 200'000))});
-  }
+  const Topology topo = small_leaf_spine();
+  const std::vector<Want> msgs = random_messages(11, 3000, 200'000);
   auto run = [&](bool drop) {
     auto sim = std::make_unique<core::Simulator>(topo.node_count());
     auto net = std::make_unique<Network>(topo, NetworkParams{}, *sim);

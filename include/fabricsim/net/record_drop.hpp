@@ -85,6 +85,8 @@ class RecordDrop {
   // The records page k overlaps: [lo, hi].
   void records_of(std::size_t k, std::size_t& lo, std::size_t& hi) const;
   char* page_address(std::size_t k) const;
+  // release() (the record's pages held) or absent() (not made: perhaps blank).
+  void count_released(MessageId id, bool absent);
   void hand_back(std::size_t k);
   // Blank records' bytes written into page k, and nowhere else.
   void write_blanks(std::size_t k);

@@ -526,6 +526,8 @@ class NetworkImpl final : public NetworkModel {
     return scratch_route_;
   }
   std::uint16_t flow_port_of(MessageId id) const;
+  /// Pins message `id`'s listed-paths route (network.listed_paths).
+  void pin_listed(MessageId id, EndpointId src, EndpointId dst);
   /// Where messages are described: makes record `id` from its description
   /// if it is not made here (its first packet arriving at its receiver's
   /// process before the receiver's node was read).

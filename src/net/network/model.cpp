@@ -289,16 +289,19 @@ void NetworkImpl::describe(MessageId id, EndpointId src, EndpointId dst, std::ui
   if (described_.size() < messages_.size()) described_.resize(messages_.size());
   (void)new_message(id, src, dst, bytes, params_.seed, payload_per_packet_);  // (its checks: ConfigError)
   described_[id] = {src, dst, bytes};
-  if (params_.listed_paths) {
-    // (Its route is pinned here, on every process, as create() pins it.)
-    scratch_path_.clear();
-    params_.listed_paths->path(src, dst, params_.listed_paths->choice(src, dst, params_.seed, id), scratch_path_);
-    if (scratch_path_.size() > params_.vcs)
-      throw util::ConfigError(fmt::format("network.vcs: message {} (endpoint {} to {}) takes a listed route of {} "
-                                          "links, hop i on channel i; set network.vcs >= {} (it is {})",
-                                          id, src, dst, scratch_path_.size(), scratch_path_.size(), params_.vcs));
-    store_.pin(id, scratch_path_, PinnedVc::PerHop);
-  }
+  if (params_.listed_paths) pin_listed(id, src, dst);  // (here, on every process, as create() would)
+}
+
+void NetworkImpl::pin_listed(MessageId id, EndpointId src, EndpointId dst) {
+  // One route per message, uniformly among the k of its pair (every
+  // process computes the same), hop i on channel i.
+  scratch_path_.clear();
+  params_.listed_paths->path(src, dst, params_.listed_paths->choice(src, dst, params_.seed, id), scratch_path_);
+  if (scratch_path_.size() > params_.vcs)
+    throw util::ConfigError(fmt::format("network.vcs: message {} (endpoint {} to {}) takes a listed route of {} "
+                                        "links, hop i on channel i; set network.vcs >= {} (it is {})",
+                                        id, src, dst, scratch_path_.size(), scratch_path_.size(), params_.vcs));
+  store_.pin(id, scratch_path_, PinnedVc::PerHop);
 }
 
 Message NetworkImpl::from_description(MessageId id) const {
@@ -319,17 +322,7 @@ void NetworkImpl::create(MessageId id, EndpointId src, EndpointId dst, std::uint
   else
     before_create(id);
   place_message(messages_, id, m);
-  if (params_.listed_paths && !(id < described_.size() && described_[id].bytes != 0)) {  // (described: pinned then)
-    // One route per message, uniformly among the k of its pair (every
-    // process computes the same), hop i on channel i.
-    scratch_path_.clear();
-    params_.listed_paths->path(src, dst, params_.listed_paths->choice(src, dst, params_.seed, id), scratch_path_);
-    if (scratch_path_.size() > params_.vcs)
-      throw util::ConfigError(fmt::format("network.vcs: message {} (endpoint {} to {}) takes a listed route of {} "
-                                          "links, hop i on channel i; set network.vcs >= {} (it is {})",
-                                          id, src, dst, scratch_path_.size(), scratch_path_.size(), params_.vcs));
-    store_.pin(id, scratch_path_, PinnedVc::PerHop);
-  }
+  if (params_.listed_paths && description(id) == nullptr) pin_listed(id, src, dst);  // (described: pinned then)
 }
 
 void NetworkImpl::pin(MessageId id, std::span<const LinkId> links, PinnedVc vc, bool unused) {
