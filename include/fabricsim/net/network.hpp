@@ -296,6 +296,10 @@ class NetworkModel {
     std::uint64_t bytes = 0;  ///< 0: not described
   };
   std::vector<Described> described_;
+  /// Message `id`'s description; nullptr where it has none (made only).
+  const Described* description(MessageId id) const {
+    return id < described_.size() && described_[id].bytes != 0 ? &described_[id] : nullptr;
+  }
   /// Message `id` as create() would make it from its description (a
   /// model that describes implements it).
   virtual Message from_description(MessageId id) const;

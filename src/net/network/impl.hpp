@@ -96,6 +96,7 @@ class NetworkImpl final : public NetworkModel {
   void set_aside(std::size_t count) override;
   bool drop_delivered_records() override;
   void set_aside_dropped(std::size_t count) override;
+  bool partitioned() const;  // set_partition made it one part of several
   void describe(MessageId id, EndpointId src, EndpointId dst, std::uint64_t bytes) override;
   Message from_description(MessageId id) const override;
   bool none_posted();  // no message posted yet (assertions)
@@ -516,12 +517,11 @@ class NetworkImpl final : public NetworkModel {
   /// or where messages are described, its description (a process a packet
   /// only passes makes no record), in scratch_route_.
   const Message& route_record(MessageId id) {
-    if (described_.empty() || id >= described_.size()) [[likely]]
+    const Described* d = description(id);
+    if (d == nullptr) [[likely]]
       return messages_[id];
-    const Described& d = described_[id];
-    if (d.bytes == 0) return messages_[id];  // (not described: made)
-    scratch_route_.src = d.src;
-    scratch_route_.dst = d.dst;
+    scratch_route_.src = d->src;
+    scratch_route_.dst = d->dst;
     scratch_route_.flow_port = flow_port_of(id);
     return scratch_route_;
   }
@@ -537,10 +537,6 @@ class NetworkImpl final : public NetworkModel {
       FABRICSIM_ASSERT(d.bytes != 0, "a packet of a message neither made nor described");
       create(id, d.src, d.dst, d.bytes, 0);
     }
-  }
-  /// Message `id`'s description; nullptr where it has none (made only).
-  const Described* description(MessageId id) const {
-    return id < described_.size() && described_[id].bytes != 0 ? &described_[id] : nullptr;
   }
   Message scratch_route_;
   LinkId choose_output(NodeId at, const Packet& pkt, const Message& msg);

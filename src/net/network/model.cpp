@@ -248,11 +248,13 @@ void NetworkImpl::set_aside(std::size_t count) {
   messages_.resize(messages_.size() + count, blank_message());
 }
 
+bool NetworkImpl::partitioned() const {
+  return sink_ != nullptr || std::find(owned_.begin(), owned_.end(), 0) != owned_.end();
+}
+
 void NetworkImpl::set_aside_dropped(std::size_t count) {
-  const bool partitioned = sink_ != nullptr || std::find(owned_.begin(), owned_.end(), 0) != owned_.end();
-  if (drop_ || (partitioned && described_.empty())) {
-    set_aside(count);
-    (void)drop_delivered_records();
+  if (drop_ || (partitioned() && described_.empty())) {
+    NetworkModel::set_aside_dropped(count);
     return;
   }
   // A piece at a time, each handed back once written (RecordDrop then
@@ -275,10 +277,10 @@ bool NetworkImpl::drop_delivered_records() {
   // is read only where its sender or receiver runs.  (Not with records
   // made everywhere: every process a packet passes reads its record, and
   // none knows when the last one has passed.)
-  const bool partitioned = sink_ != nullptr || std::find(owned_.begin(), owned_.end(), 0) != owned_.end();
-  if (partitioned && described_.empty()) return false;
+  const bool parts = partitioned();
+  if (parts && described_.empty()) return false;
   drop_ = std::make_unique<RecordDrop>(messages_);
-  if (partitioned) drop_others(owned_, topo_);
+  if (parts) drop_others(owned_, topo_);
   return true;
 }
 
@@ -746,7 +748,7 @@ NetworkModel::~NetworkModel() = default;
 Message NetworkModel::record(MessageId id) {
   const Message m = drop_ ? drop_->read(id) : messages()[id];
   // (Not made here: as its description makes it, where it has one.)
-  if (m.bytes == 0 && id < described_.size() && described_[id].bytes != 0) return from_description(id);
+  if (m.bytes == 0 && description(id) != nullptr) return from_description(id);
   return m;
 }
 
@@ -754,7 +756,7 @@ bool NetworkModel::made(MessageId id) { return (drop_ ? drop_->read(id) : messag
 
 void NetworkModel::set_aside_dropped(std::size_t count) {
   set_aside(count);
-  (void)drop_delivered_records();
+  if (!drop_) (void)drop_delivered_records();  // (already dropping: the records set aside are kept)
 }
 
 void NetworkModel::describe(MessageId id, EndpointId src, EndpointId dst, std::uint64_t bytes) {
@@ -785,9 +787,9 @@ void NetworkModel::set_post_time(MessageId id, SimTime at) {
   // made first, from its description, and kept (its message is in flight
   // or never ran: the run was cut).
   if (!made(id)) {
-    FABRICSIM_ASSERT(id < described_.size() && described_[id].bytes != 0, "set_post_time: a blank record");
-    const Described& d = described_[id];
-    create(id, d.src, d.dst, d.bytes, 0);
+    const Described* d = description(id);
+    FABRICSIM_ASSERT(d != nullptr, "set_post_time: a blank record");
+    create(id, d->src, d->dst, d->bytes, 0);
   }
   Message m = drop_->read(id);
   m.post_time = at;
