@@ -287,6 +287,34 @@ TEST(RecordDrop, PacketModelRoutesDescribedMessagesAsByTheirRecords) {
   EXPECT_EQ(kept->link_stats().flows, described->link_stats().flows);
 }
 
+// Describing messages set aside and dropped (a streamed trace on several
+// processes, before the run) reads none of their blank records: their
+// pages stay handed back (mincore), where a read would have mapped one per
+// page (on some kernels a page of its own, counted as the process's).
+TEST(RecordDrop, DescribingBlanksLeavesTheirPagesHandedBack) {
+  const Topology topo = small_leaf_spine();
+  const std::vector<Want> msgs = random_messages(13, 40'000, 1'000);
+  core::Simulator sim(topo.node_count());
+  struct Peek : Network {  // (the records' memory: Network::messages() is refused while dropping)
+    using Network::Network;
+    const void* records() const { return model().messages().data(); }
+  } net(topo, NetworkParams{}, sim);
+  ASSERT_EQ(net.reserve_ids_dropped(msgs.size()), 0u);
+  const std::size_t bytes = msgs.size() * sizeof(Message);
+  const std::size_t pages = bytes / RecordDrop::kPageBytes;
+  ASSERT_GT(pages, 400u);
+  EXPECT_LE(resident_pages(net.records(), bytes), 2u);
+  for (std::size_t k = 0; k < msgs.size(); ++k)
+    net.describe_at(static_cast<MessageId>(k), msgs[k].src, msgs[k].dst, msgs[k].bytes);
+  EXPECT_LE(resident_pages(net.records(), bytes), 2u);
+  // (And each still reads as its description makes it.)
+  for (const std::size_t k : {std::size_t{0}, msgs.size() / 2, msgs.size() - 1}) {
+    EXPECT_FALSE(net.made(static_cast<MessageId>(k)));
+    EXPECT_EQ(net.message(static_cast<MessageId>(k)).bytes, msgs[k].bytes);
+  }
+  EXPECT_LE(resident_pages(net.records(), bytes), 2u);
+}
+
 // The packet model on one process, dropping: every record, the totals
 // and every link's counters as in the same run that keeps them.
 TEST(RecordDrop, PacketModelRunsAsWhenItKeepsTheRecords) {
