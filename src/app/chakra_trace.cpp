@@ -490,6 +490,10 @@ ChakraStream::ChakraStream(const std::string& path, const ChakraOptions& opt, bo
   // the exchange, rank by rank, as one reading all of them numbers them.
   summary_.resize(R);
   node_counts_.assign(R, 0);
+  if (send_lists) {
+    own_sends_.resize(R);
+    sends_ = std::make_unique<workload::TraceSends>();
+  }
   const int P = comm != nullptr ? comm->size() : 1, me = comm != nullptr ? comm->rank() : 0;
   std::vector<const std::vector<std::uint32_t>*> named;  // by place (ChakraGroups is ordered)
   std::map<const std::vector<std::uint32_t>*, std::uint32_t> place;
@@ -520,7 +524,7 @@ ChakraStream::ChakraStream(const std::string& path, const ChakraOptions& opt, bo
         ++node_counts_[r];
         if (node_.n.kind == TraceNode::Kind::Send) {
           ++summary_[r].sends;
-          if (send_lists) summary_[r].send_list.push_back({node_.n.bytes, node_.n.tag, node_.id, node_.n.peer});
+          if (send_lists) own_sends_[r].push_back({node_.n.bytes, node_.n.tag, node_.id, node_.n.peer, 1});
         }
         if (node_.n.kind == TraceNode::Kind::Collective)
           summary_[r].collectives.push_back({node_.group == nullptr ? kAll : place.at(node_.group), node_.n.op,
@@ -548,7 +552,10 @@ ChakraStream::ChakraStream(const std::string& path, const ChakraOptions& opt, bo
       throw util::UserError(line, error_code);
     }
     exchange_summaries(*comm);
+  } else if (send_lists) {
+    for (std::uint32_t r = 0; r < R; ++r) spill_own_sends(r);
   }
+  std::vector<std::vector<workload::TraceRankMessages::Send>>().swap(own_sends_);
   for (auto& s : summary_)
     for (auto& c : s.collectives) c.group = group_of(c.group == kAll ? nullptr : named.at(c.group));
   std::uint64_t nodes = 0;
@@ -561,26 +568,38 @@ ChakraStream::ChakraStream(const std::string& path, const ChakraOptions& opt, bo
   }
 }
 
+void ChakraStream::spill_own_sends(std::uint32_t r) {
+  if (sends_ == nullptr) return;
+  for (const auto& x : own_sends_[r]) sends_->put(spilled_++, x);
+  std::vector<workload::TraceRankMessages::Send>().swap(own_sends_[r]);
+}
+
 void ChakraStream::exchange_summaries(const par::Comm& comm) {
   // In blocks of ranks, so that the exchange holds a block's summaries,
   // not every rank's twice.  A rank's values: its node count, its send
-  // count, its sends (4 values each), its collectives (5 each), each list
-  // after its length.
+  // count, its sends (4 values each, where kept), its collectives (5
+  // each), each list after its length.  The sends go to their file
+  // (TraceSends) rank after rank, each process's own ones too, and leave
+  // memory with their block.
   const auto R = static_cast<std::uint32_t>(summary_.size());
   const auto P = static_cast<std::uint32_t>(comm.size()), me = static_cast<std::uint32_t>(comm.rank());
   constexpr std::uint32_t kBlock = 64;
   std::vector<std::int64_t> mine;
+  std::vector<std::size_t> sends_at(kBlock);  // where a rank's sends are in the block
   for (std::uint32_t from = 0; from < R; from += kBlock) {
     const std::uint32_t to = std::min(R, from + kBlock);
     mine.clear();
     for (std::uint32_t r = from; r < to; ++r) {
       if (r % P != me) continue;
       const workload::TraceRankMessages& s = summary_[r];
+      const std::size_t kept = sends_ != nullptr ? own_sends_[r].size() : 0;
       mine.insert(mine.end(), {std::int64_t{r}, static_cast<std::int64_t>(node_counts_[r]),
-                               static_cast<std::int64_t>(s.sends), static_cast<std::int64_t>(s.send_list.size())});
-      for (const auto& x : s.send_list)
+                               static_cast<std::int64_t>(s.sends), static_cast<std::int64_t>(kept)});
+      for (std::size_t k = 0; k < kept; ++k) {
+        const auto& x = own_sends_[r][k];
         mine.insert(mine.end(), {static_cast<std::int64_t>(x.bytes), x.tag, static_cast<std::int64_t>(x.node),
                                  std::int64_t{x.peer}});
+      }
       mine.push_back(static_cast<std::int64_t>(s.collectives.size()));
       for (const auto& c : s.collectives)
         mine.insert(mine.end(), {std::int64_t{c.group}, static_cast<std::int64_t>(c.op),
@@ -594,21 +613,28 @@ void ChakraStream::exchange_summaries(const par::Comm& comm) {
       node_counts_[r] = static_cast<std::uint64_t>(all[i++]);
       s.sends = static_cast<std::uint64_t>(all[i++]);
       const auto n_sends = static_cast<std::size_t>(all[i++]);
+      sends_at[r - from] = i;
+      i += 4 * n_sends;
       if (r % P == me) {  // (its own: kept as read)
-        i += 4 * n_sends;
         i += 1 + 5 * static_cast<std::size_t>(all[i]);
         continue;
       }
-      s.send_list.reserve(n_sends);
-      for (std::size_t k = 0; k < n_sends; ++k, i += 4)
-        s.send_list.push_back({static_cast<std::uint64_t>(all[i]), all[i + 1], static_cast<std::uint64_t>(all[i + 2]),
-                               static_cast<std::uint32_t>(all[i + 3])});
       const auto n_coll = static_cast<std::size_t>(all[i++]);
       s.collectives.reserve(n_coll);
       for (std::size_t k = 0; k < n_coll; ++k, i += 5)
         s.collectives.push_back({static_cast<std::uint32_t>(all[i]), static_cast<CollectiveOp>(all[i + 1]),
                                  static_cast<std::uint64_t>(all[i + 2]), static_cast<std::uint32_t>(all[i + 3]),
                                  static_cast<std::uint64_t>(all[i + 4])});
+    }
+    if (sends_ == nullptr) continue;
+    for (std::uint32_t r = from; r < to; ++r) {
+      if (r % P == me) {
+        spill_own_sends(r);
+        continue;
+      }
+      for (std::size_t k = 0, i = sends_at[r - from]; k < summary_[r].sends; ++k, i += 4)
+        sends_->put(spilled_++, {static_cast<std::uint64_t>(all[i]), all[i + 1], static_cast<std::uint64_t>(all[i + 2]),
+                                 static_cast<std::uint32_t>(all[i + 3]), 1});
     }
   }
 }

@@ -99,9 +99,10 @@ class ChakraStream final : public workload::TraceSource {
  public:
   /// ConfigError as load_chakra_trace's, and for a file whose node ids do
   /// not increase or whose dependencies name a later node.  `send_lists`:
-  /// the pre-pass keeps every send node (32 bytes each: what records are
-  /// made from before the run on several processes, and what a receive
-  /// there finds its message by); without, only their counts.  `comm`
+  /// the pre-pass keeps every send node, on disk (TraceSends: what
+  /// messages are described from before the run on several processes, and
+  /// what a receive there finds its message by); without, only their
+  /// counts.  `comm`
   /// (collective, where given): its processes share the pre-pass, each
   /// reading every P-th file, and exchange what they found; an error in
   /// any file is the same error on every process (the lowest rank's).
@@ -116,14 +117,10 @@ class ChakraStream final : public workload::TraceSource {
   const std::vector<std::string>& files() const { return files_; }
   /// Per rank: what the message numbering reads, and its node count.
   const std::vector<workload::TraceRankMessages>& summary() const { return summary_; }
-  /// The summary's send lists, moved out (once the records are made from
-  /// them: the stream keeps them until its start).
-  std::vector<std::vector<workload::TraceRankMessages::Send>> take_send_lists() {
-    std::vector<std::vector<workload::TraceRankMessages::Send>> out;
-    out.reserve(summary_.size());
-    for (auto& s : summary_) out.push_back(std::move(s.send_list));
-    return out;
-  }
+  /// The send nodes (where kept), moved out: what records are described
+  /// from before the run, and what the stream finds a remote receive's
+  /// message in at its start (TraceStreamParams::sends).
+  std::unique_ptr<workload::TraceSends> take_sends() { return std::move(sends_); }
   const std::vector<std::uint64_t>& node_counts() const { return node_counts_; }
   /// The distinct node names (the k-th ends at name_ends[k]), as Trace's.
   const std::string& names() const { return index_.names; }
@@ -145,6 +142,9 @@ class ChakraStream final : public workload::TraceSource {
   void close_oldest();  // of the open files
   // Each process's ranks' summaries (and node counts) to every process.
   void exchange_summaries(const par::Comm& comm);
+  // Rank r's send nodes kept by this process's pre-pass, to their file
+  // (number spilled_ on) and out of memory.
+  void spill_own_sends(std::uint32_t r);
   ChakraOptions opt_;
   ChakraGroups by_name_;
   // Its groups and distinct names, numbered as a whole trace's (add_group,
@@ -155,6 +155,11 @@ class ChakraStream final : public workload::TraceSource {
   ChakraRankReader::Node node_;
   std::vector<workload::TraceRankMessages> summary_;
   std::vector<std::uint64_t> node_counts_;
+  // The send nodes: those its own pre-pass read, until exchanged, and every
+  // rank's in their file (where kept).
+  std::vector<std::vector<workload::TraceRankMessages::Send>> own_sends_;
+  std::unique_ptr<workload::TraceSends> sends_;
+  std::uint64_t spilled_ = 0;
   std::string name_;
   std::deque<std::uint32_t> opened_;  // ranks in the order their files were opened
   std::uint32_t open_ = 0, open_at_most_ = 0;

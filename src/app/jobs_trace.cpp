@@ -233,9 +233,9 @@ class StreamTraceJob final : public Job {
     if (!is_chakra_trace(path))
       throw util::ConfigError("workload.trace_stream: streams a Chakra trace (one .et file per rank), not " + path);
     // (At one process the stream reads every rank and makes each record as
-    // it reads its node: the pre-pass keeps no send list, 15.7 MB for the
-    // benchmark's 491,520 sends.  At several the processes share the
-    // pre-pass, each reading every P-th file.)
+    // it reads its node: the pre-pass keeps no send nodes.  At several the
+    // processes share the pre-pass, each reading every P-th file, and keep
+    // every rank's send nodes on disk: TraceSends.)
     source_ = std::make_unique<ChakraStream>(path, chakra_options(cfg), plan.processes() > 1, plan.comm);
     const std::uint32_t R = source_->ranks();
     if (source_->open_at_most() < R)
@@ -268,10 +268,10 @@ class StreamTraceJob final : public Job {
     // passes, a receiver's process makes the record as its first packet
     // arrives if its node is not read yet, and a message's record is made
     // only where its sender or receiver runs (Network::describe_at).
+    p.sends = source_->take_sends();
     if (plan.processes() > 1)
-      workload::trace_records(net, source_->summary(), source_->groups(), p.endpoints, p.algorithm, p.ids,
-                              /*describe=*/true);
-    p.sends = source_->take_send_lists();
+      workload::trace_records(net, source_->summary(), *p.sends, source_->groups(), p.endpoints, p.algorithm,
+                              p.ids, /*describe=*/true);
     p.first_row.assign(R + 1, 0);
     for (std::uint32_t r = 0; r < R; ++r) p.first_row[r + 1] = p.first_row[r] + source_->node_counts()[r];
     endpoints_ = p.endpoints;

@@ -41,6 +41,15 @@ std::size_t SpillFile::memory_bytes() const {
   return block_.capacity() + batch_.capacity() + run_.capacity() + batch_index_.capacity() * sizeof(std::uint64_t);
 }
 
+void SpillFile::release_buffers() {
+  flush();
+  std::vector<char>().swap(block_);
+  std::vector<char>().swap(batch_);
+  std::vector<char>().swap(run_);
+  std::vector<std::uint64_t>().swap(batch_index_);
+  block_count_ = 0;
+}
+
 void SpillFile::write_at(std::uint64_t index, const char* p, std::size_t left) {
   auto off = static_cast<off_t>(index * record_bytes_);
   while (left > 0) {

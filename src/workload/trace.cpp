@@ -530,6 +530,7 @@ TraceMessageIds trace_message_ids(const std::vector<TraceRankMessages>& ranks,
     ids.first_send[r] = static_cast<net::MessageId>(at);
     at += ranks[r].sends;
   }
+  ids.sends = at - first;
   // Then the collectives, each as many messages as its schedule sends
   // (plan_collectives).
   for_each_trace_collective(
@@ -552,17 +553,21 @@ TraceMessageIds trace_message_ids(const std::vector<TraceRankMessages>& ranks,
   return ids;
 }
 
-void trace_records(net::Network& net, const std::vector<TraceRankMessages>& ranks,
+TraceSends::TraceSends() : file_(sizeof(TraceRankMessages::Send), "workload.trace_stream: the send nodes") {}
+
+void trace_records(net::Network& net, const std::vector<TraceRankMessages>& ranks, TraceSends& sends,
                    const std::vector<std::vector<std::uint32_t>>& groups,
                    const std::vector<net::EndpointId>& endpoints, const std::string& algorithm,
                    const TraceMessageIds& ids, bool describe) {
   const auto R = static_cast<std::uint32_t>(ranks.size());
   FABRICSIM_ASSERT(endpoints.size() == R && ids.first_send.size() == R, "an endpoint per rank");
+  std::uint64_t n = 0;  // (the sends' numbering: TraceSends)
   for (std::uint32_t r = 0; r < R; ++r) {
-    FABRICSIM_ASSERT(ranks[r].send_list.size() == ranks[r].sends, "the pre-pass kept every send");
     net::MessageId id = ids.first_send[r];
     // (As the stream's send: at least a byte.)
-    for (const TraceRankMessages::Send& s : ranks[r].send_list) {
+    for (std::uint64_t i = 0; i < ranks[r].sends; ++i) {
+      const TraceRankMessages::Send s = sends.get(n++);
+      FABRICSIM_ASSERT(s.kept == 1 && s.peer < R, "every send kept, in its place");
       const std::uint64_t bytes = std::max<std::uint64_t>(s.bytes, 1);
       if (describe)
         net.describe_at(id++, endpoints[r], endpoints[s.peer], bytes);
@@ -570,6 +575,7 @@ void trace_records(net::Network& net, const std::vector<TraceRankMessages>& rank
         net.create_at(id++, endpoints[r], endpoints[s.peer], bytes, 0);
     }
   }
+  sends.release_buffers();
   for_each_trace_collective(ranks, groups, endpoints, algorithm,
                             [&](std::uint32_t g, std::uint32_t k, const CollectiveSpec& spec,
                                 const std::vector<net::EndpointId>& eps, std::uint32_t,

@@ -52,16 +52,18 @@ void TraceStream::on_start(SimTime) {
   // A receive here from a rank read elsewhere takes the next message that
   // rank sends here with its tag, in its node order: as a send is matched
   // with the oldest receive waiting for it on one process.
-  for (std::uint32_t s = 0; s < R && s < p_.sends.size(); ++s) {
-    if (here_[s]) continue;
-    for (std::size_t k = 0; k < p_.sends[s].size(); ++k) {
-      const TraceRankMessages::Send& x = p_.sends[s][k];
-      if (x.peer < R && here_[x.peer])
-        remote_sends_[{s, x.peer, x.tag}].sends.emplace_back(p_.ids.first_send[s] + static_cast<net::MessageId>(k),
-                                                             x.node);
+  if (partitioned_ && p_.sends != nullptr) {
+    for (std::uint32_t s = 0; s < R; ++s) {
+      if (here_[s]) continue;
+      const std::uint64_t end = s + 1 < R ? p_.ids.first_send[s + 1] - first_id_ : p_.ids.sends;
+      for (std::uint64_t k = p_.ids.first_send[s] - first_id_; k < end; ++k) {
+        const TraceRankMessages::Send x = p_.sends->get(k);
+        const auto id = static_cast<net::MessageId>(first_id_ + k);
+        if (x.peer < R && here_[x.peer]) remote_sends_[{s, x.peer, x.tag}].sends.push_back(id);
+      }
     }
+    p_.sends->release_buffers();
   }
-  std::vector<std::vector<TraceRankMessages::Send>>().swap(p_.sends);
   for (std::uint32_t r = 0; r < R; ++r)
     if (!here_[r]) {
       src_.skip(r);
@@ -84,7 +86,7 @@ void TraceStream::fed_out(std::uint32_t) {
              ") has no matching send node there");
   for (const auto& [key, rs] : remote_sends_)
     if (rs.taken < rs.sends.size())
-      fail(std::get<0>(key), rs.sends[rs.taken].second,
+      fail(std::get<0>(key), send_node(rs.sends[rs.taken]),
            "send to rank " + std::to_string(std::get<1>(key)) + " (tag " + std::to_string(std::get<2>(key)) +
                ") has no matching recv node there");
   g_.end_feeding(g_.network().now());
@@ -103,13 +105,15 @@ void TraceStream::read_more(std::uint32_t r, std::size_t leaving) {
   }
 }
 
+std::uint64_t TraceStream::send_node(net::MessageId id) { return p_.sends->get(id - first_id_).node; }
+
 net::MessageId TraceStream::remote_message(std::uint32_t r, const TraceSource::Node& node) {
   const auto it = remote_sends_.find({node.n.peer, r, node.n.tag});
   if (it == remote_sends_.end() || it->second.taken == it->second.sends.size())
     fail(r, node.id,
          "recv from rank " + std::to_string(node.n.peer) + " (tag " + std::to_string(node.n.tag) +
              ") has no matching send node there");
-  const net::MessageId id = it->second.sends[it->second.taken++].first;
+  const net::MessageId id = it->second.sends[it->second.taken++];
   if (it->second.taken == it->second.sends.size()) remote_sends_.erase(it);
   return id;
 }

@@ -247,7 +247,7 @@ for what, sets in cases:
 # 4-7 do not, so that (a window of 1 or 2) the messages of ranks 4-7 reach
 # ranks 0-3's process before it has read their collective node there.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_bad_chakra import COLL, COMP, META, RECV, node, record  # noqa: E402
+from make_bad_chakra import COLL, COMP, META, RECV, SEND, node, record  # noqa: E402
 
 
 def allreduce(nid, deps, size):
@@ -318,6 +318,31 @@ assert re.search(r"^error: .*unmatched\.\d\.et: node 1: recv from rank \d \(tag 
 assert not os.path.exists(out) and not glob.glob(os.path.join(d, ".unmatched.h5*")), os.listdir(d)
 checks += 1
 print("ok   2 processes, unmatched receive: " + lines[0])
+
+# And sends whose receives do not exist, to the rank 4 away: the line
+# names the sender's file and node (node 7, found where the receiver's
+# process kept the sends into its ranks: the pre-pass's send nodes, on
+# disk).
+bad = os.path.join(d, "unsent")
+for r in range(8):
+    body = META + record(node(0, COMP, duration=1))
+    body += record(node(7, SEND, [("comm_dst", "int32", (r + 4) % 8), ("comm_size", "int64", 64)]))
+    with open(f"{bad}.{r}.et", "wb") as f:
+        f.write(body)
+out = os.path.join(d, "unsent.h5")
+cmd = ["mpiexec", "-n", "2", exe, "run", "-o", out, "--set", 'output.progress="never"']
+# (A ring of 8 in blocks: endpoints 0-3 on one process, 4-7 on the other,
+# so that every send crosses and only the receiver's process can tell.)
+for s in fabric("ring", 8) + ['workload.kind="trace"', f'workload.trace="{bad}"', "workload.trace_stream=true",
+                                  'engine.partitioner="block"']:
+    cmd += ["--set", s]
+r = subprocess.run(cmd, capture_output=True, text=True)
+lines = [line for line in r.stderr.splitlines() if line.strip()]
+assert r.returncode == 2 and len(lines) == 1, (r.returncode, r.stderr)
+assert re.search(r"^error: .*unsent\.\d\.et: node 7: send to rank \d \(tag 0\) has no matching recv node there", lines[0]), lines
+assert not os.path.exists(out) and not glob.glob(os.path.join(d, ".unsent.h5*")), os.listdir(d)
+checks += 1
+print("ok   2 processes, unmatched send: " + lines[0])
 
 # The pre-pass is shared (process p reads the files of ranks p, p + P, ...):
 # two broken files, rank 3's (node ids not increasing) and rank 6's (cut

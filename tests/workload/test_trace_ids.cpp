@@ -30,6 +30,7 @@ using core::SimTime;
 struct Built {
   Trace trace;
   std::vector<TraceRankMessages> summary;
+  std::unique_ptr<TraceSends> sends = std::make_unique<TraceSends>();  // (rank after rank, node order)
 };
 
 // A trace of `R` ranks: per phase, each rank computes, sends to a few
@@ -93,6 +94,7 @@ Built random_trace(std::uint64_t seed, std::uint32_t R, std::uint32_t phases) {
     }
   }
   b.summary.resize(R);
+  std::uint64_t sent = 0;
   for (std::uint32_t r = 0; r < R; ++r) {
     for (const Pending& p : nodes[r]) {  // (id order)
       if (p.n.kind == TraceNode::Kind::Send) ++b.summary[r].sends;
@@ -102,8 +104,8 @@ Built random_trace(std::uint64_t seed, std::uint32_t R, std::uint32_t phases) {
     std::shuffle(nodes[r].begin(), nodes[r].end(), rng);
     for (const Pending& p : nodes[r]) {
       t.add_node(p.id, r, p.n, "n", nullptr, nullptr);
-      // (Sends in node order, as the planner numbers them.)
-      if (p.n.kind == TraceNode::Kind::Send) b.summary[r].send_list.push_back({p.n.bytes, p.n.tag, p.id, p.n.peer});
+      // (Sends in node order, as the planner numbers them: rank after rank.)
+      if (p.n.kind == TraceNode::Kind::Send) b.sends->put(sent++, {p.n.bytes, p.n.tag, p.id, p.n.peer, 1});
     }
   }
   t.end_names();
@@ -208,7 +210,7 @@ TEST(TraceIds, RecordsMadeBeforeTheRunAreThePlannersRecords) {
       const std::vector<std::vector<std::uint32_t>> groups = b.trace.groups;
       const TraceMessageIds ids = trace_message_ids(b.summary, groups, eps, algorithm, topo, 1);
       ASSERT_EQ(made.net.reserve_ids(ids.total), 1u);
-      trace_records(made.net, b.summary, groups, eps, algorithm, ids);
+      trace_records(made.net, b.summary, *b.sends, groups, eps, algorithm, ids);
       TraceParams p;
       p.trace = std::move(b.trace);
       p.algorithm = algorithm;

@@ -34,6 +34,9 @@ class SpillFile {
   /// Copies record `index` to `out`, reading ahead in blocks: reading in
   /// increasing order costs one read per block.
   void get(std::uint64_t index, void* out);
+  /// Writes the batch and lets the buffers go (a file kept for a rare
+  /// get, as an error line's).
+  void release_buffers();
   /// Bytes held in memory (the batch and the read-ahead block).
   std::size_t memory_bytes() const;
 

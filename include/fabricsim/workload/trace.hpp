@@ -26,6 +26,7 @@
 
 #include "fabricsim/core/time.hpp"
 #include "fabricsim/net/network.hpp"
+#include "fabricsim/util/spill_file.hpp"
 #include "fabricsim/workload/collective.hpp"
 #include "fabricsim/workload/task_graph.hpp"
 
@@ -158,15 +159,14 @@ struct TraceParams {
 /// and its collective nodes in id order (the order collectives match in).
 struct TraceRankMessages {
   std::uint64_t sends = 0;
-  /// Its send nodes in node order, when the pre-pass keeps them (what
-  /// their records are made from before the run: trace_records).
+  /// A send node, where the pre-pass keeps them (TraceSends).
   struct Send {
     std::uint64_t bytes = 0;
     std::int64_t tag = 0;
     std::uint64_t node = 0;  ///< its node id (for error lines)
     std::uint32_t peer = 0;
+    std::uint32_t kept = 1;  ///< (a send never put reads as zeros; and no padding: every byte spilled is set)
   };
-  std::vector<Send> send_list;
   struct Collective {
     std::uint32_t group = 0;  ///< Trace::groups index (0: all ranks)
     CollectiveOp op = CollectiveOp::Allreduce;
@@ -176,6 +176,33 @@ struct TraceRankMessages {
   };
   std::vector<Collective> collectives;
 };
+
+/// Every rank's send nodes, numbered as their messages are: rank after
+/// rank, each rank's in node order, so that the k-th send of rank r is
+/// number sum(sends of the ranks before r) + k, and its message id
+/// TraceMessageIds::first_send[0] plus that number.  Kept on disk
+/// (util::SpillFile): a streamed trace on several processes describes
+/// every message from them before the run, and finds there the message of
+/// a receive whose sender another process reads, but memory held 32 bytes
+/// a send of every rank for it until the run began (docs/architecture.md,
+/// "Streaming traces").  Reading in increasing order reads ahead.
+class TraceSends {
+ public:
+  TraceSends();
+  void put(std::uint64_t k, const TraceRankMessages::Send& s) { file_.put(k, &s); }
+  TraceRankMessages::Send get(std::uint64_t k) {
+    TraceRankMessages::Send s;
+    file_.get(k, &s);
+    return s;
+  }
+  /// Lets the buffers go (until the next put or get).
+  void release_buffers() { file_.release_buffers(); }
+  std::size_t memory_bytes() const { return file_.memory_bytes(); }
+
+ private:
+  util::SpillFile file_;
+};
+static_assert(sizeof(TraceRankMessages::Send) == 32, "a spilled send has no padding");
 
 /// The ids TraceJob gives a trace's messages (the order it plans them in),
 /// from each rank's summary alone, for a process that reads only its own
@@ -187,6 +214,7 @@ struct TraceRankMessages {
 struct TraceMessageIds {
   std::vector<net::MessageId> first_send;
   std::map<std::pair<std::uint32_t, std::uint32_t>, net::MessageId> first_collective;
+  std::uint64_t sends = 0;  ///< of them send nodes' (numbered first, from first_send[0])
   std::uint64_t total = 0;  ///< messages in all
 };
 /// `groups`: Trace::groups; `first`: the id of the trace's first message
@@ -201,15 +229,15 @@ TraceMessageIds trace_message_ids(const std::vector<TraceRankMessages>& ranks,
 
 /// Makes the record of every message of `ids` (set aside in `net`:
 /// Network::reserve_ids from ids.first_send[0]) before the run, as the
-/// planned replay would create them: each send's from ranks[r].send_list
-/// (kept by the pre-pass: ConfigError-free, checked when read), each
+/// planned replay would create them: each send's from `sends` (kept by
+/// the pre-pass: ConfigError-free, checked when read), each
 /// collective's by collective_records.  Every process then knows every
 /// message (what a packet crossing it is routed by), and the stream adds
 /// the tasks to the records as it reads their nodes.  With `describe`,
 /// each message is described (Network::describe_at) instead: the record
 /// is then made only where it is read (change 1 of docs/architecture.md,
 /// "Streaming traces").
-void trace_records(net::Network& net, const std::vector<TraceRankMessages>& ranks,
+void trace_records(net::Network& net, const std::vector<TraceRankMessages>& ranks, TraceSends& sends,
                    const std::vector<std::vector<std::uint32_t>>& groups,
                    const std::vector<net::EndpointId>& endpoints, const std::string& algorithm,
                    const TraceMessageIds& ids,

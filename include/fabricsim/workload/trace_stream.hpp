@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -57,10 +58,10 @@ struct TraceStreamParams {
   TraceMessageIds ids;
   /// Per rank: its first row of the report (the ranks' node counts before it).
   std::vector<std::uint64_t> first_row;
-  /// Per rank: its send nodes in node order (the pre-pass's
-  /// TraceRankMessages::send_list), from which a process finds the message
-  /// of a receive whose sender another process reads (freed at the start).
-  std::vector<std::vector<TraceRankMessages::Send>> sends;
+  /// Every rank's send nodes (the pre-pass's, on several processes), in
+  /// which a process finds the message of a receive whose sender another
+  /// process reads (read at the start, and again for an error line).
+  std::unique_ptr<TraceSends> sends;
 };
 
 class TraceStream final : public TaskGraph::Feeder {
@@ -159,6 +160,7 @@ class TraceStream final : public TaskGraph::Feeder {
   void fed_out(std::uint32_t r);  // rank r read to its end
   // A receive of rank r from rank `from`, read by another process: its message.
   net::MessageId remote_message(std::uint32_t r, const TraceSource::Node& node);
+  std::uint64_t send_node(net::MessageId id);  // the node that sends id (p_.sends: a partitioned run)
   bool completed(std::uint32_t r, std::uint64_t id) const;
   [[noreturn]] void fail(std::uint32_t r, std::uint64_t id, const std::string& what) const;
 
@@ -190,13 +192,13 @@ class TraceStream final : public TaskGraph::Feeder {
   net::MessageId first_id_ = 0;
   // A partitioned run: the ranks read here, their rows, and for each
   // (sender read elsewhere, receiver here, tag) its messages in the
-  // sender's node order (with the send's node id, for errors) and how many
-  // receives took one.
+  // sender's node order (the send's node is p_.sends', for errors) and how
+  // many receives took one.
   std::vector<std::uint8_t> here_;
   bool partitioned_ = false;
   std::uint64_t own_rows_ = 0;
   struct RemoteSends {
-    std::vector<std::pair<net::MessageId, std::uint64_t>> sends;
+    std::vector<net::MessageId> sends;
     std::size_t taken = 0;
   };
   std::map<P2pKey, RemoteSends> remote_sends_;
