@@ -490,10 +490,6 @@ ChakraStream::ChakraStream(const std::string& path, const ChakraOptions& opt, bo
   // the exchange, rank by rank, as one reading all of them numbers them.
   summary_.resize(R);
   node_counts_.assign(R, 0);
-  if (send_lists) {
-    own_sends_.resize(R);
-    sends_ = std::make_unique<workload::TraceSends>();
-  }
   const int P = comm != nullptr ? comm->size() : 1, me = comm != nullptr ? comm->rank() : 0;
   std::vector<const std::vector<std::uint32_t>*> named;  // by place (ChakraGroups is ordered)
   std::map<const std::vector<std::uint32_t>*, std::uint32_t> place;
@@ -503,8 +499,23 @@ ChakraStream::ChakraStream(const std::string& path, const ChakraOptions& opt, bo
   }
   constexpr std::uint32_t kAll = UINT32_MAX;  // (no group: every rank)
   std::uint32_t failed = R;  // the first rank whose file is refused here
+  std::int64_t order = R;    // (-1: $TMPDIR refused the send nodes' file, before any file)
   std::string error;
   int error_code = 0;
+  if (send_lists) {
+    own_sends_.resize(R);
+    // (Here too every process's error, not one process's while the others
+    // wait for the exchange: $TMPDIR may be a node's own on a cluster.)
+    try {
+      sends_ = std::make_unique<workload::TraceSends>();
+    } catch (const util::UserError& e) {
+      if (P == 1) throw;
+      failed = 0;
+      order = -1;
+      error = e.what();
+      error_code = e.exit_code();
+    }
+  }
   for (std::uint32_t r = static_cast<std::uint32_t>(me); r < R && failed == R; r += static_cast<std::uint32_t>(P)) {
     try {
       ChakraRankReader rd(files_[r], r, R, opt_, by_name_);
@@ -546,7 +557,7 @@ ChakraStream::ChakraStream(const std::string& path, const ChakraOptions& opt, bo
     // The lowest rank refused anywhere, its line on every process (as one
     // process reading every file would say, and before any process waits
     // for the others' summaries).
-    const std::string line = comm->agree_on_error(error, std::int64_t{failed}, error_code);
+    const std::string line = comm->agree_on_error(error, order < 0 ? order : std::int64_t{failed}, error_code);
     if (!line.empty()) {
       if (error_code == util::kExitConfigError) throw ConfigError(line);
       throw util::UserError(line, error_code);
@@ -613,6 +624,7 @@ void ChakraStream::exchange_summaries(const par::Comm& comm) {
       node_counts_[r] = static_cast<std::uint64_t>(all[i++]);
       s.sends = static_cast<std::uint64_t>(all[i++]);
       const auto n_sends = static_cast<std::size_t>(all[i++]);
+      FABRICSIM_ASSERT(sends_ == nullptr || n_sends == s.sends, "every send node kept where they are");
       sends_at[r - from] = i;
       i += 4 * n_sends;
       if (r % P == me) {  // (its own: kept as read)

@@ -371,4 +371,20 @@ for n in (1, 2, 3):
     assert not os.path.exists(out) and not glob.glob(os.path.join(d, f".broken{n}.h5*")), os.listdir(d)
     checks += 1
 print("ok   1, 2 and 3 processes, broken files read by different processes: " + expected)
+# $TMPDIR unwritable on one process only (a cluster node's own): the one
+# line naming it, from every process, not one process failing while the
+# other waits for the pre-pass's exchange.
+good = traces[0][: -len(".0.et")]
+out = os.path.join(d, "tmpdir.h5")
+args = [exe, "run", "-o", out, "--set", 'output.progress="never"']
+for s in fabric("fat_tree", 8) + ['workload.kind="trace"', f'workload.trace="{good}"', "workload.trace_stream=true"]:
+    args += ["--set", s]
+cmd = ["mpiexec", "-n", "1", "-env", "TMPDIR", os.path.join(d, "no-such-dir")] + args + [":", "-n", "1"] + args
+r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+lines = [line for line in r.stderr.splitlines() if line.strip() and not line.startswith("warning")]
+assert r.returncode != 0 and len(lines) == 1, (r.returncode, r.stderr)
+assert "no-such-dir" in lines[0] and "TMPDIR" in lines[0], lines
+assert not os.path.exists(out), os.listdir(d)
+checks += 1
+print("ok   2 processes, $TMPDIR unwritable on one: " + lines[0])
 print(f"{checks} checks passed")

@@ -287,8 +287,8 @@ bool NetworkImpl::drop_delivered_records() {
 void NetworkImpl::describe(MessageId id, EndpointId src, EndpointId dst, std::uint64_t bytes) {
   FABRICSIM_ASSERT(src < topo_.endpoint_count() && dst < topo_.endpoint_count() && src != dst && bytes > 0,
                    "describe: a message between two endpoints, of some bytes");
-  // (Through made(): a blank's page handed back is not read, which on some
-  // kernels maps a page of zeros for every page read.)
+  // (Through made(): a blank's page handed back is not read; on some
+  // kernels a read maps a page of its own, counted as the process's.)
   FABRICSIM_ASSERT(id < messages_.size() && !made(id), "describe: an id set aside, not made");
   if (described_.size() < messages_.size()) described_.resize(messages_.size());
   (void)new_message(id, src, dst, bytes, params_.seed, payload_per_packet_);  // (its checks: ConfigError)
