@@ -298,51 +298,44 @@ with h5py.File(one, "r") as f1, h5py.File(two, "r") as f2:
 checks += 1
 print("ok   2 processes, a spine down mid-run: packets stranded, results as at one")
 
-# Receives whose sends do not exist, each rank's from the rank 4 away (on
-# the other process for some of them at least): one line naming a
-# receiver's file and node, exit 2, no output.
-bad = os.path.join(d, "unmatched")
-for r in range(8):
-    body = META + record(node(0, COMP, duration=1))
-    body += record(node(1, RECV, [("comm_src", "int32", (r + 4) % 8), ("comm_size", "int64", 64)]))
-    with open(f"{bad}.{r}.et", "wb") as f:
-        f.write(body)
-out = os.path.join(d, "unmatched.h5")
-cmd = ["mpiexec", "-n", "2", exe, "run", "-o", out, "--set", 'output.progress="never"']
-for s in fabric("fat_tree", 8) + ['workload.kind="trace"', f'workload.trace="{bad}"', "workload.trace_stream=true"]:
-    cmd += ["--set", s]
-r = subprocess.run(cmd, capture_output=True, text=True)
-lines = [line for line in r.stderr.splitlines() if line.strip()]
-assert r.returncode == 2 and len(lines) == 1, (r.returncode, r.stderr)
-assert re.search(r"^error: .*unmatched\.\d\.et: node 1: recv from rank \d \(tag 0\) has no matching send node there", lines[0]), lines
-assert not os.path.exists(out) and not glob.glob(os.path.join(d, ".unmatched.h5*")), os.listdir(d)
-checks += 1
-print("ok   2 processes, unmatched receive: " + lines[0])
 
-# And sends whose receives do not exist, to the rank 4 away: the line
-# names the sender's file and node (node 7, found where the receiver's
-# process kept the sends into its ranks: the pre-pass's send nodes, on
-# disk).
-bad = os.path.join(d, "unsent")
-for r in range(8):
-    body = META + record(node(0, COMP, duration=1))
-    body += record(node(7, SEND, [("comm_dst", "int32", (r + 4) % 8), ("comm_size", "int64", 64)]))
-    with open(f"{bad}.{r}.et", "wb") as f:
-        f.write(body)
-out = os.path.join(d, "unsent.h5")
-cmd = ["mpiexec", "-n", "2", exe, "run", "-o", out, "--set", 'output.progress="never"']
-# (A ring of 8 in blocks: endpoints 0-3 on one process, 4-7 on the other,
-# so that every send crosses and only the receiver's process can tell.)
-for s in fabric("ring", 8) + ['workload.kind="trace"', f'workload.trace="{bad}"', "workload.trace_stream=true",
-                                  'engine.partitioner="block"']:
-    cmd += ["--set", s]
-r = subprocess.run(cmd, capture_output=True, text=True)
-lines = [line for line in r.stderr.splitlines() if line.strip()]
-assert r.returncode == 2 and len(lines) == 1, (r.returncode, r.stderr)
-assert re.search(r"^error: .*unsent\.\d\.et: node 7: send to rank \d \(tag 0\) has no matching recv node there", lines[0]), lines
-assert not os.path.exists(out) and not glob.glob(os.path.join(d, ".unsent.h5*")), os.listdir(d)
+def unmatched_at_two(name, kind, nid, peer_key, fabric_sets):
+    """Each rank's one send or receive (node `nid`) with the rank 4 away,
+    never matched, run at 2 processes: its one error line (exit 2, no
+    output)."""
+    bad = os.path.join(d, name)
+    for r in range(8):
+        body = META + record(node(0, COMP, duration=1))
+        body += record(node(nid, kind, [(peer_key, "int32", (r + 4) % 8), ("comm_size", "int64", 64)]))
+        with open(f"{bad}.{r}.et", "wb") as f:
+            f.write(body)
+    out = os.path.join(d, name + ".h5")
+    cmd = ["mpiexec", "-n", "2", exe, "run", "-o", out, "--set", 'output.progress="never"']
+    for s in fabric_sets + ['workload.kind="trace"', f'workload.trace="{bad}"', "workload.trace_stream=true"]:
+        cmd += ["--set", s]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
+    assert r.returncode == 2 and len(lines) == 1, (r.returncode, r.stderr)
+    assert not os.path.exists(out) and not glob.glob(os.path.join(d, f".{name}.h5*")), os.listdir(d)
+    return lines[0]
+
+
+# Receives whose sends do not exist (on the other process for some of them
+# at least): the line names a receiver's file and node.
+line = unmatched_at_two("unmatched", RECV, 1, "comm_src", fabric("fat_tree", 8))
+assert re.search(r"^error: .*unmatched\.\d\.et: node 1: recv from rank \d \(tag 0\) has no matching send node there", line), line
 checks += 1
-print("ok   2 processes, unmatched send: " + lines[0])
+print("ok   2 processes, unmatched receive: " + line)
+
+# And sends whose receives do not exist: the line names the sender's file
+# and node (node 7, found where the receiver's process kept the sends into
+# its ranks: the pre-pass's send nodes, on disk).  A ring of 8 in blocks:
+# endpoints 0-3 on one process, 4-7 on the other, so that every send
+# crosses and only the receiver's process can tell.
+line = unmatched_at_two("unsent", SEND, 7, "comm_dst", fabric("ring", 8) + ['engine.partitioner="block"'])
+assert re.search(r"^error: .*unsent\.\d\.et: node 7: send to rank \d \(tag 0\) has no matching recv node there", line), line
+checks += 1
+print("ok   2 processes, unmatched send: " + line)
 
 # The pre-pass is shared (process p reads the files of ranks p, p + P, ...):
 # two broken files, rank 3's (node ids not increasing) and rank 6's (cut
