@@ -197,7 +197,6 @@ class TraceSends {
   }
   /// Lets the buffers go (until the next put or get).
   void release_buffers() { file_.release_buffers(); }
-  std::size_t memory_bytes() const { return file_.memory_bytes(); }
 
  private:
   util::SpillFile file_;
